@@ -1,0 +1,33 @@
+# Three targets: install (idempotent), report (the main job), test.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+# torch is pinned here: 2.13.0 is the CPU build available locally; an unpinned
+# torch would pull a multi-GB CUDA build.
+TORCH  := torch==2.13.0
+REPORT_DIR ?= report
+
+.PHONY: install report test bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet $(TORCH)
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+report: install
+	$(BIN)/ibcheck scaling --out $(REPORT_DIR)
+	@echo "report written to $(REPORT_DIR)/scaling.md"
+
+test: install
+	$(BIN)/python -m pytest -q
+
+bench: install
+	$(BIN)/python bench/theory_speed.py
+
+clean:
+	rm -rf $(VENV) $(REPORT_DIR) .pytest_cache
