@@ -1,0 +1,231 @@
+"""Log-space evaluation of hypotheses and bounds at a parameter point.
+
+Conditions such as ``n <= sqrt(delta/3) * exp(d/32)`` or ``1/delta <= d^(ln d - 1)/3`` are
+super-polynomial in d: at d = 10^6 the right side is about 10^13571, far past float64.
+Every side is therefore rewritten symbolically as its logarithm (``expand_log``), so that
+``exp(d/32)`` becomes ``d/32``, and evaluated with mpmath at a working precision that can
+be raised for the exact endpoint checks of :mod:`theory.window`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from functools import lru_cache
+from typing import Mapping
+
+import mpmath
+import sympy as sp
+
+from .claim import Claim, Hypothesis
+from .errors import InputError
+
+LN10 = mpmath.log(10)
+
+
+def parse_assignments(text: str | None) -> dict[str, str]:
+    """``"d=100,k=5"`` -> ``{"d": "100", "k": "5"}``; one-line errors for malformed text."""
+    out: dict[str, str] = {}
+    if not text:
+        return out
+    for part in text.replace(" ", "").split(","):
+        if not part:
+            continue
+        if "=" not in part:
+            raise InputError(f"--at expects name=value pairs separated by commas, got {part!r}")
+        name, value = part.split("=", 1)
+        if not name or not value:
+            raise InputError(f"--at expects name=value pairs separated by commas, got {part!r}")
+        if name in out:
+            raise InputError(f"variable {name} is given twice in --at")
+        out[name] = value
+    return out
+
+
+def parse_number(name: str, text: str, integer: bool) -> int | mpmath.mpf:
+    """Parse a decimal number exactly (``1e6`` is the integer 1000000 for an integer variable)."""
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        raise InputError(f"{name}={text!r} is not a number") from None
+    if not value.is_finite():
+        raise InputError(f"{name}={text} is not a finite number")
+    if integer:
+        if value != value.to_integral_value():
+            raise InputError(f"{name}={text} is not an integer: {name} must be an integer")
+        return int(value)
+    return mpmath.mpf(text)
+
+
+@dataclass(frozen=True)
+class Point:
+    """Validated values of a claim's variables and constants at one parameter point."""
+
+    values: dict[str, object]
+    assumed: dict[str, int] = field(default_factory=dict)
+
+    def get(self, name: str):
+        return self.values.get(name, self.assumed.get(name))
+
+
+def make_point(claim: Claim, raw: Mapping[str, str], allow: tuple[str, ...] = ()) -> Point:
+    """Validate ``raw`` against the claim's variables and constants.
+
+    Unknown names, non-numbers and values out of their domain raise :class:`InputError`
+    naming the value and the accepted range. Symbolic constants not given default to 1
+    and are listed in ``assumed``.
+    """
+    known = {v.name: v for v in claim.variables}
+    values: dict[str, object] = {}
+    for name, text in raw.items():
+        if name in known:
+            var = known[name]
+            num = parse_number(name, text, var.integer)
+            values[name] = var.check(num) if var.integer else _check_real(var, num)
+        elif name in claim.constants:
+            num = parse_number(name, text, False)
+            if num <= 0:
+                raise InputError(f"{name}={text} is out of range: the constant {name} must be a number > 0")
+            values[name] = num
+        elif name in allow:
+            values[name] = text
+        else:
+            accepted = ", ".join(list(known) + list(claim.constants)) or "none"
+            raise InputError(f"unknown variable {name!r} for {claim.id}: accepted variables are {accepted}")
+    assumed = {c: 1 for c in claim.constants if c not in values}
+    return Point(values, assumed)
+
+
+def _check_real(var, num: mpmath.mpf):
+    if not var.contains(float(num)) and not (num > 10**300 and var.high is None):
+        raise InputError(f"{var.name}={mpmath.nstr(num, 8)} is out of range: {var.name} must be {var.domain_text()}")
+    return num
+
+
+@lru_cache(maxsize=4096)
+def log_form(expr: sp.Expr) -> sp.Expr:
+    """``log(expr)`` expanded so that no exponential or huge power survives.
+
+    ``log(sqrt(delta/3) * exp(d/32))`` becomes ``log(delta)/2 - log(3)/2 + d/32``.
+    """
+    return sp.expand_log(sp.log(sp.sympify(expr)), force=True)
+
+
+@lru_cache(maxsize=4096)
+def _compiled(expr: sp.Expr):
+    syms = sorted(expr.free_symbols, key=lambda s: s.name)
+    fn = sp.lambdify(syms, expr, modules="mpmath")
+    return tuple(s.name for s in syms), fn
+
+
+def evaluate(expr: sp.Expr, values: Mapping[str, object]) -> mpmath.mpf | mpmath.mpc:
+    """Evaluate a sympy expression with mpmath at the given values (names -> numbers)."""
+    names, fn = _compiled(sp.sympify(expr))
+    return fn(*[mpmath.mpf(values[n]) if isinstance(values[n], int) else values[n] for n in names])
+
+
+def log10_value(expr: sp.Expr, values: Mapping[str, object]) -> mpmath.mpf | None:
+    """log10 of a positive expression, computed in log space (never overflows).
+
+    Returns None where the expression is not positive (its log is undefined).
+    """
+    v = evaluate(log_form(expr), values)
+    if isinstance(v, mpmath.mpc):
+        if abs(v.imag) > mpmath.mpf(10) ** (-mpmath.mp.dps // 2):
+            return None
+        v = v.real
+    if mpmath.isnan(v):
+        return None
+    return v / LN10
+
+
+_REL = {
+    sp.GreaterThan: lambda a, b: a >= b,
+    sp.StrictGreaterThan: lambda a, b: a > b,
+    sp.LessThan: lambda a, b: a <= b,
+    sp.StrictLessThan: lambda a, b: a < b,
+}
+
+
+@dataclass
+class HypothesisValue:
+    """One hypothesis at one point. ``holds`` is None when it cannot be decided there."""
+
+    name: str
+    expr: str
+    text: str
+    holds: bool | None
+    log10_lhs: float | None = None
+    log10_rhs: float | None = None
+    missing: list[str] = field(default_factory=list)
+    assumed: dict[str, int] = field(default_factory=dict)
+    qualitative: bool = False
+    unverified: bool = False
+
+    def as_json(self) -> dict:
+        return {
+            "name": self.name, "expr": self.expr, "text": self.text, "holds": self.holds,
+            "log10_lhs": self.log10_lhs, "log10_rhs": self.log10_rhs, "missing": self.missing,
+            "assumed_constants": self.assumed, "qualitative": self.qualitative, "unverified": self.unverified,
+        }
+
+
+def relation_holds(rel: sp.Basic, values: Mapping[str, object]) -> tuple[bool, mpmath.mpf | None, mpmath.mpf | None]:
+    """Decide a relation (or And/Or of relations) in log space; return the deciding sides' log10."""
+    if isinstance(rel, (sp.And, sp.Or)):
+        results = [relation_holds(a, values) for a in rel.args]
+        want = isinstance(rel, sp.Or)
+        for r in results:
+            if r[0] == want:
+                return r
+        return results[-1]
+    lhs, rhs = rel.lhs, rel.rhs
+    a, b = log10_value(lhs, values), log10_value(rhs, values)
+    if a is None or b is None:
+        # A side that is not positive: compare the values directly (rare; small numbers).
+        va, vb = evaluate(lhs, values), evaluate(rhs, values)
+        return bool(_REL[type(rel)](mpmath.re(va), mpmath.re(vb))), a, b
+    return bool(_REL[type(rel)](a, b)), a, b
+
+
+def evaluate_hypothesis(h: Hypothesis, point: Point | None) -> HypothesisValue:
+    """Evaluate one hypothesis at ``point`` (None: report the formula only)."""
+    expr_text = "" if h.expr is None else sp.sstr(h.expr)
+    out = HypothesisValue(h.name, expr_text, h.text, None, qualitative=h.qualitative, unverified=h.unverified)
+    if h.expr is None or point is None:
+        return out
+    names = sorted(s.name for s in h.expr.free_symbols)
+    out.missing = [n for n in names if point.get(n) is None]
+    out.assumed = {n: point.assumed[n] for n in names if n in point.assumed}
+    if out.missing:
+        return out
+    values = {n: point.get(n) for n in names}
+    holds, a, b = relation_holds(h.expr, values)
+    out.holds = holds
+    out.log10_lhs = None if a is None else float(a)
+    out.log10_rhs = None if b is None else float(b)
+    return out
+
+
+def evaluate_claim(claim: Claim, point: Point | None) -> list[HypothesisValue]:
+    """Every hypothesis of ``claim`` at ``point``."""
+    return [evaluate_hypothesis(h, point) for h in claim.hypotheses]
+
+
+def bound_value(expr: sp.Expr, point: Point | None) -> tuple[float | None, float | None]:
+    """(value, log10 value) of a bound expression at a point; None where a variable is missing.
+
+    The value is None too when it is beyond float64's range; its log10 is still given.
+    """
+    if point is None:
+        return None, None
+    names = [s.name for s in sp.sympify(expr).free_symbols]
+    if any(point.get(n) is None for n in names):
+        return None, None
+    values = {n: point.get(n) for n in names}
+    lg = log10_value(expr, values) if sp.sympify(expr) != 0 else None
+    if lg is None:
+        v = evaluate(expr, values)
+        return (float(mpmath.re(v)) if not isinstance(v, int) else float(v)), None
+    lg_f = float(lg)
+    value = float(mpmath.power(10, lg)) if abs(lg_f) < 300 else None
+    return value, lg_f
