@@ -19,6 +19,21 @@ KINDS = ("definition", "assumption", "lemma", "theorem", "corollary", "conjectur
 BOUND_KINDS = ("O", "Omega", "Theta", "o", "omega", "<=", ">=", "->")
 
 
+_TEX_NAMES = {
+    "eps": r"\varepsilon", "delta": r"\delta", "gamma": r"\gamma", "sigma": r"\sigma", "lam": r"\lambda",
+    "tau": r"\tau", "beta": r"\beta", "kappa": r"\kappa", "rho": r"\rho", "Lsum": r"\mathcal{L}",
+    "Lsum_t0": r"\mathcal{L}(t_0)", "ell_0": r"\ell(0)", "q_min": r"q_{\min}", "cp": "c'", "ks": "|J_s|",
+    "max_ip": r"\max_{i\neq j}|\langle x_i, x_j\rangle|", "max_mean_ip": r"\max_{i\neq j}|\langle \mu_i, \mu_j\rangle|",
+    "normalized_margin": r"\bar\gamma",
+}
+
+
+def tex(expr) -> str:
+    """LaTeX of a formula with the sources' notation (eps as \\varepsilon, ln for log)."""
+    names = {s: _TEX_NAMES[s.name] for s in sp.sympify(expr).free_symbols if s.name in _TEX_NAMES}
+    return sp.latex(expr, symbol_names=names, ln_notation=True)
+
+
 @dataclass(frozen=True)
 class Hypothesis:
     """A named hypothesis (H1, H2, ...).
@@ -59,7 +74,7 @@ class Bound:
             raise ValueError(f"bound kind {self.kind!r} is not one of {BOUND_KINDS}")
 
     def latex(self) -> str:
-        e = sp.latex(self.expr)
+        e = tex(self.expr)
         q = r"\mathrm{" + self.quantity.replace("_", r"\_") + "}"
         if self.kind in ("O", "Theta", "Omega", "o", "omega"):
             op = {"O": "O", "Theta": r"\Theta", "Omega": r"\Omega", "o": "o", "omega": r"\omega"}[self.kind]

@@ -107,7 +107,7 @@ def log_form(expr: sp.Expr) -> sp.Expr:
 
     ``log(sqrt(delta/3) * exp(d/32))`` becomes ``log(delta)/2 - log(3)/2 + d/32``.
     """
-    return sp.expand_log(sp.log(sp.sympify(expr)), force=True)
+    return sp.expand_log(sp.log(sp.sympify(expr)), force=False)
 
 
 @lru_cache(maxsize=4096)

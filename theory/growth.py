@@ -233,13 +233,12 @@ def _lex_max(keys: list[tuple]) -> tuple:
     for key in keys[1:]:
         for x, y in zip(key, best):
             diff = sp.simplify(x - y)
-            if diff.is_number:
-                if diff > 0:
-                    best = key
-                    break
-                if diff < 0:
-                    break
-            else:
+            if diff.is_positive:
+                best = key
+                break
+            if diff.is_negative:
+                break
+            if diff != 0:
                 raise InputError(f"exponent {x} is symbolic: give the parameters it depends on a value (--at)")
     return best
 

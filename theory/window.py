@@ -49,6 +49,7 @@ class Window:
     assumed_constants: dict[str, int] = field(default_factory=dict)
     assumed_qualitative: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
+    empty_because: str | None = None
 
     def as_json(self) -> dict:
         return {
@@ -58,7 +59,7 @@ class Window:
             "binding": self.binding, "verified": self.verified, "checks": self.checks,
             "assumed_constants": self.assumed_constants,
             "assumed_qualitative": self.assumed_qualitative,
-            "independent_of_free": self.ignored,
+            "independent_of_free": self.ignored, "empty_because": self.empty_because,
         }
 
 
@@ -72,8 +73,8 @@ def _atoms(rel: sp.Basic) -> list[sp.Basic]:
 def _g_in_u(atom: sp.Basic, free: str) -> sp.Expr:
     """log lhs - log rhs with the free variable x written as exp(u)."""
     x = next(s for s in atom.free_symbols if s.name == free)
-    g = sp.expand_log(sp.log(atom.lhs), force=True) - sp.expand_log(sp.log(atom.rhs), force=True)
-    return sp.expand_log(g.subs(x, sp.exp(U)), force=True)
+    g = sp.expand_log(sp.log(atom.lhs), force=False) - sp.expand_log(sp.log(atom.rhs), force=False)
+    return sp.expand_log(g.subs(x, sp.exp(U)), force=False)
 
 
 @lru_cache(maxsize=1024)
@@ -238,7 +239,8 @@ def applicability_window(claim: Claim, free: str, at: Mapping[str, str] | str) -
         values = _values(raw_vals)
         for n, e in constant:
             if not relation_holds(e, values)[0]:
-                return Window(claim.id, free, at_json, [], [], [{"low": n, "high": n}], [], True, assumed, qualitative, ignored)
+                return Window(claim.id, free, at_json, [], [], [], [], True, assumed, qualitative, ignored,
+                              f"{n} fails at this point whatever {free} is")
         u_lo = mpmath.log(lo_dom)
         roots: list[tuple[mpmath.mpf, sp.Basic]] = []
         for _, e in depends:
@@ -248,6 +250,7 @@ def applicability_window(claim: Claim, free: str, at: Mapping[str, str] | str) -
         roots.sort(key=lambda ra: ra[0])
         cuts: list[tuple[mpmath.mpf, sp.Basic | None]] = [(u_lo, None)] + roots
         real_ivs: list[tuple] = []
+        ever = {n: False for n, _ in depends}
         for i, a in enumerate(cuts):
             b = cuts[i + 1] if i + 1 < len(cuts) else None
             if b is not None and b[0] == a[0]:
@@ -255,7 +258,9 @@ def applicability_window(claim: Claim, free: str, at: Mapping[str, str] | str) -
             mid = (a[0] + b[0]) / 2 if b is not None else (a[0] + 1 if a[0] < 1 else 2 * a[0])
             vals = dict(values)
             vals[free] = mpmath.exp(mid)
-            if not all(relation_holds(e, vals)[0] for _, e in depends):
+            truth = {n: relation_holds(e, vals)[0] for n, e in depends}
+            ever = {n: ever[n] or t for n, t in truth.items()}
+            if not all(truth.values()):
                 continue
             if real_ivs and real_ivs[-1][1] is not None and real_ivs[-1][1][0] == a[0]:
                 real_ivs[-1] = (real_ivs[-1][0], b)
@@ -306,7 +311,12 @@ def applicability_window(claim: Claim, free: str, at: Mapping[str, str] | str) -
         intervals.append((lo, high_end))
         log_ivs.append((_log10(lo), high_log))
         binding.append({"low": b_lo, "high": b_hi})
-    return Window(claim.id, free, at_json, intervals, log_ivs, binding, checks, verified, assumed, qualitative, ignored)
+    why = None
+    if not intervals:
+        never = [n for n, t in ever.items() if not t]
+        why = (f"{', '.join(never)} never hold(s) for {free} >= {lo_dom}" if never
+               else f"{', '.join(ever)} each hold for some {free} but never all together")
+    return Window(claim.id, free, at_json, intervals, log_ivs, binding, checks, verified, assumed, qualitative, ignored, why)
 
 
 def _settle(hyps, values, free, lo, hi, lo_dom, steps=3):

@@ -1,0 +1,51 @@
+"""The one command-line entry point, ``ibcheck``, for all three layers.
+
+Each layer registers its own subcommands (``theory.cli`` now; solvers and simulate later),
+imported lazily so that ``ibcheck claims`` never loads torch. Bad input is one line on
+stderr and exit status 2, without a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (exit 2) instead of a usage block."""
+
+    def error(self, message: str):  # noqa: D401
+        self.exit(2, f"ibcheck: error: {message} (see `{self.prog} --help`)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from theory import cli as theory_cli
+
+    parser = _Parser(prog="ibcheck", description="A symbolic-numeric checker for implicit-bias theory: bounds, KKT points, simulation.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    theory_cli.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    from theory.errors import InputError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except InputError as err:
+        print(f"ibcheck: error: {err}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    except Exception as err:  # a bug, not bad input: one line unless asked for the traceback
+        if os.environ.get("IBCHECK_DEBUG"):
+            raise
+        print(f"ibcheck: internal error: {type(err).__name__}: {err} (set IBCHECK_DEBUG=1 for the traceback)", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

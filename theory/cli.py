@@ -1,0 +1,286 @@
+"""``ibcheck`` subcommands of the symbolic layer: claims, bounds, window, graph, compare, scaling."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+
+import sympy as sp
+
+from .errors import InputError
+
+
+def register(sub) -> None:
+    p = sub.add_parser("claims", help="list the claims")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_claims)
+
+    p = sub.add_parser("bounds", help="a claim's hypotheses and bounds, with exponents; evaluated at --at")
+    p.add_argument("claim")
+    p.add_argument("--at", default=None, help="parameter point, e.g. d=1000,k=10,n=5000,eps=0.1,delta=0.1")
+    p.add_argument("--reading", default=None, help="only this reading of an ambiguous claim")
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true")
+    fmt.add_argument("--latex", action="store_true")
+    p.set_defaults(func=cmd_bounds)
+
+    p = sub.add_parser("window", help="the exact integer window of one free variable where every hypothesis holds")
+    p.add_argument("claim")
+    p.add_argument("--free", required=True, help="the free integer variable, usually d")
+    p.add_argument("--at", required=True, help="values of every other variable, e.g. k=10,n=5000,eps=0.1,delta=0.1")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_window)
+
+    p = sub.add_parser("graph", help="the claim graph; queries with --rests-on and --follows-at")
+    p.add_argument("--format", default="mermaid", choices=("dot", "mermaid", "json", "png"))
+    p.add_argument("--out", default=None, help="write to FILE (required for png)")
+    p.add_argument("--rests-on", default=None, metavar="CLAIM", help="list what CLAIM rests on")
+    p.add_argument("--follows-at", default=None, metavar="POINT", help="which conclusions follow at this point")
+    p.add_argument("--json", action="store_true", help="JSON for the queries")
+    p.set_defaults(func=cmd_graph)
+
+    p = sub.add_parser("compare", help="compare two bounds as variables go to infinity (or 0) jointly")
+    p.add_argument("a")
+    p.add_argument("b")
+    p.add_argument("--over", default=None, help="variables that tend to infinity, e.g. d,k (default: all in a and b)")
+    p.add_argument("--to-zero", default="", help="variables that tend to 0, e.g. eps,delta")
+    p.add_argument("--coupling", default=None, help="e.g. k=d**(1/2)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("scaling", help="the bound scaling report: Markdown + PNG plots")
+    p.add_argument("claims", nargs="*", help="claim ids (default: every claim with a d-dependent bound)")
+    p.add_argument("--out", required=True, help="output directory")
+    p.set_defaults(func=cmd_scaling)
+
+
+def _emit(text: str, out: str | None = None) -> None:
+    if out is None:
+        sys.stdout.write(text)
+        return
+    write_atomic(out, text.encode())
+
+
+def write_atomic(path: str, data: bytes) -> None:
+    """Write a file all at once (temp file + rename): never half-written."""
+    d = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(d):
+        raise InputError(f"--out {path}: directory {d} does not exist")
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".ibcheck-")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def cmd_claims(args) -> int:
+    from .registry import all_claims
+
+    claims = all_claims()
+    if args.json:
+        rows = [{"claim": c.id, "title": c.title, "status": c.status, "kind": c.kind, "flags": c.flags,
+                 "unverified": c.unverified, "source": c.source} for c in claims]
+        _emit(json.dumps(rows, indent=2) + "\n")
+        return 0
+    w = max(len(c.id) for c in claims)
+    lines = [f"{'id':<{w}}  {'status':<10} {'kind':<11} title"]
+    for c in claims:
+        flag = "  [UNVERIFIED]" if c.unverified else ""
+        lines.append(f"{c.id:<{w}}  {c.status:<10} {c.kind:<11} {c.title}{flag}")
+    _emit("\n".join(lines) + "\n")
+    return 0
+
+
+def cmd_bounds(args) -> int:
+    from .describe import describe, latex
+    from .evaluate import parse_assignments
+    from .registry import get_claim
+
+    claim = get_claim(args.claim)
+    if args.reading is not None and args.reading not in claim.readings:
+        raise InputError(f"--reading {args.reading!r} is not a reading of {claim.id}: accepted readings are {', '.join(claim.readings) or 'none'}")
+    raw = parse_assignments(args.at)
+    info = describe(claim, raw or None, args.reading)
+    if args.json:
+        _emit(json.dumps(info, indent=2, default=str) + "\n")
+        return 0
+    if args.latex:
+        _emit(latex(claim, args.reading))
+        return 0
+    _emit(_bounds_text(info))
+    return 0
+
+
+def _bounds_text(info: dict) -> str:
+    out = [f"{info['claim']}: {info['title']}", f"  status: {info['status']}  kind: {info['kind']}  source: {info['source']}"]
+    for f in info["flags"]:
+        out.append(f"  FLAG: {f}")
+    if info["hypotheses"]:
+        out.append("  hypotheses:")
+    for h in info["hypotheses"]:
+        if h["qualitative"]:
+            out.append(f"    {h['name']}: {h['text']}  (qualitative: assumed)")
+            continue
+        state = {True: "holds", False: "FAILS", None: "-"}[h["holds"]]
+        sides = ""
+        if h["log10_lhs"] is not None or h["log10_rhs"] is not None:
+            fmt = lambda x: "-" if x is None else f"{x:.6g}"  # noqa: E731
+            sides = f"  [log10 lhs {fmt(h['log10_lhs'])}, log10 rhs {fmt(h['log10_rhs'])}]"
+        extra = f"  (needs {', '.join(h['missing'])})" if h["missing"] and info["point"] else ""
+        assumed = f"  (assumes {', '.join(f'{k}=1' for k in h['assumed_constants'])})" if h["assumed_constants"] else ""
+        unv = "  [unverified]" if h["unverified"] else ""
+        out.append(f"    {h['name']}: {h['expr']}  {state}{sides}{extra}{assumed}{unv}")
+    if info["bounds"]:
+        out.append("  bounds:")
+    for b in info["bounds"]:
+        rd = f" [{b['reading']}]" if b["reading"] else ""
+        ex = ""
+        if b["exponents"]:
+            ex = "  exponents " + ", ".join(f"{v}:{x}" for v, x in b["exponents"].items() if x != "0")
+            logs = ", ".join(f"log {v}:{x}" for v, x in b["log_exponents"].items() if x != "0")
+            ex += (", " + logs) if logs else ""
+        val = f"  value {b['value']:.6g}" if b["value"] is not None else ""
+        out.append(f"    {b['quantity']} {b['kind']} {b['expr']}{rd}{ex}{val}")
+    if info["applies"] is not None:
+        out.append(f"  applies at this point: {'yes' if info['applies'] else 'no'}")
+    return "\n".join(out) + "\n"
+
+
+def cmd_window(args) -> int:
+    from .registry import get_claim
+    from .window import applicability_window
+
+    claim = get_claim(args.claim)
+    w = applicability_window(claim, args.free, args.at)
+    if args.json:
+        _emit(json.dumps(w.as_json(), indent=2) + "\n")
+        return 0
+    out = [f"{claim.id}: window of {args.free} at {args.at}"]
+    for f in claim.flags:
+        out.append(f"  FLAG: {f}")
+    if not w.intervals:
+        out.append(f"  empty: no integer satisfies every hypothesis ({w.empty_because})")
+    for iv, b in zip(w.intervals, w.binding):
+        hi = "oo" if iv[1] is None else iv[1]
+        out.append(f"  [{iv[0]}, {hi}]   binding: low {b['low']}, high {b['high'] or '-'}")
+    out.append(f"  endpoints verified one step inside and outside: {'yes' if w.verified else 'no'}")
+    if w.assumed_constants:
+        out.append(f"  assumed constants: {w.assumed_constants}")
+    for q in w.assumed_qualitative:
+        out.append(f"  assumed (qualitative) {q}")
+    _emit("\n".join(out) + "\n")
+    return 0
+
+
+def cmd_graph(args) -> int:
+    from . import graph as G
+    from .evaluate import parse_assignments
+
+    g = G.claim_graph()
+    if args.rests_on:
+        deps = G.rests_on(args.rests_on, g)
+        _emit(json.dumps({"claim": args.rests_on, "rests_on": deps}, indent=2) + "\n" if args.json else "\n".join(deps) + "\n", args.out)
+        return 0
+    if args.follows_at is not None:
+        raw = parse_assignments(args.follows_at)
+        if not raw:
+            raise InputError("--follows-at expects a point such as d=1000,k=10,n=5000,eps=0.1,delta=0.1")
+        rows = G.conclusions_at(raw, _claims_with_vars(raw))
+        if args.json:
+            _emit(json.dumps([r.as_json() for r in rows], indent=2) + "\n", args.out)
+        else:
+            lines = []
+            for r in rows:
+                state = {True: "follows", False: "does not follow", None: "undetermined"}[r.follows]
+                why = f"  (fails: {', '.join(r.failed)})" if r.failed else (f"  ({'; '.join(r.undetermined)})" if r.undetermined else "")
+                lines.append(f"{r.claim}: {state}{why}")
+            _emit("\n".join(lines) + "\n", args.out)
+        return 0
+    if args.format == "png":
+        if not args.out:
+            raise InputError("--format png needs --out FILE")
+        d = os.path.dirname(os.path.abspath(args.out))
+        if not os.path.isdir(d):
+            raise InputError(f"--out {args.out}: directory {d} does not exist")
+        fd, tmp = tempfile.mkstemp(dir=d, suffix=".png", prefix=".ibcheck-")
+        os.close(fd)
+        try:
+            how = G.render_png(g, tmp)
+            os.replace(tmp, args.out)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        print(f"wrote {args.out} ({how})", file=sys.stderr)
+        return 0
+    text = {"dot": G.to_dot, "mermaid": G.to_mermaid, "json": G.to_json}[args.format](g)
+    _emit(text, args.out)
+    return 0
+
+
+def _claims_with_vars(raw) -> list[str]:
+    """Claims that have numeric hypotheses and whose variables include a given one."""
+    from .registry import all_claims
+
+    return [c.id for c in all_claims() if any(h.expr is not None for h in c.hypotheses) and set(raw) & set(c.variable_names)]
+
+
+def parse_expression(text: str) -> sp.Expr:
+    """Parse a user formula over the shared positive symbols; one-line error when malformed."""
+    from sympy.parsing.sympy_parser import parse_expr, standard_transformations, convert_xor
+
+    from .variables import symbol
+
+    local = {"log": sp.log, "ln": sp.log, "sqrt": sp.sqrt, "exp": sp.exp}
+    try:
+        names = {t for t in _identifiers(text) if t not in local}
+        local.update({n: symbol(n) for n in names})
+        return parse_expr(text, local_dict=local, transformations=standard_transformations + (convert_xor,))
+    except Exception:  # sympy raises many types for malformed text
+        raise InputError(f"cannot parse the formula {text!r}: write e.g. sqrt(d/k)*log(d)**2") from None
+
+
+def _identifiers(text: str) -> set[str]:
+    import re
+
+    return set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", text))
+
+
+def cmd_compare(args) -> int:
+    from .growth import GrowthError, compare
+
+    a, b = parse_expression(args.a), parse_expression(args.b)
+    zero = [v for v in args.to_zero.split(",") if v]
+    names = sorted({s.name for s in (a.free_symbols | b.free_symbols)})
+    over = [v for v in args.over.split(",") if v] if args.over else [n for n in names if n not in zero]
+    for v in over + zero:
+        if v not in names:
+            raise InputError(f"variable {v!r} does not appear in either formula (they use {', '.join(names) or 'none'})")
+    tends = {v: "oo" for v in over} | {v: "0" for v in zero}
+    coupling = None
+    if args.coupling:
+        if "=" not in args.coupling:
+            raise InputError(f"--coupling expects VAR=EXPR such as k=d**(1/2), got {args.coupling!r}")
+        v, e = args.coupling.split("=", 1)
+        coupling = {v.strip(): parse_expression(e)}
+    try:
+        res = compare(a, b, tends, coupling)
+    except GrowthError as err:
+        raise InputError(f"cannot compare: {err}") from None
+    if args.json:
+        _emit(json.dumps({"a": str(a), "b": str(b), "relation": res.relation, "reason": res.reason, "over": list(res.over)}, indent=2) + "\n")
+    else:
+        _emit(f"{a}  {res.relation}  {b}    ({res.reason})\n")
+    return 0
+
+
+def cmd_scaling(args) -> int:
+    from .scaling import scaling_report
+
+    path = scaling_report(args.claims or None, args.out)
+    print(f"wrote {path}", file=sys.stderr)
+    return 0

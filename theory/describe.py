@@ -1,0 +1,100 @@
+"""Claims as JSON and LaTeX: the shapes the CLI and the reports print.
+
+The JSON keys named in the interface contract (``claim``, ``status``, ``hypotheses`` with
+``name, expr, holds, log10_lhs, log10_rhs``, ``bounds`` with ``quantity, kind, expr,
+exponents, log_exponents, value``) are produced here and nowhere else.
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+import sympy as sp
+
+from .claim import Bound, Claim, tex
+from .evaluate import Point, bound_value, evaluate_claim, make_point
+from .growth import GrowthError, exponents
+from .variables import rational_string
+
+
+def tends_to_map(claim: Claim) -> dict[str, str]:
+    """Every claim variable with the limit used for exponent extraction ("const" ones as oo)."""
+    return {v.name: ("0" if v.tends_to == "0" else "oo") for v in claim.variables}
+
+
+def bound_exponents(claim: Claim, b: Bound, point: Point | None = None) -> dict:
+    """``exponents``, ``log_exponents`` and ``loglog_exponents`` of one bound, as rational strings.
+
+    Variables that appear only inside an exponent (``L`` in ``log(T)**(2 - 2/L)``) are held
+    fixed; a value given at the point for them is substituted first.
+    """
+    expr = b.expr
+    if point is not None:
+        in_exp = {s for p in expr.atoms(sp.Pow) for s in p.exp.free_symbols}
+        subs = {s: point.values[s.name] for s in in_exp if s.name in point.values}
+        expr = expr.subs({s: sp.nsimplify(str(v)) for s, v in subs.items()})
+    try:
+        e = exponents(expr, tends_to_map(claim))
+    except GrowthError as err:
+        return {"exponents": None, "log_exponents": None, "loglog_exponents": None, "exponent_error": str(err)}
+    return {
+        "exponents": {v: rational_string(x) for v, x in e.power.items()},
+        "log_exponents": {v: rational_string(x) for v, x in e.log.items()},
+        "loglog_exponents": {v: rational_string(x) for v, x in e.loglog.items()},
+    }
+
+
+def describe(claim: Claim, raw: Mapping[str, str] | None = None, reading: str | None = None) -> dict:
+    """The full JSON description of a claim, evaluated at ``raw`` when given."""
+    point = make_point(claim, raw) if raw else None
+    hyps = [hv.as_json() for hv in evaluate_claim(claim, point)]
+    bounds = []
+    for b in claim.bounds:
+        if reading is not None and b.reading not in (None, reading):
+            continue
+        value, log10 = bound_value(b.expr, point)
+        assumed = sorted(s.name for s in b.expr.free_symbols if point is not None and s.name in point.assumed)
+        bounds.append({
+            "quantity": b.quantity, "kind": b.kind, "expr": sp.sstr(b.expr), "latex": b.latex(),
+            **bound_exponents(claim, b, point),
+            "value": value, "log10_value": log10, "value_assumes": {c: 1 for c in assumed},
+            "reading": b.reading, "probability": None if b.probability is None else sp.sstr(b.probability),
+            "note": b.note, "unverified": b.unverified,
+        })
+    applies = None
+    if point is not None:
+        numeric = [h for h in hyps if not h["qualitative"]]
+        if any(h["holds"] is False for h in numeric):
+            applies = False
+        elif all(h["holds"] is True for h in numeric):
+            applies = True
+    return {
+        "claim": claim.id, "title": claim.title, "status": claim.status, "kind": claim.kind,
+        "flags": claim.flags, "unverified": claim.unverified, "source": claim.source,
+        "variables": {v.name: v.domain_text() for v in claim.variables},
+        "constants": list(claim.constants), "readings": list(claim.readings),
+        "point": dict(raw) if raw else None, "applies": applies,
+        "hypotheses": hyps, "bounds": bounds,
+        "definitions": {name: sp.sstr(e) for name, e in claim.definitions},
+        "uses": list(claim.uses), "generalizes": list(claim.generalizes),
+        "compared_with": list(claim.compared_with), "resolves": list(claim.resolves),
+        "note": claim.note, "reference": dict(claim.reference),
+    }
+
+
+def latex(claim: Claim, reading: str | None = None) -> str:
+    """A LaTeX block: hypotheses, then conclusions, then the flags."""
+    lines = [rf"% {claim.id}: {claim.title} ({claim.status})", r"\begin{align*}"]
+    rows = []
+    for h in claim.hypotheses:
+        body = tex(h.expr) if h.expr is not None else r"\text{" + h.text.replace("_", r"\_") + "}"
+        rows.append(rf"\text{{{h.name}}}:&\quad {body}")
+    for b in claim.bounds:
+        if reading is not None and b.reading not in (None, reading):
+            continue
+        tag = f" && \\text{{[{b.reading}]}}" if b.reading else ""
+        rows.append(rf"\Rightarrow&\quad {b.latex()}{tag}")
+    lines.append(" \\\\\n".join(rows))
+    lines.append(r"\end{align*}")
+    for f in claim.flags:
+        lines.append(f"% flag: {f}")
+    return "\n".join(lines) + "\n"
