@@ -153,10 +153,13 @@ def _log_terms(inner: list[Term], e) -> list[Term]:
     pieces = [dom] if dom is not None else inner
     out: list[Term] = []
     for t in pieces:
-        if any(a.is_negative for _, a in t.power):
+        grow = [(v, a) for v, a in t.power if a.is_positive]
+        if t.power and not grow:
             raise GrowthError(f"{e}: the log of a decreasing term tends to -oo")
-        if t.power:
-            out += [Term(a, logs=((v, sp.Integer(1)),)) for v, a in t.power if a != 0]
+        if grow:
+            # log(d/gamma) ~ log d: a factor with a negative power only shifts the log where
+            # the bound is meaningful (argument > 1), so only growing factors count.
+            out += [Term(a, logs=((v, sp.Integer(1)),)) for v, a in grow]
         elif t.logs:
             out += [Term(b, loglogs=((v, sp.Integer(1)),)) for v, b in t.logs if b != 0]
         elif t.loglogs:

@@ -180,7 +180,7 @@ def _window_vs_n(out_dir: str) -> list[str]:
 
     claim = get_claim("FVBS23.thm.4_2")
     ns = [10 ** (2 + 0.5 * i) for i in range(15)]
-    lo, hi, used = [], [], []
+    lo, hi, used, bind_lo, bind_hi = [], [], [], set(), set()
     for n in ns:
         w = applicability_window(claim, "d", {"k": "10", "n": str(int(n)), "eps": "0.1", "delta": "0.1", "c": "0.5"})
         if w.log10_intervals:
@@ -188,9 +188,11 @@ def _window_vs_n(out_dir: str) -> list[str]:
             used.append(n)
             lo.append(a)
             hi.append(b)
+            bind_lo.add(str(w.binding[0]["low"]))
+            bind_hi.add(str(w.binding[0]["high"]))
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
-    ax.semilogx(used, lo, marker="o", label="lowest d (binding: H3..H5)")
-    ax.semilogx(used, hi, marker="s", label="highest d (binding: H1, n >= k ln^2 d)")
+    ax.loglog(used, lo, marker="o", label=f"lowest d (binding: {', '.join(sorted(bind_lo))})")
+    ax.loglog(used, hi, marker="s", label=f"highest d (binding: {', '.join(sorted(bind_hi))})")
     ax.fill_between(used, lo, hi, alpha=0.15)
     ax.set_xlabel("n")
     ax.set_ylabel("log10 d")
