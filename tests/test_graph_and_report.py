@@ -1,0 +1,63 @@
+import os
+
+from theory.graph import claim_graph, conclusions_at, rests_on, to_dot, to_mermaid
+from theory.scaling import scaling_report
+
+
+def test_edges_listed_in_theory_md():
+    g = claim_graph()
+    want = [
+        ("FVBS23.cor.nonrobust_gf", "LL20.thm.kkt", "uses"),
+        ("VYS22.thm.main", "LL20.thm.kkt", "uses"),
+        ("FVBS23.cor.nonrobust_gf", "FVBS23.thm.3_1", "uses"),
+        ("FVBS23.cor.nonrobust_gf", "FVBS23.thm.4_1", "uses"),
+        ("FVBS23.cor.nonrobust_gf", "FVBS23.thm.4_2", "uses"),
+        ("FVBS23.thm.4_2", "VYS22.thm.main", "generalizes"),
+        ("FVBS23.rem.generalizes_VYS22", "VYS22.thm.main", "generalizes"),
+        ("LPLL25.thm.nonrobust", "LPLL25.thm.feature_averaging", "uses"),
+        ("LPLL25.thm.nonrobust", "LPLL25.prop.robust_exists", "compared-with"),
+        ("LPLL25.thm.nonrobust", "LPLL25.thm.5_5", "compared-with"),
+        ("LPLL25.thm.feature_averaging", "MV24.conj", "resolves"),
+        ("LPLL25.prop.robust_exists", "SOK17.lemma.lipschitz_radius", "uses"),
+    ]
+    for u, v, r in want:
+        assert g.has_edge(u, v) and g.edges[u, v]["relation"] == r, (u, v, r)
+    assert len(g) == 45
+
+
+def test_rests_on_is_transitive():
+    deps = rests_on("FVBS23.cor.nonrobust_gf")
+    assert "LL20.def.P" in deps  # via FVBS23.thm.4_2 -> LL20.def.P
+    assert "FVBS23.cor.nonrobust_gf" not in deps
+
+
+def test_conclusions_follow_only_when_the_chain_holds():
+    ok = conclusions_at({"d": "100000", "k": "10", "n": "10000", "eps": "0.1", "delta": "0.1"}, ["FVBS23.thm.4_2"])[0]
+    assert ok.follows is True
+    bad = conclusions_at({"d": "500", "k": "10", "n": "10000", "eps": "0.1", "delta": "0.1"}, ["FVBS23.thm.4_2"])[0]
+    assert bad.follows is False and bad.failed
+    # The corollary rests on the unverified assumption, whose variables are not given.
+    und = conclusions_at({"d": "100000", "k": "10", "n": "10000", "eps": "0.1", "delta": "0.1"}, ["FVBS23.cor.nonrobust_gf"])[0]
+    assert und.follows is None and any("FVBS23.asm.2_2" in u for u in und.undetermined)
+
+
+def test_exports():
+    g = claim_graph()
+    dot, mer = to_dot(g), to_mermaid(g)
+    assert dot.count("->") == g.number_of_edges()
+    assert mer.count("|uses|") == sum(1 for *_, r in g.edges(data="relation") if r == "uses")
+
+
+def test_scaling_report_writes_markdown_and_pngs(tmp_path):
+    path = scaling_report(["FVBS23.thm.4_2", "LPLL25.thm.nonrobust", "LPLL25.prop.robust_exists"], str(tmp_path))
+    text = open(path).read()
+    assert "FVBS23.thm.4_2" in text and r"\sqrt{k}" in text
+    pngs = [f for f in os.listdir(tmp_path) if f.endswith(".png")]
+    assert "gap_sqrt_k.png" in pngs and "window_FVBS23_thm_4_2_vs_n.png" in pngs
+    assert "bound_FVBS23_thm_4_2.png" in pngs
+    for f in pngs:
+        assert open(tmp_path / f, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+    # Every PNG the Markdown names exists.
+    import re
+    for name in re.findall(r"\]\(([^)]+\.png)\)", text):
+        assert name in pngs
