@@ -82,7 +82,8 @@ def _symbolic_roots(atom: sp.Basic, free: str):
     """Every branch sympy finds for g(u) = 0, as mpmath functions of the other variables; None if unsolved."""
     g = _g_in_u(atom, free)
     try:
-        sols = sp.solve(sp.Eq(g, 0), U, dict=False)
+        # check=False keeps every branch (a spurious root only adds a harmless cut).
+        sols = sp.solve(g, U, check=False, simplify=False, rational=False)
     except (NotImplementedError, ValueError, TypeError):
         return None
     if not isinstance(sols, list) or not sols:
