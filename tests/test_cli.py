@@ -49,6 +49,8 @@ def test_unverified_flag_in_every_output(cli):
     assert "unverified" in cli("bounds", "FVBS23.asm.2_2", check_rc=0).stdout.lower()
     assert "unverified" in cli("bounds", "FVBS23.asm.2_2", "--latex", check_rc=0).stdout.lower()
     assert "UNVERIFIED" in cli("claims", check_rc=0).stdout
+    w = json.loads(cli("window", "FVBS23.asm.2_2", "--free", "d", "--at", "k=10,sigma=1,max_mean_ip=1,kappa=0.25", "--json", check_rc=0).stdout)
+    assert "unverified" in w["flags"]
 
 
 def test_latex_output(cli):

@@ -50,10 +50,11 @@ class Window:
     assumed_qualitative: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
     empty_because: str | None = None
+    flags: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict:
         return {
-            "claim": self.claim, "free": self.free, "at": self.at,
+            "claim": self.claim, "flags": self.flags, "free": self.free, "at": self.at,
             "intervals": [list(iv) for iv in self.intervals],
             "log10_intervals": [list(iv) for iv in self.log10_intervals],
             "binding": self.binding, "verified": self.verified, "checks": self.checks,
@@ -205,6 +206,13 @@ def _failing(hyps, raw, free, x: int) -> str | None:
 
 
 def applicability_window(claim: Claim, free: str, at: Mapping[str, str] | str) -> Window:
+    """The integers ``free`` where every hypothesis of ``claim`` holds (flags attached)."""
+    w = _window(claim, free, at)
+    w.flags = list(claim.flags)
+    return w
+
+
+def _window(claim: Claim, free: str, at: Mapping[str, str] | str) -> Window:
     """The integers ``free`` where every hypothesis of ``claim`` holds, others fixed by ``at``.
 
     Returns closed integer intervals; an empty list means the claim never applies there.
