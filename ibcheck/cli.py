@@ -19,12 +19,14 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from simulate import cli as simulate_cli
     from theory import cli as theory_cli
 
     parser = _Parser(prog="ibcheck", description="A symbolic-numeric checker for implicit-bias theory: bounds, KKT points, simulation.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     theory_cli.register(sub)
+    simulate_cli.register(sub)
     return parser
 
 

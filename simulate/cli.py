@@ -1,0 +1,91 @@
+"""``ibcheck train``: one batched training run, written to a run directory."""
+from __future__ import annotations
+
+import json
+import sys
+
+from theory.errors import InputError
+
+
+def register(sub) -> None:
+    p = sub.add_parser("train", help="train S seeds of a network in one batch; write a run directory")
+    p.add_argument("--setting", required=True, choices=("fa", "multiclass", "two-layer", "linear", "random-net"))
+    p.add_argument("--data", default=None, choices=("clusters", "sphere", "gaussian", "bernoulli", "separable", "digits", "idx"),
+                   help="default: clusters for fa/multiclass/two-layer, separable for linear, sphere for random-net")
+    p.add_argument("--d", type=int, default=256, help="input dimension (cluster/sphere/gaussian data)")
+    p.add_argument("--k", type=int, default=4, help="number of clusters")
+    p.add_argument("--n", type=int, default=200, help="training samples")
+    p.add_argument("--m", type=int, default=5, help="fa: width per sign; multiclass: neurons per class; two-layer: total width")
+    p.add_argument("--seeds", type=int, default=1, help="number of seeds, trained together")
+    p.add_argument("--seed0", type=int, default=0, help="first seed")
+    p.add_argument("--steps", type=int, default=1000)
+    p.add_argument("--lr", type=float, default=None, help="step size (default 1/sqrt(d) for fa, else 0.1)")
+    p.add_argument("--init-scale", type=float, default=1.0, help="multiplies the initialization standard deviations")
+    p.add_argument("--loss", default="logistic", choices=("logistic", "exp"))
+    p.add_argument("--reduction", default="mean", choices=("mean", "sum"))
+    p.add_argument("--schedule", default="constant", choices=("constant", "loss-based", "paper"))
+    p.add_argument("--target-log10-loss", type=float, default=None)
+    p.add_argument("--max-seconds", type=float, default=None, help="wall-time stop rule")
+    p.add_argument("--sigma", type=float, default=1.0, help="noise standard deviation")
+    p.add_argument("--near-orthogonal", action="store_true", help="random means on the sphere instead of exactly orthogonal")
+    p.add_argument("--split", default="half", help="J+: half | alternate | ids like 0,2 (digits: odd | even | digits)")
+    p.add_argument("--no-bias", action="store_true", help="two-layer without hidden biases")
+    p.add_argument("--activation", default="relu", choices=("relu", "softplus", "tanh", "gelu"), help="random-net activation")
+    p.add_argument("--per-seed-data", action="store_true", help="a different dataset for every seed")
+    p.add_argument("--data-seed", type=int, default=0)
+    p.add_argument("--n-test", type=int, default=2000)
+    p.add_argument("--idx-images", default=None)
+    p.add_argument("--idx-labels", default=None)
+    p.add_argument("--dtype", default="float64", choices=("float64", "float32"))
+    p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
+    p.add_argument("--out", required=True, help="run directory (created; must be empty unless --overwrite)")
+    p.add_argument("--overwrite", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_train)
+
+
+def cmd_train(args) -> int:
+    from .experiment import DataConfig, RunConfig, run
+    from .models import ModelConfig
+    from .rundir import check_out_dir, save_run, summary_json
+    from .trainer import TrainConfig
+
+    for name in ("d", "n", "m", "k", "steps", "seeds", "n_test"):
+        v = getattr(args, name)
+        low = 0 if name == "steps" else 1
+        if v < low:
+            raise InputError(f"--{name.replace('_', '-')} {v} is out of range: {name} must be an integer >= {low}")
+    check_out_dir(args.out, args.overwrite)
+    cfg = RunConfig(
+        setting=args.setting,
+        data=DataConfig(kind=args.data, d=args.d, k=args.k, n=args.n, sigma=args.sigma, orthogonal=not args.near_orthogonal,
+                        split=args.split, seed=args.data_seed, per_seed=args.per_seed_data, n_test=args.n_test,
+                        idx_images=args.idx_images, idx_labels=args.idx_labels),
+        model=ModelConfig(setting=args.setting, m=args.m, init_scale=args.init_scale, bias=not args.no_bias, activation=args.activation),
+        train=TrainConfig(steps=args.steps, lr=args.lr, loss=args.loss, reduction=args.reduction, schedule=args.schedule,
+                          target_log10_loss=args.target_log10_loss, max_seconds=args.max_seconds, dtype=args.dtype,
+                          device=args.device, progress=not args.quiet and sys.stderr.isatty()),
+        seeds=args.seeds, seed0=args.seed0,
+    )
+    result = run(cfg)
+    save_run(result, args.out, args.overwrite)
+    summary = summary_json(result)
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        _print_table(summary, args.out)
+    return 0
+
+
+def _print_table(summary: dict, out: str) -> None:
+    keys = ("seed", "status", "train_log10_loss", "test_accuracy", "normalized_margin", "cosine_same_class_mean",
+            "cosine_other_class_mean", "lambda_within_class_ratio")
+    print(f"{summary['setting']} on {summary['data_kind']}: {len(summary['seeds'])} seed(s), {summary['seconds']:.1f} s -> {out}")
+    print("  " + "  ".join(f"{k:>14.14}" for k in keys))
+    for r in summary["seeds"]:
+        cells = []
+        for k in keys:
+            v = r.get(k)
+            cells.append(f"{v:>14.5g}" if isinstance(v, float) else f"{str(v):>14.14}")
+        print("  " + "  ".join(cells))

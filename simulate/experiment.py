@@ -1,0 +1,210 @@
+"""One training run from a declarative config: data + model + trainer + measurements.
+
+``run(RunConfig)`` builds the dataset(s), initializes S seeds, trains them in one batch,
+measures each seed (test accuracy, margins, feature statistics) and returns a
+:class:`RunResult` that :mod:`simulate.rundir` writes to disk.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from theory.errors import InputError
+
+from . import data as D
+from .measure import feature_statistics, test_accuracy
+from .models import ModelConfig, init_model, random_networks
+from .trainer import TrainConfig, TrainResult, resolve_device, train
+
+DEFAULT_DATA = {"fa": "clusters", "multiclass": "clusters", "two-layer": "clusters", "linear": "separable", "random-net": "sphere"}
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    """The data of a run. ``kind=None`` takes the setting's default (clusters for fa, ...)."""
+
+    kind: str | None = None
+    d: int = 256
+    k: int = 4
+    n: int = 200
+    sigma: float = 1.0
+    orthogonal: bool = True
+    split: str = "half"
+    seed: int = 0
+    per_seed: bool = False
+    n_test: int = 2000
+    tau: float = 0.1
+    gap: float = 1.0
+    idx_images: str | None = None
+    idx_labels: str | None = None
+
+    def __post_init__(self):
+        for name in ("d", "k", "n", "n_test"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or v < 1:
+                raise InputError(f"--{name.replace('_', '-')} {v} is out of range: {name} must be an integer >= 1")
+        if self.kind is not None and self.kind not in D.DATA_KINDS:
+            raise InputError(f"--data {self.kind!r} is not one of {', '.join(D.DATA_KINDS)}")
+        if not (math.isfinite(self.sigma) and self.sigma >= 0):
+            raise InputError(f"--sigma {self.sigma} is out of range: sigma must be a number >= 0")
+        if self.kind == "clusters" and self.orthogonal and self.k > self.d:
+            raise InputError(f"--k {self.k} is out of range: orthogonal means need k <= d={self.d}")
+        if self.kind == "idx" and not (self.idx_images and self.idx_labels):
+            raise InputError("--data idx needs --idx-images FILE and --idx-labels FILE")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    setting: str = "fa"
+    data: DataConfig = field(default_factory=DataConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    seeds: int = 1
+    seed0: int = 0
+
+    def __post_init__(self):
+        if not isinstance(self.seeds, int) or self.seeds < 1:
+            raise InputError(f"--seeds {self.seeds} is out of range: seeds must be an integer >= 1")
+        if self.model.setting != self.setting:
+            raise InputError(f"setting {self.setting} and model setting {self.model.setting} differ")
+
+    @property
+    def data_kind(self) -> str:
+        return self.data.kind or DEFAULT_DATA[self.setting]
+
+    @property
+    def seed_list(self) -> list[int]:
+        return list(range(self.seed0, self.seed0 + self.seeds))
+
+    def learning_rate(self) -> float:
+        """The step size: ``--lr``, else ``1/sqrt(d)`` (LPLL25's eta) for fa or ``schedule=paper``, else 0.1."""
+        if self.train.lr is not None:
+            return float(self.train.lr)
+        if self.setting == "fa" or self.train.schedule == "paper":
+            return 1.0 / math.sqrt(self.data.d)
+        return 0.1
+
+
+def make_dataset(cfg: RunConfig, seed: int) -> D.Dataset:
+    """The dataset for one data seed, built from the config alone (so a run can be re-created)."""
+    dc = cfg.data
+    kind = cfg.data_kind
+    multiclass = cfg.setting == "multiclass"
+    if kind == "clusters":
+        return D.clusters(dc.d, dc.k, dc.n, dc.sigma, seed, dc.orthogonal, dc.split, multiclass)
+    if multiclass and kind not in ("digits", "idx"):
+        raise InputError(f"--setting multiclass needs k-class data: clusters, digits or idx, not {kind}")
+    if kind == "sphere":
+        return D.random_net_inputs(dc.d, dc.n, seed) if cfg.setting == "random-net" else D.sphere(dc.d, dc.n, seed)
+    if kind == "gaussian":
+        return D.gaussian(dc.d, dc.n, dc.sigma if dc.sigma > 0 else 1.0, seed)
+    if kind == "bernoulli":
+        return D.bernoulli(dc.d, dc.n, dc.tau, seed)
+    if kind == "separable":
+        return D.separable(dc.d, dc.n, dc.gap, seed)
+    if kind == "digits":
+        return D.digits(dc.n, seed, dc.split if dc.split != "half" else "odd", multiclass)
+    if kind == "idx":
+        return D.idx(dc.idx_images, dc.idx_labels, dc.n, seed, dc.split if dc.split != "half" else "odd", multiclass)
+    raise InputError(f"--data {kind!r} is not one of {', '.join(D.DATA_KINDS)}")
+
+
+@dataclass
+class RunResult:
+    config: RunConfig
+    datasets: list[D.Dataset]
+    networks: list
+    init_W: list[np.ndarray | None]
+    summary: list[dict]
+    trajectory: list[dict]
+    seconds: float = 0.0
+
+
+def _to_torch(ds_list, dtype, device, multiclass):
+    Xs = [torch.tensor(ds.X, dtype=dtype, device=device) for ds in ds_list]
+    ys = [torch.tensor(ds.y, dtype=torch.int64 if multiclass else dtype, device=device) for ds in ds_list]
+    if len(ds_list) == 1:
+        return Xs[0], ys[0]
+    return torch.stack(Xs), torch.stack(ys)
+
+
+def run(cfg: RunConfig) -> RunResult:
+    """Train (or, for random-net, draw) S networks and measure them."""
+    device = resolve_device(cfg.train.device)
+    seeds = cfg.seed_list
+    data_seeds = [cfg.data.seed + (s - cfg.seed0) for s in seeds] if cfg.data.per_seed else [cfg.data.seed]
+    datasets = [make_dataset(cfg, s) for s in data_seeds]
+    ds0 = datasets[0]
+    if cfg.setting == "random-net":
+        return _random_net_run(cfg, datasets[0], seeds)
+    multiclass = cfg.setting == "multiclass"
+    X, y = _to_torch(datasets, cfg.train.torch_dtype, device, multiclass)
+    model = init_model(cfg.model, ds0.d, seeds, n_classes=ds0.n_classes if multiclass else 2).to(device, cfg.train.torch_dtype)
+    res: TrainResult = train(model, X, y, cfg.train, cfg.learning_rate(), seeds)
+    nets = res.networks()
+    W0 = res.init_params.get("W")
+    init_W = [W0[i].detach().cpu().numpy() if W0 is not None else None for i in range(len(seeds))]
+    summary = []
+    for i, s in enumerate(seeds):
+        ds = datasets[i if cfg.data.per_seed else 0]
+        summary.append(_measure(cfg, s, nets[i], init_W[i], ds, res.final[i]))
+    return RunResult(cfg, datasets, nets, init_W, summary, res.trajectory, res.seconds)
+
+
+def _measure(cfg: RunConfig, seed: int, net, W0, ds: D.Dataset, final: dict) -> dict:
+    Xte, yte = ds.sample(cfg.data.n_test, 10_000 + seed)
+    red = "log10_loss_mean" if cfg.train.reduction == "mean" else "log10_loss_sum"
+    row = {
+        "seed": seed, "status": final["status"], "status_step": final["status_step"],
+        "train_log10_loss": final[red], "train_log10_loss_sum": final["log10_loss_sum"],
+        "train_accuracy": final["train_accuracy"], "test_accuracy": test_accuracy(net, Xte, yte),
+        "q_min": final["q_min"], "rho": final["rho"], "degree": net.degree,
+        "normalized_margin": final["normalized_margin"], "smoothed_margin": final["smoothed_margin"],
+        "log10_T": final["log10_T"],
+        "cosine_same_class_mean": None, "cosine_other_class_mean": None, "lambda_within_class_ratio": None,
+    }
+    if ds.means is not None and W0 is not None and hasattr(net, "W"):
+        stats = feature_statistics(net, W0, ds)
+        row.update({k: v for k, v in stats.items() if k != "cosine_matrix"})
+        row["_cosine_matrix"] = stats["cosine_matrix"]
+    if cfg.setting == "multiclass" and ds.J_plus:
+        ro = net.readout(ds.J_plus)
+        plus = np.isin(np.arange(ds.means.shape[0]), ds.J_plus)
+        yb = np.where(plus[yte], 1.0, -1.0)
+        row["readout_test_accuracy"] = test_accuracy(ro, Xte, yb)
+    if "max_abs_cos_means" in ds.info:
+        row["max_abs_cos_means"] = ds.info["max_abs_cos_means"]
+    return row
+
+
+def _random_net_run(cfg: RunConfig, ds: D.Dataset, seeds: list[int]) -> RunResult:
+    """BCGT21: draw the networks; measure |f(x)| and ||grad f(x)|| on the inputs (BCGT21.facts)."""
+    nets = random_networks(cfg.model, ds.d, seeds)
+    summary = []
+    for s, net in zip(seeds, nets):
+        f = net.forward(ds.X)
+        g = random_net_input_gradients(net, ds.X)
+        summary.append({
+            "seed": s, "status": "drawn", "status_step": 0, "train_log10_loss": None, "test_accuracy": None,
+            "normalized_margin": None, "smoothed_margin": None, "cosine_same_class_mean": None,
+            "cosine_other_class_mean": None, "lambda_within_class_ratio": None,
+            "output_abs_mean": float(np.abs(f).mean()), "grad_norm_mean": float(np.linalg.norm(g, axis=1).mean()),
+        })
+    return RunResult(cfg, [ds], nets, [None] * len(seeds), summary, [])
+
+
+def random_net_input_gradients(net, X: np.ndarray) -> np.ndarray:
+    """grad_x f(x) of a random network, analytic for every activation: (N, d)."""
+    from scipy.special import expit, erf
+
+    Z = X @ net.W.T
+    deriv = {
+        "relu": lambda z: (z > 0).astype(float),
+        "softplus": expit,
+        "tanh": lambda z: 1 - np.tanh(z) ** 2,
+        "gelu": lambda z: 0.5 * (1 + erf(z / np.sqrt(2))) + z * np.exp(-z * z / 2) / np.sqrt(2 * np.pi),
+    }[net.activation](Z)
+    return (deriv * net.a) @ net.W / np.sqrt(net.W.shape[0])

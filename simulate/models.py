@@ -1,0 +1,249 @@
+"""Batched models: S seeds advance in one tensor computation, with explicit backward passes.
+
+Parameters carry a leading seed axis ``S``. When all seeds share one dataset, the seeds'
+neurons are stacked into one ``(S*m, d)`` matrix, so the forward pass is one GEMM
+``X @ W^T`` and the weight gradient one GEMM ``D^T X``: X is read once per step for all
+seeds instead of once per seed. Per-seed datasets ``(S, N, d)`` use batched matmuls.
+
+Each model maps inputs to the margin tensor ``Q`` of :mod:`simulate.losses` and back-
+propagates ``dQ`` to its trained parameters; ``networks()`` exports the plain numpy
+objects of :mod:`solvers.networks`, one per seed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from solvers.networks import LinearClassifier, MulticlassReLU, RandomNet, TwoLayerReLU
+from theory.errors import InputError
+
+SETTINGS = ("fa", "two-layer", "multiclass", "linear", "random-net")
+ACTIVATIONS = ("relu", "softplus", "tanh", "gelu")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Which network, how wide, how initialized.
+
+    ``m``: for ``fa`` the width per output sign; for ``multiclass`` the neurons per class;
+    for ``two-layer`` and ``random-net`` the total hidden width (unused for ``linear``).
+    """
+
+    setting: str = "fa"
+    m: int = 5
+    init_scale: float = 1.0
+    bias: bool = True
+    activation: str = "relu"
+
+    def __post_init__(self):
+        if self.setting not in SETTINGS:
+            raise InputError(f"--setting {self.setting!r} is not one of {', '.join(SETTINGS)}")
+        if not isinstance(self.m, int) or self.m < 1:
+            raise InputError(f"--m {self.m} is out of range: m must be an integer >= 1")
+        if not (np.isfinite(self.init_scale) and self.init_scale > 0):
+            raise InputError(f"--init-scale {self.init_scale} is out of range: init_scale must be a number > 0")
+        if self.activation not in ACTIVATIONS:
+            raise InputError(f"--activation {self.activation!r} is not one of {', '.join(ACTIVATIONS)}")
+
+    @property
+    def degree(self) -> int | None:
+        return {"fa": 1, "two-layer": 2, "multiclass": 1, "linear": 1}.get(self.setting, 1 if self.activation == "relu" else None)
+
+
+def _gen(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(int(seed))
+
+
+def _normal(shape, std: float, seeds, offset: int) -> torch.Tensor:
+    """Per-seed normal draws (float64, CPU), reproducible whatever the number of seeds."""
+    return torch.stack([torch.randn(shape, generator=_gen(1_000_003 * s + offset), dtype=torch.float64) * std for s in seeds])
+
+
+class _Base:
+    degree: int = 1
+
+    def __init__(self, params: dict[str, torch.Tensor], fixed: dict[str, torch.Tensor]):
+        self.params = params
+        self.fixed = fixed
+
+    @property
+    def S(self) -> int:
+        return next(iter(self.params.values())).shape[0]
+
+    def norm_sq(self) -> torch.Tensor:
+        """``||theta||^2`` per seed over the trained parameters."""
+        return sum(p.reshape(self.S, -1).pow(2).sum(1) for p in self.params.values())
+
+    def to(self, device, dtype):
+        self.params = {k: v.to(device=device, dtype=dtype) for k, v in self.params.items()}
+        self.fixed = {k: v.to(device=device, dtype=dtype) for k, v in self.fixed.items()}
+        return self
+
+
+def _matmul_x(X: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
+    """``X W^T`` for all seeds: (S, N, m) from X (N, d) or (S, N, d) and W (S, m, d)."""
+    S, m, d = W.shape
+    if X.dim() == 2:
+        return (X @ W.reshape(S * m, d).T).reshape(X.shape[0], S, m).permute(1, 0, 2)
+    return torch.bmm(X, W.transpose(1, 2))
+
+
+def _grad_w(D: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
+    """``D^T X`` for all seeds: (S, m, d) from D (S, N, m)."""
+    S, N, m = D.shape
+    if X.dim() == 2:
+        return (D.permute(1, 0, 2).reshape(N, S * m).T @ X).reshape(S, m, X.shape[1])
+    return torch.bmm(D.transpose(1, 2), X)
+
+
+class TwoLayer(_Base):
+    """``f(x) = sum_j a_j ReLU(<w_j, x> + b_j)``; ``a`` trained (degree 2) or fixed (degree 1)."""
+
+    def __init__(self, W, b, a, train_a: bool, kind: str):
+        params = {"W": W}
+        if b is not None:
+            params["b"] = b
+        fixed = {}
+        (params if train_a else fixed)["a"] = a
+        super().__init__(params, fixed)
+        self.train_a = train_a
+        self.kind = kind
+        self.degree = 2 if train_a else 1
+
+    @property
+    def a(self):
+        return self.params["a"] if self.train_a else self.fixed["a"]
+
+    def output(self, X):
+        pre = _matmul_x(X, self.params["W"])
+        if "b" in self.params:
+            pre = pre + self.params["b"][:, None, :]
+        act = torch.relu(pre)
+        return torch.einsum("snm,sm->sn", act, self.a), (pre, act)
+
+    def margins(self, X, y):
+        f, cache = self.output(X)
+        self._cache = cache
+        return (f * y)[..., None]
+
+    def backward(self, X, y, dQ):
+        pre, act = self._cache
+        G = dQ[..., 0] * y  # d/df
+        out = {}
+        if self.train_a:
+            out["a"] = torch.einsum("sn,snm->sm", G, act)
+        D = G[:, :, None] * (pre > 0).to(G.dtype) * self.a[:, None, :]
+        out["W"] = _grad_w(D, X)
+        if "b" in self.params:
+            out["b"] = D.sum(1)
+        return out
+
+    def networks(self) -> list[TwoLayerReLU]:
+        W = self.params["W"].detach().cpu().numpy()
+        a = self.a.detach().cpu().numpy()
+        b = self.params["b"].detach().cpu().numpy() if "b" in self.params else None
+        trained = ("W", "b", "a") if self.train_a else ("W", "b")
+        return [TwoLayerReLU(W=W[s].copy(), a=a[s].copy(), b=None if b is None else b[s].copy(), trained=trained, kind=self.kind)
+                for s in range(W.shape[0])]
+
+
+class Multiclass(_Base):
+    """k outputs, h neurons per class: ``f_j = (1/h) sum_r ReLU(<w_{j,r}, x>)``; degree 1."""
+
+    def __init__(self, W, k: int):
+        super().__init__({"W": W}, {})
+        self.k = k
+        self.h = W.shape[1] // k
+        self.kind = "multiclass"
+
+    def output(self, X):
+        pre = _matmul_x(X, self.params["W"])
+        act = torch.relu(pre)
+        S, N, _ = act.shape
+        return act.reshape(S, N, self.k, self.h).mean(-1), pre
+
+    def margins(self, X, y):
+        F, pre = self.output(X)
+        self._pre = pre
+        Fy = F.gather(-1, y.expand(F.shape[0], -1)[..., None] if y.dim() == 1 else y[..., None])
+        Q = Fy - F
+        mask = torch.zeros_like(Q, dtype=torch.bool)
+        idx = (y.expand(F.shape[0], -1) if y.dim() == 1 else y)[..., None]
+        mask.scatter_(-1, idx, True)
+        self._mask, self._idx = mask, idx
+        return Q.masked_fill(mask, float("inf"))
+
+    def backward(self, X, y, dQ):
+        dQ = dQ.masked_fill(self._mask, 0.0)
+        dF = -dQ
+        dF.scatter_add_(-1, self._idx, dQ.sum(-1, keepdim=True))
+        S, N, _ = dF.shape
+        dact = dF.repeat_interleave(self.h, dim=-1) / self.h
+        D = dact * (self._pre > 0).to(dact.dtype)
+        return {"W": _grad_w(D, X)}
+
+    def networks(self) -> list[MulticlassReLU]:
+        W = self.params["W"].detach().cpu().numpy()
+        return [MulticlassReLU(W=W[s].copy(), k=self.k) for s in range(W.shape[0])]
+
+
+class Linear(_Base):
+    """``f(x) = <w, x>``; degree 1."""
+
+    kind = "linear"
+
+    def __init__(self, w):
+        super().__init__({"w": w}, {})
+
+    def margins(self, X, y):
+        f = (X @ self.params["w"].T).T if X.dim() == 2 else torch.einsum("snd,sd->sn", X, self.params["w"])
+        return (f * y)[..., None]
+
+    def backward(self, X, y, dQ):
+        G = dQ[..., 0] * y
+        return {"w": G @ X if X.dim() == 2 else torch.einsum("sn,snd->sd", G, X)}
+
+    def networks(self) -> list[LinearClassifier]:
+        w = self.params["w"].detach().cpu().numpy()
+        return [LinearClassifier(w=w[s].copy()) for s in range(w.shape[0])]
+
+
+def init_model(cfg: ModelConfig, d: int, seeds: list[int], n_classes: int = 2):
+    """The paper initializations, per seed (reproducible whatever S is).
+
+    * ``fa`` (LPLL25.def.net): ``w ~ N(0, s^2 I/d)``, ``b ~ N(0, s^2/d^2)``, ``a = +-1/m`` fixed;
+    * ``two-layer``: ``w ~ N(0, s^2 I/d)``, ``b ~ N(0, s^2/d^2)`` (if biases), ``a ~ N(0, s^2/m)``;
+    * ``multiclass``: ``w ~ N(0, s^2 I/d)``, ``h = m`` neurons per class;
+    * ``linear``: ``w ~ N(0, s^2 I/d)``;
+    * ``random-net`` (BCGT21.def.net): ``w ~ N(0, I/d)``, ``a`` uniform on {-1, +1}.
+    """
+    s = cfg.init_scale
+    if cfg.setting == "fa":
+        W = _normal((2 * cfg.m, d), s / np.sqrt(d), seeds, 1)
+        b = _normal((2 * cfg.m,), s / d, seeds, 2)
+        a = torch.cat([torch.full((cfg.m,), 1.0 / cfg.m, dtype=torch.float64), torch.full((cfg.m,), -1.0 / cfg.m, dtype=torch.float64)])
+        return TwoLayer(W, b, a.expand(len(seeds), -1).clone(), train_a=False, kind="fa")
+    if cfg.setting == "two-layer":
+        W = _normal((cfg.m, d), s / np.sqrt(d), seeds, 1)
+        b = _normal((cfg.m,), s / d, seeds, 2) if cfg.bias else None
+        a = _normal((cfg.m,), s / np.sqrt(cfg.m), seeds, 3)
+        return TwoLayer(W, b, a, train_a=True, kind="two-layer")
+    if cfg.setting == "multiclass":
+        if n_classes < 2:
+            raise InputError("--setting multiclass needs a k-class task (k >= 2)")
+        return Multiclass(_normal((n_classes * cfg.m, d), s / np.sqrt(d), seeds, 1), n_classes)
+    if cfg.setting == "linear":
+        return Linear(_normal((d,), s / np.sqrt(d), seeds, 1))
+    raise InputError(f"--setting {cfg.setting} is not trainable")
+
+
+def random_networks(cfg: ModelConfig, d: int, seeds: list[int]) -> list[RandomNet]:
+    """BCGT21.def.net: one random network of width m per seed."""
+    W = _normal((cfg.m, d), 1 / np.sqrt(d), seeds, 1).numpy()
+    out = []
+    for i, s in enumerate(seeds):
+        g = np.random.default_rng(1_000_003 * s + 7)
+        out.append(RandomNet(W=W[i], a=g.choice([-1.0, 1.0], size=cfg.m), activation=cfg.activation))
+    return out

@@ -1,0 +1,186 @@
+"""Run directories: write one atomically, read one back with :func:`load_run`.
+
+A run directory holds ``config.json``, ``summary.json`` (what ``--json`` prints),
+``metrics.csv`` (one row per seed), ``trajectory.csv`` (log-spaced steps x seeds),
+``weights.npz`` (numpy, loaded with ``allow_pickle=False``), ``networks.json`` (what each
+array is) and ``cosine_matrix.png``. It is written to a temporary sibling directory and
+renamed into place, so a run that fails leaves nothing half-written.
+"""
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import math
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+
+import numpy as np
+
+from solvers.networks import network_from_arrays
+from theory.errors import InputError
+
+from .experiment import DataConfig, RunConfig, RunResult, make_dataset
+from .models import ModelConfig
+from .trainer import TrainConfig
+
+SUMMARY_KEYS = ("seed", "status", "train_log10_loss", "test_accuracy", "normalized_margin", "smoothed_margin",
+                "cosine_same_class_mean", "cosine_other_class_mean", "lambda_within_class_ratio")
+
+
+def clean(x):
+    """JSON-safe: numpy scalars to Python, inf/NaN to None (JSON has neither)."""
+    if isinstance(x, dict):
+        return {k: clean(v) for k, v in x.items() if not k.startswith("_")}
+    if isinstance(x, (list, tuple)):
+        return [clean(v) for v in x]
+    if isinstance(x, np.generic):
+        x = x.item()
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def config_to_dict(cfg: RunConfig) -> dict:
+    return dataclasses.asdict(cfg)
+
+
+def config_from_dict(d: dict) -> RunConfig:
+    return RunConfig(setting=d["setting"], data=DataConfig(**d["data"]), model=ModelConfig(**d["model"]),
+                     train=TrainConfig(**d["train"]), seeds=d["seeds"], seed0=d["seed0"])
+
+
+def summary_json(result: RunResult) -> dict:
+    cfg = result.config
+    return clean({
+        "setting": cfg.setting, "config": config_to_dict(cfg), "data_kind": cfg.data_kind,
+        "learning_rate": cfg.learning_rate(), "seconds": result.seconds, "seeds": result.summary,
+    })
+
+
+def check_out_dir(out: str, overwrite: bool) -> None:
+    """Fail early (one line) when the run directory cannot be written."""
+    parent = os.path.dirname(os.path.abspath(out)) or "."
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise InputError(f"--out {out} exists and is not a directory")
+    if os.path.isdir(out) and os.listdir(out) and not overwrite:
+        raise InputError(f"--out {out} exists and is not empty (pass --overwrite to replace it)")
+    if not os.path.isdir(parent):
+        raise InputError(f"--out {out}: parent directory {parent} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise InputError(f"--out {out}: parent directory {parent} is not writable")
+
+
+def save_run(result: RunResult, out: str, overwrite: bool = False) -> str:
+    """Write the run directory atomically; return its path."""
+    check_out_dir(out, overwrite)
+    parent = os.path.dirname(os.path.abspath(out))
+    tmp = tempfile.mkdtemp(prefix=".ibcheck-run-", dir=parent)
+    try:
+        _write(result, tmp)
+        if os.path.isdir(out):
+            old = out.rstrip("/") + ".old-ibcheck"
+            os.replace(out, old)
+            os.replace(tmp, out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out
+
+
+def _write(result: RunResult, d: str) -> None:
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump(config_to_dict(result.config), f, indent=2)
+    with open(os.path.join(d, "summary.json"), "w") as f:
+        json.dump(summary_json(result), f, indent=2)
+    _csv(os.path.join(d, "metrics.csv"), [clean(r) for r in result.summary])
+    _csv(os.path.join(d, "trajectory.csv"), [clean(r) for r in result.trajectory])
+    arrays, meta = {}, []
+    for seed, net, W0 in zip(result.config.seed_list, result.networks, result.init_W):
+        keys = {}
+        for name, arr in net.to_arrays().items():
+            arrays[f"s{seed}_{name}"] = np.asarray(arr)
+            keys[name] = f"s{seed}_{name}"
+        if W0 is not None:
+            arrays[f"s{seed}_W0"] = W0
+        meta.append({"seed": seed, "kind": net.kind, "arrays": keys, "trained": list(getattr(net, "trained", ())),
+                     "activation": getattr(net, "activation", None), "init": f"s{seed}_W0" if W0 is not None else None})
+    np.savez(os.path.join(d, "weights.npz"), **arrays)
+    with open(os.path.join(d, "networks.json"), "w") as f:
+        json.dump(meta, f, indent=2)
+    mats = [r.get("_cosine_matrix") for r in result.summary]
+    if mats and mats[0] is not None:
+        from .plots import cosine_heatmap
+
+        cosine_heatmap(mats, result, os.path.join(d, "cosine_matrix.png"))
+
+
+def _csv(path: str, rows: list[dict]) -> None:
+    keys: list[str] = []
+    for r in rows:
+        keys += [k for k in r if k not in keys]
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=keys)
+        w.writeheader()
+        for r in rows:
+            w.writerow(r)
+
+
+@dataclass
+class Run:
+    """A run directory read back: config, per-seed summary, trajectory, networks, init weights."""
+
+    path: str
+    config: RunConfig
+    summary: dict
+    trajectory: list[dict]
+    networks: list
+    init_W: list[np.ndarray | None]
+
+    @property
+    def seeds(self) -> list[dict]:
+        return self.summary["seeds"]
+
+    def dataset(self, seed: int | None = None):
+        """Re-create the training data (deterministic from the config)."""
+        cfg = self.config
+        s = cfg.data.seed + ((seed or cfg.seed0) - cfg.seed0 if cfg.data.per_seed else 0)
+        return make_dataset(cfg, s)
+
+
+def load_run(path: str) -> Run:
+    """Read a run directory written by ``ibcheck train`` (weights without pickle)."""
+    if not os.path.isfile(os.path.join(path, "config.json")):
+        raise InputError(f"{path} is not a run directory (no config.json)")
+    with open(os.path.join(path, "config.json")) as f:
+        cfg = config_from_dict(json.load(f))
+    with open(os.path.join(path, "summary.json")) as f:
+        summary = json.load(f)
+    with open(os.path.join(path, "networks.json")) as f:
+        meta = json.load(f)
+    traj = []
+    with open(os.path.join(path, "trajectory.csv")) as f:
+        for row in csv.DictReader(f):
+            traj.append({k: _num(v) for k, v in row.items()})
+    with np.load(os.path.join(path, "weights.npz"), allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    nets, init = [], []
+    for m in meta:
+        nets.append(network_from_arrays(m["kind"], {n: arrays[k] for n, k in m["arrays"].items()}, m))
+        init.append(arrays[m["init"]] if m.get("init") else None)
+    return Run(path, cfg, summary, traj, nets, init)
+
+
+def _num(v: str):
+    if v == "":
+        return None
+    try:
+        f = float(v)
+        return int(f) if f.is_integer() and "." not in v and "e" not in v.lower() else f
+    except ValueError:
+        return v
