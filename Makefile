@@ -28,6 +28,7 @@ test: install
 
 bench: install
 	$(BIN)/python bench/theory_speed.py
+	$(BIN)/python bench/gd_speed.py
 
 clean:
 	rm -rf $(VENV) $(REPORT_DIR) .pytest_cache

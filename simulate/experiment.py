@@ -145,8 +145,8 @@ def run(cfg: RunConfig) -> RunResult:
     model = init_model(cfg.model, ds0.d, seeds, n_classes=ds0.n_classes if multiclass else 2).to(device, cfg.train.torch_dtype)
     res: TrainResult = train(model, X, y, cfg.train, cfg.learning_rate(), seeds)
     nets = res.networks()
-    W0 = res.init_params.get("W")
-    init_W = [W0[i].detach().cpu().numpy() if W0 is not None else None for i in range(len(seeds))]
+    W0 = res.init_W
+    init_W = [W0[i].detach().cpu().numpy() if cfg.setting != "linear" else None for i in range(len(seeds))]
     summary = []
     for i, s in enumerate(seeds):
         ds = datasets[i if cfg.data.per_seed else 0]

@@ -72,14 +72,45 @@ class _Base:
     def S(self) -> int:
         return next(iter(self.params.values())).shape[0]
 
+    dual: DualWeights | None = None
+
     def norm_sq(self) -> torch.Tensor:
-        """``||theta||^2`` per seed over the trained parameters."""
-        return sum(p.reshape(self.S, -1).pow(2).sum(1) for p in self.params.values())
+        """``||theta||^2`` per seed over the trained parameters (W itself in the dual form)."""
+        total = sum(p.reshape(self.S, -1).pow(2).sum(1) for k, p in self.params.items() if k != "C")
+        return total + (self.dual.norm_sq(self.params["C"]) if self.dual is not None else 0)
 
     def to(self, device, dtype):
         self.params = {k: v.to(device=device, dtype=dtype) for k, v in self.params.items()}
         self.fixed = {k: v.to(device=device, dtype=dtype) for k, v in self.fixed.items()}
         return self
+
+    def use_dual(self, X: torch.Tensor) -> "_Base":
+        """Switch the first layer to ``W = W0 + C X`` on these training inputs (see DualWeights)."""
+        key = "w" if "w" in self.params else "W"
+        W0 = self.params.pop(key)
+        squeeze = W0.dim() == 2
+        self.dual = DualWeights(W0[:, None, :] if squeeze else W0, X)
+        self._dual_key, self._dual_squeeze = key, squeeze
+        self.params = {"C": torch.zeros(W0.shape[0], 1 if squeeze else W0.shape[1], X.shape[-2], dtype=W0.dtype, device=W0.device), **self.params}
+        return self
+
+    def weights(self) -> torch.Tensor:
+        """The first-layer weights W (S, M, d), materialized from C in the dual form."""
+        if self.dual is None:
+            return self.params["w"][:, None, :] if "w" in self.params else self.params["W"]
+        return self.dual.materialize(self.params["C"])
+
+    def initial_weights(self) -> torch.Tensor:
+        return self.dual.W0 if self.dual is not None else None
+
+    def _pre(self, X, key="W"):
+        return self.dual.pre(self.params["C"]) if self.dual is not None else _matmul_x(X, self.params[key])
+
+    def _wgrad(self, D, X, out: dict, key="W") -> None:
+        if self.dual is not None:
+            out["C"] = D.transpose(1, 2)
+        else:
+            out[key] = _grad_w(D, X)
 
 
 def _matmul_x(X: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
@@ -96,6 +127,44 @@ def _grad_w(D: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
     if X.dim() == 2:
         return (D.permute(1, 0, 2).reshape(N, S * m).T @ X).reshape(S, m, X.shape[1])
     return torch.bmm(D.transpose(1, 2), X)
+
+
+class DualWeights:
+    """First-layer weights kept as ``W = W0 + C X`` (the same GD trajectory, fewer FLOPs).
+
+    GD only ever adds combinations of the training inputs to W: ``grad_W = D^T X``. Writing
+    ``W = W0 + C X`` with ``C`` of shape (S, M, N), the pre-activations are
+    ``X W^T = P0 + K C^T`` with the Gram matrix ``K = X X^T`` and ``P0 = X W0^T`` computed
+    once, and the GD step on W is the step ``C <- C - eta D^T`` on C. When N < d this costs
+    one (N x N x S M) product per step instead of two (N x d x S M) ones.
+    """
+
+    def __init__(self, W0: torch.Tensor, X: torch.Tensor):
+        self.W0 = W0
+        self.X = X
+        self.K = X @ X.transpose(-1, -2)
+        self.P0 = _matmul_x(X, W0)  # (S, N, M)
+        self.W0_sq = W0.reshape(W0.shape[0], -1).pow(2).sum(1)
+
+    def pre(self, C: torch.Tensor) -> torch.Tensor:
+        S, M, N = C.shape
+        if self.K.dim() == 2:
+            KC = (C.reshape(S * M, N) @ self.K).reshape(S, M, N)
+        else:
+            KC = torch.bmm(C, self.K)
+        return self.P0 + KC.transpose(1, 2)
+
+    def norm_sq(self, C: torch.Tensor) -> torch.Tensor:
+        """``||W0 + C X||^2 = ||W0||^2 + 2 <C, P0^T> + <C K, C>`` without forming W."""
+        S, M, N = C.shape
+        KC = (C.reshape(S * M, N) @ self.K).reshape(S, M, N) if self.K.dim() == 2 else torch.bmm(C, self.K)
+        return self.W0_sq + 2 * (C * self.P0.transpose(1, 2)).reshape(S, -1).sum(1) + (KC * C).reshape(S, -1).sum(1)
+
+    def materialize(self, C: torch.Tensor) -> torch.Tensor:
+        if self.X.dim() == 2:
+            S, M, N = C.shape
+            return self.W0 + (C.reshape(S * M, N) @ self.X).reshape(S, M, -1)
+        return self.W0 + torch.bmm(C, self.X)
 
 
 class TwoLayer(_Base):
@@ -117,7 +186,7 @@ class TwoLayer(_Base):
         return self.params["a"] if self.train_a else self.fixed["a"]
 
     def output(self, X):
-        pre = _matmul_x(X, self.params["W"])
+        pre = self._pre(X)
         if "b" in self.params:
             pre = pre + self.params["b"][:, None, :]
         act = torch.relu(pre)
@@ -135,13 +204,13 @@ class TwoLayer(_Base):
         if self.train_a:
             out["a"] = torch.einsum("sn,snm->sm", G, act)
         D = G[:, :, None] * (pre > 0).to(G.dtype) * self.a[:, None, :]
-        out["W"] = _grad_w(D, X)
+        self._wgrad(D, X, out)
         if "b" in self.params:
             out["b"] = D.sum(1)
         return out
 
     def networks(self) -> list[TwoLayerReLU]:
-        W = self.params["W"].detach().cpu().numpy()
+        W = self.weights().detach().cpu().numpy()
         a = self.a.detach().cpu().numpy()
         b = self.params["b"].detach().cpu().numpy() if "b" in self.params else None
         trained = ("W", "b", "a") if self.train_a else ("W", "b")
@@ -159,14 +228,14 @@ class Multiclass(_Base):
         self.kind = "multiclass"
 
     def output(self, X):
-        pre = _matmul_x(X, self.params["W"])
+        pre = self._pre(X)
         act = torch.relu(pre)
         S, N, _ = act.shape
         return act.reshape(S, N, self.k, self.h).mean(-1), pre
 
     def margins(self, X, y):
         F, pre = self.output(X)
-        self._pre = pre
+        self._pre_cache = pre
         Fy = F.gather(-1, y.expand(F.shape[0], -1)[..., None] if y.dim() == 1 else y[..., None])
         Q = Fy - F
         mask = torch.zeros_like(Q, dtype=torch.bool)
@@ -181,11 +250,13 @@ class Multiclass(_Base):
         dF.scatter_add_(-1, self._idx, dQ.sum(-1, keepdim=True))
         S, N, _ = dF.shape
         dact = dF.repeat_interleave(self.h, dim=-1) / self.h
-        D = dact * (self._pre > 0).to(dact.dtype)
-        return {"W": _grad_w(D, X)}
+        D = dact * (self._pre_cache > 0).to(dact.dtype)
+        out = {}
+        self._wgrad(D, X, out)
+        return out
 
     def networks(self) -> list[MulticlassReLU]:
-        W = self.params["W"].detach().cpu().numpy()
+        W = self.weights().detach().cpu().numpy()
         return [MulticlassReLU(W=W[s].copy(), k=self.k) for s in range(W.shape[0])]
 
 
@@ -198,15 +269,20 @@ class Linear(_Base):
         super().__init__({"w": w}, {})
 
     def margins(self, X, y):
-        f = (X @ self.params["w"].T).T if X.dim() == 2 else torch.einsum("snd,sd->sn", X, self.params["w"])
+        if self.dual is not None:
+            f = self.dual.pre(self.params["C"])[..., 0]
+        else:
+            f = (X @ self.params["w"].T).T if X.dim() == 2 else torch.einsum("snd,sd->sn", X, self.params["w"])
         return (f * y)[..., None]
 
     def backward(self, X, y, dQ):
         G = dQ[..., 0] * y
+        if self.dual is not None:
+            return {"C": G[:, None, :]}
         return {"w": G @ X if X.dim() == 2 else torch.einsum("sn,snd->sd", G, X)}
 
     def networks(self) -> list[LinearClassifier]:
-        w = self.params["w"].detach().cpu().numpy()
+        w = self.weights()[:, 0, :].detach().cpu().numpy()
         return [LinearClassifier(w=w[s].copy()) for s in range(w.shape[0])]
 
 

@@ -48,6 +48,7 @@ class TrainConfig:
     up: float = 2 ** 0.2
     down: float = 0.5
     progress: bool = True
+    dual: str = "auto"
 
     def __post_init__(self):
         if not isinstance(self.steps, int) or self.steps < 0:
@@ -66,6 +67,8 @@ class TrainConfig:
             raise InputError(f"--max-seconds {self.max_seconds} is out of range: must be a number > 0")
         if self.target_log10_loss is not None and not math.isfinite(self.target_log10_loss):
             raise InputError(f"--target-log10-loss {self.target_log10_loss} must be a finite number")
+        if self.dual not in ("auto", "on", "off"):
+            raise InputError(f"--dual {self.dual!r} is not one of auto, on, off")
         if not (self.up >= 1 and 0 < self.down < 1):
             raise InputError(f"up={self.up}, down={self.down}: need up >= 1 and 0 < down < 1")
 
@@ -93,12 +96,19 @@ def record_steps(steps: int, count: int) -> list[int]:
     return sorted({0, steps, *pts.tolist()})
 
 
+def use_dual(cfg: TrainConfig, N: int, d: int) -> bool:
+    """The Gram form W = W0 + C X pays off when N < d (and K = X X^T fits easily)."""
+    if cfg.dual == "on":
+        return True
+    return cfg.dual == "auto" and N < d and N <= 8192
+
+
 @dataclass
 class TrainResult:
     """Per-seed outcome: final model (batched), trajectory rows, status, and timing."""
 
     model: object
-    init_params: dict[str, torch.Tensor]
+    init_W: torch.Tensor
     trajectory: list[dict]
     status: list[str]
     status_step: list[int]
@@ -135,7 +145,9 @@ def train(model, X: torch.Tensor, y: torch.Tensor, cfg: TrainConfig, lr: float, 
     S = model.S
     n = X.shape[-2]
     dev, dt = X.device, X.dtype
-    init = {k: v.detach().clone() for k, v in model.params.items()}
+    init_W = model.weights().detach().clone()
+    if use_dual(cfg, n, X.shape[-1]):
+        model.use_dual(X)
     active = torch.ones(S, dtype=torch.bool, device=dev)
     status = ["max_steps"] * S
     status_step = [cfg.steps] * S
@@ -217,7 +229,7 @@ def train(model, X: torch.Tensor, y: torch.Tensor, cfg: TrainConfig, lr: float, 
     final = [next(r for r in final_rows if r["seed"] == seeds[s]) for s in range(S)]
     for s in range(S):
         final[s] = {**final[s], "status": status[s], "status_step": status_step[s]}
-    return TrainResult(model, init, traj, status, status_step, final, time.perf_counter() - t0, step, cfg)
+    return TrainResult(model, init_W, traj, status, status_step, final, time.perf_counter() - t0, step, cfg)
 
 
 def _progress(cfg: TrainConfig):

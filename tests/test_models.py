@@ -92,3 +92,27 @@ def test_initialization_is_the_papers():
     # Same seed, same draw, whatever the other seeds.
     again = init_model(ModelConfig("fa", m=m, init_scale=0.5), d, [5, 0])
     assert torch.equal(again.params["W"][1], W)
+
+
+@pytest.mark.parametrize("setting", ["fa", "two-layer", "multiclass", "linear"])
+@pytest.mark.parametrize("per_seed", [False, True])
+def test_dual_form_follows_the_same_trajectory(setting, per_seed):
+    """W = W0 + C X (Gram form) and plain W give the same GD iterates, step by step."""
+    from simulate.trainer import TrainConfig, train
+
+    rng = np.random.default_rng(3)
+    S, N, d, k = 2, 30, 50, 3
+    Xs = torch.tensor(rng.standard_normal((S, N, d)))
+    ys = torch.tensor(rng.integers(0, k, (S, N))) if setting == "multiclass" else torch.tensor(rng.choice([-1.0, 1.0], (S, N)))
+    X, y = (Xs, ys) if per_seed else (Xs[0], ys[0])
+    out = {}
+    for mode in ("off", "on"):
+        model = init_model(ModelConfig(setting, m=3), d, [0, 1], n_classes=k)
+        cfg = TrainConfig(steps=60, loss="logistic", schedule="constant", dual=mode, progress=False)
+        res = train(model, X, y, cfg, 0.3, [0, 1])
+        out[mode] = (res.trajectory, model.weights(), model.norm_sq())
+    for ra, rb in zip(out["off"][0], out["on"][0]):
+        for key in ("log10_loss_sum", "q_min", "rho", "normalized_margin"):
+            assert rb[key] == pytest.approx(ra[key], rel=1e-8, abs=1e-12), (key, ra["step"])
+    assert torch.allclose(out["on"][1], out["off"][1], rtol=1e-8, atol=1e-10)
+    assert torch.allclose(out["on"][2], out["off"][2], rtol=1e-9)
