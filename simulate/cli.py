@@ -83,6 +83,8 @@ def cmd_train(args) -> int:
 def _print_table(summary: dict, out: str) -> None:
     keys = ("seed", "status", "train_log10_loss", "test_accuracy", "normalized_margin", "cosine_same_class_mean",
             "cosine_other_class_mean", "lambda_within_class_ratio")
+    if summary["setting"] == "random-net":
+        keys = ("seed", "status", "output_abs_mean", "grad_norm_mean")
     print(f"{summary['setting']} on {summary['data_kind']}: {len(summary['seeds'])} seed(s), {summary['seconds']:.1f} s -> {out}")
     print("  " + "  ".join(f"{k:>14.14}" for k in keys))
     for r in summary["seeds"]:
