@@ -20,3 +20,14 @@ def run_cli(*args, check_rc=None):
 @pytest.fixture
 def cli():
     return run_cli
+
+
+@pytest.fixture
+def float64_default():
+    """torch's default dtype set to float64 for one test, then restored."""
+    import torch
+
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(old)

@@ -7,13 +7,7 @@ import torch
 from simulate.losses import grad_log_loss_wrt_Q, log_loss_inverse, log_softplus, log_total_loss
 
 
-
-@pytest.fixture(autouse=True)
-def _float64():
-    old = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    yield
-    torch.set_default_dtype(old)
+pytestmark = pytest.mark.usefixtures("float64_default")
 
 
 def direct_loss(Q, loss):

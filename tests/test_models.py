@@ -9,13 +9,7 @@ from simulate.losses import grad_log_loss_wrt_Q
 from simulate.models import ModelConfig, init_model
 
 
-
-@pytest.fixture(autouse=True)
-def _float64():
-    old = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    yield
-    torch.set_default_dtype(old)
+pytestmark = pytest.mark.usefixtures("float64_default")
 
 
 def unbatched_loss(setting, params, fixed, X, y, loss):
