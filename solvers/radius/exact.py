@@ -12,7 +12,8 @@ with ``c_j = y a_j`` and ``[l_j, u_j] = h_j -+ R ||w_j||``. Only ``W delta`` ent
 constraints, so the optimal delta lies in the row space of W: with ``W = U S V^T`` the problem
 is solved exactly in ``beta`` (``delta = V beta``, ``||delta|| = ||beta||``), rank(W) <= width
 variables instead of d. SCIP solves it; ``exact`` is reported
-only when SCIP proves optimality, otherwise ``[sqrt(dual bound), sqrt(best primal)]``.
+only when SCIP proves optimality (to a relative gap of 1e-8, then polished by solving the
+optimal activation region's QP), otherwise ``[sqrt(dual bound), sqrt(best primal)]``.
 For at most about 12 unstable neurons, :func:`enumerate_radius` solves one convex QP per
 activation region instead (cvxpy + Clarabel), as a cross-check.
 """
@@ -66,6 +67,9 @@ def exact_radius_miqp(net: TwoLayerReLU, x: np.ndarray, y: float, upper: float, 
         return RadiusInterval(0.0, 0.0, True, "misclassified", 0.0)
     if not math.isfinite(upper):
         return RadiusInterval(lower, math.inf, False, "no finite upper bound to build the big-M model", 0.0)
+    if lower >= upper * (1 - 1e-9):
+        # The certified lower bound meets a verified flip: the radius is proven without a solver.
+        return RadiusInterval(upper, upper, True, "bracket closed (certified = attack)", time.perf_counter() - t0)
     R = upper * (1 + 1e-9) + 1e-12
     h, l, u, c = _bounds(net, x, y, R)
     WV = _row_space(net.W)
@@ -74,6 +78,7 @@ def exact_radius_miqp(net: TwoLayerReLU, x: np.ndarray, y: float, upper: float, 
     m.hideOutput()
     m.setParam("limits/time", float(time_limit))
     m.setParam("numerics/feastol", 1e-9)
+    m.setParam("limits/gap", 1e-8)  # a relative gap of 1e-8 counts as proven (then polished)
     delta = [m.addVar(lb=-R, ub=R, name=f"d{i}") for i in range(d)]
     tvar = m.addVar(lb=0.0, ub=R * R, name="t")
     m.addCons(quicksum(v * v for v in delta) <= tvar)
@@ -98,14 +103,74 @@ def exact_radius_miqp(net: TwoLayerReLU, x: np.ndarray, y: float, upper: float, 
     secs = time.perf_counter() - t0
     dual = max(m.getDualbound(), 0.0)
     lo = max(lower, math.sqrt(dual))
-    if status == "optimal" and m.getNSols() > 0:
+    if status in ("optimal", "gaplimit") and m.getNSols() > 0:
+        sol = m.getBestSol()
+        beta = np.array([m.getSolVal(sol, v) for v in delta])
         val = math.sqrt(max(m.getObjVal(), 0.0))
-        return RadiusInterval(max(lo, 0.0) if lo <= val else val, val, True, "optimal", secs)
+        polished = _polish(net, x, y, R, beta)
+        if math.isfinite(polished) and abs(polished - val) <= 1e-4 * max(val, 1e-12):
+            val = polished  # the region QP is accurate to the conic solver's tolerance
+        return RadiusInterval(val, val, True, "optimal", time.perf_counter() - t0)
     if status == "infeasible":
         # No flip within the ball of radius R although the attack found one: numerical trouble.
         return RadiusInterval(lower, upper, False, "infeasible (numerics): attack bound kept", secs)
-    best = math.sqrt(max(m.getObjVal(), 0.0)) if m.getNSols() > 0 else upper
-    return RadiusInterval(lo, min(best, upper), False, f"{status}: interval", secs)
+    best = min(math.sqrt(max(m.getObjVal(), 0.0)) if m.getNSols() > 0 else upper, upper)
+    return RadiusInterval(min(lo, best), best, False, f"{status}: interval", secs)
+
+
+class _RegionQP:
+    """``min ||beta||^2`` over one activation region of the unstable neurons (cvxpy + Clarabel)."""
+
+    def __init__(self, net: TwoLayerReLU, x: np.ndarray, y: float, R: float):
+        import cvxpy as cp
+
+        h, l, u, c = _bounds(net, x, y, R)
+        self.unst = np.flatnonzero((l < 0) & (u > 0))
+        act = np.flatnonzero(l >= 0)
+        WV = _row_space(net.W)
+        self.WV, self.h = WV, h
+        self.beta = cp.Variable(WV.shape[1])
+        self.sgn = cp.Parameter(len(self.unst))
+        self.on = cp.Parameter(len(self.unst))
+        zu = h[self.unst] + WV[self.unst] @ self.beta
+        za = h[act] + WV[act] @ self.beta
+        margin = c[act] @ za + (cp.multiply(self.on, c[self.unst]) @ zu if len(self.unst) else 0)
+        cons = [cp.norm(self.beta) <= R, margin <= 0]
+        if len(self.unst):
+            cons.append(cp.multiply(self.sgn, zu) >= 0)
+        self.prob = cp.Problem(cp.Minimize(cp.sum_squares(self.beta)), cons)
+
+    def solve(self, pattern: np.ndarray) -> float:
+        """The region's minimum radius (inf if the region has no flip within R)."""
+        import cvxpy as cp
+
+        if len(self.unst):
+            self.sgn.value = 2 * pattern - 1
+            self.on.value = pattern.astype(float)
+        self.prob.solve(solver=cp.CLARABEL)
+        if self.prob.status == cp.OPTIMAL:
+            return math.sqrt(max(self.prob.value, 0.0))
+        if self.prob.status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
+            return math.inf
+        raise RuntimeError(f"QP of one activation region ended with status {self.prob.status}")
+
+    def pattern_at(self, beta: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray]:
+        """The activation pattern of the unstable neurons at beta, and which are within tol of 0."""
+        z = self.h[self.unst] + self.WV[self.unst] @ beta
+        return (z > 0).astype(float), np.abs(z) <= tol
+
+
+def _polish(net, x, y, R, beta: np.ndarray, max_ambiguous: int = 6) -> float:
+    """Re-solve the region of a MIQP solution exactly (both sides of near-zero neurons)."""
+    qp = _RegionQP(net, x, y, R)
+    pattern, amb = qp.pattern_at(beta, tol=1e-6 * (1 + np.abs(qp.h).max()))
+    idx = np.flatnonzero(amb)[:max_ambiguous]
+    best = math.inf
+    for flips in itertools.product((0.0, 1.0), repeat=len(idx)):
+        p = pattern.copy()
+        p[idx] = flips
+        best = min(best, qp.solve(p))
+    return best
 
 
 def unstable_count(net: TwoLayerReLU, x: np.ndarray, R: float) -> int:
@@ -115,38 +180,17 @@ def unstable_count(net: TwoLayerReLU, x: np.ndarray, R: float) -> int:
 
 def enumerate_radius(net: TwoLayerReLU, x: np.ndarray, y: float, upper: float, max_unstable: int = 12) -> RadiusInterval:
     """Exact radius by one convex QP per activation pattern of the unstable neurons (cvxpy)."""
-    import cvxpy as cp
-
     t0 = time.perf_counter()
     if y * net.forward(x[None])[0] <= 0:
         return RadiusInterval(0.0, 0.0, True, "misclassified", 0.0)
     R = upper * (1 + 1e-9) + 1e-12
-    h, l, u, c = _bounds(net, x, y, R)
-    unst = np.flatnonzero((l < 0) & (u > 0))
-    act = np.flatnonzero(l >= 0)
-    if len(unst) > max_unstable:
-        raise ValueError(f"{len(unst)} unstable neurons: more than max_unstable={max_unstable}")
-    WV = _row_space(net.W)
-    delta = cp.Variable(WV.shape[1])
-    sgn = cp.Parameter(len(unst))
-    on = cp.Parameter(len(unst))
-    Wu, Wa = WV[unst], WV[act]
-    zu = h[unst] + Wu @ delta
-    za = h[act] + Wa @ delta
-    cons = [cp.norm(delta) <= R, cp.multiply(sgn, zu) >= 0]
-    margin = c[act] @ za + (cp.multiply(on, c[unst]) @ zu if len(unst) else 0)
-    cons.append(margin <= 0)
-    prob = cp.Problem(cp.Minimize(cp.sum_squares(delta)), cons)
+    qp = _RegionQP(net, x, y, R)
+    if len(qp.unst) > max_unstable:
+        raise ValueError(f"{len(qp.unst)} unstable neurons: more than max_unstable={max_unstable}")
     best = math.inf
-    for pattern in itertools.product((0.0, 1.0), repeat=len(unst)):
-        p = np.array(pattern)
-        sgn.value = 2 * p - 1 if len(unst) else np.zeros(0)
-        on.value = p
-        prob.solve(solver=cp.CLARABEL)
-        if prob.status == cp.OPTIMAL:
-            best = min(best, math.sqrt(max(prob.value, 0.0)))
-        elif prob.status not in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
-            raise RuntimeError(f"QP of one activation region ended with status {prob.status}")
+    for pattern in itertools.product((0.0, 1.0), repeat=len(qp.unst)):
+        best = min(best, qp.solve(np.array(pattern)))
+    unst = qp.unst
     return RadiusInterval(best, best, True, f"enumerated {2 ** len(unst)} regions", time.perf_counter() - t0)
 
 

@@ -1,0 +1,181 @@
+import math
+
+import numpy as np
+import pytest
+
+from solvers.networks import LinearClassifier, TwoLayerReLU
+from solvers.radius import ray_flip_radius
+from solvers.radius.attack import attack_radius
+from solvers.radius.certified import certified_radius, lipschitz_radius
+from solvers.radius.constructions import fvbs23_robust, lpll25_robust
+from solvers.radius.curves import robust_accuracy
+from solvers.radius.exact import enumerate_radius, exact_radius
+from solvers.radius.linear import linf_radius, linf_robust_error
+from solvers.radius.universal import universal_directions, universal_radius
+
+
+def random_net(seed, d=3, m=6):
+    rng = np.random.default_rng(seed)
+    return TwoLayerReLU(W=rng.standard_normal((m, d)), a=rng.standard_normal(m), b=rng.standard_normal(m)), rng
+
+
+def test_ray_radius_matches_bisection():
+    net, rng = random_net(0, d=5, m=8)
+    X = rng.standard_normal((300, 5))
+    y = np.where(net.forward(X) > 0, 1.0, -1.0)
+    U = rng.standard_normal((300, 5))
+    U /= np.linalg.norm(U, axis=1, keepdims=True)
+    r = ray_flip_radius(net, X, y, U)
+    q = lambda i, t: y[i] * net.forward((X[i] + t * U[i])[None])[0]  # noqa: E731
+    checked = 0
+    for i in np.flatnonzero(np.isfinite(r) & (r > 0))[:60]:
+        # Bisection for the first sign change on a fine grid below r, then refine.
+        ts = np.linspace(0, r[i] * 1.5, 3001)
+        vals = np.array([q(i, t) for t in ts])
+        j = int(np.argmax(vals <= 0))
+        lo, hi = ts[j - 1], ts[j]
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            lo, hi = (lo, mid) if q(i, mid) <= 0 else (mid, hi)
+        assert r[i] == pytest.approx(hi, rel=1e-9, abs=1e-12)
+        checked += 1
+    assert checked > 20
+    assert (r[y * net.forward(X) <= 0] == 0).all()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_invariant_certified_exact_attack_universal(seed):
+    net, rng = random_net(seed, d=4, m=6)
+    X = rng.standard_normal((12, 4))
+    y = np.where(net.forward(X) > 0, 1.0, -1.0)
+    v = rng.standard_normal(4)
+    v /= np.linalg.norm(v)
+    uni = universal_radius(net, X, y, v)
+    att = np.minimum(attack_radius(net, X, y)["attack"], uni)
+    cert = certified_radius(net, X, y, att)
+    ex = exact_radius(net, X, y, att, cert, time_limit=20)
+    for i in range(len(X)):
+        if not math.isfinite(att[i]):
+            continue
+        assert ex[i].exact, ex[i].status
+        assert cert[i] <= ex[i].upper * (1 + 1e-7) + 1e-9
+        assert ex[i].upper <= att[i] * (1 + 1e-7) + 1e-9
+        assert att[i] <= uni[i]
+
+
+def brute_force_radius(net, x, y, d, n_dirs):
+    """min over a fine grid of unit directions of the exact ray radius, refined locally."""
+    from scipy.optimize import minimize
+
+    if d == 2:
+        th = np.linspace(0, 2 * np.pi, n_dirs, endpoint=False)
+        U = np.stack([np.cos(th), np.sin(th)], 1)
+    else:
+        i = np.arange(n_dirs) + 0.5
+        phi = np.arccos(1 - 2 * i / n_dirs)
+        th = np.pi * (1 + 5 ** 0.5) * i
+        U = np.stack([np.cos(th) * np.sin(phi), np.sin(th) * np.sin(phi), np.cos(phi)], 1)
+    r = ray_flip_radius(net, np.repeat(x[None], len(U), 0), np.full(len(U), y), U)
+    best = r.min()
+    u0 = U[np.argmin(r)]
+
+    def f(z):
+        u = z / np.linalg.norm(z)
+        return ray_flip_radius(net, x[None], np.array([y]), u[None])[0]
+
+    res = minimize(f, u0, method="Nelder-Mead", options={"xatol": 1e-12, "fatol": 1e-13, "maxiter": 4000})
+    return min(best, res.fun)
+
+
+@pytest.mark.parametrize("d, seed", [(2, 1), (2, 2), (3, 3), (3, 4)])
+def test_exact_equals_brute_force_on_tiny_networks(d, seed):
+    net, rng = random_net(seed, d=d, m=5)
+    X = rng.standard_normal((5, d))
+    y = np.where(net.forward(X) > 0, 1.0, -1.0)
+    att = attack_radius(net, X, y)["attack"]
+    ex = exact_radius(net, X, y, att, time_limit=20)
+    for i in range(len(X)):
+        if not math.isfinite(att[i]):
+            continue
+        bf = brute_force_radius(net, X[i], y[i], d, 200_000 if d == 2 else 400_000)
+        assert ex[i].exact
+        assert ex[i].upper == pytest.approx(bf, rel=1e-6, abs=1e-9)
+        en = enumerate_radius(net, X[i], y[i], att[i])
+        assert en.upper == pytest.approx(ex[i].upper, rel=1e-6)
+
+
+def test_linear_linf_closed_form_matches_an_lp():
+    import cvxpy as cp
+
+    rng = np.random.default_rng(0)
+    net = LinearClassifier(w=rng.standard_normal(6))
+    X = rng.standard_normal((8, 6))
+    y = np.where(net.forward(X) > 0, 1.0, -1.0)
+    r = linf_radius(net, X, y)
+    for i in range(len(X)):
+        delta = cp.Variable(6)
+        prob = cp.Problem(cp.Minimize(cp.norm(delta, "inf")), [y[i] * (net.w @ (X[i] + delta)) <= 0])
+        prob.solve(solver=cp.CLARABEL)
+        assert prob.status == cp.OPTIMAL
+        assert r[i] == pytest.approx(prob.value, rel=1e-6, abs=1e-9)
+    eps = float(np.median(r))
+    assert linf_robust_error(net, X, y, eps) == pytest.approx(np.mean(r <= eps))
+
+
+def test_lipschitz_bound_is_a_lower_bound():
+    net, rng = random_net(7, d=10, m=20)
+    X = rng.standard_normal((50, 10))
+    y = np.where(net.forward(X) > 0, 1.0, -1.0)
+    att = attack_radius(net, X, y)["attack"]
+    assert (lipschitz_radius(net, X, y) <= att + 1e-12).all()
+
+
+def test_universal_directions():
+    means = np.sqrt(16) * np.eye(4, 16)
+    v = universal_directions("fvbs23", means=means, cluster_labels=np.array([1.0, 1.0, -1.0, -1.0]))
+    assert np.allclose(v, universal_directions("lpll25", means=means, J_plus=[0, 1]))
+    assert np.allclose(v[:4], [0.5, 0.5, -0.5, -0.5])
+    X = np.eye(3, 16)
+    assert np.allclose(universal_directions("vys22", X_train=X, y_train=np.array([1.0, -1.0, 1.0]))[:3], np.array([1, -1, 1]) / math.sqrt(3))
+
+
+def test_robust_accuracy_from_radii_and_tie_rule():
+    r = np.array([0.0, 1.0, 2.0, np.inf])
+    assert robust_accuracy(r, np.array([0.0, 1.0, 1.5, 3.0])).tolist() == [0.75, 0.5, 0.5, 0.25]
+    # A point exactly on the boundary (f = 0) is misclassified: radius 0.
+    net = LinearClassifier(w=np.array([1.0, 0.0]))
+    assert ray_flip_radius(net, np.array([[0.0, 1.0]]), np.array([1.0]), np.array([1.0, 0.0]))[0] == 0.0
+
+
+def test_construction_certified_radius_grows_like_sqrt_d():
+    from simulate.data import clusters
+
+    ds_list, med = [128, 256, 512, 1024], []
+    for d in ds_list:
+        ds = clusters(d, 4, 10, 1.0, seed=0)
+        labels = np.where(np.isin(np.arange(4), ds.J_plus), 1.0, -1.0)
+        net = fvbs23_robust(ds.means, labels)
+        X, y = ds.sample(200, 1)
+        upper = universal_radius(net, X, y, universal_directions("fvbs23", means=ds.means, J_plus=ds.J_plus))
+        med.append(np.median(certified_radius(net, X, y, upper)))
+        net2 = lpll25_robust(ds.means, ds.J_plus)
+        assert np.median(certified_radius(net2, X, y)) > 0.3 * math.sqrt(d)
+    slope = np.polyfit(np.log(ds_list), np.log(med), 1)[0]
+    assert slope == pytest.approx(0.5, abs=0.08)
+    assert med[-1] > 0.3 * math.sqrt(1024)
+
+
+def test_trained_fa_median_universal_radius_near_sqrt_d_over_k():
+    """LPLL25.thm.nonrobust at d = 512, k = 4: the median universal radius is within 25% of sqrt(d/k)."""
+    from simulate.experiment import DataConfig, RunConfig, run
+    from simulate.models import ModelConfig
+    from simulate.trainer import TrainConfig
+
+    cfg = RunConfig(setting="fa", data=DataConfig(d=512, k=4, n=200), model=ModelConfig("fa", m=5, init_scale=0.1),
+                    train=TrainConfig(steps=1500, lr=0.5, progress=False), seeds=1)
+    res = run(cfg)
+    ds = res.datasets[0]
+    X, y = ds.sample(400, 3)
+    v = universal_directions("lpll25", means=ds.means, J_plus=ds.J_plus)
+    r = universal_radius(res.networks[0], X, y, v)
+    assert np.median(r) == pytest.approx(math.sqrt(512 / 4), rel=0.25)
