@@ -22,6 +22,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -140,18 +141,25 @@ class _RegionQP:
             cons.append(cp.multiply(self.sgn, zu) >= 0)
         self.prob = cp.Problem(cp.Minimize(cp.sum_squares(self.beta)), cons)
 
-    def solve(self, pattern: np.ndarray) -> float:
-        """The region's minimum radius (inf if the region has no flip within R)."""
+    def solve(self, pattern: np.ndarray, strict: bool = True) -> float:
+        """The region's minimum radius (inf if the region has no flip within R).
+
+        A status other than optimal/infeasible raises when ``strict``, else gives NaN.
+        """
         import cvxpy as cp
 
         if len(self.unst):
             self.sgn.value = 2 * pattern - 1
             self.on.value = pattern.astype(float)
-        self.prob.solve(solver=cp.CLARABEL)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # an inaccurate status is handled below, not printed
+            self.prob.solve(solver=cp.CLARABEL)
         if self.prob.status == cp.OPTIMAL:
             return math.sqrt(max(self.prob.value, 0.0))
         if self.prob.status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
             return math.inf
+        if not strict:
+            return math.nan
         raise RuntimeError(f"QP of one activation region ended with status {self.prob.status}")
 
     def pattern_at(self, beta: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray]:
@@ -169,7 +177,10 @@ def _polish(net, x, y, R, beta: np.ndarray, max_ambiguous: int = 6) -> float:
     for flips in itertools.product((0.0, 1.0), repeat=len(idx)):
         p = pattern.copy()
         p[idx] = flips
-        best = min(best, qp.solve(p))
+        v = qp.solve(p, strict=False)
+        if math.isnan(v):
+            return math.nan  # the conic solver was not accurate: keep SCIP's value
+        best = min(best, v)
     return best
 
 
