@@ -1,6 +1,7 @@
 """Attack upper bounds on the l2 radius: foolbox's DeepFool (a fast first guess) and DDN.
 
-Every perturbation an attack returns is verified: the exact ray radius along its direction
+The attacks run in float32 (three times faster at d = 3072); every perturbation they return
+is then verified in float64: the exact ray radius along its direction
 (:func:`.ray.ray_flip_radius`) is the upper bound used, which is at most the attack's norm
 when the sign really flipped (tie rule: ``f = 0`` is a flip) and ``inf`` when it did not.
 """
@@ -14,12 +15,13 @@ from ..networks import LinearClassifier, TwoLayerReLU
 from .ray import ray_flip_radius
 
 
-def _torch_module(net):
+def _torch_module(net, dtype=None):
     import torch
 
-    W = torch.tensor(net.W)
-    a = torch.tensor(net.a)
-    b = torch.tensor(net.b) if net.b is not None else None
+    dtype = dtype or torch.float64
+    W = torch.tensor(net.W, dtype=dtype)
+    a = torch.tensor(net.a, dtype=dtype)
+    b = torch.tensor(net.b, dtype=dtype) if net.b is not None else None
 
     class Binary(torch.nn.Module):
         """Logits (-f/2, f/2): class 1 is y = +1."""
@@ -34,7 +36,8 @@ def _torch_module(net):
     return Binary().eval()
 
 
-def attack_radius(net, X: np.ndarray, y: np.ndarray, steps: int = 100, methods=("deepfool", "ddn")) -> dict[str, np.ndarray]:
+def attack_radius(net, X: np.ndarray, y: np.ndarray, steps: int = 100, methods=("deepfool", "ddn"),
+                  float32: bool = True) -> dict[str, np.ndarray]:
     """Per-point verified upper bounds from each attack, and their minimum under ``"attack"``."""
     X = np.atleast_2d(np.asarray(X, float))
     y = np.asarray(y, float)
@@ -49,8 +52,9 @@ def attack_radius(net, X: np.ndarray, y: np.ndarray, steps: int = 100, methods=(
     import torch
 
     scale = float(np.abs(X).max()) * 100 + 1.0
-    fmodel = fb.PyTorchModel(_torch_module(net), bounds=(-scale, scale), device="cpu")
-    xt = torch.tensor(X)
+    dtype = torch.float32 if float32 else torch.float64
+    fmodel = fb.PyTorchModel(_torch_module(net, dtype), bounds=(-scale, scale), device="cpu")
+    xt = torch.tensor(X, dtype=dtype)
     labels = torch.tensor((y > 0).astype(np.int64))
     out: dict[str, np.ndarray] = {}
     attacks = {"deepfool": fb.attacks.L2DeepFoolAttack(steps=50, overshoot=0.02), "ddn": fb.attacks.DDNAttack(steps=steps)}
@@ -58,7 +62,7 @@ def attack_radius(net, X: np.ndarray, y: np.ndarray, steps: int = 100, methods=(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             _, adv, _ = attacks[name](fmodel, xt, labels, epsilons=None)
-        delta = (adv - xt).numpy()
+        delta = adv.numpy().astype(np.float64) - X
         norms = np.linalg.norm(delta, axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
             U = np.where(norms[:, None] > 0, delta / norms[:, None], 0.0)
