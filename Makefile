@@ -29,6 +29,7 @@ test: install
 bench: install
 	$(BIN)/python bench/theory_speed.py
 	$(BIN)/python bench/gd_speed.py
+	$(BIN)/python bench/radius_speed.py
 
 clean:
 	rm -rf $(VENV) $(REPORT_DIR) .pytest_cache

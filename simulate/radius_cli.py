@@ -28,6 +28,8 @@ def register(sub) -> None:
     p.add_argument("--direction", default="auto", choices=("auto", "fvbs23", "lpll25", "vys22"),
                    help="universal direction (auto: fvbs23 for cluster data, vys22 otherwise)")
     p.add_argument("--time-limit", type=float, default=5.0, help="seconds per point for the exact MIQP")
+    p.add_argument("--flip-norm", type=float, action="append", default=None,
+                   help="report the universal flip rate P[r <= norm] at this norm (repeatable; default sqrt(d/k) and sqrt(d))")
     p.add_argument("--overlay", nargs="*", default=[], help="more run directories drawn in the same robust-accuracy PNG")
     p.add_argument("--out", default=None, help="output directory (default RUN_DIR/radius)")
     p.add_argument("--json", action="store_true")
@@ -133,8 +135,22 @@ def _stats(r: np.ndarray, closed: np.ndarray) -> dict:
     }
 
 
+def universal_flip_rates(run, ds, nets, X, y, norms: list[float]) -> dict:
+    """Every applicable universal direction: per-point radii summary and flip rates at the norms."""
+    from solvers.radius.universal import flip_rate, universal_radius
+
+    names = (["fvbs23", "lpll25"] if ds.means is not None else []) + ["vys22"]
+    out = {}
+    for name in names:
+        v = universal_vector(run, ds, name)
+        r = np.concatenate([universal_radius(net, X, y, v) for net in nets])
+        out[name] = {"median": None if not np.isfinite(np.median(r)) else float(np.median(r)),
+                     "flip_rate": [{"norm": float(nm), "rate": flip_rate(r, nm)} for nm in norms]}
+    return out
+
+
 def radius_report(run, methods: tuple[str, ...], points: int, seed: int, direction: str, time_limit: float,
-                  out_dir: str, overlay: list | None = None) -> dict:
+                  out_dir: str, overlay: list | None = None, flip_norms: list[float] | None = None) -> dict:
     from solvers.radius.curves import plot_robust_accuracy, robust_accuracy
 
     ds, X, y = test_points(run, points, seed)
@@ -181,6 +197,8 @@ def radius_report(run, methods: tuple[str, ...], points: int, seed: int, directi
         orad = [compute_radii(n, oX, oy, ov, ("universal", "attack"), time_limit)["upper"] for n in binary_networks(other)]
         curves[f"{_label(other)}: upper (attack/universal)"] = (grid, robust_accuracy(np.concatenate(orad), grid))
     k = ds.means.shape[0] if ds.means is not None else None
+    norms = flip_norms or ([math.sqrt(d / k)] if k else []) + [math.sqrt(d)]
+    flips = universal_flip_rates(run, ds, nets, X, y, norms)
     markers = {"sqrt(d)": math.sqrt(d)}
     if k:
         markers["sqrt(d/k)"] = math.sqrt(d / k)
@@ -189,7 +207,7 @@ def radius_report(run, methods: tuple[str, ...], points: int, seed: int, directi
     return {
         "run": run.path, "points": int(len(X)), "networks": len(nets), "seed": seed,
         "direction": direction if direction != "auto" else ("fvbs23" if ds.means is not None else "vys22"),
-        "methods": methods_json, "robust_accuracy": ra,
+        "methods": methods_json, "robust_accuracy": ra, "universal": flips,
         "reference": {"sqrt_d": math.sqrt(d), "sqrt_d_over_k": math.sqrt(d / k) if k else None},
         "tie_rule": "f(x) = 0 counts as misclassified",
         "files": {"csv": csv_path, "png": png},
@@ -223,7 +241,10 @@ def cmd_radius(args) -> int:
     overlay = [_load(p) for p in args.overlay]
     methods = METHODS if args.method == "all" else (args.method,)
     out_dir = args.out or os.path.join(args.run_dir, "radius")
-    report = radius_report(run, methods, args.points, args.seed, args.direction, args.time_limit, out_dir, overlay)
+    for nm in args.flip_norm or []:
+        if not nm > 0:
+            raise InputError(f"--flip-norm {nm} is out of range: must be a number > 0")
+    report = radius_report(run, methods, args.points, args.seed, args.direction, args.time_limit, out_dir, overlay, args.flip_norm)
     with open(os.path.join(out_dir, "radius.json"), "w") as f:
         json.dump(report, f, indent=2)
     if args.json:
@@ -234,6 +255,9 @@ def cmd_radius(args) -> int:
         for m, st in report["methods"].items():
             med = "inf" if st["median"] is None else f"{st['median']:.4g}"
             print(f"  {m:>10}: median {med}, min {st['min']}, max {st['max']}, certified exact {st['fraction_certified_exact']:.0%}")
+        for name, u in report["universal"].items():
+            rates = ", ".join(f"{fr['rate']:.0%} at {fr['norm']:.3g}" for fr in u["flip_rate"])
+            print(f"  universal {name}: flip rate {rates}")
         print(f"  files: {report['files']['csv']}, {report['files']['png']}")
     return 0
 

@@ -31,6 +31,9 @@ def test_radius_json_contract(cli, fa_run, tmp_path):
     assert accs == sorted(accs, reverse=True) and accs[0] > 0.9 and accs[-1] == 0.0
     assert all({"eps", "accuracy"} <= set(r) for r in rep["robust_accuracy"])
     assert os.path.isfile(rep["files"]["csv"]) and os.path.isfile(rep["files"]["png"])
+    assert set(rep["universal"]) == {"fvbs23", "lpll25", "vys22"}
+    rates = [fr["rate"] for fr in rep["universal"]["fvbs23"]["flip_rate"]]
+    assert len(rates) == 2 and rates[0] <= rates[1]  # sqrt(d/k) <= sqrt(d)
     with open(rep["files"]["png"], "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
 
