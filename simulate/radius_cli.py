@@ -5,7 +5,6 @@ fresh test points, and writes the per-point CSV, the robust-accuracy PNG and the
 """
 from __future__ import annotations
 
-import csv
 import json
 import math
 import os
@@ -153,6 +152,8 @@ def radius_report(run, methods: tuple[str, ...], points: int, seed: int, directi
                   out_dir: str, overlay: list | None = None, flip_norms: list[float] | None = None) -> dict:
     from solvers.radius.curves import plot_robust_accuracy, robust_accuracy
 
+    from .rundir import write_csv
+
     ds, X, y = test_points(run, points, seed)
     v = universal_vector(run, ds, direction)
     nets = binary_networks(run)
@@ -187,7 +188,7 @@ def radius_report(run, methods: tuple[str, ...], points: int, seed: int, directi
           for j, (e, a, u) in enumerate(zip(grid, acc_up, robust_accuracy(R["upper"], grid)))]
     os.makedirs(out_dir, exist_ok=True)
     csv_path = os.path.join(out_dir, "radii.csv")
-    _write_csv(csv_path, rows)
+    write_csv(csv_path, rows)
     curves = {f"{_label(run)}: upper (attack/universal)": (grid, robust_accuracy(R["upper"], grid))}
     if acc_lo is not None:
         curves[f"{_label(run)}: certified lower"] = (grid, acc_lo)
@@ -217,19 +218,6 @@ def radius_report(run, methods: tuple[str, ...], points: int, seed: int, directi
 def _label(run) -> str:
     c = run.config
     return f"{c.setting} ({os.path.basename(os.path.normpath(run.path))})"
-
-
-def _write_csv(path, rows):
-    keys: list[str] = []
-    for r in rows:
-        keys += [k for k in r if k not in keys]
-    tmp = path + ".tmp"
-    with open(tmp, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=keys)
-        w.writeheader()
-        for r in rows:
-            w.writerow(r)
-    os.replace(tmp, path)
 
 
 def cmd_radius(args) -> int:

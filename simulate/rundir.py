@@ -98,8 +98,8 @@ def _write(result: RunResult, d: str) -> None:
         json.dump(config_to_dict(result.config), f, indent=2)
     with open(os.path.join(d, "summary.json"), "w") as f:
         json.dump(summary_json(result), f, indent=2)
-    _csv(os.path.join(d, "metrics.csv"), [clean(r) for r in result.summary])
-    _csv(os.path.join(d, "trajectory.csv"), [clean(r) for r in result.trajectory])
+    write_csv(os.path.join(d, "metrics.csv"), [clean(r) for r in result.summary])
+    write_csv(os.path.join(d, "trajectory.csv"), [clean(r) for r in result.trajectory])
     arrays, meta = {}, []
     for seed, net, W0 in zip(result.config.seed_list, result.networks, result.init_W):
         keys = {}
@@ -120,15 +120,18 @@ def _write(result: RunResult, d: str) -> None:
         cosine_heatmap(mats, result, os.path.join(d, "cosine_matrix.png"))
 
 
-def _csv(path: str, rows: list[dict]) -> None:
+def write_csv(path: str, rows: list[dict]) -> None:
+    """Rows with possibly different keys (their union is the header), written atomically."""
     keys: list[str] = []
     for r in rows:
         keys += [k for k in r if k not in keys]
-    with open(path, "w", newline="") as f:
+    tmp = path + ".tmp"
+    with open(tmp, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=keys)
         w.writeheader()
         for r in rows:
             w.writerow(r)
+    os.replace(tmp, path)
 
 
 @dataclass
