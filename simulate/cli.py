@@ -38,6 +38,7 @@ def register(sub) -> None:
     p.add_argument("--idx-labels", default=None)
     p.add_argument("--dtype", default="float64", choices=("float64", "float32"))
     p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
+    p.add_argument("--checkpoints", type=int, default=0, help="save the weights at N log-spaced steps (for ibcheck kkt-check)")
     p.add_argument("--dual", default="auto", choices=("auto", "on", "off"),
                    help="train W as W0 + C X through the Gram matrix (same iterates; faster when n < d)")
     p.add_argument("--out", required=True, help="run directory (created; must be empty unless --overwrite)")
@@ -67,7 +68,7 @@ def cmd_train(args) -> int:
         model=ModelConfig(setting=args.setting, m=args.m, init_scale=args.init_scale, bias=not args.no_bias, activation=args.activation),
         train=TrainConfig(steps=args.steps, lr=args.lr, loss=args.loss, reduction=args.reduction, schedule=args.schedule,
                           target_log10_loss=args.target_log10_loss, max_seconds=args.max_seconds, dtype=args.dtype,
-                          device=args.device, dual=args.dual, progress=not args.quiet and sys.stderr.isatty()),
+                          device=args.device, dual=args.dual, checkpoints=args.checkpoints, progress=not args.quiet and sys.stderr.isatty()),
         seeds=args.seeds, seed0=args.seed0,
     )
     result = run(cfg)

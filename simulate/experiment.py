@@ -121,6 +121,7 @@ class RunResult:
     summary: list[dict]
     trajectory: list[dict]
     seconds: float = 0.0
+    checkpoints: list = field(default_factory=list)
 
 
 def _to_torch(ds_list, dtype, device, multiclass):
@@ -151,7 +152,7 @@ def run(cfg: RunConfig) -> RunResult:
     for i, s in enumerate(seeds):
         ds = datasets[i if cfg.data.per_seed else 0]
         summary.append(_measure(cfg, s, nets[i], init_W[i], ds, res.final[i]))
-    return RunResult(cfg, datasets, nets, init_W, summary, res.trajectory, res.seconds)
+    return RunResult(cfg, datasets, nets, init_W, summary, res.trajectory, res.seconds, res.checkpoints)
 
 
 def _measure(cfg: RunConfig, seed: int, net, W0, ds: D.Dataset, final: dict) -> dict:

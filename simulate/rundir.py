@@ -113,11 +113,47 @@ def _write(result: RunResult, d: str) -> None:
     np.savez(os.path.join(d, "weights.npz"), **arrays)
     with open(os.path.join(d, "networks.json"), "w") as f:
         json.dump(meta, f, indent=2)
+    if result.checkpoints:
+        _write_checkpoints(result, d)
     mats = [r.get("_cosine_matrix") for r in result.summary]
     if mats and mats[0] is not None:
         from .plots import cosine_heatmap
 
         cosine_heatmap(mats, result, os.path.join(d, "cosine_matrix.png"))
+
+
+def _write_checkpoints(result: RunResult, d: str) -> None:
+    """Weights at log-spaced steps (checkpoints.npz) with their steps and losses (checkpoints.json)."""
+    arrays, meta = {}, []
+    loss = {(r["seed"], r["step"]): r for r in result.trajectory}
+    for step, nets in result.checkpoints:
+        for seed, net in zip(result.config.seed_list, nets):
+            keys = {}
+            for name, arr in net.to_arrays().items():
+                keys[name] = f"s{seed}_t{step}_{name}"
+                arrays[keys[name]] = np.asarray(arr)
+            row = loss.get((seed, step), {})
+            meta.append({"seed": seed, "step": step, "kind": net.kind, "arrays": keys, "trained": list(getattr(net, "trained", ())),
+                         "log10_loss_sum": row.get("log10_loss_sum"), "log10_loss_mean": row.get("log10_loss_mean")})
+    np.savez(os.path.join(d, "checkpoints.npz"), **arrays)
+    with open(os.path.join(d, "checkpoints.json"), "w") as f:
+        json.dump(clean(meta), f, indent=2)
+
+
+def load_checkpoints(path: str) -> list[dict]:
+    """The checkpoints of a run directory: dicts with seed, step, log10 losses and the network."""
+    jpath = os.path.join(path, "checkpoints.json")
+    if not os.path.isfile(jpath):
+        raise InputError(f"{path} has no checkpoints: train with --checkpoints N (e.g. 12)")
+    with open(jpath) as f:
+        meta = json.load(f)
+    with np.load(os.path.join(path, "checkpoints.npz"), allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    out = []
+    for m in meta:
+        net = network_from_arrays(m["kind"], {n: arrays[k] for n, k in m["arrays"].items()}, m)
+        out.append({**{k: v for k, v in m.items() if k != "arrays"}, "network": net})
+    return out
 
 
 def write_csv(path: str, rows: list[dict]) -> None:

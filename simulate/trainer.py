@@ -49,6 +49,7 @@ class TrainConfig:
     down: float = 0.5
     progress: bool = True
     dual: str = "auto"
+    checkpoints: int = 0
 
     def __post_init__(self):
         if not isinstance(self.steps, int) or self.steps < 0:
@@ -67,6 +68,8 @@ class TrainConfig:
             raise InputError(f"--max-seconds {self.max_seconds} is out of range: must be a number > 0")
         if self.target_log10_loss is not None and not math.isfinite(self.target_log10_loss):
             raise InputError(f"--target-log10-loss {self.target_log10_loss} must be a finite number")
+        if not isinstance(self.checkpoints, int) or self.checkpoints < 0:
+            raise InputError(f"--checkpoints {self.checkpoints} is out of range: must be an integer >= 0")
         if self.dual not in ("auto", "on", "off"):
             raise InputError(f"--dual {self.dual!r} is not one of auto, on, off")
         if not (self.up >= 1 and 0 < self.down < 1):
@@ -116,6 +119,7 @@ class TrainResult:
     seconds: float
     steps_done: int
     config: TrainConfig = field(default=None)
+    checkpoints: list = field(default_factory=list)  # (step, [network per seed])
 
     def networks(self):
         return self.model.networks()
@@ -155,7 +159,9 @@ def train(model, X: torch.Tensor, y: torch.Tensor, cfg: TrainConfig, lr: float, 
     log_T = torch.full((S,), -math.inf, dtype=dt, device=dev)
     prev = {k: v.clone() for k, v in model.params.items()}
     prev_logL = torch.full((S,), math.inf, dtype=dt, device=dev)
-    rec = set(record_steps(cfg.steps, cfg.records))
+    ckpt = set(record_steps(cfg.steps, cfg.checkpoints)) if cfg.checkpoints else set()
+    rec = set(record_steps(cfg.steps, cfg.records)) | ckpt  # every checkpoint has its losses
+    saved: list = []
     traj: list[dict] = []
     t0 = time.perf_counter()
     bar = _progress(cfg)
@@ -187,6 +193,8 @@ def train(model, X: torch.Tensor, y: torch.Tensor, cfg: TrainConfig, lr: float, 
             active &= ~hit
         out_of_time = cfg.max_seconds is not None and time.perf_counter() - t0 > cfg.max_seconds
         stop = step >= cfg.steps or not bool(active.any()) or out_of_time
+        if cfg.checkpoints and (step in ckpt or stop):
+            saved.append((step, model.networks()))
         if step in rec or stop:
             met = _metrics(model, Q, logL, cfg, n, mc)
             met["log10_T"] = log_T / LN10
@@ -229,7 +237,7 @@ def train(model, X: torch.Tensor, y: torch.Tensor, cfg: TrainConfig, lr: float, 
     final = [next(r for r in final_rows if r["seed"] == seeds[s]) for s in range(S)]
     for s in range(S):
         final[s] = {**final[s], "status": status[s], "status_step": status_step[s]}
-    return TrainResult(model, init_W, traj, status, status_step, final, time.perf_counter() - t0, step, cfg)
+    return TrainResult(model, init_W, traj, status, status_step, final, time.perf_counter() - t0, step, cfg, saved)
 
 
 def _progress(cfg: TrainConfig):

@@ -1,0 +1,178 @@
+"""A numerical KKT certificate for (P), for homogeneous two-layer ReLU networks.
+
+Given theta and the data: scale to ``theta / q_min^(1/L)``; take the active set
+(``q_i <= 1 + active_tol``) and the ties (active i with ``|z_ij| <= tie_tol``); then solve
+
+    minimize    || theta - sum_i lambda_i h_i - sum_{(i,j) tie} mu_ij t_ij ||
+    subject to  lambda >= 0,   0 <= mu_ij <= lambda_i
+
+in cvxpy (Clarabel), where ``h_i`` is the gradient of q_i with ReLU'(0) = 0 and ``t_ij`` the
+extra direction a tie can add (the Clarke subdifferential of ReLU at 0 is [0, 1]). The
+columns are compressed by a thin QR first (an exact rewriting), so the program has
+|active| + |ties| variables whatever the parameter count. A non-optimal solver status is
+never read as a certificate.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import cvxpy as cp
+import numpy as np
+
+from ..networks import TwoLayerReLU
+from .jacobian import margin_jacobian, scale_to_unit_margin, tie_columns
+
+
+@dataclass
+class KKTCertificate:
+    """The evidence for (or against) ``theta`` being a KKT point of (P)."""
+
+    solver_status: str
+    stationarity_residual: float  # ||theta - sum lambda h|| / ||theta||
+    stationarity_abs: float
+    complementary_slackness: float  # max_i lambda_i (q_i - 1)
+    feasible: bool
+    min_margin: float  # before scaling
+    normalized_margin: float  # q_min / ||theta||^L
+    euler_gap: float  # |L sum lambda - ||theta||^2| / ||theta||^2
+    n_active: int
+    n_ties: int
+    lam: np.ndarray
+    scaled: TwoLayerReLU
+
+    @property
+    def epsilon(self) -> float:
+        return self.stationarity_abs
+
+    @property
+    def delta(self) -> float:
+        return self.complementary_slackness
+
+    def is_kkt(self, tol: float = 1e-6) -> bool:
+        return self.solver_status == "optimal" and self.feasible and self.stationarity_residual <= tol
+
+    def as_json(self) -> dict:
+        return {"solver_status": self.solver_status, "stationarity_residual": self.stationarity_residual,
+                "stationarity_abs": self.stationarity_abs, "complementary_slackness": self.complementary_slackness,
+                "feasible": self.feasible, "min_margin": self.min_margin, "normalized_margin": self.normalized_margin,
+                "euler_gap": self.euler_gap, "n_active": self.n_active, "n_ties": self.n_ties}
+
+
+def require_homogeneous(net) -> None:
+    if not isinstance(net, TwoLayerReLU) or net.degree is None:
+        raise ValueError(f"the KKT certificate needs a homogeneous two-layer ReLU network, got {getattr(net, 'kind', type(net).__name__)}")
+
+
+def kkt_certificate(net: TwoLayerReLU, X: np.ndarray, y: np.ndarray, active_tol: float = 1e-6, tie_tol: float = 1e-9) -> KKTCertificate:
+    """Certify (P)'s KKT conditions at ``net`` (LL20.def.kkt), after scaling to unit margin."""
+    require_homogeneous(net)
+    X = np.asarray(X, float)
+    y = np.asarray(y, float)
+    scaled, qmin = scale_to_unit_margin(net, X, y)
+    theta = scaled.params()
+    Zall = scaled.preactivations(X)
+    q = y * (np.maximum(Zall, 0.0) @ scaled.a)
+    active = np.flatnonzero(q <= 1 + active_tol)
+    tie_mask = np.zeros_like(Zall, dtype=bool)
+    tie_mask[active] = np.abs(Zall[active]) <= tie_tol * (1 + np.abs(Zall).max())
+    # A tie enters h_i with ReLU'(0) = 0; its tie column adds mu_ij in [0, lambda_i] of the other end.
+    _, J = margin_jacobian(scaled, X, y, sigma=((Zall > 0) & ~tie_mask).astype(float))
+    ties = [(int(i), int(j)) for i, j in zip(*np.nonzero(tie_mask))]
+    H = J[active].T  # (P, |A|)
+    T = tie_columns(scaled, X, y, ties)
+    return _solve(theta, H, T, active, ties, q, scaled, qmin, len(X))
+
+
+def _solve(theta, H, T, active, ties, q, scaled, qmin, n) -> KKTCertificate:
+    M = np.concatenate([H, T], axis=1)
+    Q, R = np.linalg.qr(M, mode="reduced")
+    c = Q.T @ theta
+    perp = float(np.linalg.norm(theta - Q @ c))  # the part no multiplier can reach
+    lam = cp.Variable(H.shape[1], nonneg=True)
+    mu = cp.Variable(T.shape[1], nonneg=True) if T.shape[1] else None
+    coeffs = cp.hstack([lam, mu]) if mu is not None else lam
+    cons = []
+    if mu is not None:
+        owner = {int(i): r for r, i in enumerate(active)}
+        cons.append(mu <= cp.hstack([lam[owner[i]] for i, _ in ties]))
+    prob = cp.Problem(cp.Minimize(cp.norm(c - R @ coeffs)), cons)
+    try:
+        prob.solve(solver=cp.CLARABEL)
+    except cp.SolverError as err:
+        return _failed(f"solver error: {err}", scaled, qmin, len(active), len(ties))
+    if prob.status != cp.OPTIMAL:
+        return _failed(str(prob.status), scaled, qmin, len(active), len(ties))
+    lam_full = np.zeros(n)
+    lam_full[active] = np.maximum(lam.value, 0.0)
+    res_abs = math.hypot(float(prob.value), perp)
+    tn = float(np.linalg.norm(theta))
+    L = scaled.degree
+    return KKTCertificate(
+        solver_status="optimal", stationarity_residual=res_abs / tn, stationarity_abs=res_abs,
+        complementary_slackness=float(np.max(lam_full * (q - 1))), feasible=bool(q.min() >= 1 - 1e-9),
+        min_margin=qmin, normalized_margin=float(q.min() / tn ** L),
+        euler_gap=abs(L * lam_full.sum() - tn**2) / tn**2, n_active=len(active), n_ties=len(ties),
+        lam=lam_full, scaled=scaled)
+
+
+def _failed(status, scaled, qmin, n_active, n_ties) -> KKTCertificate:
+    nan = float("nan")
+    return KKTCertificate(status, nan, nan, nan, False, qmin, nan, nan, n_active, n_ties, np.array([]), scaled)
+
+
+def joint_certificate(net: TwoLayerReLU, X: np.ndarray, y: np.ndarray, weight: float) -> KKTCertificate:
+    """Multipliers on every sample, trading stationarity against complementary slackness:
+
+        minimize ||theta - sum_i lambda_i h_i|| / ||theta|| + weight * sum_i lambda_i (q_i - 1),  lambda >= 0.
+
+    Any solution is a valid (eps, delta) certificate (LL20.def.eps_delta_kkt).
+    """
+    require_homogeneous(net)
+    scaled, qmin = scale_to_unit_margin(net, np.asarray(X, float), np.asarray(y, float))
+    theta = scaled.params()
+    q, J = margin_jacobian(scaled, X, y)
+    Q, R = np.linalg.qr(J.T, mode="reduced")
+    c = Q.T @ theta
+    perp = float(np.linalg.norm(theta - Q @ c))
+    tn = float(np.linalg.norm(theta))
+    lam = cp.Variable(len(X), nonneg=True)
+    prob = cp.Problem(cp.Minimize(cp.norm(c - R @ lam) / tn + weight * ((q - 1) @ lam)))
+    prob.solve(solver=cp.CLARABEL)
+    if prob.status != cp.OPTIMAL:
+        return _failed(str(prob.status), scaled, qmin, len(X), 0)
+    lv = np.maximum(lam.value, 0.0)
+    res_abs = math.hypot(float(np.linalg.norm(c - R @ lv)), perp)
+    L = scaled.degree
+    return KKTCertificate("optimal", res_abs / tn, res_abs, float(np.max(lv * (q - 1))), bool(q.min() >= 1 - 1e-9), qmin,
+                          float(q.min() / tn**L), abs(L * lv.sum() - tn**2) / tn**2, int((lv > 0).sum()), 0, lv, scaled)
+
+
+def eps_delta_kkt(net: TwoLayerReLU, X: np.ndarray, y: np.ndarray, tolerances=(1e-8, 1e-6, 1e-4, 1e-3, 1e-2, 3e-2, 1e-1, 3e-1, 1.0),
+                  weights=(0.1, 1.0, 10.0, 100.0), tie_tol: float = 1e-9) -> tuple[float, float, KKTCertificate]:
+    """LL20.def.eps_delta_kkt: an (eps, delta) pair that ``net`` provably satisfies.
+
+    Candidates: each active-set tolerance tau (multipliers on ``q_i <= 1 + tau`` only), and
+    each weight of :func:`joint_certificate` (multipliers on every sample). Every candidate
+    is a valid pair ``(||theta - sum lambda h|| / ||theta||, max_i lambda_i (q_i - 1))``; the
+    one with the smallest ``max(eps, delta)`` is returned.
+
+    With the default ``tie_tol`` the subgradients are the exact Clarke ones at theta. A
+    larger ``tie_tol`` lets pre-activations within ``tie_tol`` of 0 (relative) take ReLU' in
+    [0, 1]: a Goldstein-style relaxation that shows how near theta is to a KKT point with
+    ties (GD iterates approach such points); it is not the exact definition.
+    """
+    best = None
+    cands = [kkt_certificate(net, X, y, active_tol=tau, tie_tol=tie_tol) for tau in tolerances]
+    if tie_tol <= 1e-9:
+        cands += [joint_certificate(net, X, y, w) for w in weights]
+    for cert in cands:
+        if cert.solver_status != "optimal":
+            continue
+        key = max(cert.stationarity_residual, cert.complementary_slackness)
+        if best is None or key < best[0]:
+            best = (key, cert)
+    if best is None:
+        raise RuntimeError("no certificate: the convex program failed at every tolerance")
+    cert = best[1]
+    return cert.stationarity_residual, cert.complementary_slackness, cert
