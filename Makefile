@@ -30,6 +30,7 @@ bench: install
 	$(BIN)/python bench/theory_speed.py
 	$(BIN)/python bench/gd_speed.py
 	$(BIN)/python bench/radius_speed.py
+	$(BIN)/python bench/kkt_speed.py
 
 clean:
 	rm -rf $(VENV) $(REPORT_DIR) .pytest_cache

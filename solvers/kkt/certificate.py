@@ -77,9 +77,10 @@ def kkt_certificate(net: TwoLayerReLU, X: np.ndarray, y: np.ndarray, active_tol:
     tie_mask = np.zeros_like(Zall, dtype=bool)
     tie_mask[active] = np.abs(Zall[active]) <= tie_tol * (1 + np.abs(Zall).max())
     # A tie enters h_i with ReLU'(0) = 0; its tie column adds mu_ij in [0, lambda_i] of the other end.
-    _, J = margin_jacobian(scaled, X, y, sigma=((Zall > 0) & ~tie_mask).astype(float))
+    sigma = ((Zall[active] > 0) & ~tie_mask[active]).astype(float)
+    _, J = margin_jacobian(scaled, X[active], y[active], sigma=sigma)  # active rows only
     ties = [(int(i), int(j)) for i, j in zip(*np.nonzero(tie_mask))]
-    H = J[active].T  # (P, |A|)
+    H = J.T  # (P, |A|)
     T = tie_columns(scaled, X, y, ties)
     return _solve(theta, H, T, active, ties, q, scaled, qmin, len(X))
 

@@ -1,0 +1,144 @@
+import math
+
+import numpy as np
+import pytest
+
+from solvers.kkt.certificate import eps_delta_kkt, kkt_certificate
+from solvers.kkt.global_opt import TooLarge, activation_patterns, augment, cover_count, dual_check, global_max_margin
+from solvers.kkt.search import kkt_search, random_start, same_up_to_permutation
+from solvers.networks import TwoLayerReLU
+from solvers.svm import hard_margin_svm
+
+
+def symmetric_data(seed=0, n=15, d=5):
+    rng = np.random.default_rng(seed)
+    P = rng.standard_normal((n, d)) + np.eye(1, d)[0] * 2
+    return np.vstack([P, -P]), np.r_[np.ones(n), -np.ones(n)]
+
+
+def svm_network(X, y):
+    """f = c ReLU(<w, x>/c) - c ReLU(-<w, x>/c) = <w, x>: a KKT point of (P) on symmetric data."""
+    s = hard_margin_svm(X, y, bias=False)
+    c = math.sqrt(np.linalg.norm(s.w))
+    return TwoLayerReLU(W=np.vstack([s.w, -s.w]) / c, b=None, a=np.array([c, -c]))
+
+
+def test_svm_solution_and_non_separable_data():
+    X, y = symmetric_data()
+    s = hard_margin_svm(X, y, bias=False)
+    assert s.separable and s.status == "optimal"
+    assert np.min(y * (X @ s.w)) == pytest.approx(1.0, abs=1e-6)
+    assert np.allclose(s.w, (s.alpha * y) @ X, atol=1e-6)  # w = sum alpha_i y_i x_i
+    bad = hard_margin_svm(np.array([[0.0], [1.0], [2.0]]), np.array([1.0, -1.0, 1.0]))
+    assert not bad.separable and "infeasible" in bad.status
+
+
+def test_certificate_accepts_svm_network_and_rejects_perturbations():
+    X, y = symmetric_data()
+    net = svm_network(X, y)
+    cert = kkt_certificate(net, X, y)
+    assert cert.solver_status == "optimal" and cert.is_kkt(1e-6)
+    assert cert.stationarity_residual < 1e-6 and cert.euler_gap < 1e-6
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        bad = net.with_params(net.params() * (1 + 1e-3 * rng.standard_normal(net.params().size)))
+        assert kkt_certificate(bad, X, y).stationarity_residual > 1e-2
+    # The fa model (second layer fixed, degree 1) too.
+    s = hard_margin_svm(X, y, bias=False)
+    fa = TwoLayerReLU(W=np.vstack([s.w, -s.w]), b=None, a=np.array([1.0, -1.0]), trained=("W", "b"), kind="fa")
+    assert kkt_certificate(fa, X, y).is_kkt(1e-6)
+
+
+def test_slsqp_reaches_kkt_points_in_most_starts():
+    from simulate.data import clusters
+
+    ds = clusters(5, 4, 20, sigma=0.3, seed=1)
+    rng = np.random.default_rng(0)
+    res = kkt_search(ds.X, ds.y, [(f"r{i}", random_start(5, 6, rng)) for i in range(8)])
+    ok = [r for r in res if r.certificate.is_kkt(1e-5)]
+    assert len(ok) >= 6
+    assert all(r.certificate.stationarity_residual <= 1e-5 for r in ok)
+
+
+def test_pattern_enumeration_matches_cover_count():
+    rng = np.random.default_rng(0)
+    for n, d in [(16, 2), (10, 3), (7, 1)]:
+        Xt = augment(rng.standard_normal((n, d)), True)
+        assert len(activation_patterns(Xt)) == cover_count(n, d + 1)
+    with pytest.raises(TooLarge) as e:
+        activation_patterns(augment(rng.standard_normal((200, 5)), True))
+    assert "Cover's count" in str(e.value)
+
+
+def test_global_value_bounds_every_kkt_point_and_dual_check():
+    """Value(global) <= value(every KKT point); equality exactly where the dual check says global;
+    and a non-global KKT point found by the search is flagged by the dual check."""
+    from simulate.data import sphere
+
+    ds = sphere(2, 8, seed=2)
+    X, y = ds.X, ds.y
+    g = global_max_margin(X, y)
+    assert g.status == "optimal" and g.n_blocks >= 1
+    rng = np.random.default_rng(2)
+    res = kkt_search(X, y, [(f"r{i}", random_start(2, 6, rng)) for i in range(8)])
+    kkt = [r for r in res if r.certificate.is_kkt(1e-5)]
+    assert kkt
+    seen_global = seen_local = False
+    for r in kkt:
+        assert g.value <= r.value * (1 + 1e-6)
+        dc = dual_check(X, y, r.certificate.lam)
+        if dc <= 1 + 1e-4:
+            assert r.value == pytest.approx(g.value, rel=1e-5)
+            seen_global = True
+        else:
+            assert r.value > g.value * (1 + 1e-4)
+            seen_local = True
+    assert seen_global and seen_local
+
+
+def test_recovered_global_network_attains_the_value():
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((10, 2))
+    y = np.where(X[:, 0] * X[:, 1] > 0, 1.0, -1.0)
+    g = global_max_margin(X, y)
+    q = g.net.margins(X, y)
+    assert q.min() == pytest.approx(1.0, abs=1e-4)
+    assert 0.5 * np.sum(g.net.params() ** 2) == pytest.approx(g.value, rel=1e-4)
+
+
+def test_dedup_up_to_permutation():
+    rng = np.random.default_rng(0)
+    net = random_start(4, 5, rng)
+    perm = rng.permutation(5)
+    other = TwoLayerReLU(W=net.W[perm], a=net.a[perm], b=net.b[perm])
+    assert same_up_to_permutation(net, other)
+    assert not same_up_to_permutation(net, net.with_params(net.params() * 1.01))
+
+
+def test_gd_trajectory_eps_delta_decrease():
+    """LL20.thm.kkt numerically: the (eps, delta) of GD iterates fall as the loss falls."""
+    from simulate.experiment import DataConfig, RunConfig, run
+    from simulate.models import ModelConfig
+    from simulate.trainer import TrainConfig
+
+    cfg = RunConfig(setting="two-layer", data=DataConfig(d=10, k=4, n=30), model=ModelConfig("two-layer", m=10),
+                    train=TrainConfig(steps=3000, lr=0.05, loss="exp", reduction="sum", schedule="loss-based", checkpoints=8, progress=False))
+    res = run(cfg)
+    ds = res.datasets[0]
+    rows = []
+    loss = {r["step"]: r["log10_loss_sum"] for r in res.trajectory}
+    for step, nets in res.checkpoints:
+        net = nets[0]
+        if net.margins(ds.X, ds.y).min() <= 0:
+            continue
+        eps, delta, _ = eps_delta_kkt(net, ds.X, ds.y)
+        eps_t, delta_t, _ = eps_delta_kkt(net, ds.X, ds.y, tie_tol=1e-4)
+        rows.append((loss[step], max(eps, delta), max(eps_t, delta_t)))
+    assert len(rows) >= 4
+    first, last = rows[0], rows[-1]
+    assert last[0] < first[0] - 50  # the loss fell by many orders of magnitude
+    assert last[1] < 0.6 * first[1]
+    assert last[2] < 0.5 * first[2]
+    from scipy.stats import spearmanr
+
+    assert spearmanr([r[0] for r in rows], [r[2] for r in rows]).statistic > 0.7

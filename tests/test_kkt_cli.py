@@ -1,0 +1,70 @@
+import json
+
+import pytest
+
+
+def test_kkt_json_contract(cli, tmp_path):
+    res = cli("kkt", "--setting", "sphere", "--d", "2", "--n", "8", "--width", "6", "--starts", "8", "--global", "--seed", "2",
+              "--out", str(tmp_path / "k"), "--json", check_rc=0)
+    rep = json.loads(res.stdout)
+    assert rep["global"]["status"] == "optimal" and rep["global"]["value"] > 0
+    keys = {"start", "solver_status", "stationarity_residual", "complementary_slackness", "min_margin", "normalized_margin",
+            "is_global", "universal_flip_rate", "radius_median"}
+    for p in rep["points"]:
+        assert keys <= set(p)
+    kkt = [p for p in rep["points"] if p["is_kkt"]]
+    assert any(p["is_global"] for p in kkt) and any(p["is_global"] is False for p in kkt)
+    for p in kkt:
+        assert p["value"] >= rep["global"]["value"] * (1 - 1e-6)
+    assert (tmp_path / "k" / "kkt.json").is_file() and (tmp_path / "k" / "points.csv").is_file()
+
+
+def test_kkt_check_json_contract(cli, tmp_path):
+    run = tmp_path / "run"
+    cli("train", "--setting", "two-layer", "--d", "10", "--k", "4", "--n", "30", "--m", "10", "--loss", "exp", "--reduction", "sum",
+        "--schedule", "loss-based", "--lr", "0.05", "--steps", "1000", "--checkpoints", "6", "--quiet", "--out", str(run), check_rc=0)
+    rep = json.loads(cli("kkt-check", str(run), "--json", check_rc=0).stdout)
+    assert rep["checkpoints"]
+    for c in rep["checkpoints"]:
+        assert {"step", "log10_loss", "epsilon", "delta", "solver_status"} <= set(c)
+    feas = [c for c in rep["checkpoints"] if c["epsilon"] is not None]
+    assert feas and all(c["solver_status"] == "optimal" for c in feas)
+    assert (run / "kkt_check.png").is_file()
+
+
+@pytest.mark.parametrize("args, word", [
+    (["kkt", "--starts", "0", "--out", "{tmp}/x"], "--starts 0 is out of range"),
+    (["kkt", "--setting", "sphere", "--d", "5", "--n", "200", "--global", "--out", "{tmp}/x"], "activation patterns"),
+    (["kkt-check", "/nonexistent"], "does not exist"),
+])
+def test_kkt_bad_input(cli, tmp_path, args, word):
+    res = cli(*[a.format(tmp=tmp_path) for a in args])
+    assert res.returncode == 2, res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
+    assert word in res.stderr
+    assert not (tmp_path / "x").exists()
+
+
+def test_kkt_check_refuses_runs_without_checkpoints_and_non_homogeneous(cli, tmp_path):
+    run = tmp_path / "plain"
+    cli("train", "--setting", "fa", "--d", "16", "--k", "2", "--n", "20", "--steps", "50", "--quiet", "--out", str(run), check_rc=0)
+    res = cli("kkt-check", str(run))
+    assert res.returncode == 2 and "no checkpoints" in res.stderr
+    rn = tmp_path / "rn"
+    cli("train", "--setting", "random-net", "--d", "10", "--m", "5", "--activation", "tanh", "--quiet", "--out", str(rn), check_rc=0)
+    res = cli("radius", str(rn), "--points", "5")
+    assert res.returncode == 2 and "ReLU" in res.stderr
+
+
+def test_non_separable_data_are_refused_before_any_solver():
+    import numpy as np
+
+    from simulate.kkt_cli import _check_separable
+    from theory import InputError
+
+    X = np.array([[0.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
+    with pytest.raises(InputError) as e:
+        _check_separable(X, np.array([1.0, -1.0, 1.0]))
+    assert "not separable" in str(e.value)
+    info = _check_separable(np.array([[0.0], [1.0], [2.0]]), np.array([1.0, -1.0, 1.0]))
+    assert info["linearly_separable"] is False
