@@ -1,0 +1,266 @@
+"""Experiments bound to claims: each measures a claim's quantity, under the bound's own name.
+
+An :class:`Experiment` names the claim, the measured quantity, the setting (data, model,
+trainer, measurement), the grid and the seeds. Its ``measure(cell, seed)`` runs one grid
+cell for one seed and returns ``{quantity: value, ...}``; trajectory experiments return
+``{"trajectory": [{"T": ..., quantity: ...}, ...]}`` and are fitted against T. The predicted
+exponents are read from ``theory`` at comparison time, never retyped here.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    claim: str
+    quantities: tuple[str, ...]  # bound quantities this experiment measures
+    setting: str
+    measure: Callable[[dict, int], dict]
+    grid: dict
+    quick_grid: dict
+    fixed: dict = field(default_factory=dict)
+    seeds: int = 3
+    quick_seeds: int = 2
+    trajectory: bool = False  # fit against T along each run instead of across cells
+
+
+def _fa_run(cell: dict, seed: int, setting: str = "fa", multiclass: bool = False):
+    from .experiment import DataConfig, RunConfig, run
+    from .models import ModelConfig
+    from .trainer import TrainConfig
+
+    d, k = int(cell["d"]), int(cell["k"])
+    cfg = RunConfig(setting=setting, data=DataConfig(d=d, k=k, n=int(cell.get("n", 40 * k)), sigma=1.0, seed=seed, n_test=10),
+                    model=ModelConfig(setting, m=int(cell.get("m", 5)), init_scale=cell.get("init", 0.1)),
+                    train=TrainConfig(steps=int(cell.get("steps", 800)), lr=cell.get("lr", 0.5), progress=False), seeds=1, seed0=seed)
+    res = run(cfg)
+    return res.networks[0], res.datasets[0], res.summary[0]
+
+
+def measure_lpll25_nonrobust(cell: dict, seed: int) -> dict:
+    """LPLL25.thm.nonrobust: median flip radius of a GD-trained fa network along -y(sum_J+ mu - sum_J- mu)."""
+    from solvers.radius.universal import universal_directions, universal_radius
+
+    net, ds, summ = _fa_run(cell, seed)
+    X, y = ds.sample(int(cell.get("points", 200)), 50_000 + seed)
+    r = universal_radius(net, X, y, universal_directions("lpll25", means=ds.means, J_plus=ds.J_plus))
+    return {"flip_radius_median": float(np.median(r)), "test_accuracy": summ["test_accuracy"], "status": summ["status"]}
+
+
+def _cluster_data(cell, seed):
+    from .data import clusters
+
+    return clusters(int(cell["d"]), int(cell["k"]), 10, 1.0, seed=seed)
+
+
+def measure_lpll25_robust_exists(cell: dict, seed: int) -> dict:
+    """LPLL25.prop.robust_exists: certified radius of sum_J+ ReLU(<mu, x> + b) - sum_J- ReLU(<mu, x> + b)."""
+    from solvers.radius.certified import certified_radius
+    from solvers.radius.constructions import lpll25_robust
+
+    ds = _cluster_data(cell, seed)
+    X, y = ds.sample(200, 60_000 + seed)
+    return {"robust_radius": float(np.median(certified_radius(lpll25_robust(ds.means, ds.J_plus), X, y)))}
+
+
+def measure_fvbs23_robust(cell: dict, seed: int) -> dict:
+    """FVBS23.thm.4_1: certified radius of one neuron per cluster with a negative bias."""
+    from solvers.radius.certified import certified_radius
+    from solvers.radius.constructions import fvbs23_robust
+
+    ds = _cluster_data(cell, seed)
+    labels = np.where(np.isin(np.arange(len(ds.means)), ds.J_plus), 1.0, -1.0)
+    X, y = ds.sample(200, 61_000 + seed)
+    return {"robust_radius": float(np.median(certified_radius(fvbs23_robust(ds.means, labels), X, y)))}
+
+
+def measure_lpll25_5_5(cell: dict, seed: int) -> dict:
+    """LPLL25.thm.5_5: radius of the k-class network's binary read-out (best verified flip, attack or universal)."""
+    from solvers.radius.attack import attack_radius
+    from solvers.radius.universal import universal_directions, universal_radius
+
+    net, ds, summ = _fa_run({**cell, "m": cell.get("m", 1)}, seed, setting="multiclass")
+    ro = net.readout(ds.J_plus)
+    X, yc = ds.sample(int(cell.get("points", 60)), 62_000 + seed)
+    y = np.where(np.isin(yc, ds.J_plus), 1.0, -1.0)
+    uni = universal_radius(ro, X, y, universal_directions("lpll25", means=ds.means, J_plus=ds.J_plus))
+    best = np.minimum(attack_radius(ro, X, y)["attack"], uni)
+    return {"robust_radius": float(np.median(best)), "status": summ["status"]}
+
+
+def _two_layer_gd(cell, seed, kind):
+    from .experiment import DataConfig, RunConfig, run
+    from .models import ModelConfig
+    from .trainer import TrainConfig
+
+    d, n = int(cell["d"]), int(cell["n"])
+    cfg = RunConfig(setting="two-layer", data=DataConfig(kind=kind, d=d, k=int(cell.get("k", 2)), n=n, sigma=1.0, seed=seed, n_test=10),
+                    model=ModelConfig("two-layer", m=int(cell.get("m", 20)), init_scale=cell.get("init", 0.5)),
+                    train=TrainConfig(steps=int(cell.get("steps", 400)), lr=cell.get("lr", 0.05), loss="exp", reduction="sum",
+                                      schedule="loss-based", progress=False), seeds=1, seed0=seed)
+    res = run(cfg)
+    return res.networks[0], res.datasets[0], res.summary[0]
+
+
+def measure_fvbs23_4_2(cell: dict, seed: int) -> dict:
+    """FVBS23.thm.4_2 over GD limits: the norm of z = eta sum_j y^(j) mu^(j) that flips >= 1 - eps of test points."""
+    from solvers.radius.universal import universal_directions, universal_radius
+
+    net, ds, summ = _two_layer_gd({**cell, "n": cell.get("n", 20 * int(cell["k"]))}, seed, "clusters")
+    X, y = ds.sample(200, 63_000 + seed)
+    r = universal_radius(net, X, y, universal_directions("fvbs23", means=ds.means, J_plus=ds.J_plus))
+    eps = float(cell.get("eps", 0.1))
+    return {"universal_flip_norm": float(np.quantile(r, 1 - eps)), "status": summ["status"]}
+
+
+def measure_vys22(cell: dict, seed: int) -> dict:
+    """VYS22.thm.main: the norm (and eta) of delta = eta sum_i y_i x_i that flips every training point."""
+    from solvers.radius.universal import universal_directions, universal_radius
+
+    net, ds, summ = _two_layer_gd(cell, seed, "sphere")
+    v_raw = (ds.y[:, None] * ds.X).sum(0)
+    r = universal_radius(net, ds.X, ds.y, universal_directions("vys22", X_train=ds.X, y_train=ds.y))
+    norm = float(r.max())
+    G = ds.X @ ds.X.T
+    np.fill_diagonal(G, 0)
+    return {"universal_flip_norm": norm, "universal_flip_eta": norm / float(np.linalg.norm(v_raw)),
+            "max_ip": float(np.abs(G).max()), "status": summ["status"]}
+
+
+def measure_bcgt21(cell: dict, seed: int) -> dict:
+    """BCGT21.thm.one_step: the norm of the gradient step that flips a random ReLU network (median over inputs)."""
+    from solvers.networks import TwoLayerReLU
+    from solvers.radius.ray import ray_flip_radius
+
+    from .data import sphere_points
+    from .experiment import random_net_input_gradients
+    from .models import ModelConfig, random_networks
+
+    d, k = int(cell["d"]), int(cell["k"])
+    net = random_networks(ModelConfig("random-net", m=k), d, [seed])[0]
+    X = sphere_points(200, d, np.random.default_rng(64_000 + seed))
+    f = net.forward(X)
+    y = np.where(f > 0, 1.0, -1.0)
+    g = random_net_input_gradients(net, X)
+    U = -y[:, None] * g / np.linalg.norm(g, axis=1, keepdims=True)  # eta grad f with sign(eta) = -sign f
+    relu = TwoLayerReLU(W=net.W, a=net.a / math.sqrt(k), b=None, trained=("W",), kind="random-net")
+    r = ray_flip_radius(relu, X, y, U)
+    return {"flip_norm": float(np.median(r[np.isfinite(r)])) if np.isfinite(r).any() else float("inf")}
+
+
+def measure_ll20_rates(cell: dict, seed: int) -> dict:
+    """LL20.thm.rates: Lsum and rho along one GD run (exponential loss, summed), against T."""
+    from .experiment import DataConfig, RunConfig, run
+    from .models import ModelConfig
+    from .trainer import TrainConfig
+
+    cfg = RunConfig(setting="two-layer", data=DataConfig(d=20, k=4, n=40, sigma=0.5, seed=seed, n_test=10),
+                    model=ModelConfig("two-layer", m=10, init_scale=1.0),
+                    train=TrainConfig(steps=int(cell.get("steps", 20000)), lr=cell.get("lr", 0.05), loss="exp", reduction="sum",
+                                      records=40, progress=False), seeds=1, seed0=seed)
+    res = run(cfg)
+    rows = [{"T": 10 ** r["log10_T"], "train_loss": 10 ** r["log10_loss_sum"], "param_norm": r["rho"]}
+            for r in res.trajectory if r["step"] > 0 and r["train_accuracy"] == 1.0 and r["log10_loss_sum"] < 0]
+    # The rates are asymptotic: keep the later half of T in log scale (t >> t0).
+    if rows:
+        lo = math.sqrt(rows[0]["T"] * rows[-1]["T"])
+        rows = [r for r in rows if r["T"] >= lo]
+    return {"trajectory": rows, "status": res.summary[0]["status"]}
+
+
+def measure_shngs18(cell: dict, seed: int) -> dict:
+    """SHNGS18.thm.direction: 1 - cos(w(t), w_svm) along GD on separable data (logistic loss), against t."""
+    from solvers.svm import hard_margin_svm
+
+    from .experiment import DataConfig, RunConfig, run
+    from .models import ModelConfig
+    from .trainer import TrainConfig
+
+    cfg = RunConfig(setting="linear", data=DataConfig(kind="separable", d=10, n=60, seed=seed, n_test=10),
+                    model=ModelConfig("linear", m=1, init_scale=1e-3),
+                    train=TrainConfig(steps=int(cell.get("steps", 20000)), lr=cell.get("lr", 0.5), loss="logistic", reduction="mean",
+                                      checkpoints=30, progress=False), seeds=1, seed0=seed)
+    res = run(cfg)
+    ds = res.datasets[0]
+    svm = hard_margin_svm(ds.X, ds.y, bias=False)
+    rows = []
+    for step, nets in res.checkpoints:
+        if step < 10:
+            continue
+        w = nets[0].w
+        rows.append({"T": float(step), "direction_error": float(1 - w @ svm.direction / np.linalg.norm(w))})
+    return {"trajectory": rows}
+
+
+def measure_ssttm18(cell: dict, seed: int) -> dict:
+    """SSTTM18.cor.robust_upper: the smallest n at which the class-mean estimator's l_inf-robust error is <= 1%.
+
+    Gaussian model with sigma = d^(1/4) and a fixed eps. The estimator is exactly
+    ``w = theta + (sigma / sqrt(n)) xi`` with ``xi ~ N(0, I)``, and its robust error is exactly
+    ``Phi((eps ||w||_1 - <w, theta>) / (sigma ||w||))`` (the point is robust iff
+    ``y <w, x> > eps ||w||_1``), so the threshold is found by bisection over n with one xi per seed.
+    """
+    from scipy.stats import norm
+
+    d = int(cell["d"])
+    eps = float(cell.get("eps", 0.25))
+    sigma = d ** 0.25
+    rng = np.random.default_rng(65_000 + seed)
+    theta = rng.standard_normal(d)
+    theta *= math.sqrt(d) / np.linalg.norm(theta)
+    xi = rng.standard_normal(d)
+
+    def robust_error(n: int) -> float:
+        w = theta + sigma / math.sqrt(n) * xi
+        return float(norm.cdf((eps * np.abs(w).sum() - w @ theta) / (sigma * np.linalg.norm(w))))
+
+    lo, hi = 0, 1
+    while robust_error(hi) > 0.01:
+        lo, hi = hi, hi * 2
+        if hi > 1 << 40:
+            return {"robust_sample_threshold": float("inf")}
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if robust_error(mid) > 0.01 else (lo, mid)
+    return {"robust_sample_threshold": float(hi)}
+
+
+EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
+    Experiment("LPLL25.thm.nonrobust", "LPLL25.thm.nonrobust", ("flip_radius_median",), "fa network, GD from small init, clusters",
+               measure_lpll25_nonrobust, grid={"d": [128, 256, 512, 1024], "k": [2, 4, 8]}, quick_grid={"d": [64, 128, 256], "k": [2, 4, 8]}),
+    Experiment("LPLL25.prop.robust_exists", "LPLL25.prop.robust_exists", ("robust_radius",), "construction, certified radius",
+               measure_lpll25_robust_exists, grid={"d": [128, 256, 512, 1024], "k": [2, 4, 8]}, quick_grid={"d": [64, 128, 256], "k": [2, 4, 8]}),
+    Experiment("FVBS23.thm.4_1", "FVBS23.thm.4_1", ("robust_radius",), "construction, certified radius",
+               measure_fvbs23_robust, grid={"d": [128, 256, 512, 1024], "k": [2, 4, 8]}, quick_grid={"d": [64, 128, 256], "k": [2, 4, 8]}),
+    Experiment("LPLL25.thm.5_5", "LPLL25.thm.5_5", ("robust_radius",), "k-class network's binary read-out, attack/universal radius",
+               measure_lpll25_5_5, grid={"d": [128, 256, 512], "k": [2, 4, 8]}, quick_grid={"d": [64, 128, 256], "k": [2, 4, 6]}, quick_seeds=1),
+    Experiment("FVBS23.thm.4_2", "FVBS23.thm.4_2", ("universal_flip_norm",), "two-layer network, loss-based GD, clusters",
+               measure_fvbs23_4_2, grid={"d": [128, 256, 512, 1024], "k": [2, 4, 8]}, quick_grid={"d": [64, 128, 256], "k": [2, 4, 8]}, quick_seeds=1),
+    Experiment("VYS22.thm.main", "VYS22.thm.main", ("universal_flip_norm", "universal_flip_eta"), "two-layer network, loss-based GD, sphere",
+               measure_vys22, grid={"d": [64, 128, 256, 512], "n": [8, 16, 32]}, quick_grid={"d": [64, 128, 256], "n": [8, 16, 32]}, quick_seeds=1),
+    Experiment("BCGT21.thm.one_step", "BCGT21.thm.one_step", ("flip_norm",), "random ReLU network, one gradient step",
+               measure_bcgt21, grid={"d": [64, 256, 1024], "k": [100, 400, 1600]}, quick_grid={"d": [64, 128, 256], "k": [50, 100, 200]}),
+    Experiment("LL20.thm.rates", "LL20.thm.rates", ("train_loss", "param_norm"), "two-layer network, constant-step GD, exponential loss",
+               measure_ll20_rates, grid={"run": [0]}, quick_grid={"run": [0]}, fixed={"steps": 40000, "lr": 0.01}, trajectory=True, seeds=3, quick_seeds=2),
+    Experiment("SHNGS18.thm.direction", "SHNGS18.thm.direction", ("direction_error",), "linear model, GD on separable data",
+               measure_shngs18, grid={"run": [0]}, quick_grid={"run": [0]}, fixed={"steps": 10000}, trajectory=True, seeds=3, quick_seeds=2),
+    Experiment("SSTTM18.cor.robust_upper", "SSTTM18.cor.robust_upper", ("robust_sample_threshold",), "Gaussian model, class-mean estimator",
+               measure_ssttm18, grid={"d": [10**3, 10**4, 10**5, 10**6, 10**7]}, quick_grid={"d": [10**4, 10**5, 10**6]}, fixed={"eps": 0.25}, seeds=3, quick_seeds=2),
+]}
+
+
+def experiment_for(claim_id: str) -> Experiment:
+    from theory.errors import InputError
+
+    if claim_id in EXPERIMENTS:
+        return EXPERIMENTS[claim_id]
+    from theory import get_claim
+
+    get_claim(claim_id)  # unknown ids get the nearest-id suggestion
+    raise InputError(f"{claim_id} has no experiment (nothing measurable is bound to it); claims that can be compared: {', '.join(EXPERIMENTS)}")

@@ -1,0 +1,228 @@
+"""Resumable sweeps: every (cell, seed) runs once; results go to SQLite (WAL mode).
+
+Each task is keyed by a hash of its config (claim, experiment, cell, seed, fixed settings)
+and the code version (a hash of the experiment module's source). Only the parent process
+writes, one row per transaction, so a sweep killed at any point (kill -9) and rerun finds
+every finished row intact, skips it, and runs the rest: no lost rows, no duplicates, no
+half-written row. Workers of the local pool die with their parent (PR_SET_PDEATHSIG).
+
+Executors: a local process pool (default; one torch thread per worker), or Dask
+distributed: ``scheduler=ADDRESS`` connects to a running cluster, ``workers=N`` with
+``dask=True`` starts a ``LocalCluster``.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import sqlite3
+import time
+import traceback
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+
+from theory.errors import InputError
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS results (
+    key TEXT PRIMARY KEY,
+    claim TEXT NOT NULL,
+    experiment TEXT NOT NULL,
+    cell TEXT NOT NULL,
+    seed INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    value TEXT,
+    error TEXT,
+    seconds REAL,
+    code_version TEXT NOT NULL,
+    created REAL NOT NULL
+)
+"""
+
+
+@dataclass(frozen=True)
+class Task:
+    key: str
+    claim: str
+    experiment: str
+    cell: dict
+    seed: int
+    fixed: dict
+
+
+def code_version(module_file: str) -> str:
+    """A short hash of the experiment code: results of other code versions are not reused."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        v = version("ibcheck")
+    except PackageNotFoundError:
+        v = "dev"
+    with open(module_file, "rb") as f:
+        return v + "-" + hashlib.sha256(f.read()).hexdigest()[:12]
+
+
+def task_key(claim: str, experiment: str, cell: dict, seed: int, fixed: dict, version: str) -> str:
+    blob = json.dumps({"claim": claim, "experiment": experiment, "cell": cell, "seed": seed, "fixed": fixed, "code": version},
+                      sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def connect(db: str) -> sqlite3.Connection:
+    d = os.path.dirname(os.path.abspath(db))
+    if not os.path.isdir(d):
+        raise InputError(f"database directory {d} does not exist")
+    con = sqlite3.connect(db, timeout=60)
+    con.execute("PRAGMA journal_mode=WAL")
+    con.execute("PRAGMA synchronous=NORMAL")
+    con.execute(SCHEMA)
+    con.commit()
+    return con
+
+
+def done_keys(con: sqlite3.Connection) -> set[str]:
+    return {r[0] for r in con.execute("SELECT key FROM results")}
+
+
+def write_row(con: sqlite3.Connection, task: Task, status: str, value, error: str | None, seconds: float, version: str) -> None:
+    """One row, one transaction: either the whole row is there or none of it."""
+    with con:
+        con.execute("INSERT OR IGNORE INTO results VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    (task.key, task.claim, task.experiment, json.dumps(task.cell, sort_keys=True), task.seed, status,
+                     None if value is None else json.dumps(value), error, seconds, version, time.time()))
+
+
+def rows_for(con: sqlite3.Connection, keys: list[str]) -> list[dict]:
+    out = []
+    for i in range(0, len(keys), 500):
+        chunk = keys[i:i + 500]
+        q = f"SELECT key, cell, seed, status, value, error, seconds FROM results WHERE key IN ({','.join('?' * len(chunk))})"
+        for key, cell, seed, status, value, error, secs in con.execute(q, chunk):
+            out.append({"key": key, **json.loads(cell), "seed": seed, "status": status,
+                        "value": None if value is None else json.loads(value), "error": error, "seconds": secs})
+    return out
+
+
+def export_parquet(db: str, path: str) -> str:
+    """Every row of the sweep database as a Parquet file (one column per cell variable)."""
+    import pandas as pd
+
+    con = connect(db)
+    df = pd.read_sql_query("SELECT * FROM results", con)
+    con.close()
+    cells = pd.json_normalize(df["cell"].map(json.loads))
+    df = pd.concat([df.drop(columns=["cell"]), cells], axis=1)
+    tmp = path + ".tmp"
+    df.to_parquet(tmp, index=False)
+    os.replace(tmp, path)
+    return path
+
+
+# ---------------------------------------------------------------------------------------------
+# Running tasks.
+
+
+def _init_worker() -> None:
+    """Die with the parent (Linux) and use one torch thread per worker."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+    os.environ["OMP_NUM_THREADS"] = "1"
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+    except ImportError:
+        pass
+
+
+def run_task(task: Task) -> tuple[str, str, object, str | None, float]:
+    """Run one task in a worker; never raises (a failure is a recorded status)."""
+    from .experiments import EXPERIMENTS
+
+    t0 = time.perf_counter()
+    try:
+        exp = EXPERIMENTS[task.experiment]
+        value = exp.measure({**task.fixed, **task.cell}, task.seed)
+        status = "diverged" if isinstance(value, dict) and value.get("status") == "diverged" else "ok"
+        return task.key, status, value, None, time.perf_counter() - t0
+    except Exception as err:  # recorded, never dropped
+        return task.key, "failed", None, f"{type(err).__name__}: {err}\n{traceback.format_exc(limit=3)}", time.perf_counter() - t0
+
+
+def run_sweep(tasks: list[Task], db: str, version: str, workers: int = 1, scheduler: str | None = None, dask: bool = False,
+              progress: bool = True) -> dict:
+    """Run the tasks not yet in ``db``; returns counts of done / skipped / failed."""
+    con = connect(db)
+    have = done_keys(con)
+    todo = [t for t in tasks if t.key not in have]
+    by_key = {t.key: t for t in todo}
+    bar = _bar(len(todo), progress)
+    failed = 0
+
+    def record(result):
+        nonlocal failed
+        key, status, value, error, secs = result
+        failed += status == "failed"
+        write_row(con, by_key[key], status, value, error, secs, version)
+        if bar is not None:
+            bar.update(1)
+
+    try:
+        if not todo:
+            pass
+        elif scheduler or dask:
+            _run_dask(todo, record, scheduler, workers)
+        elif workers <= 1:
+            for t in todo:
+                record(run_task(t))
+        else:
+            import multiprocessing as mp
+
+            with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"), initializer=_init_worker) as ex:
+                futs = [ex.submit(run_task, t) for t in todo]
+                for f in as_completed(futs):
+                    record(f.result())
+    finally:
+        if bar is not None:
+            bar.close()
+        con.close()
+    return {"tasks": len(tasks), "ran": len(todo), "skipped": len(tasks) - len(todo), "failed": failed}
+
+
+def _run_dask(todo, record, scheduler, workers):
+    try:
+        from distributed import Client, LocalCluster, as_completed as das_completed
+    except ImportError as err:  # pragma: no cover - distributed is a dependency
+        raise InputError(f"Dask distributed is not installed: {err}") from None
+    cluster = None
+    try:
+        if scheduler:
+            try:
+                client = Client(scheduler, timeout="10s")
+            except (OSError, TimeoutError) as err:
+                raise InputError(f"--scheduler {scheduler}: cannot reach a Dask scheduler there ({type(err).__name__})") from None
+        else:
+            cluster = LocalCluster(n_workers=max(1, workers), threads_per_worker=1, processes=True, dashboard_address=None)
+            client = Client(cluster)
+        with client:
+            futs = client.map(run_task, todo, pure=False)
+            for f in das_completed(futs):
+                record(f.result())
+    finally:
+        if cluster is not None:
+            cluster.close()
+
+
+def _bar(total: int, progress: bool):
+    if not progress or total == 0:
+        return None
+    import sys
+
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc="sweep", unit="task", disable=not sys.stderr.isatty(), dynamic_ncols=True)
