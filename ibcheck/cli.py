@@ -20,7 +20,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     from simulate import cli as simulate_cli
-    from simulate import kkt_cli, radius_cli
+    from simulate import compare_cli, kkt_cli, radius_cli
     from theory import cli as theory_cli
 
     parser = _Parser(prog="ibcheck", description="A symbolic-numeric checker for implicit-bias theory: bounds, KKT points, simulation.")
@@ -30,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     simulate_cli.register(sub)
     radius_cli.register(sub)
     kkt_cli.register(sub)
+    compare_cli.register(sub)
     return parser
 
 

@@ -94,9 +94,9 @@ def test_graph_queries(cli):
 
 
 def test_compare_command(cli):
-    out = json.loads(cli("compare", "d+k", "d*k", "--json", check_rc=0).stdout)
+    out = json.loads(cli("growth", "d+k", "d*k", "--json", check_rc=0).stdout)
     assert out["relation"] == "<"
-    assert json.loads(cli("compare", "d/k", "sqrt(d)", "--json", check_rc=0).stdout)["relation"] == "incomparable"
+    assert json.loads(cli("growth", "d/k", "sqrt(d)", "--json", check_rc=0).stdout)["relation"] == "incomparable"
 
 
 @pytest.mark.parametrize("args, word", [
@@ -111,7 +111,7 @@ def test_compare_command(cli):
     (["window", "FVBS23.thm.4_2", "--at", "k=10"], "required: --free"),
     (["graph", "--format", "svg"], "invalid choice"),
     (["graph", "--format", "png"], "needs --out"),
-    (["compare", "d+", "k"], "cannot parse"),
+    (["growth", "d+", "k"], "cannot parse"),
     (["nosuchcommand"], "invalid choice"),
 ])
 def test_bad_input_is_one_line_exit_2(cli, args, word):

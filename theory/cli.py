@@ -40,14 +40,14 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true", help="JSON for the queries")
     p.set_defaults(func=cmd_graph)
 
-    p = sub.add_parser("compare", help="compare two bounds as variables go to infinity (or 0) jointly")
+    p = sub.add_parser("growth", help="compare the growth of two bounds as variables go to infinity (or 0) jointly")
     p.add_argument("a")
     p.add_argument("b")
     p.add_argument("--over", default=None, help="variables that tend to infinity, e.g. d,k (default: all in a and b)")
     p.add_argument("--to-zero", default="", help="variables that tend to 0, e.g. eps,delta")
     p.add_argument("--coupling", default=None, help="e.g. k=d**(1/2)")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_compare)
+    p.set_defaults(func=cmd_growth)
 
     p = sub.add_parser("scaling", help="the bound scaling report: Markdown + PNG plots")
     p.add_argument("claims", nargs="*", help="claim ids (default: every claim with a d-dependent bound)")
@@ -250,7 +250,7 @@ def _identifiers(text: str) -> set[str]:
     return set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", text))
 
 
-def cmd_compare(args) -> int:
+def cmd_growth(args) -> int:
     from .growth import GrowthError, compare
 
     a, b = parse_expression(args.a), parse_expression(args.b)
