@@ -20,8 +20,8 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 report: install
-	$(BIN)/ibcheck scaling --out $(REPORT_DIR)
-	@echo "report written to $(REPORT_DIR)/scaling.md"
+	$(BIN)/ibcheck report --quick --out $(REPORT_DIR)
+	@echo "report written to $(REPORT_DIR)/index.html (and index.md)"
 
 test: install
 	$(BIN)/python -m pytest -q

@@ -1,0 +1,46 @@
+import json
+import os
+
+import pytest
+
+
+def test_quick_compare_lpll25_nonrobust_is_consistent_with_a_failing_negative_control(cli, tmp_path):
+    out = tmp_path / "c"
+    res = cli("compare", "LPLL25.thm.nonrobust", "--quick", "--workers", "2", "--out", str(out), "--json", check_rc=0)
+    s = json.loads(res.stdout)
+    assert s["claim"] == "LPLL25.thm.nonrobust"
+    assert s["verdict"] == "consistent"
+    assert s["negative_control"]["verdict"] == "inconsistent"
+    assert {f["variable"] for f in s["fits"]} == {"d", "k"}
+    for f in s["fits"]:
+        assert {"variable", "estimate", "ci_low", "ci_high", "predicted"} <= set(f)
+        assert f["ci_low"] <= f["estimate"] <= f["ci_high"]
+    pred = {f["variable"]: f["predicted"] for f in s["fits"]}
+    assert pred == {"d": 0.5, "k": -0.5}  # read from theory/, not retyped
+    for key in ("html", "markdown", "parquet"):
+        assert os.path.isfile(s["files"][key])
+    html = open(s["files"]["html"]).read()
+    assert "data:image/png;base64," in html and "<img" in html  # self-contained
+    # A rerun reuses every cell of the sweep.
+    again = json.loads(cli("compare", "LPLL25.thm.nonrobust", "--quick", "--out", str(out), "--json", check_rc=0).stdout)
+    assert again["tasks"]["ran"] == 0 and again["tasks"]["skipped"] == s["tasks"]["tasks"]
+
+
+def test_ambiguous_claim_gets_a_verdict_per_reading(cli, tmp_path):
+    s = json.loads(cli("compare", "VYS22.thm.main", "--quick", "--out", str(tmp_path / "v"), "--json", check_rc=0).stdout)
+    assert set(s["readings"]) == {"eta_bound", "norm_bound"}
+    assert all(v in ("consistent", "inconsistent", "inconclusive") for v in s["readings"].values())
+
+
+@pytest.mark.parametrize("args, word", [
+    (["compare", "LPLL25.thm.nonrobst", "--out", "{tmp}/x"], "did you mean LPLL25.thm.nonrobust"),
+    (["compare", "LL20.def.P", "--out", "{tmp}/x"], "has no experiment"),
+    (["compare", "LPLL25.thm.nonrobust", "--grid", "d=64,x", "--out", "{tmp}/x"], "is not a number"),
+    (["compare", "LPLL25.thm.nonrobust", "--grid", "d=64,128", "k=2,4,8", "--out", "{tmp}/x"], "needs at least 3"),
+    (["compare", "LPLL25.thm.nonrobust", "--quick", "--scheduler", "tcp://127.0.0.1:1", "--out", "{tmp}/x"], "cannot reach a Dask scheduler"),
+])
+def test_compare_bad_input(cli, tmp_path, args, word):
+    res = cli(*[a.format(tmp=tmp_path) for a in args])
+    assert res.returncode == 2, res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
+    assert word in res.stderr

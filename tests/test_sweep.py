@@ -1,0 +1,118 @@
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+from simulate.compare import parse_grid
+from simulate.experiments import EXPERIMENTS
+from simulate.sweep import Task, connect, run_sweep, task_key
+from theory import InputError
+
+EXP = "SSTTM18.cor.robust_upper"  # fast, deterministic
+
+
+def _tasks(n_cells=6, seeds=2, version="test"):
+    exp = EXPERIMENTS[EXP]
+    out = []
+    for d in [1000 * (i + 1) for i in range(n_cells)]:
+        for s in range(seeds):
+            cell = {"d": d}
+            out.append(Task(task_key(exp.claim, exp.name, cell, s, exp.fixed, version), exp.claim, exp.name, cell, s, dict(exp.fixed)))
+    return out
+
+
+def _rows(db):
+    con = sqlite3.connect(db)
+    rows = con.execute("SELECT key, status, value FROM results").fetchall()
+    con.close()
+    return rows
+
+
+def test_sweep_runs_each_cell_once_and_resumes(tmp_path):
+    db = str(tmp_path / "s.sqlite")
+    tasks = _tasks()
+    first = run_sweep(tasks[:5], db, "test", progress=False)
+    assert first["ran"] == 5
+    second = run_sweep(tasks, db, "test", progress=False)
+    assert second["ran"] == len(tasks) - 5 and second["skipped"] == 5
+    rows = _rows(db)
+    assert len(rows) == len(tasks) == len({r[0] for r in rows})
+    assert all(r[1] == "ok" and json.loads(r[2])["robust_sample_threshold"] > 0 for r in rows)
+    con = connect(db)
+    assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+SCRIPT = """
+import sys, time
+sys.path.insert(0, {root!r})
+import simulate.experiments as E
+orig = E.measure_ssttm18
+def slow(cell, seed):
+    time.sleep(0.25)
+    return orig(cell, seed)
+E.EXPERIMENTS[{exp!r}] = E.Experiment(**{{**E.EXPERIMENTS[{exp!r}].__dict__, "measure": slow}})
+from tests.test_sweep import _tasks
+from simulate.sweep import run_sweep
+run_sweep(_tasks(n_cells=10, seeds=2), {db!r}, "test", workers={workers}, progress=False)
+"""
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_kill_minus_9_then_rerun_finishes_every_cell_exactly_once(tmp_path, workers):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    db = str(tmp_path / "k.sqlite")
+    code = SCRIPT.format(root=root, exp=EXP, db=db, workers=workers)
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=root, start_new_session=True)
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        time.sleep(0.2)
+        if os.path.exists(db) and len(_rows(db)) >= 3:
+            break
+    os.kill(proc.pid, signal.SIGKILL)  # kill -9 of the parent, mid-sweep
+    proc.wait()
+    partial = len(_rows(db))
+    assert 3 <= partial < 20
+    time.sleep(1.0)
+    # No worker outlives the killed parent.
+    out = subprocess.run(["pgrep", "-f", db], capture_output=True, text=True)
+    assert out.stdout.strip() == "", out.stdout
+    result = run_sweep(_tasks(n_cells=10, seeds=2), db, "test", progress=False)
+    rows = _rows(db)
+    assert len(rows) == 20 and len({r[0] for r in rows}) == 20
+    assert result["ran"] == 20 - partial
+    assert all(r[1] == "ok" and r[2] is not None for r in rows)
+
+
+def test_tiny_sweep_on_a_dask_local_cluster(tmp_path):
+    db = str(tmp_path / "dask.sqlite")
+    tasks = _tasks(n_cells=3, seeds=2)
+    res = run_sweep(tasks, db, "test", workers=2, dask=True, progress=False)
+    assert res["ran"] == 6 and res["failed"] == 0
+    assert len(_rows(db)) == 6
+
+
+def test_unreachable_scheduler_is_a_one_line_error(tmp_path):
+    with pytest.raises(InputError) as e:
+        run_sweep(_tasks(n_cells=1, seeds=1), str(tmp_path / "x.sqlite"), "test", scheduler="tcp://127.0.0.1:1")
+    assert "cannot reach a Dask scheduler" in str(e.value)
+
+
+def test_failures_are_recorded_not_dropped(tmp_path):
+    exp = EXPERIMENTS[EXP]
+    bad = Task("k1", exp.claim, exp.name, {"d": -5}, 0, {})
+    res = run_sweep([bad], str(tmp_path / "f.sqlite"), "test", progress=False)
+    rows = _rows(str(tmp_path / "f.sqlite"))
+    assert res["failed"] == 1 and rows[0][1] == "failed"
+
+
+def test_grid_parsing():
+    assert parse_grid(["d=64,128,256", "k=2,4"]) == {"d": [64, 128, 256], "k": [2, 4]}
+    for bad, word in [(["d"], "VAR=v1"), (["d=a,b"], "not a number"), (["d=0,1,2"], "must be numbers > 0"), (["d=1,1,2"], "repeats")]:
+        with pytest.raises(InputError) as e:
+            parse_grid(bad)
+        assert word in str(e.value)
