@@ -25,6 +25,7 @@ from theory.evaluate import make_point
 
 from .experiments import EXPERIMENTS, Experiment, experiment_for
 from .fit import fit_exponents
+from .rundir import clean
 from .sweep import Task, code_version, connect, export_parquet, rows_for, run_sweep, task_key
 from .verdict import combine, exponent_verdict, negative_control_exponent
 
@@ -169,20 +170,8 @@ def compare_claim(claim_id: str, out: str, grid: dict | None = None, seeds: int 
         files["parquet"] = None
     summary["files"] = files
     with open(os.path.join(out, "summary.json"), "w") as f:
-        json.dump(_clean(summary), f, indent=2)
-    return _clean(summary)
-
-
-def _clean(x):
-    if isinstance(x, dict):
-        return {k: _clean(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_clean(v) for v in x]
-    if isinstance(x, (np.floating, np.integer)):
-        x = x.item()
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    return x
+        json.dump(clean(summary), f, indent=2)
+    return clean(summary)
 
 
 # ---------------------------------------------------------------------------------------------
