@@ -23,6 +23,14 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_compare)
 
+    p = sub.add_parser("reproduce", help="rerun a source's experiment: source number, ibcheck's measurement, verdict")
+    p.add_argument("name", help="fa-synthetic, fa-digits, ll20-margin, shngs18, ssttm18")
+    p.add_argument("--quick", action="store_true", help="a size that runs in about a minute")
+    p.add_argument("--idx-dir", default=None, help="fa-digits: a directory with MNIST-format *images* and *labels* IDX files")
+    p.add_argument("--out", required=True)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_reproduce)
+
     p = sub.add_parser("report", help="the main job: bound scaling report + quick comparisons of every claim + an index page")
     p.add_argument("--quick", action="store_true", help="small grids (about 5 minutes on 2 cores)")
     p.add_argument("--workers", type=int, default=2)
@@ -54,6 +62,21 @@ def cmd_compare(args) -> int:
         fits = "; ".join(f"{f['variable']}: {f['estimate']:.3f} [{f['ci_low']:.3f}, {f['ci_high']:.3f}] vs {f['predicted']:g}" for f in r["fits"])
         rd = f" [{r['reading']}]" if r["reading"] else ""
         print(f"  {r['quantity']} {r['kind']}({r['expr']}){rd}: {r['verdict']}  ({fits}); negative control: {r['negative_control']['verdict']}")
+    return 0
+
+
+def cmd_reproduce(args) -> int:
+    from .reproduce import reproduce
+
+    s = reproduce(args.name, args.quick, args.out, args.idx_dir)
+    if args.json:
+        print(json.dumps(s, indent=2))
+        return 0
+    print(f"reproduce {s['name']}: {s['title']} ({s['seconds']:.0f} s) -> {s['files']['html']}")
+    for r in s["rows"]:
+        m = r["measured"]
+        ms = f"{m:.4g}" if isinstance(m, float) else str(m)
+        print(f"  {r['quantity']}: source {r['source_value']}; ibcheck {ms}; {r['verdict']}")
     return 0
 
 
@@ -93,6 +116,18 @@ def cmd_report(args) -> int:
         meas = ", ".join(f"{f['variable']}: {f['estimate']:.2f} [{f['ci_low']:.2f}, {f['ci_high']:.2f}]" for f in r["fits"])
         rd = f" [{r['reading']}]" if r["reading"] else ""
         md.append(f"| {link} | {r['quantity']}{rd} | {r['kind']} | {pred} | {meas} | **{r['verdict']}** | {r['negative_control']['verdict']} |")
+    if not args.only:
+        from .reproduce import REPRODUCTIONS, reproduce
+
+        md += ["", "## Reproductions of the sources' experiments", "", "| reproduction | consistent / inconsistent / inconclusive rows |", "|---|---|"]
+        for name in REPRODUCTIONS:
+            print(f"[{time.perf_counter() - t0:6.1f} s] reproducing {name} ...", file=sys.stderr)
+            try:
+                s = reproduce(name, args.quick, os.path.join(args.out, "reproduce", name))
+                counts = [sum(r["verdict"] == v for r in s["rows"]) for v in ("consistent", "inconsistent", "inconclusive")]
+                md.append(f"| [{name}](reproduce/{name}/reproduce.md) | {counts[0]} / {counts[1]} / {counts[2]} |")
+            except InputError as err:
+                md.append(f"| {name} | not run: {err} |")
     text = "\n".join(md) + "\n"
     with open(os.path.join(args.out, "index.md"), "w") as f:
         f.write(text)

@@ -245,9 +245,11 @@ def digits(n: int = 1000, seed: int = 0, split: str | Sequence[int] | None = "od
     X = data.data.astype(np.float64) / 16.0
     X = X - X.mean(axis=0)
     labels = data.target.astype(np.int64)
-    if multiclass:
-        return _split_real(X, labels, n, seed, "digits", True, 10, {"classes": 10})
     plus = _digit_split(split)
+    if multiclass:
+        ds = _split_real(X, labels, n, seed, "digits", True, 10, {"classes": 10, "J_plus": list(plus)})
+        ds.J_plus = plus  # the binary read-out's positive digits
+        return ds
     y = np.where(np.isin(labels, plus), 1.0, -1.0)
     return _split_real(X, y, n, seed, "digits", False, 2, {"J_plus": list(plus)})
 
@@ -306,8 +308,10 @@ def idx(images: str, labels: str, n: int = 1000, seed: int = 0, split: str | Seq
     X = imgs.reshape(len(imgs), -1).astype(np.float64) / 255.0
     X = X - X.mean(axis=0)
     labs = labs.astype(np.int64)
+    plus = _digit_split(split)
     if multiclass:
         k = int(labs.max()) + 1
-        return _split_real(X, labs, n, seed, "idx", True, k, {"classes": k})
-    plus = _digit_split(split)
+        ds = _split_real(X, labs, n, seed, "idx", True, k, {"classes": k, "J_plus": list(plus)})
+        ds.J_plus = plus
+        return ds
     return _split_real(X, np.where(np.isin(labs, plus), 1.0, -1.0), n, seed, "idx", False, 2, {"J_plus": list(plus)})

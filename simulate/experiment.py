@@ -173,8 +173,7 @@ def _measure(cfg: RunConfig, seed: int, net, W0, ds: D.Dataset, final: dict) -> 
         row["_cosine_matrix"] = stats["cosine_matrix"]
     if cfg.setting == "multiclass" and ds.J_plus:
         ro = net.readout(ds.J_plus)
-        plus = np.isin(np.arange(ds.means.shape[0]), ds.J_plus)
-        yb = np.where(plus[yte], 1.0, -1.0)
+        yb = np.where(np.isin(yte, ds.J_plus), 1.0, -1.0)
         row["readout_test_accuracy"] = test_accuracy(ro, Xte, yb)
     if "max_abs_cos_means" in ds.info:
         row["max_abs_cos_means"] = ds.info["max_abs_cos_means"]
