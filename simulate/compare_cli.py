@@ -24,7 +24,7 @@ def register(sub) -> None:
     p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("reproduce", help="rerun a source's experiment: source number, ibcheck's measurement, verdict")
-    p.add_argument("name", help="fa-synthetic, fa-digits, ll20-margin, shngs18, ssttm18")
+    p.add_argument("name", help="fa-synthetic, fa-digits, ll20-margin, shngs18, vys22, fvbs23, bcgt21, ssttm18, mv24")
     p.add_argument("--quick", action="store_true", help="a size that runs in about a minute")
     p.add_argument("--idx-dir", default=None, help="fa-digits: a directory with MNIST-format *images* and *labels* IDX files")
     p.add_argument("--out", required=True)

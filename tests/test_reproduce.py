@@ -41,6 +41,26 @@ def test_shngs18_and_ssttm18(cli, tmp_path):
     assert thr < lin
 
 
-def test_unknown_or_planned_reproduction_is_a_one_line_error(cli, tmp_path):
-    res = cli("reproduce", "vys22", "--quick", "--out", str(tmp_path / "x"))
-    assert res.returncode == 2 and "planned, not yet available" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+def test_bcgt21_and_mv24(cli, tmp_path):
+    rows = _rows(cli, "bcgt21", tmp_path)
+    assert rows["relu: fraction of flips within |eta| <= 20"]["measured"] > 0.9
+    assert rows["gelu: fraction of flips within |eta| <= 20"]["measured"] > 0.9
+    rows = _rows(cli, "mv24", tmp_path)
+    assert rows["distance of f/||f|| to F/||F|| on test inputs"]["measured"] < 0.2
+
+
+def test_fvbs23_states_the_window_honestly_and_vys22_judges_the_readings(cli, tmp_path):
+    rows = _rows(cli, "fvbs23", tmp_path)
+    window = next(r for q, r in rows.items() if q.startswith("Theorem 4.2 applies"))
+    assert window["measured"] in ("yes", "no") and "window of d" in window["note"]
+    assert any(q.startswith("KKT points") and "test error" in q for q in rows)
+    rows = _rows(cli, "vys22", tmp_path)
+    reading = next(r for q, r in rows.items() if q.startswith("reading supported"))
+    assert reading["measured"] in ("eta_bound", "norm_bound", "undecided")
+
+
+def test_unknown_reproduction_is_a_one_line_error(cli, tmp_path):
+    res = cli("reproduce", "nosuch", "--quick", "--out", str(tmp_path / "x"))
+    assert res.returncode == 2 and "available are" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    res = cli("reproduce", "shngs18", "--idx-dir", str(tmp_path), "--out", str(tmp_path / "y"))
+    assert res.returncode == 2 and "fa-digits only" in res.stderr
