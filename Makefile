@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 TORCH  := torch==2.13.0
 REPORT_DIR ?= report
 
-.PHONY: install report test bench clean
+.PHONY: install report test test-slow bench clean
 
 install: $(STAMP)
 
@@ -25,6 +25,9 @@ report: install
 
 test: install
 	$(BIN)/python -m pytest -q
+
+test-slow: install
+	$(BIN)/python -m pytest -q -m slow
 
 bench: install
 	$(BIN)/python bench/theory_speed.py

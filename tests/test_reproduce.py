@@ -21,6 +21,7 @@ def test_fa_synthetic_k_class_model_is_more_robust(cli, tmp_path):
     assert rows["k-class cosine, diagonal (mean)"]["measured"] > rows["2-class cosine, same-class block (mean)"]["measured"]
 
 
+@pytest.mark.slow
 def test_fa_digits_ten_class_model_has_the_larger_median_radius(cli, tmp_path):
     rows = _rows(cli, "fa-digits", tmp_path)
     assert rows["median radius, 10-class-trained read-out"]["measured"] > rows["median radius, binary-trained"]["measured"]
@@ -32,6 +33,7 @@ def test_ll20_margin_reaches_tiny_losses_with_a_monotone_smoothed_margin(cli, tm
     assert rows["smoothed margin monotone after t0 (constant lr)"]["measured"] is True
 
 
+@pytest.mark.slow
 def test_shngs18_and_ssttm18(cli, tmp_path):
     rows = _rows(cli, "shngs18", tmp_path)
     assert all(r["verdict"] != "inconsistent" for r in rows.values())
@@ -41,6 +43,7 @@ def test_shngs18_and_ssttm18(cli, tmp_path):
     assert thr < lin
 
 
+@pytest.mark.slow
 def test_bcgt21_and_mv24(cli, tmp_path):
     rows = _rows(cli, "bcgt21", tmp_path)
     assert rows["relu: fraction of flips within |eta| <= 20"]["measured"] > 0.9
@@ -49,6 +52,7 @@ def test_bcgt21_and_mv24(cli, tmp_path):
     assert rows["distance of f/||f|| to F/||F|| on test inputs"]["measured"] < 0.2
 
 
+@pytest.mark.slow
 def test_fvbs23_states_the_window_honestly_and_vys22_judges_the_readings(cli, tmp_path):
     rows = _rows(cli, "fvbs23", tmp_path)
     window = next(r for q, r in rows.items() if q.startswith("Theorem 4.2 applies"))
