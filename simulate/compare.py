@@ -57,13 +57,13 @@ def parse_grid(items: list[str] | None) -> dict | None:
     return grid
 
 
-def _tasks(exp: Experiment, grid: dict, seeds: int, version: str) -> list[Task]:
+def _tasks(exp: Experiment, grid: dict, seeds: int, version: str, fixed: dict) -> list[Task]:
     names = list(grid)
     tasks = []
     for combo in itertools.product(*(grid[n] for n in names)):
         cell = dict(zip(names, combo))
         for s in range(seeds):
-            tasks.append(Task(task_key(exp.claim, exp.name, cell, s, exp.fixed, version), exp.claim, exp.name, cell, s, dict(exp.fixed)))
+            tasks.append(Task(task_key(exp.claim, exp.name, cell, s, fixed, version), exp.claim, exp.name, cell, s, dict(fixed)))
     return tasks
 
 
@@ -106,7 +106,8 @@ def compare_claim(claim_id: str, out: str, grid: dict | None = None, seeds: int 
     fit_vars = _fit_variable_names(exp, claim, grid)
     os.makedirs(out, exist_ok=True)
     version = code_version(__import__("simulate.experiments", fromlist=["x"]).__file__)
-    tasks = _tasks(exp, grid, seeds, version)
+    fixed = exp.settings(quick)
+    tasks = _tasks(exp, grid, seeds, version, fixed)
     db = os.path.join(out, "sweep.sqlite")
     t0 = time.perf_counter()
     counts = run_sweep(tasks, db, version, workers=workers, scheduler=scheduler, dask=dask, progress=progress)
@@ -161,7 +162,8 @@ def compare_claim(claim_id: str, out: str, grid: dict | None = None, seeds: int 
         "readings": {r["reading"]: r["verdict"] for r in results if r["reading"]} or None,
         "results": [{k: v for k, v in r.items() if not k.startswith("_")} for r in results],
         "tasks": counts, "task_status": statuses, "seconds": time.perf_counter() - t0, "code_version": version,
-        "provenance": f"every number comes from {db}: rows keyed by (claim, experiment, cell, seed, fixed {exp.fixed}, code {version})",
+        "fixed": fixed,
+        "provenance": f"every number comes from {db}: rows keyed by (claim, experiment, cell, seed, fixed {fixed}, code {version})",
     }
     files = _write_report(summary, results, claim, exp, out)
     try:
@@ -265,7 +267,7 @@ def _plots(res: dict, claim, out: str, tag: str) -> dict:
 def _write_report(summary: dict, results: list[dict], claim, exp: Experiment, out: str) -> dict:
     md = [f"# {claim.id}: theory against simulation", "",
           f"*{claim.title}* ({claim.paper}); status **{claim.status}**" + (f"; flags: {', '.join(claim.flags)}" if claim.flags else ""), "",
-          f"Experiment: {exp.setting}. Grid: {summary['grid']}, {summary['seeds']} seed(s) per cell, fixed settings {exp.fixed}.",
+          f"Experiment: {exp.setting}. Grid: {summary['grid']}, {summary['seeds']} seed(s) per cell, fixed settings {summary['fixed']}.",
           f"Fit: OLS of the seed-averaged log measure on log({', '.join(summary['fit_variables'])}) over the cells, "
           f"t-based 95% CI (and BCa bootstrap over cells); stated polylog factors are known offsets. Margin {summary['margin']}.", "",
           f"Provenance: {summary['provenance']}. Tasks: {summary['task_status']}.", ""]

@@ -28,6 +28,10 @@ class Experiment:
     seeds: int = 3
     quick_seeds: int = 2
     trajectory: bool = False  # fit against T along each run instead of across cells
+    quick_fixed: dict | None = None  # fixed settings for --quick (default: fixed)
+
+    def settings(self, quick: bool) -> dict:
+        return dict(self.quick_fixed if quick and self.quick_fixed is not None else self.fixed)
 
 
 def _fa_run(cell: dict, seed: int, setting: str = "fa", multiclass: bool = False):
@@ -103,7 +107,8 @@ def _two_layer_gd(cell, seed, kind):
     cfg = RunConfig(setting="two-layer", data=DataConfig(kind=kind, d=d, k=int(cell.get("k", 2)), n=n, sigma=1.0, seed=seed, n_test=10),
                     model=ModelConfig("two-layer", m=int(cell.get("m", 20)), init_scale=cell.get("init", 0.5)),
                     train=TrainConfig(steps=int(cell.get("steps", 400)), lr=cell.get("lr", 0.05), loss="exp", reduction="sum",
-                                      schedule="loss-based", progress=False), seeds=1, seed0=seed)
+                                      schedule="loss-based", target_log10_loss=-30.0 if kind == "sphere" else None,
+                                      progress=False), seeds=1, seed0=seed)
     res = run(cfg)
     return res.networks[0], res.datasets[0], res.summary[0]
 
@@ -189,12 +194,13 @@ def measure_shngs18(cell: dict, seed: int) -> dict:
     res = run(cfg)
     ds = res.datasets[0]
     svm = hard_margin_svm(ds.X, ds.y, bias=False)
+    loss = {r["step"]: 10 ** r["log10_loss_mean"] for r in res.trajectory}
     rows = []
     for step, nets in res.checkpoints:
         if step < 10:
             continue
         w = nets[0].w
-        rows.append({"T": float(step), "direction_error": float(1 - w @ svm.direction / np.linalg.norm(w))})
+        rows.append({"T": float(step), "direction_error": float(1 - w @ svm.direction / np.linalg.norm(w)), "train_loss": loss.get(step)})
     return {"trajectory": rows}
 
 
@@ -247,9 +253,9 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
     Experiment("BCGT21.thm.one_step", "BCGT21.thm.one_step", ("flip_norm",), "random ReLU network, one gradient step",
                measure_bcgt21, grid={"d": [64, 256, 1024], "k": [100, 400, 1600]}, quick_grid={"d": [64, 128, 256], "k": [50, 100, 200]}),
     Experiment("LL20.thm.rates", "LL20.thm.rates", ("train_loss", "param_norm"), "two-layer network, constant-step GD, exponential loss",
-               measure_ll20_rates, grid={"run": [0]}, quick_grid={"run": [0]}, fixed={"steps": 40000, "lr": 0.01}, trajectory=True, seeds=3, quick_seeds=2),
-    Experiment("SHNGS18.thm.direction", "SHNGS18.thm.direction", ("direction_error",), "linear model, GD on separable data",
-               measure_shngs18, grid={"run": [0]}, quick_grid={"run": [0]}, fixed={"steps": 10000}, trajectory=True, seeds=3, quick_seeds=2),
+               measure_ll20_rates, grid={"run": [0]}, quick_grid={"run": [0]}, fixed={"steps": 40000, "lr": 0.01}, quick_fixed={"steps": 15000, "lr": 0.01}, trajectory=True, seeds=3, quick_seeds=2),
+    Experiment("SHNGS18.thm.direction", "SHNGS18.thm.direction", ("direction_error", "train_loss"), "linear model, GD on separable data",
+               measure_shngs18, grid={"run": [0]}, quick_grid={"run": [0]}, fixed={"steps": 10000}, quick_fixed={"steps": 5000}, trajectory=True, seeds=3, quick_seeds=2),
     Experiment("SSTTM18.cor.robust_upper", "SSTTM18.cor.robust_upper", ("robust_sample_threshold",), "Gaussian model, class-mean estimator",
                measure_ssttm18, grid={"d": [10**3, 10**4, 10**5, 10**6, 10**7]}, quick_grid={"d": [10**4, 10**5, 10**6]}, fixed={"eps": 0.25}, seeds=3, quick_seeds=2),
 ]}

@@ -199,7 +199,37 @@ def ll20_margin(quick: bool, out: str) -> Reproduction:
     eps_t, delta_t, _ = eps_delta_kkt(lb.networks[0], ds.X, ds.y, tie_tol=1e-4)
     R.row("(eps, delta)-KKT of the final direction", "-> (0, 0) (LL20.thm.kkt)", [eps, delta], "inconclusive",
           f"with near-ties |z| <= 1e-4 allowed: ({eps_t:.3g}, {delta_t:.3g})")
+    from .compare import compare_claim
+
+    s = compare_claim("LL20.thm.rates", os.path.join(out, "rates"), quick=quick, progress=False)
+    for r in s["results"]:
+        f = r["fits"][0]
+        R.row(f"{r['quantity']} against T: exponent after the known log offset", f"{r['kind']}({r['expr']}) (LL20.thm.rates)", f["estimate"],
+              r["verdict"], f"95% CI [{f['ci_low']:.3f}, {f['ci_high']:.3f}] vs {f['predicted']:g}; see rates/report.md")
+    _plot_margins({"constant lr": const.trajectory, "loss-based lr": lb.trajectory}, os.path.join(out, "margin.png"))
+    R.figures.append("margin.png")
     return R
+
+
+def _plot_margins(trajs: dict, path: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for name, tr in trajs.items():
+        pts = [(r["log10_loss_sum"], r["normalized_margin"]) for r in tr if r["train_accuracy"] == 1.0]
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", ms=3, label=name)
+    ax.invert_xaxis()
+    ax.set_xlabel("log10 training loss (sum)")
+    ax.set_ylabel("normalized margin q_min / rho^L")
+    ax.set_title("LL20: the normalized margin keeps growing as the loss falls", fontsize=9)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def shngs18(quick: bool, out: str) -> Reproduction:
@@ -209,9 +239,12 @@ def shngs18(quick: bool, out: str) -> Reproduction:
     s = compare_claim("SHNGS18.thm.direction", os.path.join(out, "compare"), quick=quick, progress=False)
     for r in s["results"]:
         f = r["fits"][0]
-        R.row(f"direction error, exponent in t after the 1/log t offset [{r['reading']}]", "O(1/log t) (almost every dataset)",
-              f["estimate"], r["verdict"], f"95% CI [{f['ci_low']:.3f}, {f['ci_high']:.3f}], negative control {r['negative_control']['verdict']}")
-    R.notes.append(f"Full comparison: compare/report.md (sweep database compare/sweep.sqlite).")
+        what = "direction error to the SVM" if r["quantity"] == "direction_error" else "training loss"
+        R.row(f"{what}: exponent in t after the known log offset" + (f" [{r['reading']}]" if r["reading"] else ""),
+              f"{r['kind']}({r['expr']})", f["estimate"], r["verdict"],
+              f"95% CI [{f['ci_low']:.3f}, {f['ci_high']:.3f}] vs {f['predicted']:g}; negative control {r['negative_control']['verdict']}")
+    R.notes.append("Full comparison: compare/report.md (sweep database compare/sweep.sqlite).")
+    R.figures += sorted(os.path.join("compare", f) for f in os.listdir(os.path.join(out, "compare")) if f.endswith("_loglog.png"))
     return R
 
 
@@ -235,6 +268,12 @@ def ssttm18(quick: bool, out: str) -> Reproduction:
                 rows.append({"d": d, "eps": eps, "seed": s, "value": measure_ssttm18({"d": d, "eps": eps}, s)["robust_sample_threshold"]})
     fit = fit_exponents(rows, ["d", "eps"])
     fd, fe = fit.estimate["d"], fit.estimate["eps"]
+    combo = [{"x": r["eps"] ** 2 * math.sqrt(r["d"]), "seed": r["seed"], "value": r["value"]} for r in rows]
+    fx = fit_exponents(combo, ["x"], bootstrap=False)
+    R.row("threshold n: exponent in eps^2 sqrt(d)", "1 (n ~ eps^2 sqrt(d), up to log d)", fx.estimate["x"], "inconclusive",
+          f"95% CI [{fx.ci['x'][0]:.3f}, {fx.ci['x'][1]:.3f}]; finite-d corrections (d^(-1/4) terms) bend it below 1 at these sizes")
+    _plot_ssttm18(rows, measure_ssttm18, os.path.join(out, "threshold.png"))
+    R.figures.append("threshold.png")
     R.row("threshold n: exponent in d", "1/2 (n ~ eps^2 sqrt(d))", fd, _qual(fit.ci["d"][1] <= 0.6) if fit.ci["d"][1] > 0 else "inconclusive",
           f"95% CI [{fit.ci['d'][0]:.3f}, {fit.ci['d'][1]:.3f}]; O-bound: not above 1/2 (+0.1)")
     R.row("threshold n: exponent in eps", "2", fe, "inconclusive", f"95% CI [{fit.ci['eps'][0]:.3f}, {fit.ci['eps'][1]:.3f}]; "
@@ -350,6 +389,7 @@ def vys22(quick: bool, out: str) -> Reproduction:
     R.row("KKT points at d=20, n=6: universal norm flipping every training point (median)", "o(sqrt(d)) = o(4.47)",
           float(np.median(norms)) if norms else None, _qual(np.median(norms) < math.sqrt(20)) if norms else "inconclusive",
           f"{len(norms)} certified KKT points of {len(res)} starts")
+    R.figures += sorted(os.path.join("compare", f) for f in os.listdir(os.path.join(out, "compare")) if f.endswith("_loglog.png"))
     return R
 
 
@@ -389,6 +429,9 @@ def fvbs23(quick: bool, out: str) -> Reproduction:
     R.row(f"Theorem 4.2 applies at the simulated point d={d}, k={k}, n={n}?", "needs d in its window", "yes" if inside else "no",
           "inconclusive", f"window of d: {w.intervals or 'empty'} ({w.empty_because or 'binding ' + str(w.binding)}); "
           "the simulation is outside it, so it tests the scaling, not the theorem's guarantee")
+    for cid in ("FVBS23.thm.4_2", "FVBS23.thm.4_1"):
+        sub = cid.replace(".", "_")
+        R.figures += sorted(os.path.join(sub, f) for f in os.listdir(os.path.join(out, sub)) if f.endswith(("_loglog.png", "_collapse.png")))
     return R
 
 
@@ -418,6 +461,28 @@ def mv24(quick: bool, out: str) -> Reproduction:
     R.row("fraction of active neurons aligned with an average feature (cos > 0.9)", "all of them", float(np.mean(cos[big] > 0.9)),
           _qual(np.mean(cos[big] > 0.9) > 0.8), f"{int(big.sum())} neurons carry the output")
     return R
+
+
+def _plot_ssttm18(rows, measure, path):
+    """The robust sample threshold against d, one line per eps (each point a seed)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for eps in sorted({r["eps"] for r in rows}):
+        pts = sorted((r["d"], r["value"]) for r in rows if r["eps"] == eps)
+        ax.loglog([p[0] for p in pts], [p[1] for p in pts], "o-", label=f"eps = {eps}")
+    ds = sorted({r["d"] for r in rows})
+    ax.loglog(ds, [20 * (d / ds[0]) ** 0.5 for d in ds], "k:", label="slope 1/2")
+    ax.set_xlabel("d")
+    ax.set_ylabel("smallest n with l_inf-robust error <= 1%")
+    ax.set_title("SSTTM18: robust sample threshold of the class-mean estimator (sigma = d^(1/4))", fontsize=9)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 REPRODUCTIONS = {"fa-synthetic": fa_synthetic, "fa-digits": fa_digits, "ll20-margin": ll20_margin, "shngs18": shngs18,
