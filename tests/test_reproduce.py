@@ -27,6 +27,7 @@ def test_fa_digits_ten_class_model_has_the_larger_median_radius(cli, tmp_path):
     assert rows["median radius, 10-class-trained read-out"]["measured"] > rows["median radius, binary-trained"]["measured"]
 
 
+@pytest.mark.slow
 def test_ll20_margin_reaches_tiny_losses_with_a_monotone_smoothed_margin(cli, tmp_path):
     rows = _rows(cli, "ll20-margin", tmp_path)
     assert rows["lowest log10 loss reached (loss-based)"]["measured"] <= -700
@@ -68,3 +69,24 @@ def test_unknown_reproduction_is_a_one_line_error(cli, tmp_path):
     assert res.returncode == 2 and "available are" in res.stderr and len(res.stderr.strip().splitlines()) == 1
     res = cli("reproduce", "shngs18", "--idx-dir", str(tmp_path), "--out", str(tmp_path / "y"))
     assert res.returncode == 2 and "fa-digits only" in res.stderr
+
+
+@pytest.mark.slow
+def test_fa_digits_reads_mnist_format_idx_files(cli, tmp_path):
+    import numpy as np
+    from sklearn.datasets import load_digits
+
+    from simulate.data import write_idx
+
+    data = load_digits()
+    idx = tmp_path / "idx"
+    idx.mkdir()
+    write_idx(str(idx / "train-images-idx3-ubyte"), (data.images * 15).astype(np.uint8))
+    write_idx(str(idx / "train-labels-idx1-ubyte"), data.target.astype(np.uint8))
+    res = cli("reproduce", "fa-digits", "--quick", "--idx-dir", str(idx), "--out", str(tmp_path / "r"), "--json", check_rc=0)
+    import json
+
+    s = json.loads(res.stdout)
+    assert "MNIST IDX" in s["title"] and s["params"]["data"] == "idx"
+    rows = {r["quantity"]: r for r in s["rows"]}
+    assert rows["binary model test accuracy"]["measured"] > 0.8
