@@ -338,6 +338,7 @@ def bcgt21(quick: bool, out: str) -> Reproduction:
 
     grid_d, grid_k, pts = ([64, 128, 256], [50, 100, 200], 100) if quick else ([64, 256, 1024], [100, 400, 1600], 300)
     R = Reproduction("bcgt21", "BCGT21: one gradient step flips a random two-layer network", params={"d": grid_d, "k": grid_k, "points": pts})
+    curves = {}
     for act in ("relu", "gelu"):
         rows_eta, rows_norm, within = [], [], []
         for d in grid_d:
@@ -356,10 +357,36 @@ def bcgt21(quick: bool, out: str) -> Reproduction:
                 vd = exponent_verdict("Theta", fit.estimate[v], fit.se[v], fit.df, 0.0, margin=0.15)
                 R.row(f"{act}: median flipping {label}, exponent in {v}", "0 (does not grow with d or k)", fit.estimate[v],
                       vd.verdict, f"95% CI [{fit.ci[v][0]:.3f}, {fit.ci[v][1]:.3f}]; {vd.reason}")
+        curves[act] = rows_eta
         R.row(f"{act}: fraction of flips within |eta| <= 20", "searched within |eta| <= 20; about 1 found", float(np.mean(within)), _qual(np.mean(within) > 0.9))
         R.row(f"{act}: median flipping |eta| (all cells)", "about 1", float(np.median([r["value"] for r in rows_eta])), "inconclusive",
               "the scale depends on the normalization of eta")
+    _plot_series({f"{act}, k={k}": [(r["d"], r["value"]) for r in rows if r["k"] == k] for act, rows in curves.items() for k in grid_k},
+                 os.path.join(out, "flip_eta.png"), "d", "median flipping |eta|", "BCGT21: the flipping step does not grow with d or k", logy=True)
+    R.figures.append("flip_eta.png")
     return R
+
+
+def _plot_series(series: dict, path: str, xlabel: str, ylabel: str, title: str, logy: bool = False) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for label, pts in series.items():
+        pts = sorted(pts)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", ms=3, label=label)
+    ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=9)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def vys22(quick: bool, out: str) -> Reproduction:
@@ -460,6 +487,21 @@ def mv24(quick: bool, out: str) -> Reproduction:
     cos = np.maximum(Wn @ (mu_p / np.linalg.norm(mu_p)), Wn @ (mu_m / np.linalg.norm(mu_m)))
     R.row("fraction of active neurons aligned with an average feature (cos > 0.9)", "all of them", float(np.mean(cos[big] > 0.9)),
           _qual(np.mean(cos[big] > 0.9) > 0.8), f"{int(big.sum())} neurons carry the output")
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    order = np.argsort(-np.abs(net.a) * np.linalg.norm(net.W, axis=1))
+    ax.bar(np.arange(len(order)), cos[order], color=["C0" if b else "lightgray" for b in big[order]])
+    ax.axhline(0.9, color="gray", ls="--", lw=1)
+    ax.set_xlabel("neuron (by output weight x norm; gray: carries < 5% of the largest)")
+    ax.set_ylabel("max cos with the average features")
+    ax.set_title("MV24.conj (p = 1): neurons collapse onto the two average features", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "neurons.png"), dpi=110)
+    plt.close(fig)
+    R.figures.append("neurons.png")
     return R
 
 
