@@ -28,9 +28,12 @@ def _tasks(n_cells=6, seeds=2, version="test"):
 
 def _rows(db):
     con = sqlite3.connect(db)
-    rows = con.execute("SELECT key, status, value FROM results").fetchall()
-    con.close()
-    return rows
+    try:
+        return con.execute("SELECT key, status, value FROM results").fetchall()
+    except sqlite3.OperationalError:  # the file exists but the sweep has not created its table yet
+        return []
+    finally:
+        con.close()
 
 
 def test_sweep_runs_each_cell_once_and_resumes(tmp_path):
@@ -47,15 +50,20 @@ def test_sweep_runs_each_cell_once_and_resumes(tmp_path):
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
-SCRIPT = """
+# Every process of the killed sweep, spawned workers included, imports this at start-up
+# (sitecustomize on PYTHONPATH), so every task is slow enough to kill the sweep mid-way.
+SITECUSTOMIZE = """
 import sys, time
 sys.path.insert(0, {root!r})
 import simulate.experiments as E
-orig = E.measure_ssttm18
-def slow(cell, seed):
-    time.sleep(0.25)
-    return orig(cell, seed)
-E.EXPERIMENTS[{exp!r}] = E.Experiment(**{{**E.EXPERIMENTS[{exp!r}].__dict__, "measure": slow}})
+_orig = E.measure_ssttm18
+def _slow(cell, seed):
+    time.sleep(0.3)
+    return _orig(cell, seed)
+E.EXPERIMENTS[{exp!r}] = E.Experiment(**{{**E.EXPERIMENTS[{exp!r}].__dict__, "measure": _slow}})
+"""
+
+SCRIPT = """
 from tests.test_sweep import _tasks
 from simulate.sweep import run_sweep
 run_sweep(_tasks(n_cells=10, seeds=2), {db!r}, "test", workers={workers}, progress=False)
@@ -66,21 +74,27 @@ run_sweep(_tasks(n_cells=10, seeds=2), {db!r}, "test", workers={workers}, progre
 def test_kill_minus_9_then_rerun_finishes_every_cell_exactly_once(tmp_path, workers):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     db = str(tmp_path / "k.sqlite")
-    code = SCRIPT.format(root=root, exp=EXP, db=db, workers=workers)
-    proc = subprocess.Popen([sys.executable, "-c", code], cwd=root, start_new_session=True)
-    deadline = time.time() + 60
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(SITECUSTOMIZE.format(root=root, exp=EXP))
+    env = {**os.environ, "PYTHONPATH": f"{hook}{os.pathsep}{root}"}
+    proc = subprocess.Popen([sys.executable, "-c", SCRIPT.format(db=db, workers=workers)], cwd=root, env=env, start_new_session=True)
+    deadline = time.time() + 120
     while time.time() < deadline:
-        time.sleep(0.2)
+        time.sleep(0.1)
         if os.path.exists(db) and len(_rows(db)) >= 3:
             break
     os.kill(proc.pid, signal.SIGKILL)  # kill -9 of the parent, mid-sweep
     proc.wait()
     partial = len(_rows(db))
     assert 3 <= partial < 20
-    time.sleep(1.0)
-    # No worker outlives the killed parent.
-    out = subprocess.run(["pgrep", "-f", db], capture_output=True, text=True)
-    assert out.stdout.strip() == "", out.stdout
+    # No worker outlives the killed parent: nothing is left in its session.
+    for _ in range(50):
+        left = subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True, text=True).stdout.split()
+        if not left:
+            break
+        time.sleep(0.1)
+    assert left == [], left
     result = run_sweep(_tasks(n_cells=10, seeds=2), db, "test", progress=False)
     rows = _rows(db)
     assert len(rows) == 20 and len({r[0] for r in rows}) == 20
