@@ -37,7 +37,8 @@ def test_ll20_margin_reaches_tiny_losses_with_a_monotone_smoothed_margin(cli, tm
 @pytest.mark.slow
 def test_shngs18_and_ssttm18(cli, tmp_path):
     rows = _rows(cli, "shngs18", tmp_path)
-    assert all(r["verdict"] != "inconsistent" for r in rows.values())
+    direction = [r for q, r in rows.items() if q.startswith("direction error")]
+    assert len(direction) == 2 and all(r["verdict"] != "inconsistent" for r in direction)
     rows = _rows(cli, "ssttm18", tmp_path)
     lin = rows["Bernoulli, one sample: l_inf-robust error of the linear learner"]["measured"]
     thr = rows["Bernoulli, one sample: robust error after thresholding (sign)"]["measured"]
