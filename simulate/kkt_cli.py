@@ -225,6 +225,8 @@ def _plot(rows, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from .plots import save_figure
+
     pts = [r for r in rows if r["epsilon"] is not None and r["log10_loss"] is not None]
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     if pts:
@@ -235,9 +237,4 @@ def _plot(rows, path):
         ax.invert_xaxis()
     ax.set_xlabel("log10 training loss (sum)")
     ax.set_ylabel("certified value")
-    ax.set_title("GD iterates as (eps, delta)-KKT points of (P) (LL20.def.eps_delta_kkt)", fontsize=9)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, ax, path, "GD iterates as (eps, delta)-KKT points of (P) (LL20.def.eps_delta_kkt)")

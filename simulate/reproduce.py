@@ -18,6 +18,8 @@ import numpy as np
 
 from theory.errors import InputError
 
+from .plots import save_figure
+
 
 @dataclass
 class Reproduction:
@@ -30,6 +32,11 @@ class Reproduction:
 
     def row(self, quantity, source_value, measured, verdict, note=""):
         self.rows.append({"quantity": quantity, "source_value": source_value, "measured": measured, "verdict": verdict, "note": note})
+
+
+def _fits_text(result: dict) -> str:
+    """``d: 0.491 [0.472, 0.510] vs 0.5; ...`` for one comparison result."""
+    return "; ".join(f"{f['variable']}: {f['estimate']:.3f} [{f['ci_low']:.3f}, {f['ci_high']:.3f}] vs {f['predicted']:g}" for f in result["fits"])
 
 
 def _qual(ok: bool | None) -> str:
@@ -224,12 +231,7 @@ def _plot_margins(trajs: dict, path: str) -> None:
     ax.invert_xaxis()
     ax.set_xlabel("log10 training loss (sum)")
     ax.set_ylabel("normalized margin q_min / rho^L")
-    ax.set_title("LL20: the normalized margin keeps growing as the loss falls", fontsize=9)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, ax, path, "LL20: the normalized margin keeps growing as the loss falls", grid_which="major")
 
 
 def shngs18(quick: bool, out: str) -> Reproduction:
@@ -381,12 +383,7 @@ def _plot_series(series: dict, path: str, xlabel: str, ylabel: str, title: str, 
         ax.set_yscale("log")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=9)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, ax, path, title, legend_fontsize=7, ncol=2)
 
 
 def vys22(quick: bool, out: str) -> Reproduction:
@@ -399,7 +396,7 @@ def vys22(quick: bool, out: str) -> Reproduction:
     R = Reproduction("vys22", "VYS22: universal flipping perturbation of nets trained on random sphere data; which reading holds?")
     s = compare_claim("VYS22.thm.main", os.path.join(out, "compare"), quick=quick, progress=False)
     for r in s["results"]:
-        fits = "; ".join(f"{f['variable']}: {f['estimate']:.3f} [{f['ci_low']:.3f}, {f['ci_high']:.3f}] vs {f['predicted']:g}" for f in r["fits"])
+        fits = _fits_text(r)
         R.row(f"{r['quantity']} [{r['reading']}]", f"O({r['expr']})", [f["estimate"] for f in r["fits"]], r["verdict"],
               fits + f"; negative control {r['negative_control']['verdict']}")
     norm_rows = {r["reading"]: r for r in s["results"] if r["quantity"] == "universal_flip_norm"}
@@ -434,7 +431,7 @@ def fvbs23(quick: bool, out: str) -> Reproduction:
     for cid in ("FVBS23.thm.4_2", "FVBS23.thm.4_1"):
         s = compare_claim(cid, os.path.join(out, cid.replace(".", "_")), quick=quick, progress=False)
         r = s["results"][0]
-        fits = "; ".join(f"{f['variable']}: {f['estimate']:.3f} [{f['ci_low']:.3f}, {f['ci_high']:.3f}] vs {f['predicted']:g}" for f in r["fits"])
+        fits = _fits_text(r)
         R.row(f"{cid}: {r['quantity']} exponents (GD limits / construction)", f"{r['kind']}({r['expr']})", [f["estimate"] for f in r["fits"]],
               r["verdict"], fits)
     d, k, n = 10, 4, 24
@@ -519,12 +516,7 @@ def _plot_ssttm18(rows, measure, path):
     ax.loglog(ds, [20 * (d / ds[0]) ** 0.5 for d in ds], "k:", label="slope 1/2")
     ax.set_xlabel("d")
     ax.set_ylabel("smallest n with l_inf-robust error <= 1%")
-    ax.set_title("SSTTM18: robust sample threshold of the class-mean estimator (sigma = d^(1/4))", fontsize=9)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, ax, path, "SSTTM18: robust sample threshold of the class-mean estimator (sigma = d^(1/4))")
 
 
 REPRODUCTIONS = {"fa-synthetic": fa_synthetic, "fa-digits": fa_digits, "ll20-margin": ll20_margin, "shngs18": shngs18,
