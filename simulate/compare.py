@@ -1,10 +1,14 @@
-"""Theory against simulation for one claim: sweep, fit, verdict, report.
+"""Theory against simulation for one claim: sweep, hypotheses, fit, drift, power, verdict, report.
 
 ``compare_claim`` runs the claim's experiment over its grid and seeds (resumably, through
-:mod:`simulate.sweep`), fits the exponents of the measured quantity, reads the predicted
-exponents from ``theory`` (never retyped), gives a verdict per bound and per reading with a
-negative control, and writes Markdown, a self-contained HTML file, PNGs, a JSON summary and
-a Parquet export of the raw rows.
+:mod:`simulate.sweep`), evaluates the claim's hypotheses at every cell
+(:mod:`simulate.applicability`), fits the exponents of each measured quantity and judges them
+(:mod:`simulate.analysis`: drift, extrapolation, power), reads the predicted exponents from
+``theory`` (never retyped), and writes Markdown, a self-contained HTML file, PNGs, a JSON
+summary and a Parquet export of the raw rows (:mod:`simulate.compare_report`).
+
+With a budget the sweep grows in rounds (:mod:`simulate.rounds`) until every exponent verdict
+is decisive or the budget is spent, spending alpha over the looks (:mod:`simulate.sequential`).
 """
 from __future__ import annotations
 
@@ -23,13 +27,16 @@ from theory.describe import bound_exponents
 from theory.errors import InputError
 from theory.evaluate import make_point
 
+from .analysis import Analysis, analyze
+from .applicability import Applicability, applicability
 from .experiments import EXPERIMENTS, Experiment, experiment_for
-from .fit import fit_exponents
+from .rounds import CellKey, cell_key, cost_model, needed_for_decision, plan_round
 from .rundir import clean
+from .sequential import RULES, preview_look, previous_seconds, take_look
 from .sweep import Task, code_version, connect, export_parquet, rows_for, run_sweep, task_key
-from .verdict import combine, exponent_verdict, negative_control_exponent
 
 TESTABLE = ("O", "o", "<=", "Omega", "omega", ">=", "Theta")
+LN10 = math.log(10.0)
 PARAMS = {"L": "2"}  # parameters that enter exponents, at the value the experiments use (two-layer: L = 2)
 
 
@@ -57,14 +64,30 @@ def parse_grid(items: list[str] | None) -> dict | None:
     return grid
 
 
-def _tasks(exp: Experiment, grid: dict, seeds: int, version: str, fixed: dict) -> list[Task]:
+def _initial_cells(grid: dict, seeds: int) -> dict[CellKey, int]:
     names = list(grid)
+    return {cell_key(dict(zip(names, combo))): seeds for combo in itertools.product(*(grid[n] for n in names))}
+
+
+def _tasks(exp: Experiment, cells: dict[CellKey, int], version: str, fixed: dict) -> list[Task]:
     tasks = []
-    for combo in itertools.product(*(grid[n] for n in names)):
-        cell = dict(zip(names, combo))
-        for s in range(seeds):
+    for key, n in sorted(cells.items(), key=lambda kv: [str(x) for x in kv[0]]):
+        cell = dict(key)
+        for s in range(n):
             tasks.append(Task(task_key(exp.claim, exp.name, cell, s, fixed, version), exp.claim, exp.name, cell, s, dict(fixed)))
     return tasks
+
+
+def _stored_cells(con, exp: Experiment, fixed: dict, version: str) -> dict[CellKey, int]:
+    """Cells and seeds a budgeted run of the same design stored earlier (a rerun continues from them)."""
+    out: dict[CellKey, int] = {}
+    for key, cell, seed in con.execute("SELECT key, cell, seed FROM results WHERE claim=? AND experiment=? AND code_version=?",
+                                       (exp.claim, exp.name, version)):
+        c = json.loads(cell)
+        if task_key(exp.claim, exp.name, c, seed, fixed, version) == key:
+            ck = cell_key(c)
+            out[ck] = max(out.get(ck, 0), seed + 1)
+    return out
 
 
 def _fit_variable_names(exp: Experiment, claim, grid: dict) -> list[str]:
@@ -81,273 +104,269 @@ def _fit_variable_names(exp: Experiment, claim, grid: dict) -> list[str]:
     return fv
 
 
-def _data_rows(exp: Experiment, rows: list[dict], quantity: str, fit_vars: list[str]) -> list[dict]:
+def _data_rows(exp: Experiment, rows: list[dict], quantity: str, fit_vars: list[str], keep=None, cell_vars=()) -> list[dict]:
+    """Fit rows of one quantity; ``keep`` (a set of cell keys) restricts them to those cells.
+
+    Trajectory rows carry ``log_T`` and ``log_value`` when the run gives ``log10_T`` and
+    ``log10_<quantity>`` (T and the loss leave float64's range under the loss-based schedule)."""
     out = []
     for r in rows:
         if r["status"] != "ok" or not isinstance(r["value"], dict):
             continue
+        if keep is not None and cell_key({v: r[v] for v in cell_vars}) not in keep:
+            continue
         if exp.trajectory:
+            v0 = fit_vars[0]
             for tr in r["value"].get("trajectory", []):
-                out.append({fit_vars[0]: float(f"{tr['T']:.10g}"), "value": tr.get(quantity), "seed": r["seed"]})
+                row = {"seed": r["seed"], "run": r["seed"]}
+                if tr.get("log10_T") is not None:
+                    row["log_" + v0] = round(float(tr["log10_T"]) * LN10, 9)
+                else:
+                    row[v0] = float(f"{tr['T']:.10g}")
+                if tr.get("log10_" + quantity) is not None:
+                    row["log_value"] = float(tr["log10_" + quantity]) * LN10
+                else:
+                    row["value"] = tr.get(quantity)
+                out.append(row)
         else:
             out.append({**{v: r[v] for v in fit_vars}, "value": r["value"].get(quantity), "seed": r["seed"]})
     return out
 
 
+EXTRAPOLATED = "extrapolated: the hypotheses fail at every simulated cell, so this tests the stated scaling beyond the theorem"
+
+
+def _label(quantity: str, reading: str | None) -> str:
+    return quantity + (f"[{reading}]" if reading else "")
+
+
+def _analyze_all(exp: Experiment, claim, rows: list[dict], fit_vars: list[str], cell_vars: list[str], margin: float, alpha: float,
+                 keep=None, bootstrap: bool = True) -> list[dict]:
+    """Every testable bound of every measured quantity, analysed at level ``alpha``."""
+    point = make_point(claim, {k: v for k, v in PARAMS.items() if k in claim.variable_names})
+    results = []
+    for quantity in exp.quantities:
+        data = _data_rows(exp, rows, quantity, fit_vars, keep, cell_vars)
+        bounds = [b for b in claim.bounds if b.quantity == quantity and b.kind in TESTABLE]
+        if not bounds or not data:
+            continue
+        for b in bounds:
+            ex = bound_exponents(claim, b, point)
+            offsets = {v: (float(sp.Rational(ex["log_exponents"].get(v, "0"))), float(sp.Rational(ex["loglog_exponents"].get(v, "0"))))
+                       for v in fit_vars}
+            predicted = {v: float(sp.Rational(ex["exponents"].get(v, "0"))) for v in fit_vars}
+            an = analyze(data, fit_vars, b.kind, predicted, offsets, margin, alpha, bootstrap=bootstrap,
+                         cells_used="all" if keep is None else "inside")
+            results.append({"quantity": quantity, "kind": b.kind, "reading": b.reading, "expr": sp.sstr(b.expr),
+                            "label": _label(quantity, b.reading), "analysis": an, "_data": data, "_bound": b})
+    return results
+
+
+def _decisive(results: list[dict]) -> bool:
+    return bool(results) and all(j.verdict != "inconclusive" for r in results for j in r["analysis"].judgements.values())
+
+
+def _undecided(results: list[dict]) -> list[tuple]:
+    out = []
+    for r in results:
+        an: Analysis = r["analysis"]
+        for v, j in an.judgements.items():
+            if j.verdict == "inconclusive":
+                out.append((an.fit.cells, an.variables, v, an.drift[v].significant))
+    return out
+
+
+def _ci_widths(results: list[dict]) -> dict:
+    return {r["label"]: {v: r["analysis"].fit.ci[v][1] - r["analysis"].fit.ci[v][0] for v in r["analysis"].variables} for r in results}
+
+
+def _result_json(r: dict, app: Applicability | None) -> dict:
+    an: Analysis = r["analysis"]
+    v0 = an.variables[0]
+    j0 = an.judgements[v0]
+    reason = an.reason
+    if app is not None and app.total and app.inside == 0 and any(not h["qualitative"] and not h["skipped"] for h in app.hypotheses.values()):
+        reason = f"{EXTRAPOLATED}; {reason}"
+    return {
+        "quantity": r["quantity"], "kind": r["kind"], "reading": r["reading"], "expr": r["expr"], "label": r["label"],
+        "fits": an.fits_json(), "verdict": an.verdict, "reason": reason, "cells_used": an.cells_used,
+        "negative_control": {"variable": v0, "exponent_tested": j0.negative_control.predicted, "verdict": j0.negative_control.verdict,
+                             "has_power": an.power["has_power"]},
+        "power": an.power, "drift": {v: d.as_json() for v, d in an.drift.items()},
+        "extrapolated": {v: e.as_json() for v, e in an.extrapolated.items()},
+        "df": an.fit.df, "cells": an.fit.n_cells, "dropped_rows": an.fit.dropped, "alpha": an.alpha,
+        "curvature": an.fit.curvature, "interaction": an.fit.interaction,
+        "cell_table": [{**{v: c[v] for v in an.variables}, **{"log_" + v: c["log_" + v] for v in an.variables},
+                        "mean_log": c["mean_log"], "sd_log": c["sd_log"], "n_seeds": c["n_seeds"], "residual": c.get("residual")}
+                       for c in an.fit.cells],
+    }
+
+
+def _what_would_decide(results: list[dict], seconds: float, tasks: int) -> list[dict]:
+    """For each undecided exponent: the SE that would decide it, and the budget that would buy it (if seed noise)."""
+    out = []
+    for r in results:
+        an: Analysis = r["analysis"]
+        for v, j in an.judgements.items():
+            if j.verdict != "inconclusive":
+                continue
+            need = needed_for_decision(an.kind, an.fit.estimate[v], an.fit.se[v], an.fit.df, an.predicted[v], an.margin, an.alpha)
+            f = need["factor"]
+            if math.isfinite(f):
+                text = (f"about {f:.1f}x the measurements ({f * seconds:.0f} s of budget at the current cost, {math.ceil(f * tasks)} tasks) "
+                        f"would bring the SE from {an.fit.se[v]:.3g} to {need['se_needed']:.3g}, if the spread is seed noise; "
+                        "a drift or lack of fit shrinks only with a larger grid")
+            else:
+                text = "the estimate sits on a decision boundary: more seeds cannot decide it; a grid reaching larger scale can"
+            out.append({"label": r["label"], "variable": v, "se": an.fit.se[v], "se_needed": need["se_needed"],
+                        "factor": f if math.isfinite(f) else None, "budget_seconds": f * seconds if math.isfinite(f) else None, "text": text})
+    return out
+
+
 def compare_claim(claim_id: str, out: str, grid: dict | None = None, seeds: int | None = None, quick: bool = False,
                   workers: int = 1, scheduler: str | None = None, dask: bool = False, margin: float = 0.1,
-                  progress: bool = True) -> dict:
+                  progress: bool = True, budget: float | None = None, inside_only: bool = False,
+                  constants: dict[str, float] | None = None, spending: str = "pocock", bootstrap: bool = True) -> dict:
+    """Sweep, judge and report one claim (see the module docstring). Returns the summary (also in summary.json)."""
     claim = get_claim(claim_id)
     exp = experiment_for(claim_id)
     grid = grid or (exp.quick_grid if quick else exp.grid)
     seeds = seeds or (exp.quick_seeds if quick else exp.seeds)
     if seeds < 1:
         raise InputError(f"--seeds {seeds} is out of range: seeds must be an integer >= 1")
+    if budget is not None and not (math.isfinite(budget) and budget > 0):
+        raise InputError(f"--budget {budget} is out of range: the budget must be a number of seconds > 0")
+    if spending not in RULES:
+        raise InputError(f"--spending {spending!r} is not one of {', '.join(RULES)}")
+    for c in constants or {}:
+        if c not in claim.constants:
+            raise InputError(f"--constants {c}: {claim.id} has no constant {c!r}; its constants are {', '.join(claim.constants) or 'none'}")
     fit_vars = _fit_variable_names(exp, claim, grid)
-    os.makedirs(out, exist_ok=True)
-    version = code_version(__import__("simulate.experiments", fromlist=["x"]).__file__)
+    cell_vars = list(grid)
     fixed = exp.settings(quick)
-    tasks = _tasks(exp, grid, seeds, version, fixed)
+    version = code_version(__import__("simulate.experiments", fromlist=["x"]).__file__)
+    if inside_only:
+        _precheck_inside(claim, exp, grid, fixed, constants, fit_vars)
+    os.makedirs(out, exist_ok=True)
     db = os.path.join(out, "sweep.sqlite")
-    t0 = time.perf_counter()
-    counts = run_sweep(tasks, db, version, workers=workers, scheduler=scheduler, dask=dask, progress=progress)
+    design_id = task_key(exp.claim, exp.name, {}, 0, fixed, version)
     con = connect(db)
-    rows = rows_for(con, [t.key for t in tasks])
-    con.close()
-    statuses = {}
+    cells = _initial_cells(grid, seeds)
+    prior = 0.0
+    if budget is not None:
+        for k, n in _stored_cells(con, exp, fixed, version).items():
+            cells[k] = max(cells.get(k, 0), n)
+        prior = previous_seconds(con, design_id)
+    t_start = time.perf_counter()
+    rounds, totals, results, app, look = [], {"tasks": 0, "ran": 0, "skipped": 0, "failed": 0}, [], None, None
+    plan_text = "initial grid" + (" (and the cells of earlier runs)" if prior else "")
+    try:
+        while True:
+            t_round = time.perf_counter()
+            tasks = _tasks(exp, cells, version, fixed)
+            counts = run_sweep(tasks, db, version, workers=workers, scheduler=scheduler, dask=dask, progress=progress)
+            for k in ("ran", "failed"):
+                totals[k] += counts[k]
+            totals["tasks"] = counts["tasks"]
+            rows = rows_for(con, [t.key for t in tasks])
+            app = applicability(claim, exp, rows, cell_vars, fixed, constants)
+            keep = app.inside_keys() if inside_only else None
+            if inside_only:
+                _check_inside_count(app, fit_vars)
+            clock = prior + time.perf_counter() - t_start
+            keys = [t.key for t in tasks]
+            fraction = min(clock / budget, 1.0) if budget else 1.0
+            alpha = preview_look(con, design_id, keys, fraction, spending).alpha if budget else 0.05
+            results = _analyze_all(exp, claim, rows, fit_vars, cell_vars, margin, alpha, keep, bootstrap=False)
+            plan = None
+            if budget and not _decisive(results):
+                left = budget - clock
+                cost = cost_model(rows, cell_vars)
+                plan = plan_round(_undecided(results), cells, cell_vars, cost, min(left, max(left / 2, 0.25 * budget)), exp.max_grid,
+                                  seeds, exp.trajectory) if left > 0 else None
+                if plan is None or plan.empty:
+                    fraction = 1.0  # no further round fits: this is the final look, it spends what is left
+                    alpha = preview_look(con, design_id, keys, fraction, spending).alpha
+                    results = _analyze_all(exp, claim, rows, fit_vars, cell_vars, margin, alpha, keep, bootstrap=False)
+                    plan = None
+            look = take_look(con, design_id, keys, fraction, clock, spending) if budget else None
+            rounds.append({"round": len(rounds), "added": plan_text, "tasks_run": counts["ran"], "tasks_total": counts["tasks"],
+                           "seconds": time.perf_counter() - t_round, "clock": clock, "look": look.as_json() if look else None,
+                           "alpha": alpha, "ci_width": _ci_widths(results),
+                           "verdicts": {r["label"]: r["analysis"].verdict for r in results}})
+            if plan is None:
+                break
+            for k, n in plan.seeds.items():
+                cells[k] = cells[k] + n
+            for k, n in plan.new_cells.items():
+                cells[k] = max(cells.get(k, 0), n)
+            plan_text = plan.describe()
+    finally:
+        con.close()
+    statuses: dict[str, int] = {}
     for r in rows:
         statuses[r["status"]] = statuses.get(r["status"], 0) + 1
-    point = make_point(claim, {k: v for k, v in PARAMS.items() if k in claim.variable_names})
-    results = []
-    for quantity in exp.quantities:
-        data = _data_rows(exp, rows, quantity, fit_vars)
-        bounds = [b for b in claim.bounds if b.quantity == quantity and b.kind in TESTABLE]
-        if not bounds or not data:
-            continue
-        offsets_base = None
-        for b in bounds:
-            ex = bound_exponents(claim, b, point)
-            offsets = {v: (float(sp.Rational(ex["log_exponents"].get(v, "0"))), float(sp.Rational(ex["loglog_exponents"].get(v, "0"))))
-                       for v in fit_vars}
-            fit = fit_exponents(data, fit_vars, offsets)
-            fits, vs = [], []
-            for v in fit_vars:
-                pred = float(sp.Rational(ex["exponents"].get(v, "0")))
-                vd = exponent_verdict(b.kind, fit.estimate[v], fit.se[v], fit.df, pred, margin)
-                fits.append({"variable": v, "estimate": fit.estimate[v], "ci_low": fit.ci[v][0], "ci_high": fit.ci[v][1],
-                             "predicted": pred, "bca_low": fit.bca[v][0] if fit.bca else None, "bca_high": fit.bca[v][1] if fit.bca else None,
-                             "log_offset": offsets[v][0], "verdict": vd.verdict, "reason": vd.reason})
-                vs.append(vd.verdict)
-            v0 = fit_vars[0]
-            wrong = negative_control_exponent(b.kind, fits[0]["predicted"])
-            nc = exponent_verdict(b.kind, fit.estimate[v0], fit.se[v0], fit.df, wrong, margin)
-            results.append({
-                "quantity": quantity, "kind": b.kind, "reading": b.reading, "expr": sp.sstr(b.expr), "fits": fits,
-                "verdict": combine(vs),
-                "negative_control": {"variable": v0, "exponent_tested": wrong, "verdict": nc.verdict,
-                                     "has_power": nc.verdict == "inconsistent"},
-                "df": fit.df, "cells": fit.n_cells, "dropped_rows": fit.dropped,
-                "curvature": fit.curvature, "interaction": fit.interaction,
-                "_fit": fit, "_data": data, "_bound": b, "_offsets": offsets,
-            })
-            offsets_base = offsets_base or offsets
     if not results:
         raise InputError(f"{claim_id}: no successful measurements to fit ({statuses})")
-    primary = results[0]
+    if bootstrap:  # the BCa intervals of the final look only (they do not enter the verdicts)
+        results = _analyze_all(exp, claim, rows, fit_vars, cell_vars, margin, alpha, keep, bootstrap=True)
+    seconds = time.perf_counter() - t_start
+    res_json = [_result_json(r, app) for r in results]
+    primary = res_json[0]
+    pa: Analysis = results[0]["analysis"]
+    v0 = pa.variables[0]
+    grid_now = {v: sorted({dict(k)[v] for k in cells}) for v in cell_vars}
     summary = {
         "claim": claim.id, "title": claim.title, "status": claim.status, "flags": claim.flags, "experiment": exp.setting,
-        "grid": grid, "seeds": seeds, "fit_variables": fit_vars, "margin": margin,
-        "fits": [{k: f[k] for k in ("variable", "estimate", "ci_low", "ci_high", "predicted")} for f in primary["fits"]],
-        "verdict": primary["verdict"], "negative_control": {k: primary["negative_control"][k] for k in ("exponent_tested", "verdict")},
-        "readings": {r["reading"]: r["verdict"] for r in results if r["reading"]} or None,
-        "results": [{k: v for k, v in r.items() if not k.startswith("_")} for r in results],
-        "tasks": counts, "task_status": statuses, "seconds": time.perf_counter() - t0, "code_version": version,
-        "fixed": fixed,
+        "grid": grid_now, "initial_grid": grid, "seeds": seeds, "fit_variables": fit_vars, "margin": margin,
+        "fits": [{k: f[k] for k in ("variable", "estimate", "ci_low", "ci_high", "predicted", "verdict")} for f in primary["fits"]],
+        "verdict": primary["verdict"], "reason": primary["reason"],
+        "negative_control": {k: primary["negative_control"][k] for k in ("exponent_tested", "verdict", "has_power")},
+        "readings": {r["reading"]: r["verdict"] for r in res_json if r["reading"]} or None,
+        "applicability": app.as_json() if app else None,
+        "drift": {r["label"]: r["drift"] for r in res_json},
+        "extrapolated": {"quantity": primary["label"], "variable": v0, "estimate": pa.extrapolated[v0].estimate,
+                         "ci": list(pa.extrapolated[v0].ci) if pa.extrapolated[v0].ci else None,
+                         "all": {r["label"]: r["extrapolated"] for r in res_json}},
+        "power": {"has_power": pa.power["has_power"], "detectable_deviation": pa.power["detectable_deviation"],
+                  "all": {r["label"]: r["power"] for r in res_json}},
+        "rounds": rounds, "budget": budget, "spending": spending if budget else None, "alpha": alpha,
+        "inside_only": inside_only, "constants": dict(constants or {}),
+        "would_decide": _what_would_decide(results, prior + seconds, len(rows)),
+        "results": res_json,
+        "tasks": {**totals, "skipped": totals["tasks"] - totals["ran"]}, "task_status": statuses, "seconds": seconds,
+        "code_version": version, "fixed": fixed,
         "provenance": f"every number comes from {db}: rows keyed by (claim, experiment, cell, seed, fixed {fixed}, code {version})",
     }
-    files = _write_report(summary, results, claim, exp, out)
+    from .compare_report import write_report
+
+    files = write_report(summary, results, claim, exp, out)
     try:
         files["parquet"] = export_parquet(db, os.path.join(out, "results.parquet"))
     except ImportError:
         files["parquet"] = None
     summary["files"] = files
-    with open(os.path.join(out, "summary.json"), "w") as f:
+    tmp = os.path.join(out, "summary.json.tmp")
+    with open(tmp, "w") as f:
         json.dump(clean(summary), f, indent=2)
+    os.replace(tmp, os.path.join(out, "summary.json"))
     return clean(summary)
 
 
-# ---------------------------------------------------------------------------------------------
-# Figures and documents.
+def _min_inside(fit_vars: list[str]) -> int:
+    return len(fit_vars) + 2
 
 
-def _plots(res: dict, claim, out: str, tag: str) -> dict:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fit, data, b = res["_fit"], res["_data"], res["_bound"]
-    v0 = fit.variables[0]
-    others = fit.variables[1:]
-    files = {}
-    # 1. log-log: raw seeds faint, cell means bold, fitted line, theory slope.
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
-    groups = {}
-    for c in fit.cells:
-        groups.setdefault(tuple(c[o] for o in others), []).append(c)
-    colors = plt.get_cmap("viridis")(np.linspace(0, 0.85, max(1, len(groups))))
-    pred0 = res["fits"][0]["predicted"]
-    for (key, cells), col in zip(sorted(groups.items()), colors):
-        lab = ", ".join(f"{o}={k:g}" for o, k in zip(others, key)) or "cells"
-        raw = [r for r in data if all(float(r[o]) == k for o, k in zip(others, key)) and r["value"] and r["value"] > 0]
-        ax.scatter([r[v0] for r in raw], [r["value"] for r in raw], s=8, color=col, alpha=0.3)
-        xs = np.array([c[v0] for c in cells])
-        # cell means back on the measure's scale (offset added back)
-        off = np.array([sum(p * math.log(math.log(c[v])) + q * (math.log(math.log(math.log(c[v]))) if q else 0)
-                            for v, (p, q) in res["_offsets"].items()) for c in cells])
-        ys = np.exp(np.array([c["mean_log"] for c in cells]) + off)
-        ax.loglog(xs, ys, "o", color=col, ms=6, label=lab)
-        line = fit.intercept + fit.estimate[v0] * np.log(xs) + sum(fit.estimate[o] * math.log(k) for o, k in zip(others, key))
-        ax.loglog(xs, np.exp(line + off), "-", color=col, lw=1.5)
-        ax.loglog(xs, ys[0] * (xs / xs[0]) ** pred0 * np.exp(off - off[0]), ":", color=col, lw=1)
-    ax.set_xlabel(v0)
-    ax.set_ylabel(res["quantity"])
-    f0 = res["fits"][0]
-    ax.set_title(f"{claim.id}: {res['quantity']} {res['kind']}({res['expr']})" + (f" [{res['reading']}]" if res["reading"] else "")
-                 + f"\nfit {f0['estimate']:.3f} [{f0['ci_low']:.3f}, {f0['ci_high']:.3f}] vs theory {pred0:g} (dotted): {res['verdict']}", fontsize=8)
-    ax.legend(fontsize=7)
-    ax.grid(True, which="both", alpha=0.3)
-    fig.tight_layout()
-    files["loglog"] = f"{tag}_loglog.png"
-    fig.savefig(os.path.join(out, files["loglog"]), dpi=110)
-    plt.close(fig)
-    # 2. collapse against the theory expression (constants = 1).
-    expr = b.expr.subs({s: 1 for s in b.expr.free_symbols if s.name in claim.constants})
-    syms = sorted(expr.free_symbols, key=lambda s: s.name)
-    fixed = {**PARAMS, "c": "0.5"}
-    fig, ax = plt.subplots(figsize=(5.2, 4.2))
-    xs, ys = [], []
-    for r in data:
-        vals = {s.name: float(r.get(s.name, fixed.get(s.name, "nan"))) for s in syms}
-        try:
-            xv = float(expr.subs({s: vals[s.name] for s in syms}))
-        except (TypeError, ValueError):
-            continue
-        if r["value"] and r["value"] > 0 and math.isfinite(xv) and xv > 0:
-            xs.append(xv)
-            ys.append(r["value"])
-    if xs:
-        ax.loglog(xs, ys, "o", ms=4, alpha=0.6)
-        lo, hi = min(xs), max(xs)
-        ax.loglog([lo, hi], [np.median(np.array(ys) / np.array(xs)) * lo, np.median(np.array(ys) / np.array(xs)) * hi], "k--", lw=1, label="slope 1")
-        ax.legend(fontsize=7)
-    ax.set_xlabel(f"theory: {sp.sstr(expr)}")
-    ax.set_ylabel(res["quantity"])
-    ax.set_title("collapse: points on one line of slope 1 if the theory's form holds", fontsize=8)
-    ax.grid(True, which="both", alpha=0.3)
-    fig.tight_layout()
-    files["collapse"] = f"{tag}_collapse.png"
-    fig.savefig(os.path.join(out, files["collapse"]), dpi=110)
-    plt.close(fig)
-    # 3. residuals of the fit.
-    fig, ax = plt.subplots(figsize=(5.2, 3.4))
-    ax.axhline(0, color="gray", lw=1)
-    ax.plot([math.log(c[v0]) for c in fit.cells], [c["residual"] for c in fit.cells], "o")
-    ax.set_xlabel(f"log {v0}")
-    ax.set_ylabel("residual of mean log measure")
-    curv = fit.curvature.get(v0)
-    ax.set_title(f"residuals; curvature in log {v0}: {curv['coef']:.3g} (p = {curv['p_value']:.2g})" if curv else "residuals", fontsize=8)
-    ax.grid(True, alpha=0.3)
-    fig.tight_layout()
-    files["residuals"] = f"{tag}_residuals.png"
-    fig.savefig(os.path.join(out, files["residuals"]), dpi=110)
-    plt.close(fig)
-    return files
+def _check_inside_count(app: Applicability, fit_vars: list[str]) -> None:
+    need = _min_inside(fit_vars)
+    if app.inside < need:
+        raise InputError(f"--inside-only: {app.inside} of {app.total} cells lie inside the hypotheses' window; "
+                         f"a fit over {', '.join(fit_vars)} needs at least {need} ({app.describe()})")
 
 
-def _write_report(summary: dict, results: list[dict], claim, exp: Experiment, out: str) -> dict:
-    md = [f"# {claim.id}: theory against simulation", "",
-          f"*{claim.title}* ({claim.paper}); status **{claim.status}**" + (f"; flags: {', '.join(claim.flags)}" if claim.flags else ""), "",
-          f"Experiment: {exp.setting}. Grid: {summary['grid']}, {summary['seeds']} seed(s) per cell, fixed settings {summary['fixed']}.",
-          f"Fit: OLS of the seed-averaged log measure on log({', '.join(summary['fit_variables'])}) over the cells, "
-          f"t-based 95% CI (and BCa bootstrap over cells); stated polylog factors are known offsets. Margin {summary['margin']}.", "",
-          f"Provenance: {summary['provenance']}. Tasks: {summary['task_status']}.", ""]
-    files = {}
-    for i, res in enumerate(results):
-        tag = f"{res['quantity']}" + (f"_{res['reading']}" if res["reading"] else "") + f"_{i}"
-        pf = _plots(res, claim, out, tag)
-        files.update({f"{tag}_{k}": v for k, v in pf.items()})
-        md += [f"## {res['quantity']} {res['kind']}( {res['expr']} )" + (f" — reading `{res['reading']}`" if res["reading"] else ""), "",
-               f"**Verdict: {res['verdict']}**; negative control (exponent {res['negative_control']['exponent_tested']:g} in "
-               f"{res['negative_control']['variable']}): {res['negative_control']['verdict']}"
-               + ("" if res["negative_control"]["has_power"] else " — **the comparison has no power**"), "",
-               "| variable | predicted | estimate | 95% CI (t) | 95% CI (BCa) | log offset | verdict | why |", "|---|---|---|---|---|---|---|---|"]
-        for f in res["fits"]:
-            bca = f"[{f['bca_low']:.3f}, {f['bca_high']:.3f}]" if f["bca_low"] is not None else "-"
-            md.append(f"| {f['variable']} | {f['predicted']:g} | {f['estimate']:.3f} | [{f['ci_low']:.3f}, {f['ci_high']:.3f}] | {bca} | "
-                      f"{f['log_offset']:g} | {f['verdict']} | {f['reason']} |")
-        extra = []
-        for v, c in res["curvature"].items():
-            extra.append(f"curvature in log {v}: {c['coef']:.3g} (p = {c['p_value']:.2g})")
-        if res["interaction"]:
-            extra.append(f"log d x log k interaction: {res['interaction']['coef']:.3g} (p = {res['interaction']['p_value']:.2g})")
-        md += ["", "; ".join(extra) + (f". {res['cells']} cells, {res['df']} degrees of freedom." if extra else ""), "",
-               f"![loglog]({pf['loglog']})", f"![collapse]({pf['collapse']})", f"![residuals]({pf['residuals']})", ""]
-    text = "\n".join(md) + "\n"
-    with open(os.path.join(out, "report.md"), "w") as f:
-        f.write(text)
-    files["markdown"] = os.path.join(out, "report.md")
-    files["html"] = write_html(text, out, "report.html", f"{claim.id}: theory against simulation")
-    return files
-
-
-def write_html(markdown: str, out: str, name: str, title: str) -> str:
-    """A self-contained HTML page from our Markdown subset: images inlined as base64 PNG."""
-    import html
-
-    body, in_table = [], False
-    for line in markdown.splitlines():
-        if line.startswith("|"):
-            cells = [c.strip() for c in line.strip("|").split("|")]
-            if all(set(c) <= {"-"} for c in cells):
-                continue
-            tag = "th" if not in_table else "td"
-            if not in_table:
-                body.append("<table>")
-                in_table = True
-            body.append("<tr>" + "".join(f"<{tag}>{_inline(html.escape(c))}</{tag}>" for c in cells) + "</tr>")
-            continue
-        if in_table:
-            body.append("</table>")
-            in_table = False
-        if line.startswith("!["):
-            src = line[line.index("(") + 1:line.rindex(")")]
-            path = os.path.join(out, src)
-            if os.path.isfile(path):
-                with open(path, "rb") as f:
-                    data = base64.b64encode(f.read()).decode()
-                body.append(f'<p><img alt="{html.escape(src)}" src="data:image/png;base64,{data}"></p>')
-            else:
-                body.append(f'<p><a href="{html.escape(src)}">{html.escape(src)}</a></p>')
-        elif line.startswith("#"):
-            level = len(line) - len(line.lstrip("#"))
-            body.append(f"<h{level}>{_inline(html.escape(line[level:].strip()))}</h{level}>")
-        elif line.strip():
-            body.append(f"<p>{_inline(html.escape(line))}</p>")
-    if in_table:
-        body.append("</table>")
-    page = f"""<!doctype html><html><head><meta charset="utf-8"><title>{html.escape(title)}</title>
-<style>body{{font-family:sans-serif;max-width:1100px;margin:2em auto;}}table{{border-collapse:collapse;}}
-td,th{{border:1px solid #ccc;padding:4px 8px;font-size:13px;}}img{{max-width:100%;}}</style></head>
-<body>{''.join(body)}</body></html>"""
-    path = os.path.join(out, name)
-    with open(path, "w") as f:
-        f.write(page)
-    return path
-
-
-def _inline(s: str) -> str:
-    import re
-
-    s = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", s)
-    s = re.sub(r"`(.+?)`", r"<code>\1</code>", s)
-    return re.sub(r"\*(.+?)\*", r"<i>\1</i>", s)
+def _precheck_inside(claim, exp: Experiment, grid: dict, fixed: dict, constants, fit_vars: list[str]) -> None:
+    """Count the cells inside the window before running anything, where no hypothesis needs a measured value."""
+    rows = [{**dict(k), "seed": 0, "status": "ok", "value": {}} for k in _initial_cells(grid, 1)]
+    app = applicability(claim, exp, rows, list(grid), fixed, constants)
+    if all(v is not None for c in app.cells for v in c["hypotheses"].values()):
+        _check_inside_count(app, fit_vars)

@@ -19,6 +19,7 @@ def register(sub) -> None:
     p.add_argument("--dask", action="store_true", help="run on a Dask LocalCluster of --workers workers")
     p.add_argument("--scheduler", default=None, help="address of a running Dask scheduler, e.g. tcp://10.0.0.5:8786")
     p.add_argument("--margin", type=float, default=0.1, help="equivalence margin of the exponent tests")
+    _design_options(p)
     p.add_argument("--out", required=True)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_compare)
@@ -39,6 +40,16 @@ def register(sub) -> None:
     p.set_defaults(func=cmd_report)
 
 
+def _design_options(p, report: bool = False) -> None:
+    what = "for all comparisons together (shared out in turn; leftovers pass on)" if report else "for this comparison"
+    p.add_argument("--budget", type=float, default=None,
+                   help=f"seconds {what}: after the initial grid, add seeds and scale in rounds until every exponent "
+                        "verdict is decisive or the budget is spent (alpha spent over the looks)")
+    p.add_argument("--spending", default="pocock", help="alpha-spending rule over the looks: pocock (default) or obrien-fleming")
+    p.add_argument("--inside-only", action="store_true", help="fit only the cells where every hypothesis of the claim holds")
+    p.add_argument("--constants", default=None, help="values of the claim's symbolic constants, e.g. C=0.5,C1=2 (default 1)")
+
+
 def _check_workers(args):
     if args.workers < 1:
         raise InputError(f"--workers {args.workers} is out of range: workers must be an integer >= 1")
@@ -50,18 +61,27 @@ def cmd_compare(args) -> int:
     _check_workers(args)
     if not args.margin > 0:
         raise InputError(f"--margin {args.margin} is out of range: must be a number > 0")
+    from theory import get_claim
+
+    from .applicability import parse_constants
+
     grid = parse_grid(args.grid)
+    constants = parse_constants(args.constants, get_claim(args.claim))
     summary = compare_claim(args.claim, args.out, grid, args.seeds, args.quick, args.workers, args.scheduler, args.dask,
-                            args.margin, progress=not args.json)
+                            args.margin, progress=not args.json, budget=args.budget, inside_only=args.inside_only,
+                            constants=constants, spending=args.spending)
     if args.json:
         print(json.dumps(summary, indent=2))
         return 0
+    app = summary["applicability"]
     print(f"{summary['claim']}: {summary['verdict']}  ({summary['tasks']['ran']} tasks run, {summary['tasks']['skipped']} reused, "
-          f"{summary['seconds']:.1f} s) -> {summary['files']['html']}")
+          f"{len(summary['rounds'])} look(s), {summary['seconds']:.1f} s; {app['cells_inside']}/{app['cells_total']} cells inside the "
+          f"hypotheses) -> {summary['files']['html']}")
     for r in summary["results"]:
         fits = "; ".join(f"{f['variable']}: {f['estimate']:.3f} [{f['ci_low']:.3f}, {f['ci_high']:.3f}] vs {f['predicted']:g}" for f in r["fits"])
         rd = f" [{r['reading']}]" if r["reading"] else ""
         print(f"  {r['quantity']} {r['kind']}({r['expr']}){rd}: {r['verdict']}  ({fits}); negative control: {r['negative_control']['verdict']}")
+        print(f"    why: {r['reason']}")
     return 0
 
 
@@ -83,7 +103,8 @@ def cmd_reproduce(args) -> int:
 def cmd_report(args) -> int:
     from theory.scaling import scaling_report
 
-    from .compare import compare_claim, write_html
+    from .compare import compare_claim
+    from .compare_report import write_html
     from .experiments import EXPERIMENTS
 
     _check_workers(args)

@@ -29,9 +29,23 @@ class Experiment:
     quick_seeds: int = 2
     trajectory: bool = False  # fit against T along each run instead of across cells
     quick_fixed: dict | None = None  # fixed settings for --quick (default: fixed)
+    # The claim's variables at a cell beyond the cell itself (e.g. FVBS23's n = 20 k, eps, delta),
+    # for evaluating its hypotheses; scalars the measure returns (VYS22's max_ip) are added too.
+    hypothesis_values: Callable[[dict], dict] | None = None
+    skip_hypotheses: dict = field(default_factory=dict)  # hypothesis -> why this design cannot evaluate it
+    max_grid: dict = field(default_factory=dict)  # the largest value a budgeted sweep may extend each variable to
 
     def settings(self, quick: bool) -> dict:
         return dict(self.quick_fixed if quick and self.quick_fixed is not None else self.fixed)
+
+    def claim_values(self, cell: dict, value: dict) -> dict:
+        """The claim's variables at one (cell, seed) row: the cell and fixed settings, the scalars
+        the measure returned, and :attr:`hypothesis_values`."""
+        out = dict(cell)
+        out.update({k: v for k, v in (value or {}).items() if isinstance(v, (int, float)) and not isinstance(v, bool)})
+        if self.hypothesis_values is not None:
+            out.update(self.hypothesis_values(cell))
+        return out
 
 
 def _fa_run(cell: dict, seed: int, setting: str = "fa", multiclass: bool = False):

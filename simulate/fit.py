@@ -37,29 +37,90 @@ class Fit:
     dropped: int = 0  # seed rows without a finite positive measure
 
 
-def cell_means(rows: list[dict], variables: list[str], offsets: dict[str, tuple[float, float]] | None = None) -> tuple[list[dict], int]:
-    """Mean of log(measure) over seeds per cell, minus the known polylog offsets.
+def log_of(row: dict, name: str) -> float | None:
+    """Natural log of ``row[name]``, read from ``row["log_" + name]`` when present.
 
-    ``offsets[v] = (log power, loglog power)``: ``log m - p log(log v) - q log(log(log v))``.
+    Pitfall avoided: T (the sum of step sizes) and the loss reach 1e800 and 1e-800 under the
+    loss-based schedule, past float64; such rows carry the logarithm instead of the value.
+    Returns None for a missing, non-finite or non-positive value.
     """
-    groups: dict[tuple, list[float]] = {}
-    dropped = 0
+    lg = row.get("log_" + name)
+    if lg is not None:
+        lg = float(lg)
+        return lg if math.isfinite(lg) else None
+    x = row.get(name)
+    if x is None or isinstance(x, bool):
+        return None
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return None
+    if not math.isfinite(x) or x <= 0:
+        return None
+    return math.log(x)
+
+
+def _loglog(lx: float) -> float:
+    """log(log x) from log x; nan where log x <= 0 (the polylog offset is undefined there)."""
+    return math.log(lx) if lx > 0 else float("nan")
+
+
+def seed_rows(rows: list[dict], variables: list[str], offsets: dict[str, tuple[float, float]] | None = None) -> tuple[list[dict], int]:
+    """Each usable row as ``{"log_<v>": ..., "lm": log measure minus the polylog offsets, "seed": ...}``.
+
+    ``offsets[v] = (log power, loglog power)``: ``lm = log m - p log(log v) - q log(log(log v))``.
+    Rows without a finite positive measure (or variable) are counted, not used.
+    """
+    out, dropped = [], 0
     for r in rows:
-        m = r["value"]
-        if m is None or not math.isfinite(m) or m <= 0:
+        lm = log_of(r, "value")
+        lx = [log_of(r, v) for v in variables]
+        if lm is None or any(x is None for x in lx):
             dropped += 1
             continue
-        key = tuple(float(r[v]) for v in variables)
-        lm = math.log(m)
         for v, (p, q) in (offsets or {}).items():
-            x = float(r[v])
+            x = lx[variables.index(v)] if v in variables else log_of(r, v)
+            if x is None:
+                lm = float("nan")
+                break
             if p:
-                lm -= p * math.log(math.log(x))
+                lm -= p * _loglog(x)
             if q:
-                lm -= q * math.log(math.log(math.log(x)))
-        groups.setdefault(key, []).append(lm)
-    cells = [{**dict(zip(variables, k)), "mean_log": float(np.mean(v)), "n_seeds": len(v)} for k, v in sorted(groups.items())]
+                lm -= q * _loglog(_loglog(x))
+        if not math.isfinite(lm):
+            dropped += 1
+            continue
+        out.append({**{"log_" + v: x for v, x in zip(variables, lx)}, "lm": lm, "seed": r.get("seed")})
+    return out, dropped
+
+
+def cell_means(rows: list[dict], variables: list[str], offsets: dict[str, tuple[float, float]] | None = None) -> tuple[list[dict], int]:
+    """Mean of log(measure) over seeds per cell, minus the known polylog offsets (see :func:`seed_rows`).
+
+    Each cell carries ``log_<v>`` for every variable (and ``<v>`` itself when it fits a float),
+    ``mean_log``, ``sd_log`` (over seeds; None for one seed), ``n_seeds`` and ``seeds``.
+    """
+    srows, dropped = seed_rows(rows, variables, offsets)
+    groups: dict[tuple, list[tuple[float, object]]] = {}
+    for r in srows:
+        key = tuple(round(r["log_" + v], 12) for v in variables)
+        groups.setdefault(key, []).append((r["lm"], r["seed"]))
+    cells = []
+    for key, vals in sorted(groups.items()):
+        logs = [v for v, _ in vals]
+        cell = {}
+        for v, lx in zip(variables, key):
+            cell["log_" + v] = lx
+            cell[v] = math.exp(lx) if lx < 700 else None
+        cell.update({"mean_log": float(np.mean(logs)), "sd_log": float(np.std(logs, ddof=1)) if len(logs) > 1 else None,
+                     "n_seeds": len(logs), "seeds": [s for _, s in vals]})
+        cells.append(cell)
     return cells, dropped
+
+
+def design(cells: list[dict], variables: list[str]) -> np.ndarray:
+    """The (cells x variables) matrix of log values."""
+    return np.array([[c["log_" + v] for v in variables] for c in cells], dtype=float).reshape(len(cells), len(variables))
 
 
 def _ols(Xd: np.ndarray, yv: np.ndarray):
@@ -76,13 +137,13 @@ def fit_exponents(rows: list[dict], variables: list[str], offsets=None, level: f
     """OLS of mean log(measure) on log(variables) over the grid cells."""
     cells, dropped = cell_means(rows, variables, offsets)
     for v in variables:
-        distinct = {c[v] for c in cells}
+        distinct = {c["log_" + v] for c in cells}
         if len(distinct) < 3:
             raise InputError(f"variable {v} has {len(distinct)} grid value(s) with data: a fit needs at least 3 distinct values")
     p = len(variables) + 1
     if len(cells) <= p:
         raise InputError(f"{len(cells)} grid cells cannot fit {p} parameters: give a larger grid")
-    L = np.array([[math.log(c[v]) for v in variables] for c in cells])
+    L = design(cells, variables)
     Xd = np.hstack([np.ones((len(cells), 1)), L])
     yv = np.array([c["mean_log"] for c in cells])
     beta, resid, df, se = _ols(Xd, yv)
@@ -96,7 +157,7 @@ def fit_exponents(rows: list[dict], variables: list[str], offsets=None, level: f
     if bootstrap and len(cells) >= p + 3:
         fit.bca = _bca(Xd, yv, variables, level, seed)
     for i, v in enumerate(variables):
-        if len(cells) > p + 1 and len({c[v] for c in cells}) >= 3:
+        if len(cells) > p + 1 and len({c["log_" + v] for c in cells}) >= 3:
             X2 = np.hstack([Xd, (L[:, i] - L[:, i].mean())[:, None] ** 2])
             b2, _, df2, se2 = _ols(X2, yv)
             fit.curvature[v] = _term(b2[-1], se2[-1], df2)

@@ -525,7 +525,7 @@ REPRODUCTIONS = {"fa-synthetic": fa_synthetic, "fa-digits": fa_digits, "ll20-mar
 
 def reproduce(name: str, quick: bool, out: str, idx_dir: str | None = None) -> dict:
     """Run one reproduction and write its report section (Markdown, HTML, PNGs, JSON)."""
-    from .compare import write_html
+    from .compare_report import write_html
     from .rundir import clean
 
     if name not in REPRODUCTIONS:

@@ -13,6 +13,17 @@ Each bound kind has its own test, at level alpha = 0.05 and equivalence margin `
 Anything else is ``inconclusive``, a valid outcome. The negative control tests the same fit
 against a wrong, stronger prediction (O: pred - 0.5; Omega and Theta: pred + 0.5); it must come
 out inconsistent, or the comparison has no power.
+
+:func:`judge_exponent` turns the plain verdict into the reported one, with two rules:
+
+* **drift**: an ``inconsistent`` fit whose curvature is significant and whose local exponent
+  moves toward the prediction is ``inconclusive`` ("pre-asymptotic: ..."), unless the
+  largest-scale window alone is already ``inconsistent``. A straight power law with the wrong
+  exponent (no significant drift) stays ``inconsistent``, and so does one drifting away. A
+  ``consistent`` fit that drifts significantly away from the prediction, with its
+  largest-scale window not consistent, is ``inconclusive``.
+* **power**: a ``consistent`` exponent whose negative control is not rejected is
+  ``inconclusive`` ("no power: a stronger exponent is not rejected either").
 """
 from __future__ import annotations
 
@@ -76,6 +87,62 @@ def exponent_verdict(kind: str, estimate: float, se: float, df: int, predicted: 
 def negative_control_exponent(kind: str, predicted: float, shift: float = 0.5) -> float:
     """A wrong, stronger prediction the data must reject."""
     return predicted - shift if kind in UPPER else predicted + shift
+
+
+@dataclass
+class Judgement:
+    """The reported verdict of one exponent, with every input it rests on."""
+
+    variable: str
+    verdict: str
+    reason: str
+    plain: Verdict
+    negative_control: Verdict
+    has_power: bool
+    detectable_deviation: float  # one-sided (1 - alpha) CI half-width: t_{1-alpha, df} * se
+    last_window: Verdict | None = None
+
+    def as_json(self) -> dict:
+        return {"variable": self.variable, "verdict": self.verdict, "reason": self.reason, "plain": self.plain.as_json(),
+                "negative_control": self.negative_control.as_json(), "has_power": self.has_power,
+                "detectable_deviation": self.detectable_deviation,
+                "last_window": self.last_window.as_json() if self.last_window else None}
+
+
+def judge_exponent(variable: str, kind: str, estimate: float, se: float, df: int, predicted: float, drift=None,
+                   margin: float = 0.1, alpha: float = 0.05) -> Judgement:
+    """The reported verdict of one exponent: the plain test, then the drift and power rules.
+
+    ``drift`` is a :class:`simulate.drift.Drift` (or None): its significance, direction and the
+    last local exponent (the largest-scale window) enter the drift rule.
+    """
+    plain = exponent_verdict(kind, estimate, se, df, predicted, margin, alpha)
+    nc = exponent_verdict(kind, estimate, se, df, negative_control_exponent(kind, predicted), margin, alpha)
+    has_power = nc.verdict == "inconsistent"
+    half = float(stats.t.ppf(1 - alpha, df) * se) if df > 0 else float("inf")
+    last = None
+    if drift is not None and drift.local and drift.local[-1].se is not None and drift.local[-1].df > 0:
+        le = drift.local[-1]
+        last = exponent_verdict(kind, le.estimate, le.se, le.df, predicted, margin, alpha)
+    verdict, reason = plain.verdict, plain.reason
+    drifting = drift is not None and drift.significant
+    if plain.verdict == "inconsistent" and drifting and drift.direction == "toward":
+        if last is not None and last.verdict == "inconsistent":
+            reason = (f"{plain.reason}; {drift.describe()} (drift p = {drift.p_value:.2g}), but the largest-scale cells alone "
+                      f"already decide: {last.reason}")
+        else:
+            verdict = "inconclusive"
+            reason = f"pre-asymptotic: {drift.describe()} (drift p = {drift.p_value:.2g}); the plain fit says {plain.reason}"
+    elif plain.verdict == "inconsistent" and drifting:
+        reason = f"{plain.reason}; {drift.describe()} (drift p = {drift.p_value:.2g})"
+    elif plain.verdict == "consistent" and drifting and drift.direction == "away" and (last is None or last.verdict != "consistent"):
+        verdict = "inconclusive"
+        reason = f"drifting away: {drift.describe()} (drift p = {drift.p_value:.2g}); the plain fit says {plain.reason}"
+    if verdict == "consistent" and not has_power:
+        verdict = "inconclusive"
+        reason = (f"no power: a stronger exponent ({nc.predicted:g}) is not rejected either ({nc.reason}); "
+                  f"the plain fit says {plain.reason}")
+    return Judgement(variable, verdict, reason, plain, nc, has_power, half, last)
 
 
 def combine(verdicts: list[str]) -> str:

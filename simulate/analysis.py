@@ -1,0 +1,86 @@
+"""One bound against one set of measurements: fit, drift, extrapolation, power, verdict.
+
+:func:`analyze` is the single pipeline behind ``ibcheck compare``, ``ibcheck verdict`` (your own
+CSV) and ``ibcheck calibrate`` (synthetic truth): the same rows in, the same
+:class:`Analysis` out. Rows are dicts with a value per fitted variable (or its natural log
+under ``log_<v>``), the measure under ``value`` (or ``log_value``) and optionally ``seed``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .drift import Drift, Extrapolated, correction_fit, drift_test, local_exponents
+from .fit import Fit, fit_exponents, seed_rows
+from .verdict import Judgement, combine, judge_exponent
+
+
+@dataclass
+class Analysis:
+    variables: list[str]
+    kind: str
+    predicted: dict[str, float]
+    offsets: dict[str, tuple[float, float]]
+    fit: Fit
+    drift: dict[str, Drift]
+    extrapolated: dict[str, Extrapolated]
+    judgements: dict[str, Judgement]
+    verdict: str
+    reason: str
+    margin: float
+    alpha: float
+    cells_used: str = "all"  # "all" or "inside" (the hypotheses' window only)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def power(self) -> dict:
+        return {"has_power": all(j.has_power for j in self.judgements.values()),
+                "detectable_deviation": {v: j.detectable_deviation for v, j in self.judgements.items()},
+                "negative_control": {v: {"exponent_tested": j.negative_control.predicted, "verdict": j.negative_control.verdict}
+                                     for v, j in self.judgements.items()}}
+
+    def fits_json(self) -> list[dict]:
+        f = self.fit
+        out = []
+        for v in self.variables:
+            j = self.judgements[v]
+            out.append({"variable": v, "estimate": f.estimate[v], "ci_low": f.ci[v][0], "ci_high": f.ci[v][1], "se": f.se[v],
+                        "predicted": self.predicted[v], "bca_low": f.bca[v][0] if f.bca else None,
+                        "bca_high": f.bca[v][1] if f.bca else None, "log_offset": self.offsets.get(v, (0.0, 0.0))[0],
+                        "verdict": j.verdict, "reason": j.reason, "plain_verdict": j.plain.verdict,
+                        "extrapolated": self.extrapolated[v].estimate,
+                        "extrapolated_ci": list(self.extrapolated[v].ci) if self.extrapolated[v].ci else None})
+        return out
+
+    def as_json(self) -> dict:
+        return {
+            "variables": self.variables, "kind": self.kind, "predicted": self.predicted, "verdict": self.verdict,
+            "reason": self.reason, "cells_used": self.cells_used, "margin": self.margin, "alpha": self.alpha,
+            "fits": self.fits_json(), "df": self.fit.df, "cells": self.fit.n_cells, "dropped_rows": self.fit.dropped,
+            "curvature": self.fit.curvature, "interaction": self.fit.interaction,
+            "drift": {v: d.as_json() for v, d in self.drift.items()},
+            "extrapolated": {v: e.as_json() for v, e in self.extrapolated.items()},
+            "power": self.power, "judgements": {v: j.as_json() for v, j in self.judgements.items()}, "notes": self.notes,
+        }
+
+
+def analyze(rows: list[dict], variables: list[str], kind: str, predicted: dict[str, float],
+            offsets: dict[str, tuple[float, float]] | None = None, margin: float = 0.1, alpha: float = 0.05,
+            bootstrap: bool = True, cells_used: str = "all", extrapolate: bool = True) -> Analysis:
+    """Fit the exponents of ``rows`` along ``variables`` and judge them against ``predicted``.
+
+    ``alpha`` is the level of this look (smaller than 0.05 when a sequential design spends
+    alpha over several looks).
+    """
+    offsets = dict(offsets or {})
+    fit = fit_exponents(rows, variables, offsets, bootstrap=bootstrap)
+    srows, _ = seed_rows(rows, variables, offsets)
+    drifts, extra, judgements = {}, {}, {}
+    for v in variables:
+        local = local_exponents(srows, fit.cells, variables, v)
+        drifts[v] = drift_test(fit.cells, variables, v, fit.estimate[v], predicted[v], local, alpha)
+        extra[v] = correction_fit(fit.cells, variables, v) if extrapolate else Extrapolated(v, None, None, note="not computed")
+        judgements[v] = judge_exponent(v, kind, fit.estimate[v], fit.se[v], fit.df, predicted[v], drifts[v], margin, alpha)
+    verdict = combine([j.verdict for j in judgements.values()])
+    reason = "; ".join(f"{v}: {j.reason}" for v, j in judgements.items())
+    return Analysis(list(variables), kind, {v: predicted[v] for v in variables}, offsets, fit, drifts, extra, judgements,
+                    verdict, reason, margin, alpha, cells_used)

@@ -1,0 +1,197 @@
+"""Sweeps that grow until they decide: what the next round adds, and what would decide.
+
+A round spends part of the remaining budget on the measurements that shrink the standard
+error of the undecided exponents most, and extends the grid one step toward larger scale
+along a variable whose local exponent still drifts:
+
+* **seeds**: for an exponent b_v of the OLS on cell means, ``Var(b_v) = sum_c a_c^2 s_c^2 / n_c``
+  where ``a = ((X'X)^-1 X')_v`` and ``s_c^2`` is the seed variance of cell c (pooled when a cell
+  has one seed). One more seed at cell c removes ``a_c^2 s_c^2 (1/n_c - 1/(n_c + 1))``; cells are
+  taken in order of that gain per second of their measured cost.
+* **grid**: the next value continues the variable's geometric grid (``x_max^2 / x_prev``), up to
+  the experiment's ``max_grid``, and only when its cost, extrapolated by a power law fitted to the
+  measured task times, fits the remaining budget.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats
+
+from .fit import design
+
+CellKey = tuple  # tuple(sorted(cell.items()))
+
+
+def cell_key(cell: dict) -> CellKey:
+    return tuple(sorted(cell.items()))
+
+
+@dataclass
+class Plan:
+    """What one round adds: extra seeds per cell and new cells (each with its seeds)."""
+
+    seeds: dict[CellKey, int] = field(default_factory=dict)
+    new_cells: dict[CellKey, int] = field(default_factory=dict)
+    extended: dict[str, float] = field(default_factory=dict)  # variable -> new grid value
+    estimated_seconds: float = 0.0
+
+    @property
+    def empty(self) -> bool:
+        return not self.seeds and not self.new_cells
+
+    def describe(self) -> str:
+        parts = []
+        if self.seeds:
+            parts.append(f"{sum(self.seeds.values())} seed(s) at {len(self.seeds)} cell(s)")
+        for v, x in self.extended.items():
+            parts.append(f"{v} = {x:g} ({sum(n for k, n in self.new_cells.items() if dict(k).get(v) == x)} task(s))")
+        return ", ".join(parts) or "nothing"
+
+
+def variance_gains(cells: list[dict], variables: list[str], v: str) -> list[float]:
+    """Reduction of Var(b_v) from one more seed at each cell (same order as ``cells``)."""
+    L = design(cells, variables)
+    X = np.hstack([np.ones((len(cells), 1)), L])
+    A = np.linalg.pinv(X.T @ X) @ X.T
+    a = A[1 + variables.index(v)]
+    sds = [c["sd_log"] for c in cells if c.get("sd_log") is not None]
+    pooled = float(np.sqrt(np.mean(np.square(sds)))) if sds else 1.0
+    out = []
+    for c, ac in zip(cells, a):
+        s = c["sd_log"] if c.get("sd_log") is not None and c["sd_log"] > 0 else pooled
+        n = c["n_seeds"]
+        out.append(float(ac * ac * s * s * (1.0 / n - 1.0 / (n + 1))))
+    return out
+
+
+def cost_model(task_rows: list[dict], cell_vars: list[str]):
+    """seconds per task as a power law in the cell variables (log-log OLS); a callable on a cell."""
+    pts = [(r, r["seconds"]) for r in task_rows if r.get("seconds") and r["seconds"] > 0]
+    if not pts:
+        return lambda cell: 1.0
+    varying = [v for v in cell_vars if len({float(r[v]) for r, _ in pts}) > 1]
+    y = np.log([s for _, s in pts])
+    if not varying or len(pts) <= len(varying) + 1:
+        med = float(np.exp(np.median(y)))
+        return lambda cell: med
+    X = np.hstack([np.ones((len(pts), 1)), np.log([[float(r[v]) for v in varying] for r, _ in pts])])
+    beta, *_ = np.linalg.lstsq(X, y, rcond=None)
+
+    def predict(cell: dict) -> float:
+        return float(np.exp(beta[0] + sum(b * math.log(float(cell[v])) for b, v in zip(beta[1:], varying))))
+
+    return predict
+
+
+def next_value(values: list[float]) -> float:
+    """Continue a geometric grid one step: x_max^2 / x_prev (integers stay integers)."""
+    vals = sorted(values)
+    x = vals[-1] * vals[-1] / vals[-2]
+    return int(round(x)) if all(float(u).is_integer() for u in vals) else x
+
+
+def plan_round(undecided: list[tuple[list[dict], list[str], str, bool]], design_cells: dict[CellKey, int], cell_vars: list[str],
+               cost, seconds: float, max_grid: dict, base_seeds: int, trajectory: bool, max_tasks: int = 64) -> Plan:
+    """The next round within ``seconds``.
+
+    ``undecided``: (fit cells, fit variables, variable, drifts) for every undecided exponent.
+    ``design_cells``: the current cells and their seed counts. ``cost(cell)`` predicts the
+    seconds of one task.
+    """
+    plan = Plan()
+    left = seconds
+    # 1. Grid extension along drifting variables (not for trajectories: their scale is T along each run).
+    if not trajectory:
+        for cells, fvars, v, drifting in undecided:
+            if not drifting or v in plan.extended or v not in cell_vars:
+                continue
+            values = sorted({dict(k)[v] for k in design_cells})
+            if len(values) < 2:
+                continue
+            x = next_value(values)
+            if v in max_grid and x > max_grid[v]:
+                continue
+            others = sorted({tuple((u, val) for u, val in k if u != v) for k in design_cells})
+            new = {cell_key({**dict(o), v: x}): base_seeds for o in others}
+            est = sum(cost(dict(k)) * n for k, n in new.items())
+            if est <= 0.6 * left:
+                plan.new_cells.update(new)
+                plan.extended[v] = x
+                left -= est
+                plan.estimated_seconds += est
+    # 2. Seeds where they shrink the undecided standard errors most per second.
+    gains: dict[CellKey, float] = {}
+    for cells, fvars, v, _ in undecided:
+        g = variance_gains(cells, fvars, v)
+        total = sum(g) or 1.0
+        for c, gi in zip(cells, g):
+            # map a fit cell back to its design cell (trajectory fits have one design cell per run)
+            key = next(iter(design_cells)) if trajectory else cell_key({u: _match(c, u, design_cells) for u in cell_vars})
+            gains[key] = gains.get(key, 0.0) + gi / total
+    n0 = dict(design_cells)
+    heap = []
+    for k, g in gains.items():
+        if k not in n0 or g <= 0:
+            continue
+        n = n0[k]
+        base = g / (1.0 / n - 1.0 / (n + 1))  # a^2 s^2, summed over the undecided exponents
+        heapq.heappush(heap, (-g / max(cost(dict(k)), 1e-3), k, base, n))
+    added = 0
+    while heap and left > 0 and added < max_tasks:
+        _, k, base, n = heapq.heappop(heap)
+        c = cost(dict(k))
+        if c > left:
+            continue
+        plan.seeds[k] = plan.seeds.get(k, 0) + 1
+        left -= c
+        plan.estimated_seconds += c
+        added += 1
+        g = base * (1.0 / (n + 1) - 1.0 / (n + 2))
+        heapq.heappush(heap, (-g / max(c, 1e-3), k, base, n + 1))
+    return plan
+
+
+def _match(fit_cell: dict, v: str, design_cells: dict) -> object:
+    """The design-cell value of ``v`` at a fit cell (fit cells carry floats; keep the grid's type)."""
+    x = fit_cell.get(v)
+    for k in design_cells:
+        val = dict(k).get(v)
+        if val is not None and x is not None and math.isclose(float(val), float(x), rel_tol=1e-9):
+            return val
+    return x if x is not None else next(dict(k)[v] for k in design_cells)
+
+
+def needed_for_decision(kind: str, estimate: float, se: float, df: int, predicted: float, margin: float, alpha: float) -> dict:
+    """How much smaller the SE must be to decide this exponent (consistent with power, or inconsistent).
+
+    Returns ``{"se_needed": ..., "factor": (se / se_needed)^2}``: the factor by which the number
+    of measurements must grow if the spread is seed noise (a spread from lack of fit does not
+    shrink with seeds; then a larger grid is what decides).
+    """
+    t1 = float(stats.t.ppf(1 - alpha, max(df, 1)))
+    if kind in ("O", "o", "<="):
+        bound, nc = predicted + margin, predicted - 0.5 + margin
+        if estimate <= bound:
+            # consistent needs U <= bound and the control rejected: L > nc
+            need = min(bound - estimate, estimate - nc) if estimate > nc else 0.0
+        else:
+            need = estimate - bound
+    elif kind in ("Omega", "omega", ">="):
+        bound, nc = predicted - margin, predicted + 0.5 - margin
+        if estimate >= bound:
+            need = min(estimate - bound, nc - estimate) if estimate < nc else 0.0
+        else:
+            need = bound - estimate
+    else:
+        lo, hi = predicted - margin, predicted + margin
+        if lo < estimate < hi:
+            need = min(estimate - lo, hi - estimate)
+        else:
+            need = max(lo - estimate, estimate - hi) * t1 / float(stats.t.ppf(1 - alpha / 2, max(df, 1)))
+    se_needed = need / t1 if need > 0 else 0.0
+    factor = (se / se_needed) ** 2 if se_needed > 0 else math.inf
+    return {"se_needed": se_needed, "factor": factor}
