@@ -173,49 +173,67 @@ def measure_bcgt21(cell: dict, seed: int) -> dict:
     return {"flip_norm": float(np.median(r[np.isfinite(r)])) if np.isfinite(r).any() else float("inf")}
 
 
+def _traj_row(log10_T: float, **values) -> dict:
+    """One trajectory point; T itself only where float64 holds it (log10 T is always given)."""
+    return {"log10_T": float(log10_T), "T": 10 ** log10_T if log10_T < 300 else None, **values}
+
+
 def measure_ll20_rates(cell: dict, seed: int) -> dict:
-    """LL20.thm.rates: Lsum and rho along one GD run (exponential loss, summed), against T."""
+    """LL20.thm.rates: Lsum and rho along one GD run (exponential loss, summed), against T = sum of step sizes.
+
+    The loss-based schedule (eta_t = alpha_t / L) takes the loss to 1e-800 in a few hundred steps,
+    so T covers hundreds of decades; losses and T are reported as log10 (they leave float64).
+    Kept: points after t0 (every sample fitted, loss below ell(0) = 1) with T >= 100.
+    """
     from .experiment import DataConfig, RunConfig, run
     from .models import ModelConfig
     from .trainer import TrainConfig
 
     cfg = RunConfig(setting="two-layer", data=DataConfig(d=20, k=4, n=40, sigma=0.5, seed=seed, n_test=10),
                     model=ModelConfig("two-layer", m=10, init_scale=1.0),
-                    train=TrainConfig(steps=int(cell.get("steps", 20000)), lr=cell.get("lr", 0.05), loss="exp", reduction="sum",
-                                      records=40, progress=False), seeds=1, seed0=seed)
+                    train=TrainConfig(steps=int(cell.get("steps", 2000)), lr=cell.get("lr", 0.05), loss="exp", reduction="sum",
+                                      schedule=cell.get("schedule", "loss-based"), target_log10_loss=float(cell.get("target_log10_loss", -800)),
+                                      records=int(cell.get("records", 400)), spacing="linear", progress=False), seeds=1, seed0=seed)
     res = run(cfg)
-    rows = [{"T": 10 ** r["log10_T"], "train_loss": 10 ** r["log10_loss_sum"], "param_norm": r["rho"]}
-            for r in res.trajectory if r["step"] > 0 and r["train_accuracy"] == 1.0 and r["log10_loss_sum"] < 0]
-    # The rates are asymptotic: keep the later half of T in log scale (t >> t0).
-    if rows:
-        lo = math.sqrt(rows[0]["T"] * rows[-1]["T"])
-        rows = [r for r in rows if r["T"] >= lo]
+    rows = [_traj_row(r["log10_T"], log10_train_loss=r["log10_loss_sum"], param_norm=r["rho"])
+            for r in res.trajectory if r["step"] > 0 and r["train_accuracy"] == 1.0 and r["log10_loss_sum"] < 0 and r["log10_T"] >= 2]
     return {"trajectory": rows, "status": res.summary[0]["status"]}
 
 
 def measure_shngs18(cell: dict, seed: int) -> dict:
-    """SHNGS18.thm.direction: 1 - cos(w(t), w_svm) along GD on separable data (logistic loss), against t."""
+    """SHNGS18.thm.direction: ||w(t)/||w(t)|| - w_svm/||w_svm|||| (the theorem's direction error), the
+    training loss and ||w|| along GD on separable data (logistic loss), against T = sum of step sizes.
+
+    The loss-based schedule reaches losses near 1e-700, T near 1e700 (kept as log10); points with T >= 100.
+    """
     from solvers.svm import hard_margin_svm
 
     from .experiment import DataConfig, RunConfig, run
     from .models import ModelConfig
     from .trainer import TrainConfig
 
+    steps = int(cell.get("steps", 6000))
     cfg = RunConfig(setting="linear", data=DataConfig(kind="separable", d=10, n=60, seed=seed, n_test=10),
                     model=ModelConfig("linear", m=1, init_scale=1e-3),
-                    train=TrainConfig(steps=int(cell.get("steps", 20000)), lr=cell.get("lr", 0.5), loss="logistic", reduction="mean",
-                                      checkpoints=30, progress=False), seeds=1, seed0=seed)
+                    train=TrainConfig(steps=steps, lr=cell.get("lr", 0.5), loss="logistic", reduction="mean",
+                                      schedule=cell.get("schedule", "loss-based"), target_log10_loss=float(cell.get("target_log10_loss", -800)),
+                                      checkpoints=int(cell.get("checkpoints", 120)), records=int(cell.get("checkpoints", 120)),
+                                      spacing="linear" if cell.get("schedule", "loss-based") == "loss-based" else "log",
+                                      progress=False), seeds=1, seed0=seed)
     res = run(cfg)
     ds = res.datasets[0]
     svm = hard_margin_svm(ds.X, ds.y, bias=False)
-    loss = {r["step"]: 10 ** r["log10_loss_mean"] for r in res.trajectory}
+    by_step = {r["step"]: r for r in res.trajectory}
     rows = []
     for step, nets in res.checkpoints:
-        if step < 10:
+        r = by_step.get(step)
+        if r is None or step < 1 or r["log10_T"] < 2:
             continue
         w = nets[0].w
-        rows.append({"T": float(step), "direction_error": float(1 - w @ svm.direction / np.linalg.norm(w)), "train_loss": loss.get(step)})
-    return {"trajectory": rows}
+        norm = float(np.linalg.norm(w))
+        rows.append(_traj_row(r["log10_T"], direction_error=float(np.linalg.norm(w / norm - svm.direction)),
+                              log10_train_loss=r["log10_loss_mean"], param_norm=norm))
+    return {"trajectory": rows, "status": res.summary[0]["status"]}
 
 
 def measure_ssttm18(cell: dict, seed: int) -> dict:
@@ -266,10 +284,14 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
                measure_vys22, grid={"d": [64, 128, 256, 512], "n": [8, 16, 32]}, quick_grid={"d": [64, 128, 256], "n": [8, 16, 32]}, quick_seeds=1),
     Experiment("BCGT21.thm.one_step", "BCGT21.thm.one_step", ("flip_norm",), "random ReLU network, one gradient step",
                measure_bcgt21, grid={"d": [64, 256, 1024], "k": [100, 400, 1600]}, quick_grid={"d": [64, 128, 256], "k": [50, 100, 200]}),
-    Experiment("LL20.thm.rates", "LL20.thm.rates", ("train_loss", "param_norm"), "two-layer network, constant-step GD, exponential loss",
-               measure_ll20_rates, grid={"run": [0]}, quick_grid={"run": [0]}, fixed={"steps": 40000, "lr": 0.01}, quick_fixed={"steps": 15000, "lr": 0.01}, trajectory=True, seeds=3, quick_seeds=2),
-    Experiment("SHNGS18.thm.direction", "SHNGS18.thm.direction", ("direction_error", "train_loss"), "linear model, GD on separable data",
-               measure_shngs18, grid={"run": [0]}, quick_grid={"run": [0]}, fixed={"steps": 10000}, quick_fixed={"steps": 5000}, trajectory=True, seeds=3, quick_seeds=2),
+    Experiment("LL20.thm.rates", "LL20.thm.rates", ("train_loss", "param_norm"),
+               "two-layer network, GD with the loss-based step (LL20) to loss 1e-800, exponential loss; T = sum of step sizes",
+               measure_ll20_rates, grid={"run": [0]}, quick_grid={"run": [0]}, fixed={"target_log10_loss": -800}, trajectory=True, seeds=3,
+               quick_seeds=2),
+    Experiment("SHNGS18.thm.direction", "SHNGS18.thm.direction", ("direction_error", "train_loss", "param_norm"),
+               "linear model, GD with the loss-based step on separable data (logistic loss); T = sum of step sizes",
+               measure_shngs18, grid={"run": [0]}, quick_grid={"run": [0]}, fixed={"steps": 6000}, quick_fixed={"steps": 3000},
+               trajectory=True, seeds=3, quick_seeds=2),
     Experiment("SSTTM18.cor.robust_upper", "SSTTM18.cor.robust_upper", ("robust_sample_threshold",), "Gaussian model, class-mean estimator",
                measure_ssttm18, grid={"d": [10**3, 10**4, 10**5, 10**6, 10**7]}, quick_grid={"d": [10**4, 10**5, 10**6]}, fixed={"eps": 0.25}, seeds=3, quick_seeds=2),
 ]}

@@ -50,6 +50,7 @@ class TrainConfig:
     progress: bool = True
     dual: str = "auto"
     checkpoints: int = 0
+    spacing: str = "log"  # of the recorded steps and checkpoints: "log" or "linear"
 
     def __post_init__(self):
         if not isinstance(self.steps, int) or self.steps < 0:
@@ -70,6 +71,8 @@ class TrainConfig:
             raise InputError(f"--target-log10-loss {self.target_log10_loss} must be a finite number")
         if not isinstance(self.checkpoints, int) or self.checkpoints < 0:
             raise InputError(f"--checkpoints {self.checkpoints} is out of range: must be an integer >= 0")
+        if self.spacing not in ("log", "linear"):
+            raise InputError(f"spacing {self.spacing!r} is not one of log, linear")
         if self.dual not in ("auto", "on", "off"):
             raise InputError(f"--dual {self.dual!r} is not one of auto, on, off")
         if not (self.up >= 1 and 0 < self.down < 1):
@@ -91,11 +94,13 @@ def resolve_device(name: str) -> torch.device:
     raise InputError(f"--device {name!r} is not one of cpu, cuda, cuda:N")
 
 
-def record_steps(steps: int, count: int) -> list[int]:
-    """A log-spaced schedule of steps 0..steps (always both ends)."""
+def record_steps(steps: int, count: int, spacing: str = "log") -> list[int]:
+    """A log-spaced (or, under the loss-based schedule where log T grows linearly in the step,
+    linearly spaced) schedule of steps 0..steps (always both ends)."""
     if steps <= 0:
         return [0]
-    pts = np.unique(np.round(np.geomspace(1, steps, max(2, count))).astype(int))
+    grid = np.geomspace(1, steps, max(2, count)) if spacing == "log" else np.linspace(1, steps, max(2, count))
+    pts = np.unique(np.round(grid).astype(int))
     return sorted({0, steps, *pts.tolist()})
 
 
@@ -159,8 +164,8 @@ def train(model, X: torch.Tensor, y: torch.Tensor, cfg: TrainConfig, lr: float, 
     log_T = torch.full((S,), -math.inf, dtype=dt, device=dev)
     prev = {k: v.clone() for k, v in model.params.items()}
     prev_logL = torch.full((S,), math.inf, dtype=dt, device=dev)
-    ckpt = set(record_steps(cfg.steps, cfg.checkpoints)) if cfg.checkpoints else set()
-    rec = set(record_steps(cfg.steps, cfg.records)) | ckpt  # every checkpoint has its losses
+    ckpt = set(record_steps(cfg.steps, cfg.checkpoints, cfg.spacing)) if cfg.checkpoints else set()
+    rec = set(record_steps(cfg.steps, cfg.records, cfg.spacing)) | ckpt  # every checkpoint has its losses
     saved: list = []
     traj: list[dict] = []
     t0 = time.perf_counter()
