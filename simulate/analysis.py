@@ -30,6 +30,7 @@ class Analysis:
     alpha: float
     cells_used: str = "all"  # "all" or "inside" (the hypotheses' window only)
     notes: list[str] = field(default_factory=list)
+    lack_of_fit: dict = field(default_factory=dict)  # {"F", "p_value"}: is the scatter of cell means beyond seed noise?
 
     @property
     def power(self) -> dict:
@@ -59,7 +60,7 @@ class Analysis:
             "curvature": self.fit.curvature, "interaction": self.fit.interaction,
             "drift": {v: d.as_json() for v, d in self.drift.items()},
             "extrapolated": {v: e.as_json() for v, e in self.extrapolated.items()},
-            "power": self.power, "judgements": {v: j.as_json() for v, j in self.judgements.items()}, "notes": self.notes,
+            "lack_of_fit": self.lack_of_fit, "power": self.power, "judgements": {v: j.as_json() for v, j in self.judgements.items()}, "notes": self.notes,
         }
 
 
@@ -83,4 +84,24 @@ def analyze(rows: list[dict], variables: list[str], kind: str, predicted: dict[s
     verdict = combine([j.verdict for j in judgements.values()])
     reason = "; ".join(f"{v}: {j.reason}" for v, j in judgements.items())
     return Analysis(list(variables), kind, {v: predicted[v] for v in variables}, offsets, fit, drifts, extra, judgements,
-                    verdict, reason, margin, alpha, cells_used)
+                    verdict, reason, margin, alpha, cells_used, lack_of_fit=lack_of_fit(fit))
+
+
+def lack_of_fit(fit: Fit) -> dict:
+    """F test of the cell means' scatter about the fitted plane against the seed noise (pure error).
+
+    A significant F says the spread of the fit is model error (curvature, interaction), which
+    more seeds do not shrink; a larger grid does. None where no cell has two seeds.
+    """
+    from scipy import stats
+
+    pe_df = sum(c["n_seeds"] - 1 for c in fit.cells)
+    if pe_df < 1 or fit.df < 1:
+        return {"F": None, "p_value": None}
+    s2 = sum((c["n_seeds"] - 1) * (c["sd_log"] or 0.0) ** 2 for c in fit.cells) / pe_df
+    rss = sum(c["residual"] ** 2 for c in fit.cells)
+    expected = s2 * sum(1.0 / c["n_seeds"] for c in fit.cells) / len(fit.cells)
+    if expected <= 0:
+        return {"F": float("inf"), "p_value": 0.0}
+    F = (rss / fit.df) / expected
+    return {"F": float(F), "p_value": float(stats.f.sf(F, fit.df, pe_df))}

@@ -33,7 +33,7 @@ from .experiments import EXPERIMENTS, Experiment, experiment_for
 from .rounds import CellKey, cell_key, cost_model, needed_for_decision, plan_round
 from .rundir import clean
 from .sequential import RULES, preview_look, previous_seconds, take_look
-from .sweep import Task, code_version, connect, export_parquet, rows_for, run_sweep, task_key
+from .sweep import Task, code_version, connect, export_parquet, local_pool, rows_for, run_sweep, task_key
 
 TESTABLE = ("O", "o", "<=", "Omega", "omega", ">=", "Theta")
 LN10 = math.log(10.0)
@@ -172,7 +172,8 @@ def _undecided(results: list[dict]) -> list[tuple]:
         an: Analysis = r["analysis"]
         for v, j in an.judgements.items():
             if j.verdict == "inconclusive":
-                out.append((an.fit.cells, an.variables, v, an.drift[v].significant))
+                lof = an.lack_of_fit.get("p_value")
+                out.append((an.fit.cells, an.variables, v, an.drift[v].significant or (lof is not None and lof < 0.05)))
     return out
 
 
@@ -260,11 +261,14 @@ def compare_claim(claim_id: str, out: str, grid: dict | None = None, seeds: int 
     t_start = time.perf_counter()
     rounds, totals, results, app, look = [], {"tasks": 0, "ran": 0, "skipped": 0, "failed": 0}, [], None, None
     plan_text = "initial grid" + (" (and the cells of earlier runs)" if prior else "")
+    pool = local_pool(workers) if budget and workers > 1 and not (scheduler or dask) else None
     try:
         while True:
             t_round = time.perf_counter()
             tasks = _tasks(exp, cells, version, fixed)
-            counts = run_sweep(tasks, db, version, workers=workers, scheduler=scheduler, dask=dask, progress=progress)
+            con_keys = {k for (k,) in con.execute("SELECT key FROM results")}
+            ran_keys = {t.key for t in tasks} - con_keys
+            counts = run_sweep(tasks, db, version, workers=workers, scheduler=scheduler, dask=dask, progress=progress, pool=pool)
             for k in ("ran", "failed"):
                 totals[k] += counts[k]
             totals["tasks"] = counts["tasks"]
@@ -282,8 +286,14 @@ def compare_claim(claim_id: str, out: str, grid: dict | None = None, seeds: int 
             if budget and not _decisive(results):
                 left = budget - clock
                 cost = cost_model(rows, cell_vars)
-                plan = plan_round(_undecided(results), cells, cell_vars, cost, min(left, max(left / 2, 0.25 * budget)), exp.max_grid,
-                                  seeds, exp.trajectory) if left > 0 else None
+                # wall seconds per predicted task-second in this round (pool start, database writes, imbalance)
+                ran = [r for r in rows if r["key"] in ran_keys]
+                predicted_cpu = sum(cost({v: r[v] for v in cell_vars}) for r in ran)
+                overhead = max(1.0, (time.perf_counter() - t_round) * max(1, workers) / predicted_cpu) if predicted_cpu > 0 else 1.0
+                # rounds grow geometrically (each about as long as everything before it), so the looks stay few
+                span = 0.85 * min(left, max(clock - prior, 0.15 * budget, 1.0)) * max(1, workers) / overhead
+                plan = plan_round(_undecided(results), cells, cell_vars, cost, span, exp.max_grid, seeds, exp.trajectory,
+                                  max_tasks=100_000) if left > 1.0 else None
                 if plan is None or plan.empty:
                     fraction = 1.0  # no further round fits: this is the final look, it spends what is left
                     alpha = preview_look(con, design_id, keys, fraction, spending).alpha
@@ -303,6 +313,8 @@ def compare_claim(claim_id: str, out: str, grid: dict | None = None, seeds: int 
             plan_text = plan.describe()
     finally:
         con.close()
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
     statuses: dict[str, int] = {}
     for r in rows:
         statuses[r["status"]] = statuses.get(r["status"], 0) + 1

@@ -121,7 +121,7 @@ def _two_layer_gd(cell, seed, kind):
     cfg = RunConfig(setting="two-layer", data=DataConfig(kind=kind, d=d, k=int(cell.get("k", 2)), n=n, sigma=1.0, seed=seed, n_test=10),
                     model=ModelConfig("two-layer", m=int(cell.get("m", 20)), init_scale=cell.get("init", 0.5)),
                     train=TrainConfig(steps=int(cell.get("steps", 400)), lr=cell.get("lr", 0.05), loss="exp", reduction="sum",
-                                      schedule="loss-based", target_log10_loss=-30.0 if kind == "sphere" else None,
+                                      schedule="loss-based", target_log10_loss=cell.get("target_log10_loss", -30.0 if kind == "sphere" else None),
                                       progress=False), seeds=1, seed0=seed)
     res = run(cfg)
     return res.networks[0], res.datasets[0], res.summary[0]
@@ -271,19 +271,27 @@ def measure_ssttm18(cell: dict, seed: int) -> dict:
 
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
     Experiment("LPLL25.thm.nonrobust", "LPLL25.thm.nonrobust", ("flip_radius_median",), "fa network, GD from small init, clusters",
-               measure_lpll25_nonrobust, grid={"d": [128, 256, 512, 1024], "k": [2, 4, 8]}, quick_grid={"d": [64, 128, 256], "k": [2, 4, 8]}),
+               measure_lpll25_nonrobust, grid={"d": [128, 256, 512, 1024], "k": [2, 4, 8]}, quick_grid={"d": [64, 128, 256], "k": [2, 4, 8]},
+               max_grid={"d": 2048, "k": 16}),
     Experiment("LPLL25.prop.robust_exists", "LPLL25.prop.robust_exists", ("robust_radius",), "construction, certified radius",
-               measure_lpll25_robust_exists, grid={"d": [128, 256, 512, 1024], "k": [2, 4, 8]}, quick_grid={"d": [64, 128, 256], "k": [2, 4, 8]}),
+               measure_lpll25_robust_exists, grid={"d": [128, 256, 512, 1024], "k": [2, 4, 8]}, quick_grid={"d": [64, 128, 256], "k": [2, 4, 8]},
+               max_grid={"d": 2048, "k": 16}),
     Experiment("FVBS23.thm.4_1", "FVBS23.thm.4_1", ("robust_radius",), "construction, certified radius",
-               measure_fvbs23_robust, grid={"d": [128, 256, 512, 1024], "k": [2, 4, 8]}, quick_grid={"d": [64, 128, 256], "k": [2, 4, 8]}),
+               measure_fvbs23_robust, grid={"d": [128, 256, 512, 1024], "k": [2, 4, 8]}, quick_grid={"d": [64, 128, 256], "k": [2, 4, 8]},
+               max_grid={"d": 2048, "k": 16}),
     Experiment("LPLL25.thm.5_5", "LPLL25.thm.5_5", ("robust_radius",), "k-class network's binary read-out, attack/universal radius",
                measure_lpll25_5_5, grid={"d": [128, 256, 512], "k": [2, 4, 8]}, quick_grid={"d": [64, 128, 256], "k": [2, 4, 6]}, quick_seeds=1),
     Experiment("FVBS23.thm.4_2", "FVBS23.thm.4_2", ("universal_flip_norm",), "two-layer network, loss-based GD, clusters",
-               measure_fvbs23_4_2, grid={"d": [128, 256, 512, 1024], "k": [2, 4, 8]}, quick_grid={"d": [64, 128, 256], "k": [2, 4, 8]}, quick_seeds=1),
-    Experiment("VYS22.thm.main", "VYS22.thm.main", ("universal_flip_norm", "universal_flip_eta"), "two-layer network, loss-based GD, sphere",
-               measure_vys22, grid={"d": [64, 128, 256, 512], "n": [8, 16, 32]}, quick_grid={"d": [64, 128, 256], "n": [8, 16, 32]}, quick_seeds=1),
+               measure_fvbs23_4_2, grid={"d": [128, 256, 512, 1024], "k": [2, 4, 8]}, quick_grid={"d": [64, 128, 256], "k": [2, 4, 8]}, quick_seeds=1,
+               hypothesis_values=lambda cell: {"n": int(cell.get("n", 20 * int(cell["k"]))), "eps": float(cell.get("eps", 0.1)),
+                                               "delta": 0.1}, max_grid={"d": 2048, "k": 16}),
+    Experiment("VYS22.thm.main", "VYS22.thm.main", ("universal_flip_norm", "universal_flip_eta"),
+               "two-layer network, loss-based GD to loss 1e-800 (near the KKT direction), sphere; n <= sqrt(d)/9 keeps H1",
+               measure_vys22, grid={"d": [2048, 4096, 8192, 16384], "n": [2, 4, 8]}, quick_grid={"d": [2048, 4096, 8192, 16384], "n": [2, 4, 8]},
+               fixed={"target_log10_loss": -800, "steps": 4000}, seeds=3, quick_seeds=2, max_grid={"d": 65536, "n": 16}),
     Experiment("BCGT21.thm.one_step", "BCGT21.thm.one_step", ("flip_norm",), "random ReLU network, one gradient step",
-               measure_bcgt21, grid={"d": [64, 256, 1024], "k": [100, 400, 1600]}, quick_grid={"d": [64, 128, 256], "k": [50, 100, 200]}),
+               measure_bcgt21, grid={"d": [64, 256, 1024], "k": [100, 400, 1600]}, quick_grid={"d": [64, 128, 256], "k": [50, 100, 200]},
+               hypothesis_values=lambda cell: {"gamma": 0.5}, max_grid={"d": 4096, "k": 3200}),
     Experiment("LL20.thm.rates", "LL20.thm.rates", ("train_loss", "param_norm"),
                "two-layer network, GD with the loss-based step (LL20) to loss 1e-800, exponential loss; T = sum of step sizes",
                measure_ll20_rates, grid={"run": [0]}, quick_grid={"run": [0]}, fixed={"target_log10_loss": -800}, trajectory=True, seeds=3,
@@ -293,7 +301,10 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
                measure_shngs18, grid={"run": [0]}, quick_grid={"run": [0]}, fixed={"steps": 6000}, quick_fixed={"steps": 3000},
                trajectory=True, seeds=3, quick_seeds=2),
     Experiment("SSTTM18.cor.robust_upper", "SSTTM18.cor.robust_upper", ("robust_sample_threshold",), "Gaussian model, class-mean estimator",
-               measure_ssttm18, grid={"d": [10**3, 10**4, 10**5, 10**6, 10**7]}, quick_grid={"d": [10**4, 10**5, 10**6]}, fixed={"eps": 0.25}, seeds=3, quick_seeds=2),
+               measure_ssttm18, grid={"d": [10**3, 10**4, 10**5, 10**6, 10**7]}, quick_grid={"d": [10**4, 10**5, 10**6]}, fixed={"eps": 0.25}, seeds=3, quick_seeds=2,
+               hypothesis_values=lambda cell: {"sigma": float(cell["d"]) ** 0.25, "eps": float(cell.get("eps", 0.25))},
+               skip_hypotheses={"H3": "n is the quantity measured (the sample threshold), not a setting of the design"},
+               max_grid={"d": 10**7}),
 ]}
 
 

@@ -53,19 +53,29 @@ class Plan:
 
 
 def variance_gains(cells: list[dict], variables: list[str], v: str) -> list[float]:
-    """Reduction of Var(b_v) from one more seed at each cell (same order as ``cells``)."""
+    """Reduction of Var(b_v) + Var(curvature_v) from one more seed at each cell (same order as ``cells``).
+
+    The slope alone would starve the middle of the range (a straight line is best measured at
+    its ends); the curvature term, which the drift test needs, keeps the middle measured.
+    Each of the two is normalized to sum 1 over the cells before adding.
+    """
     L = design(cells, variables)
-    X = np.hstack([np.ones((len(cells), 1)), L])
+    i = variables.index(v)
+    X = np.hstack([np.ones((len(cells), 1)), L, ((L[:, i] - L[:, i].mean()) ** 2)[:, None]])
     A = np.linalg.pinv(X.T @ X) @ X.T
-    a = A[1 + variables.index(v)]
     sds = [c["sd_log"] for c in cells if c.get("sd_log") is not None]
     pooled = float(np.sqrt(np.mean(np.square(sds)))) if sds else 1.0
-    out = []
-    for c, ac in zip(cells, a):
+    s2n = []
+    for c in cells:
         s = c["sd_log"] if c.get("sd_log") is not None and c["sd_log"] > 0 else pooled
         n = c["n_seeds"]
-        out.append(float(ac * ac * s * s * (1.0 / n - 1.0 / (n + 1))))
-    return out
+        s2n.append(s * s * (1.0 / n - 1.0 / (n + 1)))
+    out = np.zeros(len(cells))
+    for row in (A[1 + i], A[-1]):
+        g = row * row * np.array(s2n)
+        if g.sum() > 0:
+            out += g / g.sum()
+    return [float(x) for x in out]
 
 
 def cost_model(task_rows: list[dict], cell_vars: list[str]):
@@ -98,7 +108,8 @@ def plan_round(undecided: list[tuple[list[dict], list[str], str, bool]], design_
                cost, seconds: float, max_grid: dict, base_seeds: int, trajectory: bool, max_tasks: int = 64) -> Plan:
     """The next round within ``seconds``.
 
-    ``undecided``: (fit cells, fit variables, variable, drifts) for every undecided exponent.
+    ``undecided``: (fit cells, fit variables, variable, extend) for every undecided exponent; ``extend``
+    marks a variable whose local exponent drifts or whose fit shows lack of fit (seeds cannot help).
     ``design_cells``: the current cells and their seed counts. ``cost(cell)`` predicts the
     seconds of one task.
     """

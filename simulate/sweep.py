@@ -154,9 +154,18 @@ def run_task(task: Task) -> tuple[str, str, object, str | None, float]:
         return task.key, "failed", None, f"{type(err).__name__}: {err}\n{traceback.format_exc(limit=3)}", time.perf_counter() - t0
 
 
+def local_pool(workers: int) -> ProcessPoolExecutor:
+    """The local worker pool (spawned, one torch thread each, dying with the parent); reusable across sweeps."""
+    import multiprocessing as mp
+
+    return ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"), initializer=_init_worker)
+
+
 def run_sweep(tasks: list[Task], db: str, version: str, workers: int = 1, scheduler: str | None = None, dask: bool = False,
-              progress: bool = True) -> dict:
-    """Run the tasks not yet in ``db``; returns counts of done / skipped / failed."""
+              progress: bool = True, pool: ProcessPoolExecutor | None = None) -> dict:
+    """Run the tasks not yet in ``db``; returns counts of done / skipped / failed.
+
+    ``pool``: an open :func:`local_pool` to reuse (a budgeted sweep runs several rounds)."""
     con = connect(db)
     have = done_keys(con)
     todo = [t for t in tasks if t.key not in have]
@@ -177,13 +186,14 @@ def run_sweep(tasks: list[Task], db: str, version: str, workers: int = 1, schedu
             pass
         elif scheduler or dask:
             _run_dask(todo, record, scheduler, workers)
+        elif pool is not None:
+            for f in as_completed([pool.submit(run_task, t) for t in todo]):
+                record(f.result())
         elif workers <= 1:
             for t in todo:
                 record(run_task(t))
         else:
-            import multiprocessing as mp
-
-            with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"), initializer=_init_worker) as ex:
+            with local_pool(workers) as ex:
                 futs = [ex.submit(run_task, t) for t in todo]
                 for f in as_completed(futs):
                     record(f.result())
