@@ -39,6 +39,37 @@ class Analysis:
                 "negative_control": {v: {"exponent_tested": j.negative_control.predicted, "verdict": j.negative_control.verdict}
                                      for v, j in self.judgements.items()}}
 
+    def open_exponents(self) -> list[tuple[str, bool]]:
+        """Exponents a growing sweep should keep working on, each with whether to extend the grid.
+
+        Open: ``inconclusive`` ones (extend when the local exponent drifts, when the fit lacks fit,
+        since seeds cannot help there, or when the estimate lies outside the prediction's band,
+        since an ``inconsistent`` must then be checked at larger scale), and ``inconsistent`` ones that the largest-scale window
+        alone does not yet confirm: an ``inconsistent`` stands as decisive only when the largest
+        scales say so too, so the sweep goes on toward larger scale, where a pre-asymptotic
+        exponent reveals its drift.
+        """
+        out = []
+        lof = self.lack_of_fit.get("p_value")
+        for v, j in self.judgements.items():
+            if j.verdict == "inconclusive":
+                leaning = self._outside_band(v)
+                out.append((v, self.drift[v].significant or (lof is not None and lof < 0.05) or leaning))
+            elif j.verdict == "inconsistent" and (j.last_window is None or j.last_window.verdict != "inconsistent"):
+                out.append((v, True))
+        return out
+
+    def _outside_band(self, v: str) -> bool:
+        """Does the point estimate lie on the wrong side of the prediction's margin?"""
+        from .verdict import LOWER, UPPER
+
+        est, pred = self.fit.estimate[v], self.predicted[v]
+        if self.kind in UPPER:
+            return est > pred + self.margin
+        if self.kind in LOWER:
+            return est < pred - self.margin
+        return abs(est - pred) > self.margin
+
     def fits_json(self) -> list[dict]:
         f = self.fit
         out = []

@@ -163,18 +163,12 @@ def _analyze_all(exp: Experiment, claim, rows: list[dict], fit_vars: list[str], 
 
 
 def _decisive(results: list[dict]) -> bool:
-    return bool(results) and all(j.verdict != "inconclusive" for r in results for j in r["analysis"].judgements.values())
+    return bool(results) and not _undecided(results)
 
 
 def _undecided(results: list[dict]) -> list[tuple]:
-    out = []
-    for r in results:
-        an: Analysis = r["analysis"]
-        for v, j in an.judgements.items():
-            if j.verdict == "inconclusive":
-                lof = an.lack_of_fit.get("p_value")
-                out.append((an.fit.cells, an.variables, v, an.drift[v].significant or (lof is not None and lof < 0.05)))
-    return out
+    """(fit cells, variables, variable, extend) for every exponent still open (see Analysis.open_exponents)."""
+    return [(r["analysis"].fit.cells, r["analysis"].variables, v, ext) for r in results for v, ext in r["analysis"].open_exponents()]
 
 
 def _ci_widths(results: list[dict]) -> dict:

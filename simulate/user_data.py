@@ -1,0 +1,236 @@
+"""Bring your own measurements: a verdict from a CSV file (``ibcheck verdict``).
+
+The CSV has a column per variable (``d``, ``k``, ``n``, ``T``, ...), a ``value`` column (the
+measured quantity, > 0) and optionally a ``seed`` column. The same pipeline as
+``ibcheck compare`` judges it (:func:`simulate.analysis.analyze`: fit, drift, extrapolation,
+power, verdict) and writes the same report. The prediction comes from a claim of the registry
+(``--claim``, ``--quantity``, ``--reading``) or is given directly (``--predict 'd=1/2,k=-1/2'``
+with ``--kind``).
+
+Every check happens before any file is written: a bad file gets one line naming the column and
+the row.
+"""
+from __future__ import annotations
+
+import csv
+import math
+import os
+from dataclasses import dataclass
+from fractions import Fraction
+from types import SimpleNamespace
+
+import sympy as sp
+
+from theory.errors import InputError
+
+KINDS = ("O", "Omega", "Theta")
+
+
+@dataclass
+class Table:
+    """A validated CSV: the variable columns and one row per measurement."""
+
+    path: str
+    variables: list[str]
+    rows: list[dict]  # {variable: float, "value": float, "seed": str|None, "row": line number}
+
+
+def read_table(path: str, allowed: list[str] | None = None) -> Table:
+    """Read and validate a measurements CSV (see the module docstring)."""
+    if not os.path.isfile(path):
+        raise InputError(f"--data {path}: no such file")
+    with open(path, newline="") as f:
+        text = f.read()
+    if not text.strip():
+        raise InputError(f"--data {path} is empty: it needs a header (a column per variable, value, optional seed) and rows")
+    reader = csv.DictReader(text.splitlines())
+    header = [h.strip() for h in (reader.fieldnames or [])]
+    if "value" not in header:
+        raise InputError(f"--data {path}: missing column 'value' (the header is {', '.join(header) or 'empty'})")
+    variables = [h for h in header if h not in ("value", "seed")]
+    if not variables:
+        raise InputError(f"--data {path}: missing variable columns: give a column per variable (e.g. d, k) beside 'value'")
+    if len(set(header)) != len(header):
+        raise InputError(f"--data {path}: a column name is repeated in the header ({', '.join(header)})")
+    if allowed is not None:
+        for v in variables:
+            if v not in allowed:
+                raise InputError(f"--data {path}: column {v!r} is not a variable here; accepted variables are {', '.join(allowed)}")
+    rows = []
+    for i, raw in enumerate(reader, start=2):
+        raw = {(k or "").strip(): (v or "").strip() if isinstance(v, str) else v for k, v in raw.items()}
+        if None in raw or "" in raw and raw[""]:
+            raise InputError(f"--data {path}: row {i} has more fields than the header")
+        row = {"row": i, "seed": raw.get("seed") or None}
+        for col in variables + ["value"]:
+            cell = raw.get(col)
+            if cell is None or cell == "":
+                raise InputError(f"--data {path}: row {i}, column {col!r} is empty")
+            try:
+                x = float(cell)
+            except ValueError:
+                raise InputError(f"--data {path}: row {i}, column {col!r}: {cell!r} is not a number") from None
+            if not (math.isfinite(x) and x > 0):
+                raise InputError(f"--data {path}: row {i}, column {col!r}: {cell} is out of range: values must be finite numbers > 0 "
+                                 "(a log-log fit)")
+            row[col] = x
+        rows.append(row)
+    if not rows:
+        raise InputError(f"--data {path} has a header but no rows")
+    cells = {tuple(r[v] for v in variables) for r in rows}
+    if len(cells) < 2:
+        raise InputError(f"--data {path}: every row is the same cell ({', '.join(f'{v}={rows[0][v]:g}' for v in variables)}); "
+                         "a fit needs several cells")
+    return Table(path, variables, rows)
+
+
+def parse_predict(text: str) -> dict[str, float]:
+    """``'d=1/2,k=-1/2'`` -> ``{"d": 0.5, "k": -0.5}`` (exact fractions accepted)."""
+    out = {}
+    for part in text.replace(" ", "").split(","):
+        if not part:
+            continue
+        if "=" not in part:
+            raise InputError(f"--predict expects VAR=exponent pairs separated by commas (e.g. d=1/2,k=-1/2), got {part!r}")
+        name, value = part.split("=", 1)
+        try:
+            out[name] = float(Fraction(value))
+        except (ValueError, ZeroDivisionError):
+            raise InputError(f"--predict {name}={value!r} is not a number or a fraction such as 1/2") from None
+    if not out:
+        raise InputError("--predict is empty: give VAR=exponent pairs, e.g. d=1/2,k=-1/2")
+    return out
+
+
+def fit_variables(table: Table) -> list[str]:
+    """Columns with at least 3 distinct values are fitted; one value holds a variable fixed; two is an error."""
+    out = []
+    for v in table.variables:
+        distinct = {r[v] for r in table.rows}
+        if len(distinct) == 2:
+            raise InputError(f"--data {table.path}: column {v!r} has 2 distinct values; a fitted variable needs at least 3 "
+                             "(or 1 to hold it fixed)")
+        if len(distinct) >= 3:
+            out.append(v)
+    if not out:
+        raise InputError(f"--data {table.path}: no column has 3 or more distinct values to fit")
+    return out
+
+
+def claim_bounds(claim, quantity: str | None, reading: str | None) -> list:
+    from .compare import TESTABLE
+
+    bounds = [b for b in claim.bounds if b.kind in TESTABLE]
+    quantities = sorted({b.quantity for b in bounds})
+    if not bounds:
+        raise InputError(f"--claim {claim.id} has no bound with an exponent to test (O, Omega, Theta, o, omega, <=, >=)")
+    if quantity is None:
+        if len(quantities) > 1:
+            raise InputError(f"--claim {claim.id} bounds several quantities; choose one with --quantity: {', '.join(quantities)}")
+        quantity = quantities[0]
+    if quantity not in quantities:
+        raise InputError(f"--quantity {quantity!r} is not a tested quantity of {claim.id}; accepted: {', '.join(quantities)}")
+    bounds = [b for b in bounds if b.quantity == quantity]
+    if reading is not None:
+        readings = sorted({b.reading for b in bounds if b.reading})
+        bounds = [b for b in bounds if b.reading == reading]
+        if not bounds:
+            raise InputError(f"--reading {reading!r} is not a reading of {claim.id}'s {quantity}; accepted: {', '.join(readings) or 'none'}")
+    return bounds
+
+
+def verdict_from_csv(path: str, out: str, claim_id: str | None = None, quantity: str | None = None, reading: str | None = None,
+                     predict: str | None = None, kind: str | None = None, margin: float = 0.1, constants: dict | None = None) -> dict:
+    """Judge a CSV against a claim (or a stated prediction) and write the report to ``out``."""
+    from theory import get_claim
+    from theory.describe import bound_exponents
+    from theory.evaluate import make_point
+
+    from .analysis import analyze
+    from .compare import PARAMS, _label, _result_json
+
+    if (claim_id is None) == (predict is None):
+        raise InputError("give either --claim CLAIM (a claim of the registry) or --predict 'd=1/2,...' with --kind")
+    if not (math.isfinite(margin) and margin > 0):
+        raise InputError(f"--margin {margin} is out of range: must be a number > 0")
+    app = None
+    if claim_id is not None:
+        if kind is not None:
+            raise InputError("--kind goes with --predict; a registry claim states its own kind")
+        claim = get_claim(claim_id)
+        table = read_table(path, list(claim.variable_names))
+        fvars = fit_variables(table)
+        bounds = claim_bounds(claim, quantity, reading)
+        point = make_point(claim, {k: v for k, v in PARAMS.items() if k in claim.variable_names})
+        specs = []
+        for b in bounds:
+            ex = bound_exponents(claim, b, point)
+            offsets = {v: (float(sp.Rational(ex["log_exponents"].get(v, "0"))), float(sp.Rational(ex["loglog_exponents"].get(v, "0"))))
+                       for v in fvars}
+            specs.append((b, b.kind, {v: float(sp.Rational(ex["exponents"].get(v, "0"))) for v in fvars}, offsets))
+        for c in constants or {}:
+            if c not in claim.constants:
+                raise InputError(f"--constants {c}: {claim.id} has no constant {c!r}; its constants are {', '.join(claim.constants) or 'none'}")
+        from .applicability import applicability
+
+        shim = SimpleNamespace(claim_values=lambda cell, value: dict(cell), skip_hypotheses={})
+        app = applicability(claim, shim, [{**{v: r[v] for v in table.variables}, "seed": r["seed"], "status": "ok", "value": {}}
+                                           for r in table.rows], table.variables, {}, constants)
+    else:
+        if kind not in KINDS:
+            raise InputError(f"--kind {kind!r} is not one of {', '.join(KINDS)} (needed with --predict)")
+        pred = parse_predict(predict)
+        table = read_table(path)
+        for v in pred:
+            if v not in table.variables:
+                raise InputError(f"--data {path}: missing column {v!r} (named in --predict); the columns are "
+                                 f"{', '.join(table.variables + ['value'])}")
+        fvars = fit_variables(table)
+        expr = sp.Mul(*[sp.Symbol(v, positive=True) ** sp.nsimplify(pred.get(v, 0)) for v in fvars])
+        bound = SimpleNamespace(quantity="value", kind=kind, expr=expr, reading=None)
+        claim = SimpleNamespace(id="user prediction", title=f"{kind}({sp.sstr(expr)}) stated with --predict", paper="your data",
+                                status="user", flags=[], constants=())
+        specs = [(bound, kind, {v: pred.get(v, 0.0) for v in fvars}, {})]
+    data = [{**{v: r[v] for v in fvars}, "value": r["value"], "seed": r["seed"]} for r in table.rows]
+    results = []
+    for b, k, predicted, offsets in specs:
+        an = analyze(data, fvars, k, predicted, offsets, margin)
+        results.append({"quantity": b.quantity, "kind": k, "reading": b.reading, "expr": sp.sstr(b.expr),
+                        "label": _label(b.quantity, b.reading), "analysis": an, "_data": data, "_bound": b})
+    res_json = [_result_json(r, app) for r in results]
+    primary, pa = res_json[0], results[0]["analysis"]
+    v0 = pa.variables[0]
+    os.makedirs(out, exist_ok=True)
+    summary = {
+        "claim": claim.id, "title": claim.title, "status": claim.status, "flags": list(claim.flags), "experiment": f"your measurements ({path})",
+        "data": os.path.abspath(path), "rows": len(table.rows), "grid": {v: sorted({r[v] for r in table.rows}) for v in table.variables},
+        "seeds": max(c["n_seeds"] for c in pa.fit.cells), "fit_variables": fvars, "margin": margin,
+        "fits": [{k: f[k] for k in ("variable", "estimate", "ci_low", "ci_high", "predicted", "verdict")} for f in primary["fits"]],
+        "verdict": primary["verdict"], "reason": primary["reason"],
+        "negative_control": {k: primary["negative_control"][k] for k in ("exponent_tested", "verdict", "has_power")},
+        "readings": {r["reading"]: r["verdict"] for r in res_json if r["reading"]} or None,
+        "applicability": app.as_json() if app else None,
+        "drift": {r["label"]: r["drift"] for r in res_json},
+        "extrapolated": {"quantity": primary["label"], "variable": v0, "estimate": pa.extrapolated[v0].estimate,
+                         "ci": list(pa.extrapolated[v0].ci) if pa.extrapolated[v0].ci else None,
+                         "all": {r["label"]: r["extrapolated"] for r in res_json}},
+        "power": {"has_power": pa.power["has_power"], "detectable_deviation": pa.power["detectable_deviation"],
+                  "all": {r["label"]: r["power"] for r in res_json}},
+        "rounds": [], "budget": None, "spending": None, "alpha": 0.05, "inside_only": False, "constants": dict(constants or {}),
+        "would_decide": [], "results": res_json, "fixed": {},
+        "provenance": f"every number comes from {os.path.abspath(path)} ({len(table.rows)} rows)",
+        "task_status": {"rows": len(table.rows)},
+    }
+    from .compare_report import write_report
+    from .rundir import clean
+
+    exp = SimpleNamespace(setting=summary["experiment"], trajectory=False)
+    summary["files"] = write_report(summary, results, claim, exp, out)
+    import json
+
+    tmp = os.path.join(out, "summary.json.tmp")
+    with open(tmp, "w") as f:
+        json.dump(clean(summary), f, indent=2)
+    os.replace(tmp, os.path.join(out, "summary.json"))
+    return clean(summary)
+
