@@ -141,7 +141,7 @@ def _label(quantity: str, reading: str | None) -> str:
 
 
 def _analyze_all(exp: Experiment, claim, rows: list[dict], fit_vars: list[str], cell_vars: list[str], margin: float, alpha: float,
-                 keep=None, bootstrap: bool = True) -> list[dict]:
+                 keep=None, bootstrap: bool = True, extrapolate: bool = True) -> list[dict]:
     """Every testable bound of every measured quantity, analysed at level ``alpha``."""
     point = make_point(claim, {k: v for k, v in PARAMS.items() if k in claim.variable_names})
     results = []
@@ -156,7 +156,7 @@ def _analyze_all(exp: Experiment, claim, rows: list[dict], fit_vars: list[str], 
                        for v in fit_vars}
             predicted = {v: float(sp.Rational(ex["exponents"].get(v, "0"))) for v in fit_vars}
             an = analyze(data, fit_vars, b.kind, predicted, offsets, margin, alpha, bootstrap=bootstrap,
-                         cells_used="all" if keep is None else "inside")
+                         cells_used="all" if keep is None else "inside", extrapolate=extrapolate)
             results.append({"quantity": quantity, "kind": b.kind, "reading": b.reading, "expr": sp.sstr(b.expr),
                             "label": _label(quantity, b.reading), "analysis": an, "_data": data, "_bound": b})
     return results
@@ -275,7 +275,7 @@ def compare_claim(claim_id: str, out: str, grid: dict | None = None, seeds: int 
             keys = [t.key for t in tasks]
             fraction = min(clock / budget, 1.0) if budget else 1.0
             alpha = preview_look(con, design_id, keys, fraction, spending).alpha if budget else 0.05
-            results = _analyze_all(exp, claim, rows, fit_vars, cell_vars, margin, alpha, keep, bootstrap=False)
+            results = _analyze_all(exp, claim, rows, fit_vars, cell_vars, margin, alpha, keep, bootstrap=False, extrapolate=False)
             plan = None
             if budget and not _decisive(results):
                 left = budget - clock
@@ -291,7 +291,8 @@ def compare_claim(claim_id: str, out: str, grid: dict | None = None, seeds: int 
                 if plan is None or plan.empty:
                     fraction = 1.0  # no further round fits: this is the final look, it spends what is left
                     alpha = preview_look(con, design_id, keys, fraction, spending).alpha
-                    results = _analyze_all(exp, claim, rows, fit_vars, cell_vars, margin, alpha, keep, bootstrap=False)
+                    results = _analyze_all(exp, claim, rows, fit_vars, cell_vars, margin, alpha, keep, bootstrap=False,
+                                           extrapolate=False)
                     plan = None
             look = take_look(con, design_id, keys, fraction, clock, spending) if budget else None
             rounds.append({"round": len(rounds), "added": plan_text, "tasks_run": counts["ran"], "tasks_total": counts["tasks"],
@@ -314,8 +315,8 @@ def compare_claim(claim_id: str, out: str, grid: dict | None = None, seeds: int 
         statuses[r["status"]] = statuses.get(r["status"], 0) + 1
     if not results:
         raise InputError(f"{claim_id}: no successful measurements to fit ({statuses})")
-    if bootstrap:  # the BCa intervals of the final look only (they do not enter the verdicts)
-        results = _analyze_all(exp, claim, rows, fit_vars, cell_vars, margin, alpha, keep, bootstrap=True)
+    # the final look again with what does not enter the verdicts: BCa intervals and the correction-to-scaling fit
+    results = _analyze_all(exp, claim, rows, fit_vars, cell_vars, margin, alpha, keep, bootstrap=bootstrap, extrapolate=True)
     seconds = time.perf_counter() - t_start
     res_json = [_result_json(r, app) for r in results]
     primary = res_json[0]

@@ -24,6 +24,27 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_compare)
 
+    p = sub.add_parser("verdict", help="your own measurements (CSV) against a claim or a stated prediction: fit, drift, power, verdict")
+    p.add_argument("--data", required=True, help="CSV: a column per variable, a value column (> 0), optional seed column")
+    p.add_argument("--claim", default=None, help="a claim of the registry (see `ibcheck claims`)")
+    p.add_argument("--quantity", default=None, help="which bounded quantity of the claim the values measure")
+    p.add_argument("--reading", default=None, help="one reading of an ambiguous claim (default: every reading)")
+    p.add_argument("--predict", default=None, help="for a claim not in the registry: exponents, e.g. 'd=1/2,k=-1/2'")
+    p.add_argument("--kind", default=None, help="with --predict: O, Omega or Theta")
+    p.add_argument("--margin", type=float, default=0.1, help="equivalence margin of the exponent tests")
+    p.add_argument("--constants", default=None, help="values of the claim's symbolic constants, e.g. C=0.5 (default 1)")
+    p.add_argument("--out", required=True)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_verdict)
+
+    p = sub.add_parser("calibrate", help="the verdict engine on synthetic data with known truth: rate of each verdict per scenario")
+    p.add_argument("--trials", type=int, default=100, help="trials per scenario")
+    p.add_argument("--budget", type=float, default=None, help="synthetic seconds per trial (default 20)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_calibrate)
+
     p = sub.add_parser("reproduce", help="rerun a source's experiment: source number, ibcheck's measurement, verdict")
     p.add_argument("name", help="fa-synthetic, fa-digits, ll20-margin, shngs18, vys22, fvbs23, bcgt21, ssttm18, mv24")
     p.add_argument("--quick", action="store_true", help="a size that runs in about a minute")
@@ -83,6 +104,44 @@ def cmd_compare(args) -> int:
         rd = f" [{r['reading']}]" if r["reading"] else ""
         print(f"  {r['quantity']} {r['kind']}({r['expr']}){rd}: {r['verdict']}  ({fits}); negative control: {r['negative_control']['verdict']}")
         print(f"    why: {r['reason']}")
+    return 0
+
+
+def cmd_verdict(args) -> int:
+    from .user_data import verdict_from_csv
+
+    constants = None
+    if args.constants:
+        from .applicability import parse_constants
+
+        constants = parse_constants(args.constants)
+    s = verdict_from_csv(args.data, args.out, args.claim, args.quantity, args.reading, args.predict, args.kind, args.margin, constants)
+    if args.json:
+        print(json.dumps(s, indent=2))
+        return 0
+    app = s["applicability"]
+    inside = f"; {app['cells_inside']}/{app['cells_total']} cells inside the hypotheses" if app else ""
+    print(f"{s['claim']}: {s['verdict']}  ({s['rows']} rows{inside}) -> {s['files']['html']}")
+    for r in s["results"]:
+        fits = "; ".join(f"{f['variable']}: {f['estimate']:.3f} [{f['ci_low']:.3f}, {f['ci_high']:.3f}] vs {f['predicted']:g}" for f in r["fits"])
+        rd = f" [{r['reading']}]" if r["reading"] else ""
+        print(f"  {r['quantity']} {r['kind']}({r['expr']}){rd}: {r['verdict']}  ({fits})")
+        print(f"    why: {r['reason']}")
+    return 0
+
+
+def cmd_calibrate(args) -> int:
+    from .calibrate import DEFAULT_BUDGET, calibrate, calibration_markdown
+    from .rundir import clean
+
+    res = calibrate(args.trials, args.budget if args.budget is not None else DEFAULT_BUDGET, seed=args.seed, progress=not args.json)
+    text = calibration_markdown(res)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "calibration.md"), "w") as f:
+        f.write("# ibcheck calibrate\n\n" + text)
+    with open(os.path.join(args.out, "calibration.json"), "w") as f:
+        json.dump(clean(res), f, indent=2)
+    print(json.dumps(clean(res), indent=2) if args.json else text, end="")
     return 0
 
 

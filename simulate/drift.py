@@ -9,11 +9,10 @@ Finite-size-scaling practice separates the two:
 * **drift test**: the squared term of ``log y = c + a log x + b (log x - mean)^2`` is the
   derivative of the local exponent, ``d a_local / d log x = 2 b``; its t-test is the drift
   test, and its sign relative to ``prediction - a`` gives the direction (toward / away).
-* **correction to scaling**: ``y = A x^a exp(B x^-w)``, which has the same leading correction
-  as ``A x^a (1 + B x^-w)`` and stays positive for either sign of B. For fixed w it is linear
-  in log space, so the profile of the residual sum of squares over a (minimized over w on a
-  grid and over everything else in closed form) gives the extrapolated exponent and its
-  profile-likelihood CI (F test on 1 and df degrees of freedom).
+* **correction to scaling**: ``y = A x^a (1 + B x^-w)``, fitted in log space. For fixed a, w and
+  B the rest is linear (closed form); B is found by a bounded scalar search (``1 + B x^-w > 0``)
+  and w on a grid. The profile of the residual sum of squares over a gives the extrapolated
+  exponent and its profile-likelihood CI (F test on 1 and df degrees of freedom).
 """
 from __future__ import annotations
 
@@ -81,7 +80,7 @@ class Drift:
 
 @dataclass
 class Extrapolated:
-    """The exponent of ``y = A x^a exp(B x^-w)`` along ``variable``, with its profile CI."""
+    """The exponent of ``y = A x^a (1 + B x^-w)`` along ``variable``, with its profile CI."""
 
     variable: str
     estimate: float | None
@@ -175,24 +174,44 @@ def drift_test(cells: list[dict], variables: list[str], v: str, estimate: float,
     return Drift(v, local, slope, p, direction, predicted, alpha)
 
 
-def _rss_fixed(L: np.ndarray, y: np.ndarray, i: int, a: float | None, w: float) -> tuple[float, np.ndarray]:
-    """RSS of log y = c + sum_u a_u log x_u + B z, z = (x_i / min x_i)^-w, with a_i fixed to ``a``
-    (None: free). Returns (rss, coefficients)."""
+def _rss_fixed(L: np.ndarray, y: np.ndarray, i: int, a: float | None, w: float) -> tuple[float, np.ndarray, float]:
+    """RSS of ``log y = c + sum_u a_u log x_u + log(1 + B z)``, ``z = (x_i / min x_i)^-w``, with a_i fixed to
+    ``a`` (None: free), minimized over B (bounded scalar search; 1 + B z > 0) and the linear
+    coefficients (closed form). Returns (rss, coefficients, B)."""
     z = np.exp(-w * (L[:, i] - L[:, i].min()))
-    cols = [np.ones(len(y))] + [L[:, u] for u in range(L.shape[1]) if a is None or u != i] + [z]
+    cols = [np.ones(len(y))] + [L[:, u] for u in range(L.shape[1]) if a is None or u != i]
     X = np.column_stack(cols)
-    target = y - (a * L[:, i] if a is not None else 0.0)
-    beta, *_ = np.linalg.lstsq(X, target, rcond=None)
-    r = target - X @ beta
-    return float(r @ r), beta
+    pinv = np.linalg.pinv(X)
+    base = y - (a * L[:, i] if a is not None else 0.0)
+
+    def rss(B: float) -> float:
+        t = base - np.log1p(B * z)
+        r = t - X @ (pinv @ t)
+        return float(r @ r)
+
+    lo = -0.999 / float(z.max())
+    res = optimize.minimize_scalar(rss, bounds=(lo, 1e3), method="bounded", options={"xatol": 1e-6})
+    B = float(res.x)
+    t = base - np.log1p(B * z)
+    return rss(B), pinv @ t, B
+
+
+def _best_w(L, y, i, a) -> tuple[float, float]:
+    """(rss, w): w on the grid, then refined between the grid neighbours of the best one."""
+    vals = [_rss_fixed(L, y, i, a, w)[0] for w in OMEGAS]
+    j = int(np.argmin(vals))
+    lo, hi = OMEGAS[max(j - 1, 0)], OMEGAS[min(j + 1, len(OMEGAS) - 1)]
+    res = optimize.minimize_scalar(lambda w: _rss_fixed(L, y, i, a, w)[0], bounds=(lo, hi), method="bounded",
+                                   options={"xatol": 1e-4})
+    return (float(res.fun), float(res.x)) if res.fun < vals[j] else (vals[j], OMEGAS[j])
 
 
 def _profile(L, y, i, a):
-    return min(_rss_fixed(L, y, i, a, w)[0] for w in OMEGAS)
+    return _best_w(L, y, i, a)[0]
 
 
 def correction_fit(cells: list[dict], variables: list[str], v: str, level: float = 0.95, span: float = 4.0) -> Extrapolated:
-    """Extrapolated exponent along ``v`` from ``y = A x^a exp(B x^-w)`` (see the module docstring).
+    """Extrapolated exponent along ``v`` from ``y = A x^a (1 + B x^-w)`` (see the module docstring).
 
     Needs at least 5 distinct scales of ``v`` (intercept, a, B and w along it, plus one degree
     of freedom); otherwise the fit is reported as not identifiable, never guessed.
@@ -206,10 +225,9 @@ def correction_fit(cells: list[dict], variables: list[str], v: str, level: float
         return Extrapolated(v, None, None, df=max(df, 0),
                             note=f"not identifiable: needs >= {MIN_LEVELS_EXTRAPOLATION} distinct values of {v} and 1 residual degree "
                                  f"of freedom (has {levels} values, {len(cells)} cells)")
-    fits = [(_rss_fixed(L, y, i, None, w), w) for w in OMEGAS]
-    (rss0, beta0), w0 = min(fits, key=lambda f: f[0][0])
+    _, w0 = _best_w(L, y, i, None)
+    rss0, beta0, B0 = _rss_fixed(L, y, i, None, w0)
     a0 = float(beta0[1 + i])
-    B0 = float(beta0[-1])
     scale = max(float(np.ptp(L[:, i])), 1e-12)
     if rss0 <= 1e-24 * max(1.0, float(y @ y)):
         return Extrapolated(v, a0, (a0, a0), w0, B0, df, note="exact fit (no residual)")
@@ -225,7 +243,7 @@ def correction_fit(cells: list[dict], variables: list[str], v: str, level: float
             ends.append(-math.inf if edge < a0 else math.inf)
         else:
             ends.append(float(optimize.brentq(excess, min(a0, edge), max(a0, edge), xtol=1e-6)))
-    note = f"w = {w0:.3g} (grid {OMEGAS[0]:g}..{OMEGAS[-1]:g}), range of log {v}: {scale:.3g}"
+    note = f"w = {w0:.3g} (searched in {OMEGAS[0]:g}..{OMEGAS[-1]:g}), range of log {v}: {scale:.3g}"
     if not all(math.isfinite(e) for e in ends):
         note += "; the profile stays flat past +-" + f"{span:g}: the correction and the exponent are confounded"
     return Extrapolated(v, a0, (ends[0], ends[1]), w0, B0, df, note=note)

@@ -1,0 +1,206 @@
+"""The verdict engine: drift rule, power rule, alpha spending, hypotheses at every cell, calibration."""
+import math
+import sqlite3
+
+import mpmath
+import numpy as np
+import pytest
+import sympy as sp
+
+from simulate.analysis import analyze
+from simulate.calibrate import calibrate
+from simulate.drift import correction_fit, windows
+from simulate.fit import fit_exponents
+from simulate.sequential import spending, take_look
+from simulate.verdict import judge_exponent
+
+
+def _rows(f, xs, seeds=4, noise=0.03, seed=0):
+    rng = np.random.default_rng(seed)
+    return [{"x": x, "seed": s, "value": f(x) * math.exp(noise * rng.standard_normal())} for x in xs for s in range(seeds)]
+
+
+XS = [2.0 ** i for i in range(4, 14)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Drift rule
+
+
+def test_pre_asymptotic_fit_is_not_inconsistent():
+    # y = x^-1 (1 + 8 x^-0.5): the local exponent climbs from about -1.3 toward -1.
+    rows = _rows(lambda x: x ** -1.0 * (1 + 8 * x ** -0.5), XS)
+    an = analyze(rows, ["x"], "Theta", {"x": -1.0})
+    j = an.judgements["x"]
+    assert j.plain.verdict == "inconsistent"  # the straight fit alone would say so
+    assert an.drift["x"].significant and an.drift["x"].direction == "toward"
+    assert j.verdict == "inconclusive" and j.reason.startswith("pre-asymptotic: local exponent")
+    assert "moving toward -1" in j.reason
+    local = an.drift["x"].local
+    assert local[0].estimate < local[-1].estimate < -0.99  # drifts upward toward -1
+
+
+def test_straight_wrong_power_law_stays_inconsistent():
+    an = analyze(_rows(lambda x: x ** -0.7, XS), ["x"], "Theta", {"x": -1.0})
+    assert not an.drift["x"].significant
+    assert an.verdict == "inconsistent"
+
+
+def test_drift_away_from_the_prediction_stays_inconsistent():
+    # local exponent -0.9 + 0.04 ln x: from about -0.79 up to -0.54, away from -1
+    rows = _rows(lambda x: x ** -0.9 * math.exp(0.02 * math.log(x) ** 2), XS)
+    an = analyze(rows, ["x"], "Theta", {"x": -1.0})
+    assert an.judgements["x"].plain.verdict == "inconsistent"
+    assert an.drift["x"].significant and an.drift["x"].direction == "away"
+    assert an.verdict == "inconsistent"
+
+
+def test_largest_scale_cells_alone_can_decide():
+    # asymptotically -1.4: the local exponent rises from about -1.8 toward -1 but stays far from it
+    rows = _rows(lambda x: x ** -1.4 * (1 + 30 * x ** -0.5), XS, noise=0.005)
+    an = analyze(rows, ["x"], "Theta", {"x": -1.0})
+    j = an.judgements["x"]
+    assert an.drift["x"].direction == "toward" and an.drift["x"].significant
+    assert j.last_window is not None and j.last_window.verdict == "inconsistent"
+    assert j.verdict == "inconsistent" and "largest-scale cells alone" in j.reason
+
+
+def test_correction_to_scaling_recovers_the_asymptotic_exponent():
+    rows = _rows(lambda x: 2.0 * x ** -1.0 * (1 + 5 * x ** -0.5), XS, noise=0.002)
+    fit = fit_exponents(rows, ["x"], bootstrap=False)
+    ex = correction_fit(fit.cells, ["x"], "x")
+    assert fit.estimate["x"] < -1.05  # the plain fit is biased
+    assert ex.ci[0] <= -1.0 <= ex.ci[1] and abs(ex.estimate + 1.0) < 0.05
+    # too few scales: not identifiable, never guessed
+    short = fit_exponents([r for r in rows if r["x"] <= 64], ["x"], bootstrap=False)
+    assert correction_fit(short.cells, ["x"], "x").estimate is None
+
+
+def test_windows_cover_the_range():
+    assert windows([1, 2, 3]) == [(0, 1), (1, 2)]
+    w = windows(list(range(40)))
+    assert w[0][0] == 0 and w[-1][1] == 39 and len(w) >= 4
+
+
+# ---------------------------------------------------------------------------------------------
+# Power rule
+
+
+def test_consistent_without_power_is_inconclusive():
+    # an O bound far above a noisy estimate: consistent, but the stronger exponent passes too
+    j = judge_exponent("d", "O", 0.3, 0.2, 6, 1.0)
+    assert j.plain.verdict == "consistent" and not j.has_power
+    assert j.verdict == "inconclusive" and j.reason.startswith("no power: a stronger exponent")
+    # the same estimate, measured precisely: the control is rejected and the verdict stands
+    j2 = judge_exponent("d", "O", 0.95, 0.01, 30, 1.0)
+    assert j2.has_power and j2.verdict == "consistent"
+    assert j2.detectable_deviation == pytest.approx(0.01 * 1.697, rel=1e-3)  # t_{0.95, 30} * se
+
+
+# ---------------------------------------------------------------------------------------------
+# Alpha spending
+
+
+@pytest.mark.parametrize("rule", ["pocock", "obrien-fleming"])
+def test_spending_functions(rule):
+    ts = np.linspace(0, 1, 21)
+    vals = [spending(rule, t) for t in ts]
+    assert vals[0] == 0 and vals[-1] == pytest.approx(0.05)
+    assert all(b >= a for a, b in zip(vals, vals[1:]))
+    if rule == "obrien-fleming":
+        assert spending(rule, 0.25) < 1e-4  # strict early
+
+
+def test_look_ledger_spends_at_most_alpha_and_repeats_do_not_spend(tmp_path):
+    con = sqlite3.connect(str(tmp_path / "s.sqlite"))
+    looks = [take_look(con, "design", [f"k{i}" for i in range(n)], t, t * 100, "pocock") for n, t in ((5, 0.2), (9, 0.5), (14, 0.8))]
+    again = take_look(con, "design", [f"k{i}" for i in range(14)], 0.9, 90, "pocock")
+    assert again.repeated and again.alpha == looks[-1].alpha
+    final = take_look(con, "design", [f"k{i}" for i in range(20)], 1.0, 100, "pocock")
+    levels = [lk.alpha for lk in looks] + [final.alpha]
+    assert sum(levels) == pytest.approx(0.05) and final.spent == pytest.approx(0.05)
+
+
+def test_alpha_spending_keeps_the_false_rejection_rate_over_repeated_looks():
+    """Five looks at a growing sample of a true null: naive 0.05 per look inflates, spending does not."""
+    rng = np.random.default_rng(7)
+    trials, looks = 2000, 5
+    from scipy import stats
+
+    naive = spent = 0
+    for _ in range(trials):
+        x = rng.standard_normal(looks * 20)
+        used, rejected_naive, rejected_spent = 0.0, False, False
+        for i in range(1, looks + 1):
+            z = x[: 20 * i].mean() * math.sqrt(20 * i)
+            t = i / looks
+            level = spending("pocock", t) - used
+            used += level
+            rejected_naive |= z > stats.norm.ppf(0.95)
+            rejected_spent |= z > stats.norm.ppf(1 - level)
+        naive += rejected_naive
+        spent += rejected_spent
+    assert naive / trials > 0.08  # the inflation this guards against
+    assert spent / trials <= 0.05 + 2 * math.sqrt(0.05 * 0.95 / trials)
+
+
+# ---------------------------------------------------------------------------------------------
+# Hypotheses at every cell, against an independent evaluation
+
+
+def test_applicability_counts_match_a_direct_evaluation(cli, tmp_path):
+    import json
+
+    from theory import get_claim
+
+    claim = get_claim("FVBS23.thm.4_2")
+    ds = [1000, 1500, 2000, 5000, 100000]
+    lines = ["d,k,n,eps,delta,seed,value"]
+    for d in ds:
+        for s in range(2):
+            lines.append(f"{d},10,100000,0.1,0.1,{s},{math.sqrt(d / 10) * (1 + 0.01 * s)}")
+    path = tmp_path / "m.csv"
+    path.write_text("\n".join(lines) + "\n")
+    res = cli("verdict", "--data", str(path), "--claim", "FVBS23.thm.4_2", "--quantity", "universal_flip_norm", "--out", str(tmp_path / "o"), "--json", check_rc=0)
+    app = json.loads(res.stdout)["applicability"]
+    # independent: sympy relations evaluated with mpmath at 50 digits, one cell at a time
+    mpmath.mp.dps = 50
+    syms = {s.name: s for h in claim.hypotheses for s in h.expr.free_symbols}
+    fails = {h.name: 0 for h in claim.hypotheses}
+    inside = 0
+    for d in ds:
+        vals = {"d": d, "k": 10, "n": 100000, "eps": sp.Rational(1, 10), "delta": sp.Rational(1, 10)}
+        ok = True
+        for h in claim.hypotheses:
+            lhs = sp.N(h.expr.lhs.subs({syms[n]: v for n, v in vals.items() if n in syms}), 50)
+            rhs = sp.N(h.expr.rhs.subs({syms[n]: v for n, v in vals.items() if n in syms}), 50)
+            holds = bool(h.expr.func(lhs, rhs))
+            fails[h.name] += not holds
+            ok &= holds
+        inside += ok
+    mpmath.mp.dps = 15
+    assert app["cells_total"] == len(ds) and app["cells_inside"] == inside
+    assert inside == 3  # d = 1000 and 1500 break H4 (the window starts at 1669)
+    assert {h: v["fails"] for h, v in app["per_hypothesis"].items()} == fails
+
+
+def test_inside_only_with_too_few_cells_stops_before_writing(cli, tmp_path):
+    out = tmp_path / "f"
+    res = cli("compare", "FVBS23.thm.4_2", "--quick", "--inside-only", "--out", str(out))
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
+    assert "0 of 9 cells lie inside" in res.stderr and "needs at least 4" in res.stderr
+    assert not out.exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# Calibration (small N; the full table is bench/verdict_calibration.py)
+
+
+def test_calibration_targets_at_small_n():
+    res = calibrate(trials=20, seed=3)
+    sc = res["scenarios"]
+    for name in ("exact", "corrected", "polylog", "heavy_tails"):
+        assert sc[name]["counts"]["inconsistent"] <= 1, (name, sc[name])
+    for name in ("wrong_d", "wrong_k"):
+        assert sc[name]["counts"]["consistent"] <= 1, (name, sc[name])
+    assert sc["exact"]["counts"]["consistent"] >= 16
