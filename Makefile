@@ -19,8 +19,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
+# The comparisons share a 200 s budget: each claim's sweep grows in rounds until it decides.
 report: install
-	$(BIN)/ibcheck report --quick --out $(REPORT_DIR)
+	$(BIN)/ibcheck report --quick --budget 200 --out $(REPORT_DIR)
 	@echo "report written to $(REPORT_DIR)/index.html (and index.md)"
 
 test: install
@@ -34,6 +35,7 @@ bench: install
 	$(BIN)/python bench/gd_speed.py
 	$(BIN)/python bench/radius_speed.py
 	$(BIN)/python bench/kkt_speed.py
+	$(BIN)/python bench/verdict_calibration.py
 
 clean:
 	rm -rf $(VENV) $(REPORT_DIR) .pytest_cache

@@ -171,6 +171,12 @@ def _index_row(name: str, r: dict, s: dict) -> str:
     inside = f"{app['cells_inside']}/{app['cells_total']}"
     power = "yes" if r["power"]["has_power"] else "**no**"
     reason = r["reason"].replace("|", "/")
+    if r["verdict"] == "inconclusive":
+        wd = [w for w in s.get("would_decide", []) if w["label"] == r["label"] and w.get("budget_seconds")]
+        if wd:
+            worst = max(wd, key=lambda w: w["budget_seconds"])
+            reason += (f". Would decide: about {worst['budget_seconds']:.0f} s of budget ({worst['factor']:.1f}x the measurements) "
+                       f"if the spread is seed noise; see the comparison's report")
     return (f"| {link} | {r['quantity']}{rd} | {r['kind']} | {pred} | {meas} | {ext} | {inside} | {power} | {len(s['rounds'])} | "
             f"**{r['verdict']}** | {reason} |")
 
