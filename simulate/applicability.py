@@ -14,20 +14,13 @@ import math
 from dataclasses import dataclass, field
 
 from theory.errors import InputError
-from theory.evaluate import evaluate_hypothesis, make_point, parse_number
+from theory.evaluate import evaluate_hypothesis, make_point, parse_assignments, parse_number
 
 
 def parse_constants(text: str | None, claim=None) -> dict[str, float]:
     """``"C=0.5,C1=2"`` -> ``{"C": 0.5, "C1": 2.0}``; each a number > 0 (and a constant of ``claim``)."""
     out: dict[str, float] = {}
-    if not text:
-        return out
-    for part in text.replace(" ", "").split(","):
-        if not part:
-            continue
-        if "=" not in part:
-            raise InputError(f"--constants expects NAME=value pairs separated by commas (e.g. C=0.5,C1=2), got {part!r}")
-        name, value = part.split("=", 1)
+    for name, value in parse_assignments(text, "--constants").items():
         x = float(parse_number(name, value, False))
         if not (math.isfinite(x) and x > 0):
             raise InputError(f"--constants {name}={value} is out of range: a constant must be a number > 0")

@@ -197,6 +197,27 @@ def _result_json(r: dict, app: Applicability | None) -> dict:
     }
 
 
+def verdict_summary(results: list[dict], res_json: list[dict], app: Applicability | None) -> dict:
+    """The summary.json keys every judged comparison shares (compare and ``ibcheck verdict``):
+    the primary bound's fits, verdict, reason, negative control and power, every reading, and
+    per bound the drift and the extrapolated exponents."""
+    primary, pa = res_json[0], results[0]["analysis"]
+    v0 = pa.variables[0]
+    return {
+        "fits": [{k: f[k] for k in ("variable", "estimate", "ci_low", "ci_high", "predicted", "verdict")} for f in primary["fits"]],
+        "verdict": primary["verdict"], "reason": primary["reason"],
+        "negative_control": {k: primary["negative_control"][k] for k in ("exponent_tested", "verdict", "has_power")},
+        "readings": {r["reading"]: r["verdict"] for r in res_json if r["reading"]} or None,
+        "applicability": app.as_json() if app else None,
+        "drift": {r["label"]: r["drift"] for r in res_json},
+        "extrapolated": {"quantity": primary["label"], "variable": v0, "estimate": pa.extrapolated[v0].estimate,
+                         "ci": list(pa.extrapolated[v0].ci) if pa.extrapolated[v0].ci else None,
+                         "all": {r["label"]: r["extrapolated"] for r in res_json}},
+        "power": {"has_power": pa.power["has_power"], "detectable_deviation": pa.power["detectable_deviation"],
+                  "all": {r["label"]: r["power"] for r in res_json}},
+    }
+
+
 def _what_would_decide(results: list[dict], seconds: float, tasks: int) -> list[dict]:
     """For each undecided exponent: the SE that would decide it, and the budget that would buy it (if seed noise)."""
     out = []
@@ -319,24 +340,11 @@ def compare_claim(claim_id: str, out: str, grid: dict | None = None, seeds: int 
     results = _analyze_all(exp, claim, rows, fit_vars, cell_vars, margin, alpha, keep, bootstrap=bootstrap, extrapolate=True)
     seconds = time.perf_counter() - t_start
     res_json = [_result_json(r, app) for r in results]
-    primary = res_json[0]
-    pa: Analysis = results[0]["analysis"]
-    v0 = pa.variables[0]
     grid_now = {v: sorted({dict(k)[v] for k in cells}) for v in cell_vars}
     summary = {
         "claim": claim.id, "title": claim.title, "status": claim.status, "flags": claim.flags, "experiment": exp.setting,
         "grid": grid_now, "initial_grid": grid, "seeds": seeds, "fit_variables": fit_vars, "margin": margin,
-        "fits": [{k: f[k] for k in ("variable", "estimate", "ci_low", "ci_high", "predicted", "verdict")} for f in primary["fits"]],
-        "verdict": primary["verdict"], "reason": primary["reason"],
-        "negative_control": {k: primary["negative_control"][k] for k in ("exponent_tested", "verdict", "has_power")},
-        "readings": {r["reading"]: r["verdict"] for r in res_json if r["reading"]} or None,
-        "applicability": app.as_json() if app else None,
-        "drift": {r["label"]: r["drift"] for r in res_json},
-        "extrapolated": {"quantity": primary["label"], "variable": v0, "estimate": pa.extrapolated[v0].estimate,
-                         "ci": list(pa.extrapolated[v0].ci) if pa.extrapolated[v0].ci else None,
-                         "all": {r["label"]: r["extrapolated"] for r in res_json}},
-        "power": {"has_power": pa.power["has_power"], "detectable_deviation": pa.power["detectable_deviation"],
-                  "all": {r["label"]: r["power"] for r in res_json}},
+        **verdict_summary(results, res_json, app),
         "rounds": rounds, "budget": budget, "spending": spending if budget else None, "alpha": alpha,
         "inside_only": inside_only, "constants": dict(constants or {}),
         "would_decide": _what_would_decide(results, prior + seconds, len(rows)),

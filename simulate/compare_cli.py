@@ -99,12 +99,16 @@ def cmd_compare(args) -> int:
     print(f"{summary['claim']}: {summary['verdict']}  ({summary['tasks']['ran']} tasks run, {summary['tasks']['skipped']} reused, "
           f"{len(summary['rounds'])} look(s), {summary['seconds']:.1f} s; {app['cells_inside']}/{app['cells_total']} cells inside the "
           f"hypotheses) -> {summary['files']['html']}")
+    _print_results(summary)
+    return 0
+
+
+def _print_results(summary: dict) -> None:
     for r in summary["results"]:
         fits = "; ".join(f"{f['variable']}: {f['estimate']:.3f} [{f['ci_low']:.3f}, {f['ci_high']:.3f}] vs {f['predicted']:g}" for f in r["fits"])
         rd = f" [{r['reading']}]" if r["reading"] else ""
         print(f"  {r['quantity']} {r['kind']}({r['expr']}){rd}: {r['verdict']}  ({fits}); negative control: {r['negative_control']['verdict']}")
         print(f"    why: {r['reason']}")
-    return 0
 
 
 def cmd_verdict(args) -> int:
@@ -122,11 +126,7 @@ def cmd_verdict(args) -> int:
     app = s["applicability"]
     inside = f"; {app['cells_inside']}/{app['cells_total']} cells inside the hypotheses" if app else ""
     print(f"{s['claim']}: {s['verdict']}  ({s['rows']} rows{inside}) -> {s['files']['html']}")
-    for r in s["results"]:
-        fits = "; ".join(f"{f['variable']}: {f['estimate']:.3f} [{f['ci_low']:.3f}, {f['ci_high']:.3f}] vs {f['predicted']:g}" for f in r["fits"])
-        rd = f" [{r['reading']}]" if r["reading"] else ""
-        print(f"  {r['quantity']} {r['kind']}({r['expr']}){rd}: {r['verdict']}  ({fits})")
-        print(f"    why: {r['reason']}")
+    _print_results(s)
     return 0
 
 

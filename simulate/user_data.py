@@ -86,13 +86,10 @@ def read_table(path: str, allowed: list[str] | None = None) -> Table:
 
 def parse_predict(text: str) -> dict[str, float]:
     """``'d=1/2,k=-1/2'`` -> ``{"d": 0.5, "k": -0.5}`` (exact fractions accepted)."""
+    from theory.evaluate import parse_assignments
+
     out = {}
-    for part in text.replace(" ", "").split(","):
-        if not part:
-            continue
-        if "=" not in part:
-            raise InputError(f"--predict expects VAR=exponent pairs separated by commas (e.g. d=1/2,k=-1/2), got {part!r}")
-        name, value = part.split("=", 1)
+    for name, value in parse_assignments(text, "--predict").items():
         try:
             out[name] = float(Fraction(value))
         except (ValueError, ZeroDivisionError):
@@ -147,7 +144,7 @@ def verdict_from_csv(path: str, out: str, claim_id: str | None = None, quantity:
     from theory.evaluate import make_point
 
     from .analysis import analyze
-    from .compare import PARAMS, _label, _result_json
+    from .compare import PARAMS, _label, _result_json, verdict_summary
 
     if (claim_id is None) == (predict is None):
         raise InputError("give either --claim CLAIM (a claim of the registry) or --predict 'd=1/2,...' with --kind")
@@ -198,24 +195,13 @@ def verdict_from_csv(path: str, out: str, claim_id: str | None = None, quantity:
         results.append({"quantity": b.quantity, "kind": k, "reading": b.reading, "expr": sp.sstr(b.expr),
                         "label": _label(b.quantity, b.reading), "analysis": an, "_data": data, "_bound": b})
     res_json = [_result_json(r, app) for r in results]
-    primary, pa = res_json[0], results[0]["analysis"]
-    v0 = pa.variables[0]
+    pa = results[0]["analysis"]
     os.makedirs(out, exist_ok=True)
     summary = {
         "claim": claim.id, "title": claim.title, "status": claim.status, "flags": list(claim.flags), "experiment": f"your measurements ({path})",
         "data": os.path.abspath(path), "rows": len(table.rows), "grid": {v: sorted({r[v] for r in table.rows}) for v in table.variables},
         "seeds": max(c["n_seeds"] for c in pa.fit.cells), "fit_variables": fvars, "margin": margin,
-        "fits": [{k: f[k] for k in ("variable", "estimate", "ci_low", "ci_high", "predicted", "verdict")} for f in primary["fits"]],
-        "verdict": primary["verdict"], "reason": primary["reason"],
-        "negative_control": {k: primary["negative_control"][k] for k in ("exponent_tested", "verdict", "has_power")},
-        "readings": {r["reading"]: r["verdict"] for r in res_json if r["reading"]} or None,
-        "applicability": app.as_json() if app else None,
-        "drift": {r["label"]: r["drift"] for r in res_json},
-        "extrapolated": {"quantity": primary["label"], "variable": v0, "estimate": pa.extrapolated[v0].estimate,
-                         "ci": list(pa.extrapolated[v0].ci) if pa.extrapolated[v0].ci else None,
-                         "all": {r["label"]: r["extrapolated"] for r in res_json}},
-        "power": {"has_power": pa.power["has_power"], "detectable_deviation": pa.power["detectable_deviation"],
-                  "all": {r["label"]: r["power"] for r in res_json}},
+        **verdict_summary(results, res_json, app),
         "rounds": [], "budget": None, "spending": None, "alpha": 0.05, "inside_only": False, "constants": dict(constants or {}),
         "would_decide": [], "results": res_json, "fixed": {},
         "provenance": f"every number comes from {os.path.abspath(path)} ({len(table.rows)} rows)",

@@ -22,8 +22,8 @@ from .errors import InputError
 LN10 = mpmath.log(10)
 
 
-def parse_assignments(text: str | None) -> dict[str, str]:
-    """``"d=100,k=5"`` -> ``{"d": "100", "k": "5"}``; one-line errors for malformed text."""
+def parse_assignments(text: str | None, option: str = "--at") -> dict[str, str]:
+    """``"d=100,k=5"`` -> ``{"d": "100", "k": "5"}``; one-line errors (naming ``option``) for malformed text."""
     out: dict[str, str] = {}
     if not text:
         return out
@@ -31,12 +31,12 @@ def parse_assignments(text: str | None) -> dict[str, str]:
         if not part:
             continue
         if "=" not in part:
-            raise InputError(f"--at expects name=value pairs separated by commas, got {part!r}")
+            raise InputError(f"{option} expects name=value pairs separated by commas, got {part!r}")
         name, value = part.split("=", 1)
         if not name or not value:
-            raise InputError(f"--at expects name=value pairs separated by commas, got {part!r}")
+            raise InputError(f"{option} expects name=value pairs separated by commas, got {part!r}")
         if name in out:
-            raise InputError(f"variable {name} is given twice in --at")
+            raise InputError(f"variable {name} is given twice in {option}")
         out[name] = value
     return out
 
