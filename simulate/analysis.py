@@ -50,11 +50,13 @@ class Analysis:
         exponent reveals its drift.
         """
         out = []
-        lof = self.lack_of_fit.get("p_value")
+        lof_p, lof_F = self.lack_of_fit.get("p_value"), self.lack_of_fit.get("F")
+        # model error dominates the spread (significant, or at least twice the seed noise): seeds cannot help
+        lacking = (lof_p is not None and lof_p < 0.05) or (lof_F is not None and lof_F > 2.0)
         for v, j in self.judgements.items():
             if j.verdict == "inconclusive":
                 leaning = self._outside_band(v)
-                out.append((v, self.drift[v].significant or (lof is not None and lof < 0.05) or leaning))
+                out.append((v, self.drift[v].significant or lacking or leaning))
             elif j.verdict == "inconsistent" and (j.last_window is None or j.last_window.verdict != "inconsistent"):
                 out.append((v, True))
         return out

@@ -63,19 +63,28 @@ def variance_gains(cells: list[dict], variables: list[str], v: str) -> list[floa
     i = variables.index(v)
     X = np.hstack([np.ones((len(cells), 1)), L, ((L[:, i] - L[:, i].mean()) ** 2)[:, None]])
     A = np.linalg.pinv(X.T @ X) @ X.T
-    sds = [c["sd_log"] for c in cells if c.get("sd_log") is not None]
-    pooled = float(np.sqrt(np.mean(np.square(sds)))) if sds else 1.0
+    pooled2 = _pooled_variance(cells)
     s2n = []
     for c in cells:
-        s = c["sd_log"] if c.get("sd_log") is not None and c["sd_log"] > 0 else pooled
         n = c["n_seeds"]
-        s2n.append(s * s * (1.0 / n - 1.0 / (n + 1)))
+        # a cell's own variance, shrunk toward the pooled one (4 pseudo degrees of freedom):
+        # two seeds that happen to agree must not make a cell look noiseless
+        own = (c["sd_log"] ** 2) * (n - 1) if c.get("sd_log") is not None else 0.0
+        s2 = (own + 4 * pooled2) / ((n - 1) + 4)
+        s2n.append(s2 * (1.0 / n - 1.0 / (n + 1)))
     out = np.zeros(len(cells))
     for row in (A[1 + i], A[-1]):
         g = row * row * np.array(s2n)
         if g.sum() > 0:
             out += g / g.sum()
     return [float(x) for x in out]
+
+
+def _pooled_variance(cells: list[dict]) -> float:
+    df = sum(c["n_seeds"] - 1 for c in cells if c.get("sd_log") is not None)
+    if df < 1:
+        return 1.0
+    return sum((c["n_seeds"] - 1) * c["sd_log"] ** 2 for c in cells if c.get("sd_log") is not None) / df
 
 
 def cost_model(task_rows: list[dict], cell_vars: list[str]):

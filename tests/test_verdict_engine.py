@@ -188,7 +188,7 @@ def test_inside_only_with_too_few_cells_stops_before_writing(cli, tmp_path):
     out = tmp_path / "f"
     res = cli("compare", "FVBS23.thm.4_2", "--quick", "--inside-only", "--out", str(out))
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
-    assert "0 of 9 cells lie inside" in res.stderr and "needs at least 4" in res.stderr
+    assert "0 of 12 cells lie inside" in res.stderr and "needs at least 4" in res.stderr
     assert not out.exists()
 
 
