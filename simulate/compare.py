@@ -260,7 +260,7 @@ def compare_claim(claim_id: str, out: str, grid: dict | None = None, seeds: int 
     fit_vars = _fit_variable_names(exp, claim, grid)
     cell_vars = list(grid)
     fixed = exp.settings(quick)
-    version = code_version(__import__("simulate.experiments", fromlist=["x"]).__file__)
+    version = code_version()
     if inside_only:
         _precheck_inside(claim, exp, grid, fixed, constants, fit_vars)
     os.makedirs(out, exist_ok=True)

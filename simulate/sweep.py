@@ -1,7 +1,8 @@
 """Resumable sweeps: every (cell, seed) runs once; results go to SQLite (WAL mode).
 
 Each task is keyed by a hash of its config (claim, experiment, cell, seed, fixed settings)
-and the code version (a hash of the experiment module's source). Only the parent process
+and the code version (a hash of every source file of theory/, solvers/ and simulate/, and of the
+versions of torch, numpy, scipy, cvxpy and the other numeric libraries). Only the parent process
 writes, one row per transaction, so a sweep killed at any point (kill -9) and rerun finds
 every finished row intact, skips it, and runs the rest: no lost rows, no duplicates, no
 half-written row. Workers of the local pool die with their parent (PR_SET_PDEATHSIG).
@@ -12,6 +13,7 @@ distributed: ``scheduler=ADDRESS`` connects to a running cluster, ``workers=N`` 
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -51,16 +53,58 @@ class Task:
     fixed: dict
 
 
-def code_version(module_file: str) -> str:
-    """A short hash of the experiment code: results of other code versions are not reused."""
+LIBRARIES = ("torch", "numpy", "scipy", "cvxpy", "sympy", "mpmath", "foolbox", "pyscipopt", "scikit-learn")
+
+
+def package_root() -> str:
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def source_files(root: str | None = None, packages=("theory", "solvers", "simulate")) -> list[str]:
+    """Every Python source file a measurement can reach: the three layers of ibcheck."""
+    root = root or package_root()
+    out = []
+    for pkg in packages:
+        for dirpath, dirnames, filenames in os.walk(os.path.join(root, pkg)):
+            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+            out += [os.path.join(dirpath, f) for f in sorted(filenames) if f.endswith(".py")]
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _library_versions() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
+    out = []
+    for lib in ("ibcheck",) + LIBRARIES:
+        try:
+            out.append(f"{lib}={version(lib)}")
+        except PackageNotFoundError:
+            out.append(f"{lib}=absent")
+    return "\n".join(out)
+
+
+def code_version(root: str | None = None) -> str:
+    """A short hash of every source file a measurement can reach and of the numeric libraries' versions.
+
+    Rows computed by other code (a changed trainer, data generator, loss or radius) or other
+    library versions are never reused: their keys differ. Paths enter relative to the package
+    root, so a copy of the tree elsewhere keys the same rows.
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    root = root or package_root()
+    h = hashlib.sha256()
+    for path in sorted(source_files(root)):
+        h.update(os.path.relpath(path, root).encode() + b"\0")
+        with open(path, "rb") as f:
+            h.update(f.read() + b"\0")
+    h.update(_library_versions().encode())
     try:
         v = version("ibcheck")
     except PackageNotFoundError:
         v = "dev"
-    with open(module_file, "rb") as f:
-        return v + "-" + hashlib.sha256(f.read()).hexdigest()[:12]
+    return v + "-" + h.hexdigest()[:12]
 
 
 def task_key(claim: str, experiment: str, cell: dict, seed: int, fixed: dict, version: str) -> str:

@@ -130,3 +130,32 @@ def test_grid_parsing():
         with pytest.raises(InputError) as e:
             parse_grid(bad)
         assert word in str(e.value)
+
+
+def test_rows_are_keyed_on_every_reachable_source_file(tmp_path):
+    """A change to the trainer (not experiments.py) in a copy of the tree recomputes every row."""
+    import shutil
+
+    from simulate.sweep import code_version
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    copy = tmp_path / "tree"
+    for pkg in ("theory", "solvers", "simulate", "ibcheck"):
+        shutil.copytree(os.path.join(root, pkg), copy / pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    assert code_version(str(copy)) == code_version(root)  # relative paths: a copy keys the same rows
+
+    def compare():
+        env = {**os.environ, "PYTHONPATH": str(copy)}
+        res = subprocess.run([sys.executable, "-m", "ibcheck.cli", "compare", EXP, "--quick", "--out", str(tmp_path / "c"), "--json"],
+                             cwd=str(copy), env=env, capture_output=True, text=True, timeout=120)
+        assert res.returncode == 0, res.stderr
+        return json.loads(res.stdout)
+
+    first = compare()
+    assert first["tasks"]["ran"] == first["tasks"]["tasks"] > 0
+    assert compare()["tasks"]["ran"] == 0  # unchanged code: every row reused
+    with open(copy / "simulate" / "trainer.py", "a") as f:
+        f.write("\n# a change a measurement can reach\n")
+    assert code_version(str(copy)) != code_version(root)
+    third = compare()
+    assert third["tasks"]["ran"] == third["tasks"]["tasks"]  # recomputed, not reused
