@@ -12,24 +12,23 @@ is decisive or the budget is spent, spending alpha over the looks (:mod:`simulat
 """
 from __future__ import annotations
 
-import base64
 import itertools
 import json
 import math
 import os
 import time
 
-import numpy as np
 import sympy as sp
 
 from theory import get_claim
+from theory.atomic import write_json
 from theory.describe import bound_exponents
 from theory.errors import InputError
 from theory.evaluate import make_point
 
 from .analysis import Analysis, analyze
 from .applicability import Applicability, applicability
-from .experiments import EXPERIMENTS, Experiment, experiment_for
+from .experiments import Experiment, experiment_for
 from .rounds import CellKey, cell_key, cost_model, needed_for_decision, plan_round
 from .rundir import clean
 from .sequential import RULES, preview_look, previous_seconds, take_look
@@ -361,10 +360,7 @@ def compare_claim(claim_id: str, out: str, grid: dict | None = None, seeds: int 
     except ImportError:
         files["parquet"] = None
     summary["files"] = files
-    tmp = os.path.join(out, "summary.json.tmp")
-    with open(tmp, "w") as f:
-        json.dump(clean(summary), f, indent=2)
-    os.replace(tmp, os.path.join(out, "summary.json"))
+    write_json(os.path.join(out, "summary.json"), clean(summary))
     return clean(summary)
 
 

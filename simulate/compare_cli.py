@@ -6,6 +6,7 @@ import os
 import sys
 import time
 
+from theory.atomic import atomic_file
 from theory.errors import InputError
 
 
@@ -137,9 +138,9 @@ def cmd_calibrate(args) -> int:
     res = calibrate(args.trials, args.budget if args.budget is not None else DEFAULT_BUDGET, seed=args.seed, progress=not args.json)
     text = calibration_markdown(res)
     os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "calibration.md"), "w") as f:
+    with atomic_file(os.path.join(args.out, "calibration.md"), "w") as f:
         f.write("# ibcheck calibrate\n\n" + text)
-    with open(os.path.join(args.out, "calibration.json"), "w") as f:
+    with atomic_file(os.path.join(args.out, "calibration.json"), "w") as f:
         json.dump(clean(res), f, indent=2)
     print(json.dumps(clean(res), indent=2) if args.json else text, end="")
     return 0
@@ -259,7 +260,7 @@ def cmd_report(args) -> int:
             except InputError as err:
                 md.append(f"| {name} | not run: {err} |")
     text = "\n".join(md).replace("{total}", f"{time.perf_counter() - t0:.0f}") + "\n"
-    with open(os.path.join(args.out, "index.md"), "w") as f:
+    with atomic_file(os.path.join(args.out, "index.md"), "w") as f:
         f.write(text)
     html = write_html(text, args.out, "index.html", "ibcheck report")
     print(f"wrote {os.path.join(args.out, 'index.md')} and {html} in {time.perf_counter() - t0:.0f} s")

@@ -13,6 +13,8 @@ import os
 import numpy as np
 import sympy as sp
 
+from theory.atomic import write_text
+
 PARAMS = {"L": "2"}
 # ---------------------------------------------------------------------------------------------
 # Figures and documents.
@@ -249,10 +251,7 @@ def write_report(summary: dict, results: list[dict], claim, exp, out: str) -> di
                f"![loglog]({pf['loglog']})", f"![local exponents]({pf['local']})", f"![collapse]({pf['collapse']})",
                f"![residuals]({pf['residuals']})", ""]
     text = "\n".join(md) + "\n"
-    tmp = os.path.join(out, "report.md.tmp")
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, os.path.join(out, "report.md"))
+    write_text(os.path.join(out, "report.md"), text)
     files["markdown"] = os.path.join(out, "report.md")
     files["html"] = write_html(text, out, "report.html", f"{claim.id}: theory against simulation")
     return files
@@ -298,8 +297,7 @@ def write_html(markdown: str, out: str, name: str, title: str) -> str:
 td,th{{border:1px solid #ccc;padding:4px 8px;font-size:13px;}}img{{max-width:100%;}}</style></head>
 <body>{''.join(body)}</body></html>"""
     path = os.path.join(out, name)
-    with open(path, "w") as f:
-        f.write(page)
+    write_text(path, page)
     return path
 
 

@@ -17,7 +17,7 @@ Finite-size-scaling practice separates the two:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import optimize, stats

@@ -8,6 +8,7 @@ import os
 
 import numpy as np
 
+from theory.atomic import atomic_file, save_npz
 from theory.errors import InputError
 
 NEAR_TIE = 1e-4  # relative |z_ij| below which a pre-activation may count as a tie (relaxation, flagged)
@@ -142,10 +143,10 @@ def cmd_kkt(args) -> int:
     report = {"setting": args.setting, "d": args.d, "k": args.k, "n": args.n, "width": args.width, "seed": args.seed,
               **clean(sep), "points": points, "global": clean(glob) if glob else None}
     os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "kkt.json"), "w") as f:
+    with atomic_file(os.path.join(args.out, "kkt.json"), "w") as f:
         json.dump(report, f, indent=2)
     write_csv(os.path.join(args.out, "points.csv"), points)
-    np.savez(os.path.join(args.out, "networks.npz"), **{f"p{i}_{k}": v_ for i, r in enumerate(results) for k, v_ in r.net.to_arrays().items()})
+    save_npz(os.path.join(args.out, "networks.npz"), **{f"p{i}_{k}": v_ for i, r in enumerate(results) for k, v_ in r.net.to_arrays().items()})
     if args.json:
         print(json.dumps(report, indent=2))
     else:
@@ -203,7 +204,7 @@ def cmd_kkt_check(args) -> int:
     png = os.path.join(args.run_dir, "kkt_check.png")
     _plot(rows, png)
     out["files"] = {"png": png}
-    with open(os.path.join(args.run_dir, "kkt_check.json"), "w") as f:
+    with atomic_file(os.path.join(args.run_dir, "kkt_check.json"), "w") as f:
         json.dump(out, f, indent=2)
     if args.json:
         print(json.dumps(out, indent=2))

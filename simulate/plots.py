@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from theory.atomic import save_figure_file
+
 
 def cosine_heatmap(mats: list[np.ndarray], result, path: str) -> None:
     """Seed 0's cosine matrix, neurons sorted by class, with the same-class prediction in the title."""
@@ -32,7 +34,7 @@ def cosine_heatmap(mats: list[np.ndarray], result, path: str) -> None:
                  f"init_scale={cfg.model.init_scale}; same-class mean {same:.3f}, other-class mean "
                  f"{other if other is None else round(other, 3)}", fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure_file(fig, path)
     plt.close(fig)
 
 
@@ -45,5 +47,5 @@ def save_figure(fig, ax, path: str, title: str, legend_fontsize: int = 8, ncol: 
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=legend_fontsize, ncol=ncol)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure_file(fig, path)
     plt.close(fig)

@@ -13,6 +13,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from theory.atomic import atomic_file
 from theory.errors import InputError
 
 METHODS = ("universal", "attack", "certified", "exact")
@@ -233,7 +234,7 @@ def cmd_radius(args) -> int:
         if not nm > 0:
             raise InputError(f"--flip-norm {nm} is out of range: must be a number > 0")
     report = radius_report(run, methods, args.points, args.seed, args.direction, args.time_limit, out_dir, overlay, args.flip_norm)
-    with open(os.path.join(out_dir, "radius.json"), "w") as f:
+    with atomic_file(os.path.join(out_dir, "radius.json"), "w") as f:
         json.dump(report, f, indent=2)
     if args.json:
         print(json.dumps(report, indent=2))

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from theory.atomic import atomic_file, save_figure_file
 from theory.errors import InputError
 
 from .plots import save_figure
@@ -496,7 +497,7 @@ def mv24(quick: bool, out: str) -> Reproduction:
     ax.set_ylabel("max cos with the average features")
     ax.set_title("MV24.conj (p = 1): neurons collapse onto the two average features", fontsize=9)
     fig.tight_layout()
-    fig.savefig(os.path.join(out, "neurons.png"), dpi=110)
+    save_figure_file(fig, os.path.join(out, "neurons.png"))
     plt.close(fig)
     R.figures.append("neurons.png")
     return R
@@ -549,11 +550,11 @@ def reproduce(name: str, quick: bool, out: str, idx_dir: str | None = None) -> d
     for f in rep.figures:
         md += [f"![{f}]({f})", ""]
     text = "\n".join(md) + "\n"
-    with open(os.path.join(out, "reproduce.md"), "w") as f:
+    with atomic_file(os.path.join(out, "reproduce.md"), "w") as f:
         f.write(text)
     html = write_html(text, out, "reproduce.html", f"reproduce {name}")
     summary = clean({"name": name, "title": rep.title, "quick": quick, "params": rep.params, "seconds": secs, "rows": rep.rows,
                      "files": {"markdown": os.path.join(out, "reproduce.md"), "html": html, "figures": [os.path.join(out, f) for f in rep.figures]}})
-    with open(os.path.join(out, "reproduce.json"), "w") as f:
+    with atomic_file(os.path.join(out, "reproduce.json"), "w") as f:
         json.dump(summary, f, indent=2)
     return summary

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from solvers.networks import network_from_arrays
+from theory.atomic import atomic_file, save_npz
 from theory.errors import InputError
 
 from .experiment import DataConfig, RunConfig, RunResult, make_dataset
@@ -94,9 +95,9 @@ def save_run(result: RunResult, out: str, overwrite: bool = False) -> str:
 
 
 def _write(result: RunResult, d: str) -> None:
-    with open(os.path.join(d, "config.json"), "w") as f:
+    with atomic_file(os.path.join(d, "config.json"), "w") as f:
         json.dump(config_to_dict(result.config), f, indent=2)
-    with open(os.path.join(d, "summary.json"), "w") as f:
+    with atomic_file(os.path.join(d, "summary.json"), "w") as f:
         json.dump(summary_json(result), f, indent=2)
     write_csv(os.path.join(d, "metrics.csv"), [clean(r) for r in result.summary])
     write_csv(os.path.join(d, "trajectory.csv"), [clean(r) for r in result.trajectory])
@@ -110,8 +111,8 @@ def _write(result: RunResult, d: str) -> None:
             arrays[f"s{seed}_W0"] = W0
         meta.append({"seed": seed, "kind": net.kind, "arrays": keys, "trained": list(getattr(net, "trained", ())),
                      "activation": getattr(net, "activation", None), "init": f"s{seed}_W0" if W0 is not None else None})
-    np.savez(os.path.join(d, "weights.npz"), **arrays)
-    with open(os.path.join(d, "networks.json"), "w") as f:
+    save_npz(os.path.join(d, "weights.npz"), **arrays)
+    with atomic_file(os.path.join(d, "networks.json"), "w") as f:
         json.dump(meta, f, indent=2)
     if result.checkpoints:
         _write_checkpoints(result, d)
@@ -135,8 +136,8 @@ def _write_checkpoints(result: RunResult, d: str) -> None:
             row = loss.get((seed, step), {})
             meta.append({"seed": seed, "step": step, "kind": net.kind, "arrays": keys, "trained": list(getattr(net, "trained", ())),
                          "log10_loss_sum": row.get("log10_loss_sum"), "log10_loss_mean": row.get("log10_loss_mean")})
-    np.savez(os.path.join(d, "checkpoints.npz"), **arrays)
-    with open(os.path.join(d, "checkpoints.json"), "w") as f:
+    save_npz(os.path.join(d, "checkpoints.npz"), **arrays)
+    with atomic_file(os.path.join(d, "checkpoints.json"), "w") as f:
         json.dump(clean(meta), f, indent=2)
 
 
@@ -161,13 +162,11 @@ def write_csv(path: str, rows: list[dict]) -> None:
     keys: list[str] = []
     for r in rows:
         keys += [k for k in r if k not in keys]
-    tmp = path + ".tmp"
-    with open(tmp, "w", newline="") as f:
+    with atomic_file(path, "w") as f:
         w = csv.DictWriter(f, fieldnames=keys)
         w.writeheader()
         for r in rows:
             w.writerow(r)
-    os.replace(tmp, path)
 
 
 @dataclass

@@ -24,6 +24,7 @@ import traceback
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 
+from theory.atomic import atomic_file
 from theory.errors import InputError
 
 SCHEMA = """
@@ -157,9 +158,8 @@ def export_parquet(db: str, path: str) -> str:
     con.close()
     cells = pd.json_normalize(df["cell"].map(json.loads))
     df = pd.concat([df.drop(columns=["cell"]), cells], axis=1)
-    tmp = path + ".tmp"
-    df.to_parquet(tmp, index=False)
-    os.replace(tmp, path)
+    with atomic_file(path, "wb") as f:
+        df.to_parquet(f, index=False)
     return path
 
 

@@ -212,11 +212,8 @@ def verdict_from_csv(path: str, out: str, claim_id: str | None = None, quantity:
 
     exp = SimpleNamespace(setting=summary["experiment"], trajectory=False)
     summary["files"] = write_report(summary, results, claim, exp, out)
-    import json
+    from theory.atomic import write_json
 
-    tmp = os.path.join(out, "summary.json.tmp")
-    with open(tmp, "w") as f:
-        json.dump(clean(summary), f, indent=2)
-    os.replace(tmp, os.path.join(out, "summary.json"))
+    write_json(os.path.join(out, "summary.json"), clean(summary))
     return clean(summary)
 

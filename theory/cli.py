@@ -64,18 +64,9 @@ def _emit(text: str, out: str | None = None) -> None:
 
 def write_atomic(path: str, data: bytes) -> None:
     """Write a file all at once (temp file + rename): never half-written."""
-    d = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(d):
-        raise InputError(f"--out {path}: directory {d} does not exist")
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".ibcheck-")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    from .atomic import write_bytes
+
+    write_bytes(path, data)
 
 
 def cmd_claims(args) -> int:

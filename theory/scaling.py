@@ -17,6 +17,7 @@ import sympy as sp
 
 from .claim import Claim, tex
 from .describe import bound_exponents
+from .atomic import save_figure_file, write_text
 from .errors import InputError
 from .evaluate import Point, bound_value, make_point
 from .growth import compare
@@ -88,7 +89,7 @@ def _plot_bounds(claim: Claim, items, out_dir: str) -> str:
     ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
     name = f"bound_{claim.id.replace('.', '_')}.png"
-    fig.savefig(os.path.join(out_dir, name), dpi=110)
+    save_figure_file(fig, os.path.join(out_dir, name))
     plt.close(fig)
     return name
 
@@ -135,7 +136,7 @@ def _gap_section(out_dir: str) -> tuple[list[str], str]:
     ax2.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
     name = "gap_sqrt_k.png"
-    fig.savefig(os.path.join(out_dir, name), dpi=110)
+    save_figure_file(fig, os.path.join(out_dir, name))
     plt.close(fig)
     lines += ["", f"![gap]({name})", ""]
     return lines, name
@@ -201,7 +202,7 @@ def _window_vs_n(out_dir: str) -> list[str]:
     ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
     name = "window_FVBS23_thm_4_2_vs_n.png"
-    fig.savefig(os.path.join(out_dir, name), dpi=110)
+    save_figure_file(fig, os.path.join(out_dir, name))
     plt.close(fig)
     rows = ["| n | lowest d (log10) | highest d (log10) |", "|---|---|---|"]
     rows += [f"| {int(n)} | {a:.3f} | {b:.3f} |" for n, a, b in zip(used, lo, hi)]
@@ -249,8 +250,5 @@ def scaling_report(claim_ids: list[str] | None, out_dir: str) -> str:
     if not claim_ids or "FVBS23.thm.4_2" in claim_ids:
         md += _window_vs_n(out_dir)
     path = os.path.join(out_dir, "scaling.md")
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write("\n".join(md) + "\n")
-    os.replace(tmp, path)
+    write_text(path, "\n".join(md) + "\n")
     return path

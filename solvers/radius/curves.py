@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from theory.atomic import save_figure_file
+
 
 def robust_accuracy(radii: np.ndarray, eps_grid: np.ndarray) -> np.ndarray:
     """``P[r(x) > eps]``: a point is robust at eps iff its radius exceeds eps (ties are errors)."""
@@ -30,5 +32,5 @@ def plot_robust_accuracy(curves: dict[str, tuple[np.ndarray, np.ndarray]], path:
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure_file(fig, path)
     plt.close(fig)

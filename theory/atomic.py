@@ -1,0 +1,61 @@
+"""Files written whole or not at all: a temp file in the same directory, then an atomic rename.
+
+A kill at any moment (kill -9 included) leaves either the old file or the new one, never half of
+one; the temp file of an interrupted write is removed when Python still can, and is otherwise a
+dot-file that no reader opens. Every output of ibcheck (JSON, Markdown, HTML, CSV, PNG, NPZ,
+Parquet) goes through :func:`atomic_file`.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from contextlib import contextmanager
+
+from .errors import InputError
+
+
+@contextmanager
+def atomic_file(path: str, mode: str = "wb"):
+    """Yield a file object whose content replaces ``path`` only when the block finishes."""
+    d = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(d):
+        raise InputError(f"--out {path}: directory {d} does not exist")
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".ibcheck-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, mode, **({"newline": ""} if "b" not in mode else {})) as f:
+            yield f
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def write_bytes(path: str, data: bytes) -> None:
+    with atomic_file(path, "wb") as f:
+        f.write(data)
+
+
+def write_text(path: str, text: str) -> None:
+    with atomic_file(path, "w") as f:
+        f.write(text)
+
+
+def write_json(path: str, obj, indent: int | None = 2) -> None:
+    write_text(path, json.dumps(obj, indent=indent) + ("\n" if indent else ""))
+
+
+def save_figure_file(fig, path: str, dpi: int = 110) -> None:
+    """``fig.savefig`` through a temp file (the format taken from the name's extension)."""
+    fmt = os.path.splitext(path)[1].lstrip(".") or "png"
+    with atomic_file(path, "wb") as f:
+        fig.savefig(f, format=fmt, dpi=dpi)
+
+
+def save_npz(path: str, **arrays) -> None:
+    """``np.savez`` through a temp file (an open file, so numpy adds no extension)."""
+    import numpy as np
+
+    with atomic_file(path, "wb") as f:
+        np.savez(f, **arrays)
