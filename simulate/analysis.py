@@ -79,7 +79,7 @@ class Analysis:
             j = self.judgements[v]
             out.append({"variable": v, "estimate": f.estimate[v], "ci_low": f.ci[v][0], "ci_high": f.ci[v][1], "se": f.se[v],
                         "predicted": self.predicted[v], "bca_low": f.bca[v][0] if f.bca else None,
-                        "bca_high": f.bca[v][1] if f.bca else None, "log_offset": self.offsets.get(v, (0.0, 0.0))[0],
+                        "bca_high": f.bca[v][1] if f.bca else None, "bca_note": f.bca_note, "log_offset": self.offsets.get(v, (0.0, 0.0))[0],
                         "verdict": j.verdict, "reason": j.reason, "plain_verdict": j.plain.verdict,
                         "extrapolated": self.extrapolated[v].estimate,
                         "extrapolated_ci": list(self.extrapolated[v].ci) if self.extrapolated[v].ci else None})

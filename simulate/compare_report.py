@@ -241,7 +241,7 @@ def write_report(summary: dict, results: list[dict], claim, exp, out: str) -> di
             loc = f"{dr.local[0].estimate:.3f} -> {dr.local[-1].estimate:.3f}" if dr.local else "-"
             ex = an.extrapolated[v]
             ext = f"{ex.estimate:.3f} {_ci(ex.ci)}" if ex.estimate is not None else ex.note
-            bca = f"[{f['bca_low']:.3f}, {f['bca_high']:.3f}]" if f["bca_low"] is not None else "-"
+            bca = f"[{f['bca_low']:.3f}, {f['bca_high']:.3f}]" if f["bca_low"] is not None else (f.get("bca_note") or "-")
             md.append(f"| {v} | {f['predicted']:g} | {f['estimate']:.3f} | [{f['ci_low']:.3f}, {f['ci_high']:.3f}] | {bca} | {loc} | "
                       f"{_fmt(dr.p_value, '.2g')} | {dr.direction} | {ext} | {f['verdict']} | {f['reason']} |")
         extra = [f"curvature in log {v}: {c['coef']:.3g} (p = {c['p_value']:.2g})" for v, c in an.fit.curvature.items()]

@@ -32,6 +32,7 @@ class Fit:
     n_cells: int
     cells: list[dict]  # per cell: variable values, mean log measure (offset removed), residual, n_seeds
     bca: dict[str, tuple[float, float]] | None = None
+    bca_note: str | None = None  # why there is no BCa interval (too few cells, or the bootstrap failed and how)
     curvature: dict[str, dict] = field(default_factory=dict)
     interaction: dict | None = None
     dropped: int = 0  # seed rows without a finite positive measure
@@ -155,7 +156,9 @@ def fit_exponents(rows: list[dict], variables: list[str], offsets=None, level: f
         c["residual"] = float(r)
     fit = Fit(list(variables), est, ses, ci, df, float(beta[0]), len(cells), cells, dropped=dropped)
     if bootstrap and len(cells) >= p + 3:
-        fit.bca = _bca(Xd, yv, variables, level, seed)
+        fit.bca, fit.bca_note = _bca(Xd, yv, variables, level, seed)
+    elif bootstrap:
+        fit.bca_note = f"not computed: {len(cells)} cells, the bootstrap over cells needs at least {p + 3}"
     for i, v in enumerate(variables):
         if len(cells) > p + 1 and len({c["log_" + v] for c in cells}) >= 3:
             X2 = np.hstack([Xd, (L[:, i] - L[:, i].mean())[:, None] ** 2])
@@ -175,7 +178,8 @@ def _term(coef, se, df) -> dict:
     return {"coef": float(coef), "se": float(se), "p_value": p}
 
 
-def _bca(Xd, yv, variables, level, seed):
+def _bca(Xd, yv, variables, level, seed) -> tuple[dict | None, str | None]:
+    """BCa bootstrap over cells: (intervals, None), or (None, the reason it failed)."""
     idx = np.arange(len(yv))
 
     def stat(sample_idx, axis=-1):
@@ -188,10 +192,16 @@ def _bca(Xd, yv, variables, level, seed):
         out = np.array(out).T
         return out if out.shape[1] > 1 else out[:, 0]
 
-    try:
-        res = stats.bootstrap((idx,), stat, vectorized=True, paired=False, n_resamples=999, confidence_level=level,
-                              method="BCa", random_state=np.random.default_rng(seed))
-        lo, hi = np.atleast_1d(res.confidence_interval.low), np.atleast_1d(res.confidence_interval.high)
-        return {v: (float(lo[i]), float(hi[i])) for i, v in enumerate(variables)}
-    except Exception:  # degenerate resamples (a singular design): report no BCa interval
-        return None
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # scipy warns on degenerate resamples; the result is checked below
+        try:
+            res = stats.bootstrap((idx,), stat, vectorized=True, paired=False, n_resamples=999, confidence_level=level,
+                                  method="BCa", random_state=np.random.default_rng(seed))
+        except (ValueError, np.linalg.LinAlgError, FloatingPointError) as err:
+            return None, f"the BCa bootstrap failed: {type(err).__name__}: {err}"
+    lo, hi = np.atleast_1d(res.confidence_interval.low), np.atleast_1d(res.confidence_interval.high)
+    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
+        return None, "the BCa bootstrap failed: a degenerate resample distribution (non-finite interval)"
+    return {v: (float(lo[i]), float(hi[i])) for i, v in enumerate(variables)}, None

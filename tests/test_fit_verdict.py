@@ -76,3 +76,21 @@ def test_negative_controls_are_stronger_claims():
     assert negative_control_exponent("Theta", 0.5) == 1.0
     # A precise fit must reject the wrong exponent.
     assert exponent_verdict("O", 0.5, 0.01, 20, negative_control_exponent("O", 0.5)).verdict == "inconsistent"
+
+
+def test_a_failed_or_skipped_bootstrap_says_why(monkeypatch):
+    import simulate.fit as F
+
+    ok = fit_exponents(synthetic(), ["d", "k"])
+    assert ok.bca is not None and ok.bca_note is None
+    few = fit_exponents([r for r in synthetic() if r["k"] == 2 and r["d"] <= 256], ["d"])  # 3 cells
+    assert few.bca is None and few.bca_note.startswith("not computed: 3 cells")
+
+    def broken(*args, **kwargs):
+        raise ValueError("degenerate resamples")
+
+    monkeypatch.setattr(F.stats, "bootstrap", broken)
+    failed = fit_exponents(synthetic(), ["d", "k"])
+    assert failed.bca is None
+    assert failed.bca_note == "the BCa bootstrap failed: ValueError: degenerate resamples"
+    assert failed.estimate["d"] == ok.estimate["d"]  # the fit itself stands
