@@ -126,7 +126,8 @@ def cmd_kkt(args) -> int:
     for r in results:
         c = r.certificate
         row = {"start": r.start, "solver_status": r.solver_status, **clean(c.as_json()), "value": r.value,
-               "duplicate_of": r.duplicate_of, "is_kkt": c.is_kkt(1e-5), "is_global": None, "dual_check_max": None, "gap": None,
+               "duplicate_of": r.duplicate_of, "same_function_as": r.same_function_as, "is_kkt": c.is_kkt(1e-5),
+               "kkt_failures": c.failures(1e-5), "is_global": None, "dual_check_max": None, "gap": None,
                "universal_flip_rate": None, "flip_norm": norm, "radius_median": None}
         if c.solver_status == "optimal" and np.isfinite(r.value):
             uni = universal_radius(r.net, Xte, yte, v)
@@ -140,8 +141,10 @@ def cmd_kkt(args) -> int:
                     row["dual_check_max"] = dc
                     row["is_global"] = bool(dc <= 1 + 1e-4)
         points.append(clean(row))
+    distinct = [p for p in points if p["is_kkt"] and p["same_function_as"] is None and p["duplicate_of"] is None]
     report = {"setting": args.setting, "d": args.d, "k": args.k, "n": args.n, "width": args.width, "seed": args.seed,
-              **clean(sep), "points": points, "global": clean(glob) if glob else None}
+              **clean(sep), "points": points, "distinct_kkt_points_by_function": len(distinct),
+              "global": clean(glob) if glob else None}
     os.makedirs(args.out, exist_ok=True)
     with atomic_file(os.path.join(args.out, "kkt.json"), "w") as f:
         json.dump(report, f, indent=2)
@@ -151,11 +154,15 @@ def cmd_kkt(args) -> int:
         print(json.dumps(report, indent=2))
     else:
         g = f"global optimum {glob['value']:.6g} ({glob['n_blocks']} neurons, {glob['n_patterns']} patterns)" if glob else "no global optimum (use --global)"
-        print(f"{len(points)} starts on {args.setting} d={args.d} n={args.n}, width {args.width}; {g}")
+        print(f"{len(points)} starts on {args.setting} d={args.d} n={args.n}, width {args.width}; {g}; "
+              f"{len(distinct)} distinct KKT point(s) by function")
         for p in points:
             tag = "KKT" if p["is_kkt"] else "not KKT"
             extra = "" if p["is_global"] is None else (" global" if p["is_global"] else f" NOT global (dual {p['dual_check_max']:.3f})")
-            dup = f" (= #{p['duplicate_of']})" if p["duplicate_of"] is not None else ""
+            dup = (f" (= #{p['duplicate_of']})" if p["duplicate_of"] is not None else
+                   f" (same function as #{p['same_function_as']})" if p["same_function_as"] is not None else "")
+            if not p["is_kkt"] and p["kkt_failures"]:
+                tag += f" ({'; '.join(p['kkt_failures'])})"
             val = "-" if p["value"] is None else f"{p['value']:.6g}"
             res = "-" if p["stationarity_residual"] is None else f"{p['stationarity_residual']:.1e}"
             print(f"  {p['start']:>22}: {tag}{extra}{dup}, value {val}, residual {res}, flip rate at {norm:.3g}: {p['universal_flip_rate']}")

@@ -142,3 +142,36 @@ def test_gd_trajectory_eps_delta_decrease():
     from scipy.stats import spearmanr
 
     assert spearmanr([r[0] for r in rows], [r[2] for r in rows]).statistic > 0.7
+
+
+def test_is_kkt_checks_complementary_slackness_explicitly():
+    from solvers.kkt.certificate import KKTCertificate
+
+    net = TwoLayerReLU(W=np.eye(2), a=np.array([1.0, -1.0]), b=None)
+    base = dict(solver_status="optimal", stationarity_residual=1e-9, stationarity_abs=1e-9, feasible=True, min_margin=1.0,
+                normalized_margin=0.5, euler_gap=0.0, n_active=2, n_ties=0, scaled=net)
+    good = KKTCertificate(complementary_slackness=1e-9, lam=np.array([1.0, 1.0]), **base)
+    assert good.is_kkt(1e-6) and good.failures(1e-6) == []
+    # stationary, feasible, but a multiplier sits on a sample with margin 1.5: not a KKT point
+    bad = KKTCertificate(complementary_slackness=0.5, lam=np.array([1.0, 1.0]), **base)
+    assert not bad.is_kkt(1e-6)
+    assert bad.failures(1e-6) == ["complementary slackness max lambda_i (q_i - 1) / sum lambda = 0.25 > 1e-06"]
+    assert bad.as_json()["complementary_slackness_rel"] == pytest.approx(0.25)
+    assert not KKTCertificate(complementary_slackness=0.0, lam=np.array([1.0, 1.0]), **{**base, "solver_status": "infeasible"}).is_kkt()
+
+
+def test_split_and_dead_neurons_are_the_same_point():
+    from solvers.kkt.search import probe_set, same_function
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((10, 3))
+    W = rng.standard_normal((2, 3))
+    a = np.array([1.5, -0.7])
+    net = TwoLayerReLU(W=W, a=a, b=None)
+    # neuron 0 split into two parallel ones (0.5 W0 with weight 1.5 and 2 W0 with weight 0.375: 0.75 + 0.75 = 1.5)
+    # plus a dead neuron (no output weight)
+    split = TwoLayerReLU(W=np.vstack([0.5 * W[0], 2 * W[0], W[1], np.ones(3)]), a=np.array([1.5, 0.375, -0.7, 0.0]), b=None)
+    assert same_up_to_permutation(net, split, X=X)
+    assert same_function(net, split, probe_set(X))
+    other = TwoLayerReLU(W=W, a=np.array([1.5, -0.6]), b=None)
+    assert not same_up_to_permutation(net, other, X=X) and not same_function(net, other, probe_set(X))

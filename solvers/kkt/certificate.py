@@ -49,12 +49,40 @@ class KKTCertificate:
     def delta(self) -> float:
         return self.complementary_slackness
 
+    @property
+    def complementary_slackness_rel(self) -> float:
+        """max_i lambda_i (q_i - 1) / sum_i lambda_i: scale-free (sum lambda = ||theta||^2 / L by Euler)."""
+        total = float(np.sum(self.lam)) if self.lam is not None else 0.0
+        if not np.isfinite(self.complementary_slackness):
+            return float("nan")
+        return self.complementary_slackness / total if total > 0 else (0.0 if self.complementary_slackness <= 0 else float("inf"))
+
+    def failures(self, tol: float = 1e-6) -> list[str]:
+        """Every KKT condition that does not hold at tolerance ``tol`` (empty: a certificate)."""
+        out = []
+        if self.solver_status != "optimal":
+            out.append(f"solver status {self.solver_status} (not a certificate)")
+            return out
+        if not self.feasible:
+            out.append(f"infeasible: min margin after scaling below 1")
+        if not self.stationarity_residual <= tol:
+            out.append(f"stationarity residual {self.stationarity_residual:.3g} > {tol:g}")
+        cs = self.complementary_slackness_rel
+        if not cs <= tol:
+            out.append(f"complementary slackness max lambda_i (q_i - 1) / sum lambda = {cs:.3g} > {tol:g}")
+        if self.lam is not None and np.any(self.lam < 0):
+            out.append("a negative multiplier")
+        return out
+
     def is_kkt(self, tol: float = 1e-6) -> bool:
-        return self.solver_status == "optimal" and self.feasible and self.stationarity_residual <= tol
+        """Primal feasibility, lambda >= 0, stationarity and complementary slackness, each at ``tol``,
+        from an optimal solver status (anything else is never a certificate)."""
+        return not self.failures(tol)
 
     def as_json(self) -> dict:
         return {"solver_status": self.solver_status, "stationarity_residual": self.stationarity_residual,
                 "stationarity_abs": self.stationarity_abs, "complementary_slackness": self.complementary_slackness,
+                "complementary_slackness_rel": self.complementary_slackness_rel,
                 "feasible": self.feasible, "min_margin": self.min_margin, "normalized_margin": self.normalized_margin,
                 "euler_gap": self.euler_gap, "n_active": self.n_active, "n_ties": self.n_ties}
 
