@@ -175,3 +175,70 @@ def test_split_and_dead_neurons_are_the_same_point():
     assert same_function(net, split, probe_set(X))
     other = TwoLayerReLU(W=W, a=np.array([1.5, -0.6]), b=None)
     assert not same_up_to_permutation(net, other, X=X) and not same_function(net, other, probe_set(X))
+
+
+# ---------------------------------------------------------------------------------------------
+# Degenerate arrangements (issue 12): duplicate, parallel and antipodal points, n <= d + 1
+
+
+def test_symmetric_degenerate_configuration_has_its_closed_form_optimum():
+    """d = 2, no bias: +e1 and -e1 labelled +1, +e2 and -e2 labelled -1 (antipodal pairs: two distinct lines).
+
+    No neuron can serve two points (e1 and -e1 never fire together; e1 and e2 carry opposite labels),
+    so each point needs its own neuron with |a| ||w|| >= 1, costing 1/2 (a^2 + ||w||^2) >= 1: the
+    optimum is 4, attained by one balanced unit neuron per point, with multipliers lambda_i = 1.
+    """
+    X = np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0], [0.0, -1.0]])
+    y = np.array([1.0, 1.0, -1.0, -1.0])
+    D = activation_patterns(X)
+    assert len(D) == 4  # the four quadrants; Cover's count for 4 points in general position would be 8
+    g = global_max_margin(X, y, bias=False)
+    assert g.status == "optimal" and g.certified and g.value == pytest.approx(4.0, rel=1e-6)
+    assert dual_check(X, y, np.ones(4), bias=False) == pytest.approx(1.0, abs=1e-6)
+    construction = TwoLayerReLU(W=X.copy(), a=y.copy(), b=None)
+    assert np.allclose(construction.margins(X, y), 1.0)
+    assert 0.5 * np.sum(construction.params() ** 2) == pytest.approx(g.value, rel=1e-6)
+
+
+def test_duplicates_and_parallel_points_tie_their_signs():
+    rng = np.random.default_rng(1)
+    base = rng.standard_normal((5, 3))
+    X = np.vstack([base, base[:2], 2.5 * base[2:3], -base[3:4], np.zeros((1, 3))])  # duplicates, parallel, antipodal, zero
+    D = activation_patterns(X)
+    assert len(D) == cover_count(5, 3)  # the distinct hyperplanes are those of base, in general position
+    assert np.array_equal(D[:, 5], D[:, 0]) and np.array_equal(D[:, 6], D[:, 1]) and np.array_equal(D[:, 7], D[:, 2])
+    assert np.array_equal(D[:, 8], 1 - D[:, 3]) and not D[:, 9].any()
+
+
+@pytest.mark.parametrize("n", [3, 8, 12])
+def test_few_points_in_high_dimension_realize_every_pattern(n):
+    rng = np.random.default_rng(n)
+    Xt = augment(rng.standard_normal((n, 20)), True)
+    assert len(activation_patterns(Xt, max_patterns=5000)) == 2 ** n
+
+
+def test_column_generation_beyond_the_pattern_limit_certifies_the_enumerated_optimum():
+    from simulate.data import sphere
+
+    ds = sphere(2, 8, seed=2)
+    full = global_max_margin(ds.X, ds.y)
+    assert full.method == "enumeration" and full.certified
+    cg = global_max_margin(ds.X, ds.y, max_patterns=10)  # far fewer than the 36 patterns: column generation
+    assert cg.method == "column generation" and cg.certified and cg.status == "optimal"
+    assert cg.value == pytest.approx(full.value, rel=1e-5)
+    assert "patterns used" in cg.note
+
+
+def test_incomplete_patterns_are_never_reported_optimal(monkeypatch):
+    """If the enumeration missed patterns, a feasible network beats the program's value: not certified."""
+    import solvers.kkt.global_opt as G
+    from simulate.data import sphere
+
+    ds = sphere(2, 8, seed=2)
+    full = global_max_margin(ds.X, ds.y)
+    real = G.activation_patterns
+    monkeypatch.setattr(G, "activation_patterns", lambda Xt, m=5000, verify=True: real(Xt, m)[::3])  # a third of them
+    g = G.global_max_margin(ds.X, ds.y, candidates=[full.net])
+    assert g.value > full.value * (1 + 1e-6)  # the restricted program is worse ...
+    assert not g.certified and g.status == "upper bound (not certified)"  # ... and says so
+    assert "patterns are incomplete" in g.note or "dual check" in g.note

@@ -34,7 +34,7 @@ def test_kkt_check_json_contract(cli, tmp_path):
 
 @pytest.mark.parametrize("args, word", [
     (["kkt", "--starts", "0", "--out", "{tmp}/x"], "--starts 0 is out of range"),
-    (["kkt", "--setting", "sphere", "--d", "5", "--n", "200", "--global", "--out", "{tmp}/x"], "activation patterns"),
+    (["kkt", "--global", "--max-patterns", "0", "--out", "{tmp}/x"], "--max-patterns 0 is out of range"),
     (["kkt-check", "/nonexistent"], "does not exist"),
 ])
 def test_kkt_bad_input(cli, tmp_path, args, word):

@@ -26,6 +26,9 @@ from scipy.optimize import linprog
 from ..networks import TwoLayerReLU
 
 
+DUAL_PATTERNS = 5000  # the dual check enumerates the support points' arrangement up to this many patterns
+
+
 class TooLarge(ValueError):
     """An instance whose pattern count is too large to enumerate."""
 
@@ -39,59 +42,148 @@ def cover_count(n: int, p: int) -> int:
     return 2 * sum(math.comb(n - 1, k) for k in range(p))
 
 
-def _feasible(Xt: np.ndarray, signs: np.ndarray) -> bool:
-    """Is the open cone {u : s_i <x~_i, u> > 0} nonempty? (LP: s_i <x~_i, u> >= 1.)"""
-    res = linprog(np.zeros(Xt.shape[1]), A_ub=-(signs[:, None] * Xt), b_ub=-np.ones(len(Xt)),
-                  bounds=[(None, None)] * Xt.shape[1], method="highs")
-    return res.status == 0
+def _hyperplanes(Xt: np.ndarray, tol: float = 1e-12) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct hyperplanes of the rows: (R, index, sign) with ``x~_i = c_i sign_i R[index_i]``, c_i > 0.
+
+    Zero rows get index -1 (ReLU(0) = 0 whatever the pattern says). Duplicate, positively or
+    negatively parallel rows share one hyperplane: their signs are tied, which is exactly what a
+    pattern enumeration that assumes general position gets wrong.
+    """
+    norms = np.linalg.norm(Xt, axis=1)
+    reps: list[np.ndarray] = []
+    index = np.full(len(Xt), -1)
+    sign = np.ones(len(Xt))
+    for i, (x, nx) in enumerate(zip(Xt, norms)):
+        if nx <= tol * max(1.0, float(norms.max())):
+            continue
+        u = x / nx
+        for h, r in enumerate(reps):
+            c = float(u @ r)
+            if abs(abs(c) - 1.0) <= 1e-10:
+                index[i], sign[i] = h, (1.0 if c > 0 else -1.0)
+                break
+        else:
+            index[i] = len(reps)
+            reps.append(u)
+    R = np.array(reps) if reps else np.zeros((0, Xt.shape[1]))
+    return R, index, sign
+
+
+def _strict_witness(A: np.ndarray) -> np.ndarray | None:
+    """A point u with A u >= 1 (rows: signed normals), or None when the open cone {A u > 0} is empty."""
+    res = linprog(np.zeros(A.shape[1]), A_ub=-A, b_ub=-np.ones(len(A)), bounds=[(None, None)] * A.shape[1], method="highs")
+    return res.x if res.status == 0 else None
+
+
+def _regions_incremental(R: np.ndarray, max_patterns: int) -> list[tuple[float, ...]]:
+    """Every full-dimensional region of the central arrangement of R's rows, exact in any position.
+
+    Hyperplanes are added one at a time; each region splits in two, or keeps one side. A region
+    keeps an interior witness, so one side is known from the witness and only the other needs an
+    LP. Degenerate arrangements (three lines through a point, ...) are handled like any other.
+    """
+    m, p = R.shape
+    regions: list[tuple[list[float], np.ndarray | None]] = [([], None)]
+    for h in range(m):
+        r = R[h]
+        nxt = []
+        for signs, u in regions:
+            A = np.array([sg * R[i] for i, sg in enumerate(signs)]) if signs else np.zeros((0, p))
+            t = float(r @ u) if u is not None else 0.0
+            for sg in (1.0, -1.0):
+                if u is not None and sg * t > 1e-12 * max(1.0, float(np.linalg.norm(u))):
+                    nxt.append((signs + [sg], u))
+                    continue
+                w = _strict_witness(np.vstack([A, sg * r])) if len(A) else sg * r
+                if w is not None:
+                    nxt.append((signs + [sg], w))
+        regions = nxt
+        if len(regions) > max_patterns:
+            raise TooLarge(f"the instance has more than {max_patterns} activation patterns (found {len(regions)} with "
+                           f"{h + 1} of {m} distinct hyperplanes in dimension {p}): use fewer points or dimensions, or a larger --max-patterns")
+    return [tuple(sg) for sg, _ in regions]
+
+
+def _regions_general_position(R: np.ndarray) -> set[tuple[float, ...]]:
+    """Candidate regions from the extreme rays where p - 1 hyperplanes meet (complete in general position)."""
+    m, p = R.shape
+    if p == 1:
+        return {tuple(np.sign(R[:, 0])), tuple(-np.sign(R[:, 0]))}
+    cands = set()
+    for S in itertools.combinations(range(m), p - 1):
+        _, sv, Vt = np.linalg.svd(R[list(S)])
+        if sv[-1] <= 1e-10 * sv[0]:
+            continue  # the hyperplanes of S do not meet in a line: not general position
+        base = np.sign(R @ Vt[-1])
+        for sgn in (1.0, -1.0):
+            b = sgn * base
+            for free in itertools.product((-1.0, 1.0), repeat=p - 1):
+                sv_ = b.copy()
+                sv_[list(S)] = free
+                if not (sv_ == 0).any():
+                    cands.add(tuple(sv_))
+    return cands
 
 
 def activation_patterns(Xt: np.ndarray, max_patterns: int = 5000, verify: bool = True) -> np.ndarray:
     """Every activation pattern of the central arrangement {x~_i^T u = 0}: an (N, n) 0/1 array.
 
-    Each region of an essential arrangement in general position has an extreme ray where
-    p - 1 hyperplanes meet; near that ray the other signs are fixed and the p - 1 free signs
-    take every value. Candidates are built that way and, with ``verify``, checked by an LP.
+    Exact in any position. Rows are first reduced to distinct hyperplanes (zero rows dropped,
+    duplicate and parallel rows tied). In general position each region has an extreme ray where
+    p - 1 hyperplanes meet, and Cover's count C(m, p) says when that construction found them all;
+    otherwise (a degenerate arrangement, or m < p where every sign vector is a region) the regions
+    are built one hyperplane at a time with an LP per new side (:func:`_regions_incremental`).
     """
     n, p = Xt.shape
-    bound = cover_count(n, p)
-    if bound > max_patterns:
-        raise TooLarge(f"the instance has up to {bound} activation patterns (Cover's count for n={n} points in "
-                       f"dimension {p}); at most {max_patterns} can be enumerated: use fewer points or dimensions")
-    if p == 1:
-        cands = [np.sign(Xt[:, 0]), -np.sign(Xt[:, 0])]
-    else:
-        cands = []
-        for S in itertools.combinations(range(n), p - 1):
-            # The line where the hyperplanes of S meet: the null space of X~_S.
-            _, sv, Vt = np.linalg.svd(Xt[list(S)])
-            v = Vt[-1]
-            base = np.sign(Xt @ v)
-            for sgn in (1.0, -1.0):
-                b = sgn * base
-                for free in itertools.product((-1.0, 1.0), repeat=p - 1):
-                    s = b.copy()
-                    s[list(S)] = free
-                    cands.append(s)
-    pats = {tuple(s) for s in cands if not (np.asarray(s) == 0).any()}
-    if verify:
-        pats = {s for s in pats if _feasible(Xt, np.array(s))}
-    return (np.array(sorted(pats)) > 0).astype(float)
+    R, index, sign = _hyperplanes(Xt)
+    m = len(R)
+    if m == 0:
+        return np.zeros((1, n))
+    bound = cover_count(m, p)
+    rank = int(np.linalg.matrix_rank(R))
+    if bound > max_patterns and rank == p:
+        raise TooLarge(f"the instance has up to {bound} activation patterns (Cover's count for {m} distinct hyperplanes in "
+                       f"dimension {p}); at most {max_patterns} can be enumerated: use fewer points or dimensions, "
+                       "or a larger --max-patterns")
+    regions = None
+    if rank == m:
+        # linearly independent hyperplanes: every sign vector is a region (n <= d + 1 points in general position)
+        if 2 ** m > max_patterns:
+            raise TooLarge(f"the instance has {2 ** m} activation patterns ({m} independent hyperplanes: every sign pattern "
+                           f"is realizable); at most {max_patterns} can be enumerated: use fewer points, or a larger --max-patterns")
+        regions = [tuple(1.0 if (k >> i) & 1 else -1.0 for i in range(m)) for k in range(2 ** m)]
+    elif m >= p and rank == p:
+        cands = _regions_general_position(R)
+        if verify:
+            cands = {s for s in cands if _strict_witness(np.array(s)[:, None] * R) is not None}
+        if len(cands) == bound:
+            regions = sorted(cands)  # Cover's count reached: nothing is missing
+    if regions is None:
+        regions = _regions_incremental(R, max_patterns)
+    out = np.zeros((len(regions), n))
+    for r, sg in enumerate(regions):
+        sg = np.asarray(sg)
+        live = index >= 0
+        out[r, live] = (sign[live] * sg[index[live]] > 0).astype(float)
+    return np.unique(out, axis=0)
 
 
 @dataclass
 class GlobalOptimum:
-    value: float  # min 1/2 ||theta||^2 of (P)
-    status: str
+    value: float  # min 1/2 ||theta||^2 of (P) when certified; else the value of a feasible network (an upper bound)
+    status: str  # "optimal" only when certified; "upper bound (not certified)"; a solver status otherwise
     n_patterns: int
     n_blocks: int  # nonzero blocks = the width needed
     net: TwoLayerReLU | None
+    certified: bool = False
+    method: str = "enumeration"  # or "column generation"
+    dual_max: float | None = None  # the dual check of the program's own multipliers (<= 1: certified)
+    note: str = ""
+    lam: np.ndarray | None = None
 
 
-def global_max_margin(X: np.ndarray, y: np.ndarray, bias: bool = True, max_patterns: int = 5000, block_tol: float = 1e-6) -> GlobalOptimum:
-    """Solve the convex reformulation; recover a globally optimal network from its blocks."""
-    Xt = augment(X, bias)
-    D = activation_patterns(Xt, max_patterns)
+def _solve_patterns(Xt: np.ndarray, y: np.ndarray, D: np.ndarray):
+    """The convex program over the patterns D: (status, value, V, U, multipliers of the margin constraints)."""
     P, n = D.shape
     V = cp.Variable((P, Xt.shape[1]))
     U = cp.Variable((P, Xt.shape[1]))
@@ -99,54 +191,155 @@ def global_max_margin(X: np.ndarray, y: np.ndarray, bias: bool = True, max_patte
     XU = Xt @ U.T
     S = 2 * D.T - 1  # (n, P)
     f = cp.sum(cp.multiply(D.T, XV - XU), axis=1)
-    cons = [cp.multiply(y, f) >= 1, cp.multiply(S, XV) >= 0, cp.multiply(S, XU) >= 0]
+    margin = cp.multiply(y, f) >= 1
+    cons = [margin, cp.multiply(S, XV) >= 0, cp.multiply(S, XU) >= 0]
     prob = cp.Problem(cp.Minimize(cp.sum(cp.norm(V, 2, axis=1)) + cp.sum(cp.norm(U, 2, axis=1))), cons)
     for tol in (1e-10, 1e-8, None):  # tight first; fall back to Clarabel's defaults
         opts = {} if tol is None else {"tol_gap_abs": tol, "tol_gap_rel": tol, "tol_feas": tol, "max_iter": 500}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            prob.solve(solver=cp.CLARABEL, **opts)
+            try:
+                prob.solve(solver=cp.CLARABEL, **opts)
+            except cp.SolverError:
+                continue
         if prob.status == cp.OPTIMAL:
             break
     if prob.status != cp.OPTIMAL:
-        return GlobalOptimum(float("nan"), str(prob.status), P, 0, None)
-    Vv, Uv = V.value, U.value
+        return str(prob.status), float("nan"), None, None, None
+    return "optimal", float(prob.value), V.value, U.value, np.maximum(np.asarray(margin.dual_value, float), 0.0)
+
+
+def _network(Vv, Uv, value, bias, block_tol) -> TwoLayerReLU:
     neurons = []
     for blocks, sign in ((Vv, 1.0), (Uv, -1.0)):
         for v in blocks:
             nv = np.linalg.norm(v)
-            if nv > block_tol * max(1.0, prob.value):
+            if nv > block_tol * max(1.0, value):
                 neurons.append((v / np.sqrt(nv), sign * np.sqrt(nv)))
     Wt = np.array([w for w, _ in neurons])
     a = np.array([s for _, s in neurons])
-    net = TwoLayerReLU(W=Wt[:, :-1] if bias else Wt, a=a, b=Wt[:, -1] if bias else None)
-    return GlobalOptimum(float(prob.value), "optimal", P, len(neurons), net)
+    return TwoLayerReLU(W=Wt[:, :-1] if bias else Wt, a=a, b=Wt[:, -1] if bias else None)
+
+
+def _seed_patterns(Xt: np.ndarray, y: np.ndarray, candidates, rng: np.random.Generator, extra: int) -> np.ndarray:
+    """Starting patterns for column generation: the candidates' neurons, each point's own direction, random directions."""
+    rows = []
+    for net in candidates:
+        Wt = np.concatenate([net.W, net.b[:, None]], axis=1) if net.b is not None else net.W
+        if Wt.shape[1] == Xt.shape[1]:
+            rows += [(Xt @ w >= 0).astype(float) for w in Wt]
+    rows += [(Xt @ x >= 0).astype(float) for x in Xt]
+    rows += [(Xt @ u >= 0).astype(float) for u in rng.standard_normal((extra, Xt.shape[1]))]
+    return np.unique(np.array(rows), axis=0)
+
+
+def global_max_margin(X: np.ndarray, y: np.ndarray, bias: bool = True, max_patterns: int = 5000, block_tol: float = 1e-6,
+                      candidates=(), generation: bool = True, max_rounds: int = 40, seed: int = 0) -> GlobalOptimum:
+    """The global optimum of (P): the convex program over every activation pattern, certified by the dual check.
+
+    * When the patterns can be enumerated (:func:`activation_patterns`, exact in any position),
+      the program is solved once over all of them and its own multipliers pass the dual check.
+    * Beyond ``max_patterns`` (column generation): the program is solved on a subset of patterns
+      (the candidates' neurons, each point's direction, random ones); the dual check of its
+      multipliers, exact over the arrangement of the support points only (the others have
+      lambda = 0; up to max(max_patterns, 5000) patterns), finds the most violated dual constraints, whose patterns are added, until the
+      check certifies (max <= 1) or ``max_rounds`` pass. A restricted program's value is that of a
+      feasible network: an upper bound, reported as such unless certified.
+    * A feasible candidate network (scaled to unit margin) with a smaller value than the program's
+      means the patterns were incomplete: never reported as optimal.
+    """
+    Xt = augment(X, bias)
+    y = np.asarray(y, float)
+    rng = np.random.default_rng(seed)
+    try:
+        D = activation_patterns(Xt, max_patterns)
+        method = "enumeration"
+    except TooLarge:
+        if not generation:
+            raise
+        D = _seed_patterns(Xt, y, candidates, rng, extra=4 * Xt.shape[1])
+        method = "column generation"
+    status, value, Vv, Uv, lam = _solve_patterns(Xt, y, D)
+    rounds, dmax, note = 0, None, ""
+    while status == "optimal":
+        try:
+            dmax, cuts = _dual_max(Xt, y, lam, max(max_patterns, DUAL_PATTERNS), return_cuts=True)
+        except TooLarge as err:
+            note = f"the dual check cannot be made exact: {err}"
+            dmax = None
+            break
+        if dmax <= 1 + 1e-6 or method == "enumeration":
+            break
+        new = np.unique(np.vstack([D] + [(Xt @ u >= 0).astype(float)[None, :] for u in cuts]), axis=0)
+        rounds += 1
+        if len(new) == len(D) or rounds > max_rounds:
+            note = f"column generation stopped after {rounds} rounds with the dual check at {dmax:.6g} > 1"
+            break
+        D = new
+        status, value, Vv, Uv, lam = _solve_patterns(Xt, y, D)
+    if status != "optimal":
+        return GlobalOptimum(float("nan"), status, len(D), 0, None, False, method, None,
+                             "the convex program over the patterns found so far did not solve" if method != "enumeration" else "")
+    net = _network(Vv, Uv, value, bias, block_tol)
+    certified = dmax is not None and dmax <= 1 + 1e-4
+    if method == "enumeration" and not certified and dmax is not None:
+        note = f"the program's multipliers give a dual check of {dmax:.6g} > 1: solver inaccuracy"
+    for c in candidates:
+        q = c.margins(X, y)
+        if q.min() > 0 and c.degree:
+            cv = 0.5 * float(np.sum(c.params() ** 2)) / q.min() ** (2.0 / c.degree)
+            if cv < value * (1 - 1e-6) - 1e-9:
+                certified = False
+                note = (f"a feasible network has value {cv:.8g} < {value:.8g}: the patterns are incomplete, so this is not "
+                        "the optimum")
+    st = "optimal" if certified else "upper bound (not certified)"
+    if method != "enumeration":
+        note = (note + "; " if note else "") + f"{len(D)} patterns used after {rounds} round(s) of column generation"
+    return GlobalOptimum(value, st, len(D), net.W.shape[0], net, certified, method, dmax, note, lam)
+
+
+def _dual_max(Xt: np.ndarray, y: np.ndarray, lam: np.ndarray, max_patterns: int, return_cuts: bool = False):
+    """``max_{||u|| <= 1} |sum_i lambda_i y_i ReLU(<x~_i, u>)|``, exact: patterns of the support points only
+    (rows with lambda_i = 0 contribute nothing). With ``return_cuts``, also every maximizer u of a
+    pattern whose value exceeds 1 (the most violated dual constraints)."""
+    lam = np.asarray(lam, float)
+    support = np.flatnonzero(lam > 1e-9 * max(1.0, float(lam.max(initial=0.0))))
+    if len(support) == 0:
+        return (0.0, []) if return_cuts else 0.0
+    Xs = Xt[support]
+    w = lam[support] * y[support]
+    D = activation_patterns(Xs, max_patterns)
+    c = cp.Parameter(Xt.shape[1])
+    sgn = cp.Parameter(len(Xs))
+    u = cp.Variable(Xt.shape[1])
+    prob = cp.Problem(cp.Maximize(c @ u), [cp.norm(u) <= 1, cp.multiply(sgn, Xs @ u) >= 0])
+    best, cuts = 0.0, []
+    for pat in D:
+        cD = (pat * w) @ Xs
+        norm = float(np.linalg.norm(cD))
+        if norm <= (1.0 if return_cuts else best) and norm <= best:
+            continue  # this region cannot beat the current maximum (nor exceed 1)
+        s = 2 * pat - 1
+        for sign in (1.0, -1.0):
+            direction = sign * cD / norm if norm > 0 else np.zeros_like(cD)
+            if norm > 0 and (s * (Xs @ direction) >= 0).all():
+                val, arg = norm, direction  # the unconstrained maximizer lies in the cone
+            else:
+                c.value, sgn.value = sign * cD, s
+                prob.solve(solver=cp.CLARABEL)
+                if prob.status != cp.OPTIMAL:
+                    raise RuntimeError(f"dual check: SOCP of one pattern ended with status {prob.status}")
+                val, arg = float(prob.value), np.asarray(u.value, float)
+            best = max(best, val)
+            if return_cuts and val > 1 + 1e-6:
+                cuts.append(arg)
+    return (best, cuts) if return_cuts else best
 
 
 def dual_check(X: np.ndarray, y: np.ndarray, lam: np.ndarray, bias: bool = True, max_patterns: int = 5000) -> float:
-    """``max_{||u|| <= 1} |sum_i lambda_i y_i ReLU(<x~_i, u>)|``: the KKT point is global iff it is <= 1."""
-    Xt = augment(X, bias)
-    D = activation_patterns(Xt, max_patterns)
-    c = cp.Parameter(Xt.shape[1])
-    sgn = cp.Parameter(len(Xt))
-    u = cp.Variable(Xt.shape[1])
-    prob = cp.Problem(cp.Maximize(c @ u), [cp.norm(u) <= 1, cp.multiply(sgn, Xt @ u) >= 0])
-    best = 0.0
-    w = lam * y
-    for pat in D:
-        cD = (pat * w) @ Xt
-        norm = float(np.linalg.norm(cD))
-        if norm <= best:
-            continue  # this region cannot beat the current maximum
-        s = 2 * pat - 1
-        for sign in (1.0, -1.0):
-            direction = sign * cD / norm
-            if (s * (Xt @ direction) >= 0).all():
-                best = max(best, norm)  # the unconstrained maximizer lies in the cone
-                continue
-            c.value, sgn.value = sign * cD, s
-            prob.solve(solver=cp.CLARABEL)
-            if prob.status != cp.OPTIMAL:
-                raise RuntimeError(f"dual check: SOCP of one pattern ended with status {prob.status}")
-            best = max(best, float(prob.value))
-    return best
+    """``max_{||u|| <= 1} |sum_i lambda_i y_i ReLU(<x~_i, u>)|``: the KKT point is global iff it is <= 1.
+
+    Exact in any position: the maximization runs over the activation patterns of the support
+    points (lambda_i > 0) only, enumerated by :func:`activation_patterns`.
+    """
+    return _dual_max(augment(X, bias), np.asarray(y, float), lam, max_patterns)
