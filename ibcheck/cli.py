@@ -35,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from theory.errors import InputError
+    from theory.errors import InputError, RunFailure
 
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -44,6 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as err:
         print(f"ibcheck: error: {err}", file=sys.stderr)
         return 2
+    except RunFailure as err:
+        print(f"ibcheck: run failed: {err}", file=sys.stderr)
+        return 1
     except BrokenPipeError:
         return 0
     except Exception as err:  # a bug, not bad input: one line unless asked for the traceback

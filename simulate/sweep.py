@@ -25,7 +25,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 
 from theory.atomic import atomic_file
-from theory.errors import InputError
+from theory.errors import InputError, RunFailure
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
@@ -231,21 +231,35 @@ def run_sweep(tasks: list[Task], db: str, version: str, workers: int = 1, schedu
         elif scheduler or dask:
             _run_dask(todo, record, scheduler, workers)
         elif pool is not None:
-            for f in as_completed([pool.submit(run_task, t) for t in todo]):
-                record(f.result())
+            _collect([pool.submit(run_task, t) for t in todo], record, len(tasks))
         elif workers <= 1:
             for t in todo:
                 record(run_task(t))
         else:
             with local_pool(workers) as ex:
-                futs = [ex.submit(run_task, t) for t in todo]
-                for f in as_completed(futs):
-                    record(f.result())
+                _collect([ex.submit(run_task, t) for t in todo], record, len(tasks))
     finally:
         if bar is not None:
             bar.close()
         con.close()
     return {"tasks": len(tasks), "ran": len(todo), "skipped": len(tasks) - len(todo), "failed": failed}
+
+
+def _collect(futs, record, total: int) -> None:
+    """Record each finished task; a worker process that died (killed, out of memory) stops the sweep with
+    one line saying what was saved: its tasks are not recorded as failures, so a rerun retries them."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    done = 0
+    try:
+        for f in as_completed(futs):
+            record(f.result())
+            done += 1
+    except BrokenProcessPool:
+        for f in futs:
+            f.cancel()
+        raise RunFailure(f"a worker process died (killed or out of memory) after {done} of {len(futs)} tasks of this run; "
+                         f"every finished row is saved in the sweep database: rerun the same command to resume") from None
 
 
 def _run_dask(todo, record, scheduler, workers):
@@ -265,8 +279,13 @@ def _run_dask(todo, record, scheduler, workers):
             client = Client(cluster)
         with client:
             futs = client.map(run_task, todo, pure=False)
+            task_of = {f.key: t for f, t in zip(futs, todo)}
             for f in das_completed(futs):
-                record(f.result())
+                try:
+                    record(f.result())
+                except Exception as err:  # e.g. KilledWorker: the task took down its worker every time it ran
+                    t = task_of[f.key]
+                    record((t.key, "failed", None, f"{type(err).__name__}: {err} (the task's worker died on every try)", 0.0))
     finally:
         if cluster is not None:
             cluster.close()

@@ -159,3 +159,119 @@ def test_rows_are_keyed_on_every_reachable_source_file(tmp_path):
     assert code_version(str(copy)) != code_version(root)
     third = compare()
     assert third["tasks"]["ran"] == third["tasks"]["tasks"]  # recomputed, not reused
+
+
+def test_the_same_seed_gives_the_same_numbers_with_one_and_two_workers(tmp_path):
+    exp = EXPERIMENTS["LPLL25.thm.nonrobust"]  # GD training in torch: thread counts could change the rounding
+    tasks = [Task(task_key(exp.claim, exp.name, {"d": d, "k": 2}, s, {}, "t"), exp.claim, exp.name, {"d": d, "k": 2}, s, {})
+             for d in (64, 128) for s in (0, 1)]
+    values = {}
+    for w in (1, 2):
+        db = str(tmp_path / f"w{w}.sqlite")
+        run_sweep(tasks, db, "t", workers=w, progress=False)
+        values[w] = {k: json.loads(v) for k, _, v in _rows(db)}
+    assert values[1] == values[2] and len(values[1]) == 4  # bit for bit
+
+
+DASK_SCRIPT = """
+from tests.test_sweep import _tasks
+from simulate.sweep import run_sweep
+if __name__ == "__main__":
+    print(run_sweep(_tasks(n_cells=10, seeds=2), {db!r}, "test", workers=2, dask=True, progress=False))
+"""
+
+
+def _dask_workers(pid):
+    """Worker processes of a LocalCluster started by ``pid`` (its nannies live in the client's own
+    process and spawn the workers as its children)."""
+    import psutil
+
+    try:
+        return [c for c in psutil.Process(pid).children() if "spawn_main" in " ".join(c.cmdline())]
+    except psutil.NoSuchProcess:
+        return []
+
+
+def test_killing_a_dask_worker_mid_sweep_is_survived(tmp_path):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    db = str(tmp_path / "dk.sqlite")
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(SITECUSTOMIZE.format(root=root, exp=EXP))
+    env = {**os.environ, "PYTHONPATH": f"{hook}{os.pathsep}{root}"}
+    script = tmp_path / "sweep.py"
+    script.write_text(DASK_SCRIPT.format(db=db))
+    proc = subprocess.Popen([sys.executable, str(script)], cwd=root, env=env, start_new_session=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and not (os.path.exists(db) and len(_rows(db)) >= 3):
+        time.sleep(0.1)
+    workers = _dask_workers(proc.pid)
+    assert workers, "no Dask worker process found"
+    workers[0].kill()  # one worker dies mid-sweep (kill -9); its nanny restarts it
+    out, err = proc.communicate(timeout=240)
+    assert proc.returncode == 0, err[-2000:]
+    rows = _rows(db)
+    assert len(rows) == 20 and len({r[0] for r in rows}) == 20  # nothing lost, nothing duplicated
+    assert all(r[1] == "ok" for r in rows)
+
+
+def test_kill_minus_9_of_a_dask_client_then_rerun_resumes(tmp_path):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    db = str(tmp_path / "dc.sqlite")
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(SITECUSTOMIZE.format(root=root, exp=EXP))
+    env = {**os.environ, "PYTHONPATH": f"{hook}{os.pathsep}{root}"}
+    script = tmp_path / "sweep.py"
+    script.write_text(DASK_SCRIPT.format(db=db))
+    proc = subprocess.Popen([sys.executable, str(script)], cwd=root, env=env, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while time.time() < deadline and not (os.path.exists(db) and len(_rows(db)) >= 3):
+        time.sleep(0.1)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    partial = len(_rows(db))
+    assert 3 <= partial < 20
+    for _ in range(300):  # the cluster's processes notice the lost client and exit
+        left = subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True, text=True).stdout.split()
+        if not left:
+            break
+        time.sleep(0.1)
+    assert left == [], f"Dask processes outlived the killed client: {left}"
+    result = run_sweep(_tasks(n_cells=10, seeds=2), db, "test", progress=False)
+    rows = _rows(db)
+    assert len(rows) == 20 and len({r[0] for r in rows}) == 20 and result["ran"] == 20 - partial
+
+
+KILLER = """
+import os, signal, sys, time
+sys.path.insert(0, {root!r})
+import simulate.experiments as E
+_orig = E.measure_ssttm18
+def _die(cell, seed):
+    if cell["d"] == 3000 and seed == 1:
+        os.kill(os.getpid(), signal.SIGKILL)  # this worker dies (as under the OOM killer)
+    time.sleep(0.05)
+    return _orig(cell, seed)
+E.EXPERIMENTS[{exp!r}] = E.Experiment(**{{**E.EXPERIMENTS[{exp!r}].__dict__, "measure": _die}})
+"""
+
+
+def test_a_dead_local_worker_stops_the_sweep_with_one_line_and_a_rerun_resumes(tmp_path):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    db = str(tmp_path / "dead.sqlite")
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(KILLER.format(root=root, exp=EXP))
+    env = {**os.environ, "PYTHONPATH": f"{hook}{os.pathsep}{root}"}
+    script = "from tests.test_sweep import _tasks\nfrom simulate.sweep import run_sweep\nfrom theory.errors import RunFailure\n" \
+             "if __name__ == '__main__':\n    try:\n        run_sweep(_tasks(n_cells=6, seeds=2), %r, 'test', workers=2, progress=False)\n" \
+             "    except RunFailure as e:\n        print('FAILURE', e)\n" % db
+    res = subprocess.run([sys.executable, "-c", script], cwd=root, env=env, capture_output=True, text=True, timeout=120)
+    assert "FAILURE a worker process died" in res.stdout, res.stdout + res.stderr
+    saved = _rows(db)
+    assert all(r[1] == "ok" for r in saved) and len(saved) < 12  # the lost tasks are not recorded as failures
+    result = run_sweep(_tasks(n_cells=6, seeds=2), db, "test", progress=False)  # a rerun (normal code) resumes
+    assert len(_rows(db)) == 12 and result["ran"] == 12 - len(saved)
