@@ -8,13 +8,23 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors (exit 2) instead of a usage block."""
+    """argparse with one-line errors (exit 2) instead of a usage block, and ``-inf``, ``-1e5`` read as
+    values (numbers), not as unknown options."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = re.compile(r"^-(\d+\.?\d*([eE][-+]?\d+)?|\.\d+([eE][-+]?\d+)?|inf(inity)?|nan)$", re.I)
 
     def error(self, message: str):  # noqa: D401
+        # "argument --d: 0 is out of range: ..." (a range check in theory.argtypes) reads "--d 0 is out of range: ..."
+        m = re.match(r"^argument (--[\w-]+): (\S*) (is out of range: .*)$", message)
+        if m:
+            message = f"{m.group(1)} {m.group(2)} {m.group(3)}"
         self.exit(2, f"ibcheck: error: {message} (see `{self.prog} --help`)\n")
 
 

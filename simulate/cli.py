@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import sys
 
+from theory.argtypes import finite_float, nonneg_float, nonneg_int, pos_float, pos_int
 from theory.errors import InputError
 
 
@@ -12,33 +13,33 @@ def register(sub) -> None:
     p.add_argument("--setting", required=True, choices=("fa", "multiclass", "two-layer", "linear", "random-net"))
     p.add_argument("--data", default=None, choices=("clusters", "sphere", "gaussian", "bernoulli", "separable", "digits", "idx"),
                    help="default: clusters for fa/multiclass/two-layer, separable for linear, sphere for random-net")
-    p.add_argument("--d", type=int, default=256, help="input dimension (cluster/sphere/gaussian data)")
-    p.add_argument("--k", type=int, default=4, help="number of clusters")
-    p.add_argument("--n", type=int, default=200, help="training samples")
-    p.add_argument("--m", type=int, default=5, help="fa: width per sign; multiclass: neurons per class; two-layer: total width")
-    p.add_argument("--seeds", type=int, default=1, help="number of seeds, trained together")
-    p.add_argument("--seed0", type=int, default=0, help="first seed")
-    p.add_argument("--steps", type=int, default=1000)
-    p.add_argument("--lr", type=float, default=None, help="step size (default 1/sqrt(d) for fa, else 0.1)")
-    p.add_argument("--init-scale", type=float, default=1.0, help="multiplies the initialization standard deviations")
+    p.add_argument("--d", type=pos_int, default=256, help="input dimension (cluster/sphere/gaussian data)")
+    p.add_argument("--k", type=pos_int, default=4, help="number of clusters")
+    p.add_argument("--n", type=pos_int, default=200, help="training samples")
+    p.add_argument("--m", type=pos_int, default=5, help="fa: width per sign; multiclass: neurons per class; two-layer: total width")
+    p.add_argument("--seeds", type=pos_int, default=1, help="number of seeds, trained together")
+    p.add_argument("--seed0", type=nonneg_int, default=0, help="first seed")
+    p.add_argument("--steps", type=nonneg_int, default=1000)
+    p.add_argument("--lr", type=pos_float, default=None, help="step size (default 1/sqrt(d) for fa, else 0.1)")
+    p.add_argument("--init-scale", type=pos_float, default=1.0, help="multiplies the initialization standard deviations")
     p.add_argument("--loss", default="logistic", choices=("logistic", "exp"))
     p.add_argument("--reduction", default="mean", choices=("mean", "sum"))
     p.add_argument("--schedule", default="constant", choices=("constant", "loss-based", "paper"))
-    p.add_argument("--target-log10-loss", type=float, default=None)
-    p.add_argument("--max-seconds", type=float, default=None, help="wall-time stop rule")
-    p.add_argument("--sigma", type=float, default=1.0, help="noise standard deviation")
+    p.add_argument("--target-log10-loss", type=finite_float, default=None)
+    p.add_argument("--max-seconds", type=pos_float, default=None, help="wall-time stop rule")
+    p.add_argument("--sigma", type=nonneg_float, default=1.0, help="noise standard deviation")
     p.add_argument("--near-orthogonal", action="store_true", help="random means on the sphere instead of exactly orthogonal")
     p.add_argument("--split", default="half", help="J+: half | alternate | ids like 0,2 (digits: odd | even | digits)")
     p.add_argument("--no-bias", action="store_true", help="two-layer without hidden biases")
     p.add_argument("--activation", default="relu", choices=("relu", "softplus", "tanh", "gelu"), help="random-net activation")
     p.add_argument("--per-seed-data", action="store_true", help="a different dataset for every seed")
-    p.add_argument("--data-seed", type=int, default=0)
-    p.add_argument("--n-test", type=int, default=2000)
+    p.add_argument("--data-seed", type=nonneg_int, default=0)
+    p.add_argument("--n-test", type=pos_int, default=2000)
     p.add_argument("--idx-images", default=None)
     p.add_argument("--idx-labels", default=None)
     p.add_argument("--dtype", default="float64", choices=("float64", "float32"))
     p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
-    p.add_argument("--checkpoints", type=int, default=0, help="save the weights at N log-spaced steps (for ibcheck kkt-check)")
+    p.add_argument("--checkpoints", type=nonneg_int, default=0, help="save the weights at N log-spaced steps (for ibcheck kkt-check)")
     p.add_argument("--dual", default="auto", choices=("auto", "on", "off"),
                    help="train W as W0 + C X through the Gram matrix (same iterates; faster when n < d)")
     p.add_argument("--out", required=True, help="run directory (created; must be empty unless --overwrite)")

@@ -246,7 +246,7 @@ def compare_claim(claim_id: str, out: str, grid: dict | None = None, seeds: int 
     claim = get_claim(claim_id)
     exp = experiment_for(claim_id)
     grid = grid or (exp.quick_grid if quick else exp.grid)
-    seeds = seeds or (exp.quick_seeds if quick else exp.seeds)
+    seeds = seeds if seeds is not None else (exp.quick_seeds if quick else exp.seeds)
     if seeds < 1:
         raise InputError(f"--seeds {seeds} is out of range: seeds must be an integer >= 1")
     if budget is not None and not (math.isfinite(budget) and budget > 0):

@@ -7,6 +7,7 @@ import sys
 import time
 
 from theory.atomic import atomic_file
+from theory.argtypes import nonneg_int, pos_float, pos_int
 from theory.errors import InputError
 
 
@@ -14,12 +15,12 @@ def register(sub) -> None:
     p = sub.add_parser("compare", help="theory against simulation: sweep, fit exponents, verdict, report")
     p.add_argument("claim")
     p.add_argument("--grid", nargs="*", default=None, help="e.g. d=64,128,256 k=2,4,8 (default: the experiment's grid)")
-    p.add_argument("--seeds", type=int, default=None)
+    p.add_argument("--seeds", type=pos_int, default=None)
     p.add_argument("--quick", action="store_true", help="the small grid (seconds to a minute)")
-    p.add_argument("--workers", type=int, default=1, help="local worker processes (or LocalCluster workers with --dask)")
+    p.add_argument("--workers", type=pos_int, default=1, help="local worker processes (or LocalCluster workers with --dask)")
     p.add_argument("--dask", action="store_true", help="run on a Dask LocalCluster of --workers workers")
     p.add_argument("--scheduler", default=None, help="address of a running Dask scheduler, e.g. tcp://10.0.0.5:8786")
-    p.add_argument("--margin", type=float, default=0.1, help="equivalence margin of the exponent tests")
+    p.add_argument("--margin", type=pos_float, default=0.1, help="equivalence margin of the exponent tests")
     _design_options(p)
     p.add_argument("--out", required=True)
     p.add_argument("--json", action="store_true")
@@ -32,16 +33,16 @@ def register(sub) -> None:
     p.add_argument("--reading", default=None, help="one reading of an ambiguous claim (default: every reading)")
     p.add_argument("--predict", default=None, help="for a claim not in the registry: exponents, e.g. 'd=1/2,k=-1/2'")
     p.add_argument("--kind", default=None, help="with --predict: O, Omega or Theta")
-    p.add_argument("--margin", type=float, default=0.1, help="equivalence margin of the exponent tests")
+    p.add_argument("--margin", type=pos_float, default=0.1, help="equivalence margin of the exponent tests")
     p.add_argument("--constants", default=None, help="values of the claim's symbolic constants, e.g. C=0.5 (default 1)")
     p.add_argument("--out", required=True)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_verdict)
 
     p = sub.add_parser("calibrate", help="the verdict engine on synthetic data with known truth: rate of each verdict per scenario")
-    p.add_argument("--trials", type=int, default=100, help="trials per scenario")
-    p.add_argument("--budget", type=float, default=None, help="synthetic seconds per trial (default 20)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--trials", type=pos_int, default=100, help="trials per scenario")
+    p.add_argument("--budget", type=pos_float, default=None, help="synthetic seconds per trial (default 20)")
+    p.add_argument("--seed", type=nonneg_int, default=0)
     p.add_argument("--out", required=True)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_calibrate)
@@ -56,7 +57,7 @@ def register(sub) -> None:
 
     p = sub.add_parser("report", help="the main job: bound scaling report + quick comparisons of every claim + an index page")
     p.add_argument("--quick", action="store_true", help="small grids (about 5 minutes on 2 cores)")
-    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--workers", type=pos_int, default=2)
     p.add_argument("--out", required=True)
     p.add_argument("--only", nargs="*", default=None, help="only these claims")
     _design_options(p, report=True)
@@ -65,7 +66,7 @@ def register(sub) -> None:
 
 def _design_options(p, report: bool = False) -> None:
     what = "for all comparisons together (shared out in turn; leftovers pass on)" if report else "for this comparison"
-    p.add_argument("--budget", type=float, default=None,
+    p.add_argument("--budget", type=pos_float, default=None,
                    help=f"seconds {what}: after the initial grid, add seeds and scale in rounds until every exponent "
                         "verdict is decisive or the budget is spent (alpha spent over the looks)")
     p.add_argument("--spending", default="pocock", help="alpha-spending rule over the looks: pocock (default) or obrien-fleming")

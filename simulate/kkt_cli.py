@@ -9,6 +9,7 @@ import os
 import numpy as np
 
 from theory.atomic import atomic_file, save_npz
+from theory.argtypes import nonneg_float, nonneg_int, pos_int
 from theory.errors import InputError
 
 NEAR_TIE = 1e-4  # relative |z_ij| below which a pre-activation may count as a tie (relaxation, flagged)
@@ -17,16 +18,16 @@ NEAR_TIE = 1e-4  # relative |z_ij| below which a pre-activation may count as a t
 def register(sub) -> None:
     p = sub.add_parser("kkt", help="KKT points of the max-margin problem (P) on a dataset: search, certify, compare with the global optimum")
     p.add_argument("--setting", default="clusters", choices=("clusters", "sphere"))
-    p.add_argument("--d", type=int, default=5)
-    p.add_argument("--k", type=int, default=4)
-    p.add_argument("--n", type=int, default=20)
-    p.add_argument("--sigma", type=float, default=0.3)
-    p.add_argument("--width", type=int, default=6)
-    p.add_argument("--starts", type=int, default=8, help="random starts (plus a GD start and, for clusters, the robust construction)")
+    p.add_argument("--d", type=pos_int, default=5)
+    p.add_argument("--k", type=pos_int, default=4)
+    p.add_argument("--n", type=pos_int, default=20)
+    p.add_argument("--sigma", type=nonneg_float, default=0.3)
+    p.add_argument("--width", type=pos_int, default=6)
+    p.add_argument("--starts", type=pos_int, default=8, help="random starts (plus a GD start and, for clusters, the robust construction)")
     p.add_argument("--global", dest="global_", action="store_true", help="also solve the convex reformulation (small instances) and run the dual check")
     p.add_argument("--no-bias", action="store_true")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--max-patterns", type=int, default=5000)
+    p.add_argument("--seed", type=nonneg_int, default=0)
+    p.add_argument("--max-patterns", type=pos_int, default=5000)
     p.add_argument("--out", required=True)
     p.add_argument("--overwrite", action="store_true")
     p.add_argument("--json", action="store_true")
@@ -34,7 +35,7 @@ def register(sub) -> None:
 
     p = sub.add_parser("kkt-check", help="certify a training run's checkpoints as (eps, delta)-KKT points")
     p.add_argument("run_dir")
-    p.add_argument("--seed", type=int, default=None, help="which seed (default: the first)")
+    p.add_argument("--seed", type=nonneg_int, default=None, help="which seed (default: the first)")
     p.add_argument("--polish", action="store_true", help="polish the last checkpoint with SLSQP and report the cosine to the GD direction")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_kkt_check)

@@ -14,6 +14,7 @@ from dataclasses import replace
 import numpy as np
 
 from theory.atomic import atomic_file
+from theory.argtypes import nonneg_int, pos_float, pos_int
 from theory.errors import InputError
 
 METHODS = ("universal", "attack", "certified", "exact")
@@ -23,12 +24,12 @@ def register(sub) -> None:
     p = sub.add_parser("radius", help="l2 flip radii of a run's networks: universal, attack, certified, exact")
     p.add_argument("run_dir")
     p.add_argument("--method", default="all", choices=METHODS + ("all",))
-    p.add_argument("--points", type=int, default=200, help="fresh test points per network")
-    p.add_argument("--seed", type=int, default=0, help="seed of the test points")
+    p.add_argument("--points", type=pos_int, default=200, help="fresh test points per network")
+    p.add_argument("--seed", type=nonneg_int, default=0, help="seed of the test points")
     p.add_argument("--direction", default="auto", choices=("auto", "fvbs23", "lpll25", "vys22"),
                    help="universal direction (auto: fvbs23 for cluster data, vys22 otherwise)")
-    p.add_argument("--time-limit", type=float, default=5.0, help="seconds per point for the exact MIQP")
-    p.add_argument("--flip-norm", type=float, action="append", default=None,
+    p.add_argument("--time-limit", type=pos_float, default=5.0, help="seconds per point for the exact MIQP")
+    p.add_argument("--flip-norm", type=pos_float, action="append", default=None,
                    help="report the universal flip rate P[r <= norm] at this norm (repeatable; default sqrt(d/k) and sqrt(d))")
     p.add_argument("--overlay", nargs="*", default=[], help="more run directories drawn in the same robust-accuracy PNG")
     p.add_argument("--out", default=None, help="output directory (default RUN_DIR/radius)")
@@ -47,9 +48,7 @@ def register(sub) -> None:
 def _load(path: str):
     from .rundir import load_run
 
-    if not os.path.isdir(path):
-        raise InputError(f"run directory {path!r} does not exist")
-    return load_run(path)
+    return load_run(path)  # a missing path, a file or a damaged run: one line naming it
 
 
 def binary_networks(run):

@@ -146,10 +146,8 @@ def load_checkpoints(path: str) -> list[dict]:
     jpath = os.path.join(path, "checkpoints.json")
     if not os.path.isfile(jpath):
         raise InputError(f"{path} has no checkpoints: train with --checkpoints N (e.g. 12)")
-    with open(jpath) as f:
-        meta = json.load(f)
-    with np.load(os.path.join(path, "checkpoints.npz"), allow_pickle=False) as z:
-        arrays = {k: z[k] for k in z.files}
+    meta = read_json(jpath)
+    arrays = read_npz(os.path.join(path, "checkpoints.npz"))
     out = []
     for m in meta:
         net = network_from_arrays(m["kind"], {n: arrays[k] for n, k in m["arrays"].items()}, m)
@@ -192,26 +190,62 @@ class Run:
 
 
 def load_run(path: str) -> Run:
-    """Read a run directory written by ``ibcheck train`` (weights without pickle)."""
+    """Read a run directory written by ``ibcheck train`` (weights without pickle).
+
+    A missing path, a file, a directory without ``config.json``, or a truncated or corrupted file
+    of a run is a one-line :class:`InputError` naming the file.
+    """
+    if not os.path.exists(path):
+        raise InputError(f"run directory {path!r} does not exist")
+    if not os.path.isdir(path):
+        raise InputError(f"{path} is a file, not a run directory (give the directory `ibcheck train --out` wrote)")
     if not os.path.isfile(os.path.join(path, "config.json")):
         raise InputError(f"{path} is not a run directory (no config.json)")
-    with open(os.path.join(path, "config.json")) as f:
-        cfg = config_from_dict(json.load(f))
-    with open(os.path.join(path, "summary.json")) as f:
-        summary = json.load(f)
-    with open(os.path.join(path, "networks.json")) as f:
-        meta = json.load(f)
+    cfg = config_from_dict(read_json(os.path.join(path, "config.json")))
+    summary = read_json(os.path.join(path, "summary.json"))
+    meta = read_json(os.path.join(path, "networks.json"))
     traj = []
-    with open(os.path.join(path, "trajectory.csv")) as f:
-        for row in csv.DictReader(f):
-            traj.append({k: _num(v) for k, v in row.items()})
-    with np.load(os.path.join(path, "weights.npz"), allow_pickle=False) as z:
-        arrays = {k: z[k] for k in z.files}
+    try:
+        with open(os.path.join(path, "trajectory.csv")) as f:
+            for row in csv.DictReader(f):
+                traj.append({k: _num(v) for k, v in row.items()})
+    except (OSError, csv.Error, UnicodeDecodeError) as err:
+        raise InputError(f"{os.path.join(path, 'trajectory.csv')} cannot be read ({type(err).__name__}): the run directory is damaged") from None
+    arrays = read_npz(os.path.join(path, "weights.npz"))
     nets, init = [], []
-    for m in meta:
-        nets.append(network_from_arrays(m["kind"], {n: arrays[k] for n, k in m["arrays"].items()}, m))
-        init.append(arrays[m["init"]] if m.get("init") else None)
+    try:
+        for m in meta:
+            nets.append(network_from_arrays(m["kind"], {n: arrays[k] for n, k in m["arrays"].items()}, m))
+            init.append(arrays[m["init"]] if m.get("init") else None)
+    except (KeyError, TypeError, ValueError) as err:
+        raise InputError(f"{os.path.join(path, 'networks.json')} and weights.npz do not match ({type(err).__name__}: {err}): "
+                         "the run directory is damaged") from None
     return Run(path, cfg, summary, traj, nets, init)
+
+
+def read_json(path: str):
+    """A JSON file of a run; a missing, truncated or corrupted one is a one-line error naming it."""
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except FileNotFoundError:
+        raise InputError(f"{path} is missing: the run directory is incomplete") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise InputError(f"{path} is not valid JSON ({type(err).__name__} at {getattr(err, 'pos', '?')}): "
+                         "the file is truncated or corrupted") from None
+
+
+def read_npz(path: str) -> dict:
+    """The arrays of an .npz file (no pickle); a missing, truncated or corrupted one is a one-line error."""
+    import zipfile
+
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+    except FileNotFoundError:
+        raise InputError(f"{path} is missing: the run directory is incomplete") from None
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as err:
+        raise InputError(f"{path} cannot be read ({type(err).__name__}): the file is truncated or corrupted") from None
 
 
 def _num(v: str):

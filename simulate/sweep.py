@@ -119,10 +119,16 @@ def connect(db: str) -> sqlite3.Connection:
     if not os.path.isdir(d):
         raise InputError(f"database directory {d} does not exist")
     con = sqlite3.connect(db, timeout=60)
-    con.execute("PRAGMA journal_mode=WAL")
-    con.execute("PRAGMA synchronous=NORMAL")
-    con.execute(SCHEMA)
-    con.commit()
+    try:
+        con.execute("PRAGMA journal_mode=WAL")
+        con.execute("PRAGMA synchronous=NORMAL")
+        con.execute(SCHEMA)
+        con.commit()
+        con.execute("SELECT key, cell, seed, status, value FROM results LIMIT 1").fetchall()
+    except sqlite3.DatabaseError as err:
+        con.close()
+        raise InputError(f"{db} is not a usable sweep database ({err}): it was left untouched; move it away or choose another "
+                         "--out") from None
     return con
 
 

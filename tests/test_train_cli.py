@@ -38,9 +38,9 @@ def test_train_json_contract_and_run_directory(cli, tmp_path):
     (["--n", "-3"], "--n -3 is out of range"),
     (["--m", "0"], "--m 0 is out of range"),
     (["--k", "100"], "orthogonal means need k <= d=64"),
-    (["--init-scale", "0"], "init_scale must be a number > 0"),
-    (["--init-scale", "-1"], "init_scale must be a number > 0"),
-    (["--lr", "-1"], "lr must be a number > 0"),
+    (["--init-scale", "0"], "--init-scale 0 is out of range: must be a finite number > 0"),
+    (["--init-scale", "-1"], "--init-scale -1 is out of range: must be a finite number > 0"),
+    (["--lr", "-1"], "--lr -1 is out of range: must be a finite number > 0"),
     (["--device", "tpu"], "is not one of cpu, cuda"),
 ])
 def test_bad_input_one_line_and_nothing_written(cli, tmp_path, extra, word):
