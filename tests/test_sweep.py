@@ -192,20 +192,25 @@ def _dask_workers(pid):
         return []
 
 
-def test_killing_a_dask_worker_mid_sweep_is_survived(tmp_path):
+def _start_slow_dask_sweep(tmp_path, name, **popen):
+    """A 20-task Dask sweep (0.3 s per task) in a subprocess, returned once 3 rows are written."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    db = str(tmp_path / "dk.sqlite")
+    db = str(tmp_path / name)
     hook = tmp_path / "hook"
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(SITECUSTOMIZE.format(root=root, exp=EXP))
     env = {**os.environ, "PYTHONPATH": f"{hook}{os.pathsep}{root}"}
     script = tmp_path / "sweep.py"
     script.write_text(DASK_SCRIPT.format(db=db))
-    proc = subprocess.Popen([sys.executable, str(script)], cwd=root, env=env, start_new_session=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, str(script)], cwd=root, env=env, start_new_session=True, **popen)
     deadline = time.time() + 120
     while time.time() < deadline and not (os.path.exists(db) and len(_rows(db)) >= 3):
         time.sleep(0.1)
+    return proc, db
+
+
+def test_killing_a_dask_worker_mid_sweep_is_survived(tmp_path):
+    proc, db = _start_slow_dask_sweep(tmp_path, "dk.sqlite", stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     workers = _dask_workers(proc.pid)
     assert workers, "no Dask worker process found"
     workers[0].kill()  # one worker dies mid-sweep (kill -9); its nanny restarts it
@@ -217,19 +222,7 @@ def test_killing_a_dask_worker_mid_sweep_is_survived(tmp_path):
 
 
 def test_kill_minus_9_of_a_dask_client_then_rerun_resumes(tmp_path):
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    db = str(tmp_path / "dc.sqlite")
-    hook = tmp_path / "hook"
-    hook.mkdir()
-    (hook / "sitecustomize.py").write_text(SITECUSTOMIZE.format(root=root, exp=EXP))
-    env = {**os.environ, "PYTHONPATH": f"{hook}{os.pathsep}{root}"}
-    script = tmp_path / "sweep.py"
-    script.write_text(DASK_SCRIPT.format(db=db))
-    proc = subprocess.Popen([sys.executable, str(script)], cwd=root, env=env, start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 120
-    while time.time() < deadline and not (os.path.exists(db) and len(_rows(db)) >= 3):
-        time.sleep(0.1)
+    proc, db = _start_slow_dask_sweep(tmp_path, "dc.sqlite", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     partial = len(_rows(db))

@@ -27,32 +27,21 @@ def _int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
 
 
-def pos_int(text: str) -> int:
-    x = _int(text)
-    if x < 1:
-        raise argparse.ArgumentTypeError(f"{text} is out of range: must be an integer >= 1")
-    return x
+def _at_least(parse, low: float, strict: bool, what: str):
+    """A type: ``parse`` then ``x > low`` (strict) or ``x >= low``, else a message with the range."""
+    def check(text: str):
+        x = parse(text)
+        if not (x > low if strict else x >= low):
+            raise argparse.ArgumentTypeError(f"{text} is out of range: must be {what}")
+        return x
+
+    return check
 
 
-def nonneg_int(text: str) -> int:
-    x = _int(text)
-    if x < 0:
-        raise argparse.ArgumentTypeError(f"{text} is out of range: must be an integer >= 0")
-    return x
-
-
-def pos_float(text: str) -> float:
-    x = _float(text)
-    if not x > 0:
-        raise argparse.ArgumentTypeError(f"{text} is out of range: must be a finite number > 0")
-    return x
-
-
-def nonneg_float(text: str) -> float:
-    x = _float(text)
-    if x < 0:
-        raise argparse.ArgumentTypeError(f"{text} is out of range: must be a finite number >= 0")
-    return x
+pos_int = _at_least(_int, 1, False, "an integer >= 1")
+nonneg_int = _at_least(_int, 0, False, "an integer >= 0")
+pos_float = _at_least(_float, 0.0, True, "a finite number > 0")
+nonneg_float = _at_least(_float, 0.0, False, "a finite number >= 0")
 
 
 finite_float = _float
