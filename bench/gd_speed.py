@@ -16,9 +16,9 @@ import time
 
 import torch
 
-from simulate.data import clusters
-from simulate.models import ModelConfig, init_model
-from simulate.trainer import TrainConfig, train
+from ibcheck.simulate.data import clusters
+from ibcheck.simulate.models import ModelConfig, init_model
+from ibcheck.simulate.trainer import TrainConfig, train
 
 
 def reference_loop(W0, b0, a, X, y, lr, steps):

@@ -12,13 +12,13 @@ import time
 import cvxpy as cp
 import numpy as np
 
-from simulate.experiment import DataConfig, RunConfig, run
-from simulate.models import ModelConfig
-from simulate.trainer import TrainConfig
-from solvers.kkt.certificate import kkt_certificate
-from solvers.kkt.global_opt import global_max_margin
-from solvers.kkt.jacobian import margin_jacobian
-from solvers.kkt.search import kkt_search, random_start
+from ibcheck.simulate.experiment import DataConfig, RunConfig, run
+from ibcheck.simulate.models import ModelConfig
+from ibcheck.simulate.trainer import TrainConfig
+from ibcheck.solvers.kkt.certificate import kkt_certificate
+from ibcheck.solvers.kkt.global_opt import global_max_margin
+from ibcheck.solvers.kkt.jacobian import margin_jacobian
+from ibcheck.solvers.kkt.search import kkt_search, random_start
 
 
 def main() -> None:
@@ -41,7 +41,7 @@ def main() -> None:
           f"{t_cert * 1000:.0f} ms [{cert.solver_status}, residual {cert.stationarity_residual:.3g}]; "
           f"uncompressed program {t_ref * 1000:.0f} ms [{prob.status}] ({t_ref / t_cert:.1f}x)")
 
-    from simulate.data import clusters
+    from ibcheck.simulate.data import clusters
 
     ds2 = clusters(20, 4, 50, sigma=0.5, seed=0)
     rng = np.random.default_rng(0)

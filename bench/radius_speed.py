@@ -18,12 +18,12 @@ import warnings
 import numpy as np
 import torch
 
-from simulate.experiment import DataConfig, RunConfig, run
-from simulate.models import ModelConfig
-from simulate.trainer import TrainConfig
-from solvers.radius.attack import _torch_module, attack_radius
-from solvers.radius.certified import certified_radius
-from solvers.radius.universal import universal_directions, universal_radius
+from ibcheck.simulate.experiment import DataConfig, RunConfig, run
+from ibcheck.simulate.models import ModelConfig
+from ibcheck.simulate.trainer import TrainConfig
+from ibcheck.solvers.radius.attack import _torch_module, attack_radius
+from ibcheck.solvers.radius.certified import certified_radius
+from ibcheck.solvers.radius.universal import universal_directions, universal_radius
 
 
 def main() -> None:

@@ -15,10 +15,10 @@ import time
 import mpmath
 import sympy as sp
 
-from theory import all_claims, get_claim
-from theory.evaluate import evaluate_claim, make_point, parse_assignments, relation_holds
-from theory.scaling import default_raw
-from theory.window import applicability_window
+from ibcheck.theory import all_claims, get_claim
+from ibcheck.theory.evaluate import evaluate_claim, make_point, parse_assignments, relation_holds
+from ibcheck.theory.scaling import default_raw
+from ibcheck.theory.window import applicability_window
 
 POINT = "d=1000000,k=10,n=100000,eps=0.1,delta=0.1,c=0.5"
 WINDOW_AT = "k=10,n=100000,eps=0.1,delta=0.1"

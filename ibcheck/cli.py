@@ -29,9 +29,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from simulate import cli as simulate_cli
-    from simulate import compare_cli, kkt_cli, radius_cli
-    from theory import cli as theory_cli
+    from ibcheck.simulate import cli as simulate_cli
+    from ibcheck.simulate import compare_cli, kkt_cli, radius_cli
+    from ibcheck.theory import cli as theory_cli
 
     parser = _Parser(prog="ibcheck", description="A symbolic-numeric checker for implicit-bias theory: bounds, KKT points, simulation.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -45,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from theory.errors import InputError, RunFailure
+    from ibcheck.theory.errors import InputError, RunFailure
 
     parser = build_parser()
     args = parser.parse_args(argv)

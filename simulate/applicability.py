@@ -13,8 +13,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from theory.errors import InputError
-from theory.evaluate import evaluate_hypothesis, make_point, parse_assignments, parse_number
+from ibcheck.theory.errors import InputError
+from ibcheck.theory.evaluate import evaluate_hypothesis, make_point, parse_assignments, parse_number
 
 
 def parse_constants(text: str | None, claim=None) -> dict[str, float]:

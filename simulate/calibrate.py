@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from theory.errors import InputError
+from ibcheck.theory.errors import InputError
 
 from .analysis import analyze
 from .rounds import cell_key, plan_round

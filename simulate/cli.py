@@ -4,8 +4,8 @@ from __future__ import annotations
 import json
 import sys
 
-from theory.argtypes import finite_float, nonneg_float, nonneg_int, pos_float, pos_int
-from theory.errors import InputError
+from ibcheck.theory.argtypes import finite_float, nonneg_float, nonneg_int, pos_float, pos_int
+from ibcheck.theory.errors import InputError
 
 
 def register(sub) -> None:

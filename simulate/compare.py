@@ -20,11 +20,11 @@ import time
 
 import sympy as sp
 
-from theory import get_claim
-from theory.atomic import write_json
-from theory.describe import bound_exponents
-from theory.errors import InputError
-from theory.evaluate import make_point
+from ibcheck.theory import get_claim
+from ibcheck.theory.atomic import write_json
+from ibcheck.theory.describe import bound_exponents
+from ibcheck.theory.errors import InputError
+from ibcheck.theory.evaluate import make_point
 
 from .analysis import Analysis, analyze
 from .applicability import Applicability, applicability

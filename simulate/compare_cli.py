@@ -6,9 +6,9 @@ import os
 import sys
 import time
 
-from theory.atomic import atomic_file
-from theory.argtypes import nonneg_int, pos_float, pos_int
-from theory.errors import InputError
+from ibcheck.theory.atomic import atomic_file
+from ibcheck.theory.argtypes import nonneg_int, pos_float, pos_int
+from ibcheck.theory.errors import InputError
 
 
 def register(sub) -> None:
@@ -85,7 +85,7 @@ def cmd_compare(args) -> int:
     _check_workers(args)
     if not args.margin > 0:
         raise InputError(f"--margin {args.margin} is out of range: must be a number > 0")
-    from theory import get_claim
+    from ibcheck.theory import get_claim
 
     from .applicability import parse_constants
 
@@ -184,7 +184,7 @@ def _index_row(name: str, r: dict, s: dict) -> str:
 
 
 def cmd_report(args) -> int:
-    from theory.scaling import scaling_report
+    from ibcheck.theory.scaling import scaling_report
 
     from .compare import compare_claim
     from .compare_report import write_html
@@ -218,7 +218,7 @@ def cmd_report(args) -> int:
         print(f"[{time.perf_counter() - t0:6.1f} s] comparing {name}" + (f" (budget {share:.0f} s)" if share else "") + " ...",
               file=sys.stderr)
         try:
-            from theory import get_claim
+            from ibcheck.theory import get_claim
 
             cl = get_claim(name)
             cs = {k: v for k, v in (constants or {}).items() if k in cl.constants} or None

@@ -13,7 +13,7 @@ import os
 import numpy as np
 import sympy as sp
 
-from theory.atomic import write_text
+from ibcheck.theory.atomic import write_text
 
 PARAMS = {"L": "2"}
 # ---------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from theory.errors import InputError
+from ibcheck.theory.errors import InputError
 
 DATA_KINDS = ("clusters", "sphere", "gaussian", "bernoulli", "separable", "digits", "idx")
 

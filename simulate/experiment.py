@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from theory.errors import InputError
+from ibcheck.theory.errors import InputError
 
 from . import data as D
 from .measure import feature_statistics, test_accuracy

@@ -63,7 +63,7 @@ def _fa_run(cell: dict, seed: int, setting: str = "fa", multiclass: bool = False
 
 def measure_lpll25_nonrobust(cell: dict, seed: int) -> dict:
     """LPLL25.thm.nonrobust: median flip radius of a GD-trained fa network along -y(sum_J+ mu - sum_J- mu)."""
-    from solvers.radius.universal import universal_directions, universal_radius
+    from ibcheck.solvers.radius.universal import universal_directions, universal_radius
 
     net, ds, summ = _fa_run(cell, seed)
     X, y = ds.sample(int(cell.get("points", 200)), 50_000 + seed)
@@ -79,8 +79,8 @@ def _cluster_data(cell, seed):
 
 def measure_lpll25_robust_exists(cell: dict, seed: int) -> dict:
     """LPLL25.prop.robust_exists: certified radius of sum_J+ ReLU(<mu, x> + b) - sum_J- ReLU(<mu, x> + b)."""
-    from solvers.radius.certified import certified_radius
-    from solvers.radius.constructions import lpll25_robust
+    from ibcheck.solvers.radius.certified import certified_radius
+    from ibcheck.solvers.radius.constructions import lpll25_robust
 
     ds = _cluster_data(cell, seed)
     X, y = ds.sample(200, 60_000 + seed)
@@ -89,8 +89,8 @@ def measure_lpll25_robust_exists(cell: dict, seed: int) -> dict:
 
 def measure_fvbs23_robust(cell: dict, seed: int) -> dict:
     """FVBS23.thm.4_1: certified radius of one neuron per cluster with a negative bias."""
-    from solvers.radius.certified import certified_radius
-    from solvers.radius.constructions import fvbs23_robust
+    from ibcheck.solvers.radius.certified import certified_radius
+    from ibcheck.solvers.radius.constructions import fvbs23_robust
 
     ds = _cluster_data(cell, seed)
     labels = np.where(np.isin(np.arange(len(ds.means)), ds.J_plus), 1.0, -1.0)
@@ -100,8 +100,8 @@ def measure_fvbs23_robust(cell: dict, seed: int) -> dict:
 
 def measure_lpll25_5_5(cell: dict, seed: int) -> dict:
     """LPLL25.thm.5_5: radius of the k-class network's binary read-out (best verified flip, attack or universal)."""
-    from solvers.radius.attack import attack_radius
-    from solvers.radius.universal import universal_directions, universal_radius
+    from ibcheck.solvers.radius.attack import attack_radius
+    from ibcheck.solvers.radius.universal import universal_directions, universal_radius
 
     net, ds, summ = _fa_run({**cell, "m": cell.get("m", 1)}, seed, setting="multiclass")
     ro = net.readout(ds.J_plus)
@@ -129,7 +129,7 @@ def _two_layer_gd(cell, seed, kind):
 
 def measure_fvbs23_4_2(cell: dict, seed: int) -> dict:
     """FVBS23.thm.4_2 over GD limits: the norm of z = eta sum_j y^(j) mu^(j) that flips >= 1 - eps of test points."""
-    from solvers.radius.universal import universal_directions, universal_radius
+    from ibcheck.solvers.radius.universal import universal_directions, universal_radius
 
     net, ds, summ = _two_layer_gd({**cell, "n": cell.get("n", 20 * int(cell["k"]))}, seed, "clusters")
     X, y = ds.sample(200, 63_000 + seed)
@@ -140,7 +140,7 @@ def measure_fvbs23_4_2(cell: dict, seed: int) -> dict:
 
 def measure_vys22(cell: dict, seed: int) -> dict:
     """VYS22.thm.main: the norm (and eta) of delta = eta sum_i y_i x_i that flips every training point."""
-    from solvers.radius.universal import universal_directions, universal_radius
+    from ibcheck.solvers.radius.universal import universal_directions, universal_radius
 
     net, ds, summ = _two_layer_gd(cell, seed, "sphere")
     v_raw = (ds.y[:, None] * ds.X).sum(0)
@@ -154,8 +154,8 @@ def measure_vys22(cell: dict, seed: int) -> dict:
 
 def measure_bcgt21(cell: dict, seed: int) -> dict:
     """BCGT21.thm.one_step: the norm of the gradient step that flips a random ReLU network (median over inputs)."""
-    from solvers.networks import TwoLayerReLU
-    from solvers.radius.ray import ray_flip_radius
+    from ibcheck.solvers.networks import TwoLayerReLU
+    from ibcheck.solvers.radius.ray import ray_flip_radius
 
     from .data import sphere_points
     from .experiment import random_net_input_gradients
@@ -206,7 +206,7 @@ def measure_shngs18(cell: dict, seed: int) -> dict:
 
     The loss-based schedule reaches losses near 1e-700, T near 1e700 (kept as log10); points with T >= 100.
     """
-    from solvers.svm import hard_margin_svm
+    from ibcheck.solvers.svm import hard_margin_svm
 
     from .experiment import DataConfig, RunConfig, run
     from .models import ModelConfig
@@ -310,11 +310,11 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
 
 
 def experiment_for(claim_id: str) -> Experiment:
-    from theory.errors import InputError
+    from ibcheck.theory.errors import InputError
 
     if claim_id in EXPERIMENTS:
         return EXPERIMENTS[claim_id]
-    from theory import get_claim
+    from ibcheck.theory import get_claim
 
     get_claim(claim_id)  # unknown ids get the nearest-id suggestion
     raise InputError(f"{claim_id} has no experiment (nothing measurable is bound to it); claims that can be compared: {', '.join(EXPERIMENTS)}")

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from theory.errors import InputError
+from ibcheck.theory.errors import InputError
 
 
 @dataclass

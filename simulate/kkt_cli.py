@@ -8,9 +8,9 @@ import os
 
 import numpy as np
 
-from theory.atomic import atomic_file, save_npz
-from theory.argtypes import nonneg_float, nonneg_int, pos_int
-from theory.errors import InputError
+from ibcheck.theory.atomic import atomic_file, save_npz
+from ibcheck.theory.argtypes import nonneg_float, nonneg_int, pos_int
+from ibcheck.theory.errors import InputError
 
 NEAR_TIE = 1e-4  # relative |z_ij| below which a pre-activation may count as a tie (relaxation, flagged)
 
@@ -51,7 +51,7 @@ def _dataset(args):
 
 def _check_separable(X, y) -> dict:
     """Refuse data no network can fit (a point with both labels); report linear separability."""
-    from solvers.svm import hard_margin_svm
+    from ibcheck.solvers.svm import hard_margin_svm
 
     _, inv = np.unique(X, axis=0, return_inverse=True)
     for g in np.unique(inv):
@@ -62,9 +62,9 @@ def _check_separable(X, y) -> dict:
 
 
 def _starts(args, ds, rng):
-    from solvers.kkt.search import random_start
-    from solvers.networks import TwoLayerReLU
-    from solvers.radius.constructions import fvbs23_robust
+    from ibcheck.solvers.kkt.search import random_start
+    from ibcheck.solvers.networks import TwoLayerReLU
+    from ibcheck.solvers.radius.constructions import fvbs23_robust
 
     bias = not args.no_bias
     starts = [(f"random-{i}", random_start(args.d, args.width, rng, bias)) for i in range(args.starts)]
@@ -92,10 +92,10 @@ def _gd_start(args, bias):
 
 
 def cmd_kkt(args) -> int:
-    from solvers.kkt.global_opt import TooLarge, dual_check, global_max_margin
-    from solvers.kkt.search import kkt_search
-    from solvers.radius.attack import attack_radius
-    from solvers.radius.universal import flip_rate, universal_directions, universal_radius
+    from ibcheck.solvers.kkt.global_opt import TooLarge, dual_check, global_max_margin
+    from ibcheck.solvers.kkt.search import kkt_search
+    from ibcheck.solvers.radius.attack import attack_radius
+    from ibcheck.solvers.radius.universal import flip_rate, universal_directions, universal_radius
 
     from .rundir import check_out_dir, clean, write_csv
 
@@ -186,8 +186,8 @@ def cmd_kkt(args) -> int:
 
 
 def cmd_kkt_check(args) -> int:
-    from solvers.kkt.certificate import eps_delta_kkt, require_homogeneous
-    from solvers.kkt.search import slsqp
+    from ibcheck.solvers.kkt.certificate import eps_delta_kkt, require_homogeneous
+    from ibcheck.solvers.kkt.search import slsqp
 
     from .radius_cli import _load
     from .rundir import clean, load_checkpoints

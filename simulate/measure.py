@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from solvers.networks import MulticlassReLU, TwoLayerReLU
+from ibcheck.solvers.networks import MulticlassReLU, TwoLayerReLU
 
 from .data import Dataset
 

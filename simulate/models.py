@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from solvers.networks import LinearClassifier, MulticlassReLU, RandomNet, TwoLayerReLU
-from theory.errors import InputError
+from ibcheck.solvers.networks import LinearClassifier, MulticlassReLU, RandomNet, TwoLayerReLU
+from ibcheck.theory.errors import InputError
 
 SETTINGS = ("fa", "two-layer", "multiclass", "linear", "random-net")
 ACTIVATIONS = ("relu", "softplus", "tanh", "gelu")

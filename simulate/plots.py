@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from theory.atomic import save_figure_file
+from ibcheck.theory.atomic import save_figure_file
 
 
 def cosine_heatmap(mats: list[np.ndarray], result, path: str) -> None:

@@ -13,9 +13,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from theory.atomic import atomic_file
-from theory.argtypes import nonneg_int, pos_float, pos_int
-from theory.errors import InputError
+from ibcheck.theory.atomic import atomic_file
+from ibcheck.theory.argtypes import nonneg_int, pos_float, pos_int
+from ibcheck.theory.errors import InputError
 
 METHODS = ("universal", "attack", "certified", "exact")
 
@@ -53,7 +53,7 @@ def _load(path: str):
 
 def binary_networks(run):
     """The run's networks as binary ReLU classifiers (k-class networks through their read-out)."""
-    from solvers.networks import LinearClassifier, MulticlassReLU, RandomNet, TwoLayerReLU
+    from ibcheck.solvers.networks import LinearClassifier, MulticlassReLU, RandomNet, TwoLayerReLU
 
     ds = run.dataset()
     out = []
@@ -85,7 +85,7 @@ def test_points(run, points: int, seed: int):
 
 
 def universal_vector(run, ds, direction: str) -> np.ndarray:
-    from solvers.radius.universal import universal_directions
+    from ibcheck.solvers.radius.universal import universal_directions
 
     if direction == "auto":
         direction = "fvbs23" if ds.means is not None else "vys22"
@@ -99,10 +99,10 @@ def universal_vector(run, ds, direction: str) -> np.ndarray:
 
 def compute_radii(net, X, y, v, methods: tuple[str, ...], time_limit: float) -> dict[str, np.ndarray]:
     """All requested radii of one network at the points; upper bounds feed the lower ones."""
-    from solvers.radius.attack import attack_radius
-    from solvers.radius.certified import certified_radius
-    from solvers.radius.exact import exact_radius
-    from solvers.radius.universal import universal_radius
+    from ibcheck.solvers.radius.attack import attack_radius
+    from ibcheck.solvers.radius.certified import certified_radius
+    from ibcheck.solvers.radius.exact import exact_radius
+    from ibcheck.solvers.radius.universal import universal_radius
 
     out: dict[str, np.ndarray] = {"universal": universal_radius(net, X, y, v)}
     upper = out["universal"]
@@ -136,7 +136,7 @@ def _stats(r: np.ndarray, closed: np.ndarray) -> dict:
 
 def universal_flip_rates(run, ds, nets, X, y, norms: list[float]) -> dict:
     """Every applicable universal direction: per-point radii summary and flip rates at the norms."""
-    from solvers.radius.universal import flip_rate, universal_radius
+    from ibcheck.solvers.radius.universal import flip_rate, universal_radius
 
     names = (["fvbs23", "lpll25"] if ds.means is not None else []) + ["vys22"]
     out = {}
@@ -150,7 +150,7 @@ def universal_flip_rates(run, ds, nets, X, y, norms: list[float]) -> dict:
 
 def radius_report(run, methods: tuple[str, ...], points: int, seed: int, direction: str, time_limit: float,
                   out_dir: str, overlay: list | None = None, flip_norms: list[float] | None = None) -> dict:
-    from solvers.radius.curves import plot_robust_accuracy, robust_accuracy
+    from ibcheck.solvers.radius.curves import plot_robust_accuracy, robust_accuracy
 
     from .rundir import write_csv
 
@@ -251,7 +251,7 @@ def cmd_radius(args) -> int:
 
 
 def cmd_construct(args) -> int:
-    from solvers.radius.constructions import fvbs23_robust, lpll25_robust
+    from ibcheck.solvers.radius.constructions import fvbs23_robust, lpll25_robust
 
     from .experiment import RunResult
     from .measure import test_accuracy

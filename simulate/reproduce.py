@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from theory.atomic import atomic_file, save_figure_file
-from theory.errors import InputError
+from ibcheck.theory.atomic import atomic_file, save_figure_file
+from ibcheck.theory.errors import InputError
 
 from .plots import save_figure
 
@@ -54,17 +54,17 @@ def _in_range(x: float, lo: float, hi: float) -> str:
 
 def _radii(net, X, y, v):
     """Best verified upper bound (attack or universal) and the certified lower bound, per point."""
-    from solvers.radius.attack import attack_radius
-    from solvers.radius.certified import certified_radius
-    from solvers.radius.universal import universal_radius
+    from ibcheck.solvers.radius.attack import attack_radius
+    from ibcheck.solvers.radius.certified import certified_radius
+    from ibcheck.solvers.radius.universal import universal_radius
 
     upper = np.minimum(attack_radius(net, X, y)["attack"], universal_radius(net, X, y, v))
     return upper, certified_radius(net, X, y, upper)
 
 
 def fa_synthetic(quick: bool, out: str) -> Reproduction:
-    from solvers.radius.curves import plot_robust_accuracy, robust_accuracy
-    from solvers.radius.universal import universal_directions
+    from ibcheck.solvers.radius.curves import plot_robust_accuracy, robust_accuracy
+    from ibcheck.solvers.radius.universal import universal_directions
 
     from .experiment import DataConfig, RunConfig, run
     from .models import ModelConfig
@@ -115,8 +115,8 @@ def fa_synthetic(quick: bool, out: str) -> Reproduction:
 
 
 def fa_digits(quick: bool, out: str, idx_dir: str | None = None) -> Reproduction:
-    from solvers.radius.curves import plot_robust_accuracy, robust_accuracy
-    from solvers.radius.universal import universal_directions
+    from ibcheck.solvers.radius.curves import plot_robust_accuracy, robust_accuracy
+    from ibcheck.solvers.radius.universal import universal_directions
 
     from .experiment import DataConfig, RunConfig, run
     from .models import ModelConfig
@@ -174,7 +174,7 @@ def fa_digits(quick: bool, out: str, idx_dir: str | None = None) -> Reproduction
 
 
 def ll20_margin(quick: bool, out: str) -> Reproduction:
-    from solvers.kkt.certificate import eps_delta_kkt
+    from ibcheck.solvers.kkt.certificate import eps_delta_kkt
 
     from .experiment import DataConfig, RunConfig, run
     from .models import ModelConfig
@@ -304,8 +304,8 @@ def ssttm18(quick: bool, out: str) -> Reproduction:
 
 def _flip_along_gradient(net, X, smooth: bool):
     """Per point: (|eta|, ||delta||) of the smallest step eta grad f(x), sign(eta) = -sign f(x), that flips f."""
-    from solvers.networks import TwoLayerReLU
-    from solvers.radius.ray import ray_flip_radius
+    from ibcheck.solvers.networks import TwoLayerReLU
+    from ibcheck.solvers.radius.ray import ray_flip_radius
 
     from .experiment import random_net_input_gradients
 
@@ -388,8 +388,8 @@ def _plot_series(series: dict, path: str, xlabel: str, ylabel: str, title: str, 
 
 
 def vys22(quick: bool, out: str) -> Reproduction:
-    from solvers.kkt.search import kkt_search, random_start
-    from solvers.radius.universal import universal_directions, universal_radius
+    from ibcheck.solvers.kkt.search import kkt_search, random_start
+    from ibcheck.solvers.radius.universal import universal_directions, universal_radius
 
     from .compare import compare_claim
     from .data import sphere
@@ -419,10 +419,10 @@ def vys22(quick: bool, out: str) -> Reproduction:
 
 
 def fvbs23(quick: bool, out: str) -> Reproduction:
-    from solvers.kkt.search import kkt_search, random_start
-    from solvers.radius.universal import flip_rate, universal_directions, universal_radius
-    from theory import get_claim
-    from theory.window import applicability_window
+    from ibcheck.solvers.kkt.search import kkt_search, random_start
+    from ibcheck.solvers.radius.universal import flip_rate, universal_directions, universal_radius
+    from ibcheck.theory import get_claim
+    from ibcheck.theory.window import applicability_window
 
     from .compare import compare_claim
     from .data import clusters

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from solvers.networks import network_from_arrays
-from theory.atomic import atomic_file, save_npz
-from theory.errors import InputError
+from ibcheck.solvers.networks import network_from_arrays
+from ibcheck.theory.atomic import atomic_file, save_npz
+from ibcheck.theory.errors import InputError
 
 from .experiment import DataConfig, RunConfig, RunResult, make_dataset
 from .models import ModelConfig

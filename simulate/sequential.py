@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from scipy import stats
 
-from theory.errors import InputError
+from ibcheck.theory.errors import InputError
 
 RULES = ("obrien-fleming", "pocock")
 

@@ -24,8 +24,8 @@ import traceback
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 
-from theory.atomic import atomic_file
-from theory.errors import InputError, RunFailure
+from ibcheck.theory.atomic import atomic_file
+from ibcheck.theory.errors import InputError, RunFailure
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import torch
 
-from theory.errors import InputError
+from ibcheck.theory.errors import InputError
 
 from .losses import LOSSES, REDUCTIONS, grad_log_loss_wrt_Q, log_loss_inverse
 

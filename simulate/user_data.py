@@ -21,7 +21,7 @@ from types import SimpleNamespace
 
 import sympy as sp
 
-from theory.errors import InputError
+from ibcheck.theory.errors import InputError
 
 KINDS = ("O", "Omega", "Theta")
 
@@ -86,7 +86,7 @@ def read_table(path: str, allowed: list[str] | None = None) -> Table:
 
 def parse_predict(text: str) -> dict[str, float]:
     """``'d=1/2,k=-1/2'`` -> ``{"d": 0.5, "k": -0.5}`` (exact fractions accepted)."""
-    from theory.evaluate import parse_assignments
+    from ibcheck.theory.evaluate import parse_assignments
 
     out = {}
     for name, value in parse_assignments(text, "--predict").items():
@@ -139,9 +139,9 @@ def claim_bounds(claim, quantity: str | None, reading: str | None) -> list:
 def verdict_from_csv(path: str, out: str, claim_id: str | None = None, quantity: str | None = None, reading: str | None = None,
                      predict: str | None = None, kind: str | None = None, margin: float = 0.1, constants: dict | None = None) -> dict:
     """Judge a CSV against a claim (or a stated prediction) and write the report to ``out``."""
-    from theory import get_claim
-    from theory.describe import bound_exponents
-    from theory.evaluate import make_point
+    from ibcheck.theory import get_claim
+    from ibcheck.theory.describe import bound_exponents
+    from ibcheck.theory.evaluate import make_point
 
     from .analysis import analyze
     from .compare import PARAMS, _label, _result_json, verdict_summary
@@ -212,7 +212,7 @@ def verdict_from_csv(path: str, out: str, claim_id: str | None = None, quantity:
 
     exp = SimpleNamespace(setting=summary["experiment"], trajectory=False)
     summary["files"] = write_report(summary, results, claim, exp, out)
-    from theory.atomic import write_json
+    from ibcheck.theory.atomic import write_json
 
     write_json(os.path.join(out, "summary.json"), clean(summary))
     return clean(summary)

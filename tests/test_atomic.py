@@ -8,12 +8,12 @@ import time
 
 import pytest
 
-from theory.atomic import save_npz, write_json
+from ibcheck.theory.atomic import save_npz, write_json
 
 WRITER = """
 import sys
 sys.path.insert(0, {root!r})
-from theory.atomic import write_json
+from ibcheck.theory.atomic import write_json
 big = ["x" * 1000] * 4000   # about 4 MB of JSON per write
 i = 0
 while True:

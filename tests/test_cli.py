@@ -3,8 +3,8 @@ import json
 
 import pytest
 
-from theory import get_claim
-from theory.window import applicability_window
+from ibcheck.theory import get_claim
+from ibcheck.theory.window import applicability_window
 
 
 def test_claims_json_lists_every_claim(cli):

@@ -3,8 +3,8 @@ import gzip
 import numpy as np
 import pytest
 
-from simulate import data as D
-from theory import InputError
+from ibcheck.simulate import data as D
+from ibcheck.theory import InputError
 
 
 def test_orthogonal_clusters_have_exact_geometry():

@@ -3,8 +3,8 @@ import math
 import mpmath
 import pytest
 
-from theory import InputError, get_claim
-from theory.evaluate import evaluate_claim, make_point, parse_assignments
+from ibcheck.theory import InputError, get_claim
+from ibcheck.theory.evaluate import evaluate_claim, make_point, parse_assignments
 
 C42 = get_claim("FVBS23.thm.4_2")
 

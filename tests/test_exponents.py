@@ -1,8 +1,8 @@
 """The exponents of every registered bound, against a hand-written table."""
 import pytest
 
-from theory import all_claims
-from theory.describe import bound_exponents
+from ibcheck.theory import all_claims
+from ibcheck.theory.describe import bound_exponents
 
 # (claim, quantity, reading) -> nonzero power exponents, nonzero log powers, nonzero loglog powers
 TABLE = {

@@ -3,9 +3,9 @@ import math
 import numpy as np
 import pytest
 
-from simulate.fit import fit_exponents
-from simulate.verdict import exponent_verdict, negative_control_exponent
-from theory import InputError
+from ibcheck.simulate.fit import fit_exponents
+from ibcheck.simulate.verdict import exponent_verdict, negative_control_exponent
+from ibcheck.theory import InputError
 
 
 def synthetic(b_d=0.5, b_k=-0.5, noise=0.1, seeds=5, rng=None, logpow=0.0):
@@ -79,7 +79,7 @@ def test_negative_controls_are_stronger_claims():
 
 
 def test_a_failed_or_skipped_bootstrap_says_why(monkeypatch):
-    import simulate.fit as F
+    import ibcheck.simulate.fit as F
 
     ok = fit_exponents(synthetic(), ["d", "k"])
     assert ok.bca is not None and ok.bca_note is None

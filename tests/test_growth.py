@@ -1,8 +1,8 @@
 import sympy as sp
 from hypothesis import given, settings, strategies as st
 
-from theory.growth import compare, couple, exponents
-from theory.variables import symbol
+from ibcheck.theory.growth import compare, couple, exponents
+from ibcheck.theory.variables import symbol
 
 d, k, n, eps, t, C = (symbol(x) for x in ("d", "k", "n", "eps", "t", "C"))
 OO = {"d": "oo", "k": "oo"}

@@ -3,11 +3,11 @@ import math
 import numpy as np
 import pytest
 
-from solvers.kkt.certificate import eps_delta_kkt, kkt_certificate
-from solvers.kkt.global_opt import TooLarge, activation_patterns, augment, cover_count, dual_check, global_max_margin
-from solvers.kkt.search import kkt_search, random_start, same_up_to_permutation
-from solvers.networks import TwoLayerReLU
-from solvers.svm import hard_margin_svm
+from ibcheck.solvers.kkt.certificate import eps_delta_kkt, kkt_certificate
+from ibcheck.solvers.kkt.global_opt import TooLarge, activation_patterns, augment, cover_count, dual_check, global_max_margin
+from ibcheck.solvers.kkt.search import kkt_search, random_start, same_up_to_permutation
+from ibcheck.solvers.networks import TwoLayerReLU
+from ibcheck.solvers.svm import hard_margin_svm
 
 
 def symmetric_data(seed=0, n=15, d=5):
@@ -50,7 +50,7 @@ def test_certificate_accepts_svm_network_and_rejects_perturbations():
 
 
 def test_slsqp_reaches_kkt_points_in_most_starts():
-    from simulate.data import clusters
+    from ibcheck.simulate.data import clusters
 
     ds = clusters(5, 4, 20, sigma=0.3, seed=1)
     rng = np.random.default_rng(0)
@@ -73,7 +73,7 @@ def test_pattern_enumeration_matches_cover_count():
 def test_global_value_bounds_every_kkt_point_and_dual_check():
     """Value(global) <= value(every KKT point); equality exactly where the dual check says global;
     and a non-global KKT point found by the search is flagged by the dual check."""
-    from simulate.data import sphere
+    from ibcheck.simulate.data import sphere
 
     ds = sphere(2, 8, seed=2)
     X, y = ds.X, ds.y
@@ -117,9 +117,9 @@ def test_dedup_up_to_permutation():
 
 def test_gd_trajectory_eps_delta_decrease():
     """LL20.thm.kkt numerically: the (eps, delta) of GD iterates fall as the loss falls."""
-    from simulate.experiment import DataConfig, RunConfig, run
-    from simulate.models import ModelConfig
-    from simulate.trainer import TrainConfig
+    from ibcheck.simulate.experiment import DataConfig, RunConfig, run
+    from ibcheck.simulate.models import ModelConfig
+    from ibcheck.simulate.trainer import TrainConfig
 
     cfg = RunConfig(setting="two-layer", data=DataConfig(d=10, k=4, n=30), model=ModelConfig("two-layer", m=10),
                     train=TrainConfig(steps=3000, lr=0.05, loss="exp", reduction="sum", schedule="loss-based", checkpoints=8, progress=False))
@@ -145,7 +145,7 @@ def test_gd_trajectory_eps_delta_decrease():
 
 
 def test_is_kkt_checks_complementary_slackness_explicitly():
-    from solvers.kkt.certificate import KKTCertificate
+    from ibcheck.solvers.kkt.certificate import KKTCertificate
 
     net = TwoLayerReLU(W=np.eye(2), a=np.array([1.0, -1.0]), b=None)
     base = dict(solver_status="optimal", stationarity_residual=1e-9, stationarity_abs=1e-9, feasible=True, min_margin=1.0,
@@ -161,7 +161,7 @@ def test_is_kkt_checks_complementary_slackness_explicitly():
 
 
 def test_split_and_dead_neurons_are_the_same_point():
-    from solvers.kkt.search import probe_set, same_function
+    from ibcheck.solvers.kkt.search import probe_set, same_function
 
     rng = np.random.default_rng(0)
     X = rng.standard_normal((10, 3))
@@ -218,7 +218,7 @@ def test_few_points_in_high_dimension_realize_every_pattern(n):
 
 
 def test_column_generation_beyond_the_pattern_limit_certifies_the_enumerated_optimum():
-    from simulate.data import sphere
+    from ibcheck.simulate.data import sphere
 
     ds = sphere(2, 8, seed=2)
     full = global_max_margin(ds.X, ds.y)
@@ -231,8 +231,8 @@ def test_column_generation_beyond_the_pattern_limit_certifies_the_enumerated_opt
 
 def test_incomplete_patterns_are_never_reported_optimal(monkeypatch):
     """If the enumeration missed patterns, a feasible network beats the program's value: not certified."""
-    import solvers.kkt.global_opt as G
-    from simulate.data import sphere
+    import ibcheck.solvers.kkt.global_opt as G
+    from ibcheck.simulate.data import sphere
 
     ds = sphere(2, 8, seed=2)
     full = global_max_margin(ds.X, ds.y)

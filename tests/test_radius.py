@@ -3,15 +3,15 @@ import math
 import numpy as np
 import pytest
 
-from solvers.networks import LinearClassifier, TwoLayerReLU
-from solvers.radius import ray_flip_radius
-from solvers.radius.attack import attack_radius
-from solvers.radius.certified import certified_radius, lipschitz_radius
-from solvers.radius.constructions import fvbs23_robust, lpll25_robust
-from solvers.radius.curves import robust_accuracy
-from solvers.radius.exact import enumerate_radius, exact_radius
-from solvers.radius.linear import linf_radius, linf_robust_error
-from solvers.radius.universal import universal_directions, universal_radius
+from ibcheck.solvers.networks import LinearClassifier, TwoLayerReLU
+from ibcheck.solvers.radius import ray_flip_radius
+from ibcheck.solvers.radius.attack import attack_radius
+from ibcheck.solvers.radius.certified import certified_radius, lipschitz_radius
+from ibcheck.solvers.radius.constructions import fvbs23_robust, lpll25_robust
+from ibcheck.solvers.radius.curves import robust_accuracy
+from ibcheck.solvers.radius.exact import enumerate_radius, exact_radius
+from ibcheck.solvers.radius.linear import linf_radius, linf_robust_error
+from ibcheck.solvers.radius.universal import universal_directions, universal_radius
 
 
 def random_net(seed, d=3, m=6):
@@ -148,7 +148,7 @@ def test_robust_accuracy_from_radii_and_tie_rule():
 
 
 def test_construction_certified_radius_grows_like_sqrt_d():
-    from simulate.data import clusters
+    from ibcheck.simulate.data import clusters
 
     ds_list, med = [128, 256, 512, 1024], []
     for d in ds_list:
@@ -167,9 +167,9 @@ def test_construction_certified_radius_grows_like_sqrt_d():
 
 def test_trained_fa_median_universal_radius_near_sqrt_d_over_k():
     """LPLL25.thm.nonrobust at d = 512, k = 4: the median universal radius is within 25% of sqrt(d/k)."""
-    from simulate.experiment import DataConfig, RunConfig, run
-    from simulate.models import ModelConfig
-    from simulate.trainer import TrainConfig
+    from ibcheck.simulate.experiment import DataConfig, RunConfig, run
+    from ibcheck.simulate.models import ModelConfig
+    from ibcheck.simulate.trainer import TrainConfig
 
     cfg = RunConfig(setting="fa", data=DataConfig(d=512, k=4, n=200), model=ModelConfig("fa", m=5, init_scale=0.1),
                     train=TrainConfig(steps=1500, lr=0.5, progress=False), seeds=1)

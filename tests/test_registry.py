@@ -4,8 +4,8 @@ import re
 import pytest
 import sympy as sp
 
-from theory import all_claims, get_claim, InputError, suggest
-from theory.claim import BOUND_KINDS, KINDS, STATUSES
+from ibcheck.theory import all_claims, get_claim, InputError, suggest
+from ibcheck.theory.claim import BOUND_KINDS, KINDS, STATUSES
 
 THEORY = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "THEORY.md")
 

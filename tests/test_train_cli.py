@@ -4,7 +4,7 @@ import os
 import numpy as np
 import pytest
 
-from simulate import load_run
+from ibcheck.simulate import load_run
 
 SMALL = ["train", "--setting", "fa", "--d", "64", "--k", "4", "--n", "60", "--m", "3", "--seeds", "2", "--steps", "200",
          "--lr", "0.5", "--init-scale", "0.1", "--quiet"]
@@ -27,7 +27,7 @@ def test_train_json_contract_and_run_directory(cli, tmp_path):
     data = run.dataset()
     for net, s in zip(run.networks, run.seeds):
         assert net.degree == 1 and net.kind == "fa"
-        from solvers.networks import normalized_margin
+        from ibcheck.solvers.networks import normalized_margin
         assert normalized_margin(net, data.X, data.y) == pytest.approx(s["normalized_margin"], rel=1e-9)
     steps = sorted({r["step"] for r in run.trajectory})
     assert steps[0] == 0 and steps[-1] == 200

@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from simulate.analysis import analyze
-from simulate.calibrate import calibrate
-from simulate.drift import correction_fit, windows
-from simulate.fit import fit_exponents
-from simulate.sequential import spending, take_look
-from simulate.verdict import judge_exponent
+from ibcheck.simulate.analysis import analyze
+from ibcheck.simulate.calibrate import calibrate
+from ibcheck.simulate.drift import correction_fit, windows
+from ibcheck.simulate.fit import fit_exponents
+from ibcheck.simulate.sequential import spending, take_look
+from ibcheck.simulate.verdict import judge_exponent
 
 
 def _rows(f, xs, seeds=4, noise=0.03, seed=0):
@@ -151,7 +151,7 @@ def test_alpha_spending_keeps_the_false_rejection_rate_over_repeated_looks():
 def test_applicability_counts_match_a_direct_evaluation(cli, tmp_path):
     import json
 
-    from theory import get_claim
+    from ibcheck.theory import get_claim
 
     claim = get_claim("FVBS23.thm.4_2")
     ds = [1000, 1500, 2000, 5000, 100000]

@@ -5,11 +5,11 @@ import pytest
 import sympy as sp
 from hypothesis import given, settings, strategies as st
 
-from theory import InputError, get_claim
-from theory.claim import Claim, Hypothesis
-from theory.evaluate import relation_holds
-from theory.variables import d as D_VAR, symbol
-from theory.window import applicability_window
+from ibcheck.theory import InputError, get_claim
+from ibcheck.theory.claim import Claim, Hypothesis
+from ibcheck.theory.evaluate import relation_holds
+from ibcheck.theory.variables import d as D_VAR, symbol
+from ibcheck.theory.window import applicability_window
 
 C42 = get_claim("FVBS23.thm.4_2")
 
