@@ -45,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ibcheck.theory.errors import InputError, RunFailure
+    from ibcheck.errors import InputError, RunFailure
 
     parser = build_parser()
     args = parser.parse_args(argv)

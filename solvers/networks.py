@@ -16,6 +16,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ibcheck.errors import InputError
+
 
 def relu(z: np.ndarray) -> np.ndarray:
     return np.maximum(z, 0.0)
@@ -53,9 +55,9 @@ class TwoLayerReLU:
 
     def __post_init__(self):
         if self.W.ndim != 2 or self.a.shape != (self.W.shape[0],):
-            raise ValueError(f"TwoLayerReLU: W must be (m, d) and a (m,), got {self.W.shape} and {self.a.shape}")
+            raise InputError(f"TwoLayerReLU: W must be (m, d) and a (m,), got {self.W.shape} and {self.a.shape}")
         if self.b is not None and self.b.shape != (self.W.shape[0],):
-            raise ValueError(f"TwoLayerReLU: b must be (m,), got {self.b.shape}")
+            raise InputError(f"TwoLayerReLU: b must be (m,), got {self.b.shape}")
 
     @property
     def width(self) -> int:
@@ -94,7 +96,7 @@ class TwoLayerReLU:
             out[n] = np.asarray(theta[i:i + arr.size], dtype=float).reshape(arr.shape)
             i += arr.size
         if i != len(theta):
-            raise ValueError(f"expected {i} parameters, got {len(theta)}")
+            raise InputError(f"expected {i} parameters, got {len(theta)}")
         return replace(self, **out)
 
     def to_arrays(self) -> dict[str, np.ndarray]:
@@ -221,7 +223,7 @@ def normalized_margin(net, X: np.ndarray, y: np.ndarray) -> float:
     """LL20.def.normalized_margin: ``min_i q_i / ||theta||^L`` (trained parameters)."""
     L = net.degree
     if L is None:
-        raise ValueError(f"{net.kind} network is not homogeneous: no normalized margin")
+        raise InputError(f"{net.kind} network is not homogeneous: no normalized margin")
     return float(net.margins(X, y).min() / np.linalg.norm(net.params()) ** L)
 
 
@@ -235,4 +237,4 @@ def network_from_arrays(kind: str, arrays: dict[str, np.ndarray], meta: dict) ->
         return MulticlassReLU(W=arrays["W"], k=int(arrays["k"][0]))
     if kind == "random-net":
         return RandomNet(W=arrays["W"], a=arrays["a"], activation=meta.get("activation", "relu"))
-    raise ValueError(f"unknown network kind {kind!r}")
+    raise InputError(f"unknown network kind {kind!r}")

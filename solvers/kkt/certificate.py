@@ -20,6 +20,8 @@ from dataclasses import dataclass
 import cvxpy as cp
 import numpy as np
 
+from ibcheck.errors import InputError
+
 from ..networks import TwoLayerReLU
 from .jacobian import margin_jacobian, scale_to_unit_margin, tie_columns
 
@@ -89,7 +91,7 @@ class KKTCertificate:
 
 def require_homogeneous(net) -> None:
     if not isinstance(net, TwoLayerReLU) or net.degree is None:
-        raise ValueError(f"the KKT certificate needs a homogeneous two-layer ReLU network, got {getattr(net, 'kind', type(net).__name__)}")
+        raise InputError(f"the KKT certificate needs a homogeneous two-layer ReLU network, got {getattr(net, 'kind', type(net).__name__)}")
 
 
 def kkt_certificate(net: TwoLayerReLU, X: np.ndarray, y: np.ndarray, active_tol: float = 1e-6, tie_tol: float = 1e-9) -> KKTCertificate:

@@ -23,13 +23,15 @@ import cvxpy as cp
 import numpy as np
 from scipy.optimize import linprog
 
+from ibcheck.errors import InputError
+
 from ..networks import TwoLayerReLU
 
 
 DUAL_PATTERNS = 5000  # the dual check enumerates the support points' arrangement up to this many patterns
 
 
-class TooLarge(ValueError):
+class TooLarge(InputError):
     """An instance whose pattern count is too large to enumerate."""
 
 

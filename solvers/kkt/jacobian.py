@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ibcheck.errors import InputError
+
 from ..networks import TwoLayerReLU
 
 
@@ -43,5 +45,5 @@ def scale_to_unit_margin(net: TwoLayerReLU, X: np.ndarray, y: np.ndarray) -> tup
     q = net.margins(X, y)
     qmin = float(q.min())
     if qmin <= 0:
-        raise ValueError(f"the network misclassifies a training point (q_min = {qmin:.3g}): not feasible for (P)")
+        raise InputError(f"the network misclassifies a training point (q_min = {qmin:.3g}): not feasible for (P)")
     return net.with_params(net.params() / qmin ** (1.0 / net.degree)), qmin

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ibcheck.errors import InputError
+
 from ..networks import LinearClassifier, TwoLayerReLU
 
 
@@ -197,7 +199,7 @@ def enumerate_radius(net: TwoLayerReLU, x: np.ndarray, y: float, upper: float, m
     R = upper * (1 + 1e-9) + 1e-12
     qp = _RegionQP(net, x, y, R)
     if len(qp.unst) > max_unstable:
-        raise ValueError(f"{len(qp.unst)} unstable neurons: more than max_unstable={max_unstable}")
+        raise InputError(f"{len(qp.unst)} unstable neurons: more than max_unstable={max_unstable}")
     best = math.inf
     for pattern in itertools.product((0.0, 1.0), repeat=len(qp.unst)):
         best = min(best, qp.solve(np.array(pattern)))

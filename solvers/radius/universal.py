@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ibcheck.errors import InputError
+
 from .ray import ray_flip_radius
 
 KINDS = ("fvbs23", "lpll25", "vys22")
@@ -18,7 +20,7 @@ def universal_directions(kind: str, *, means=None, cluster_labels=None, J_plus=N
     """The unit vector v; point i moves along ``-y_i v``."""
     if kind in ("fvbs23", "lpll25"):
         if means is None:
-            raise ValueError(f"the {kind} direction needs the cluster means")
+            raise InputError(f"the {kind} direction needs the cluster means")
         if cluster_labels is None:
             k = len(means)
             cluster_labels = np.where(np.isin(np.arange(k), J_plus), 1.0, -1.0)
@@ -26,7 +28,7 @@ def universal_directions(kind: str, *, means=None, cluster_labels=None, J_plus=N
     elif kind == "vys22":
         v = (np.asarray(y_train, float)[:, None] * X_train).sum(0)
     else:
-        raise ValueError(f"unknown universal direction {kind!r}: one of {', '.join(KINDS)}")
+        raise InputError(f"unknown universal direction {kind!r}: one of {', '.join(KINDS)}")
     return v / np.linalg.norm(v)
 
 
