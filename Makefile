@@ -25,6 +25,7 @@ report: install
 	@echo "report written to $(REPORT_DIR)/index.html (and index.md)"
 
 test: install
+	$(BIN)/ruff check theory solvers simulate ibcheck tests bench
 	$(BIN)/python -m pytest -q
 
 test-slow: install

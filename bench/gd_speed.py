@@ -105,7 +105,8 @@ def main() -> None:
     # Gram form: K C^T per step, plus K = X X^T and P0 = X W0^T once.
     actual = (2 * N * N * M * seed_steps + 2 * N * N * d + 2 * N * d * M * args.seeds) if dual else primal
     peak = matmul_gflops(dtype, device)
-    print(f"config: fa, d={d}, n={N}, m={args.m} (width {M}), k={args.k}, seeds={args.seeds}, steps={args.steps}, float64, {device}, torch threads={torch.get_num_threads()}")
+    print(f"config: fa, d={d}, n={N}, m={args.m} (width {M}), k={args.k}, seeds={args.seeds}, steps={args.steps}, float64, {device}, "
+          f"torch threads={torch.get_num_threads()}")
     print(f"batched trainer ({'Gram form W = W0 + C X' if dual else 'primal'}): {ms_b:.3f} ms per seed-step, "
           f"{actual / t_batched / 1e9:.2f} GFLOP/s actual ({actual / t_batched / 1e9 / peak:.1%} of matmul), "
           f"{primal / t_batched / 1e9:.2f} GFLOP/s primal-equivalent")

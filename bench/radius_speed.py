@@ -73,7 +73,8 @@ def main() -> None:
     print(f"PGD (40 steps x 13 radii, random start): {pgd:.2f} s; flipped {pgd_fin.mean():.1%} of points within {grid[-1]:.2f}; "
           f"median first-flip radius {np.median(first[pgd_fin]):.3f}; no lower bound (bracket [0, r]); "
           f"even read as [previous grid point, r] its relative width is {pgd_gap_grid:.3f}")
-    print(f"PGD's upper bound is above ours on {np.mean(first[fin] > att[fin] * (1 + 1e-9)):.1%} of points (median ratio {np.median(first[fin & pgd_fin] / att[fin & pgd_fin]):.3f})")
+    print(f"PGD's upper bound is above ours on {np.mean(first[fin] > att[fin] * (1 + 1e-9)):.1%} of points "
+          f"(median ratio {np.median(first[fin & pgd_fin] / att[fin & pgd_fin]):.3f})")
     print(f"ours_seconds: {ours:.2f} pgd_seconds: {pgd:.2f}")
 
 

@@ -6,8 +6,8 @@ import os
 import sys
 import time
 
-from ibcheck.theory.atomic import atomic_file
 from ibcheck.theory.argtypes import nonneg_int, pos_float, pos_int
+from ibcheck.theory.atomic import atomic_file
 from ibcheck.theory.errors import InputError
 
 

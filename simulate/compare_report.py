@@ -109,7 +109,8 @@ def _plots(res: dict, summary: dict, claim, out: str, tag: str) -> dict:
     dr = an.drift[v0]
     files["local"] = f"{tag}_local.png"
     save_figure(fig, ax, os.path.join(out, files["local"]),
-                f"local exponents; drift p = {_fmt(dr.p_value, '.2g')} (moving {dr.direction}{' from' if dr.direction == 'away' else ''} the prediction)", legend_fontsize=6)
+                f"local exponents; drift p = {_fmt(dr.p_value, '.2g')} "
+                f"(moving {dr.direction}{' from' if dr.direction == 'away' else ''} the prediction)", legend_fontsize=6)
     # 3. collapse against the theory expression (constants = 1), where the raw values are floats.
     expr = b.expr.subs({s: 1 for s in b.expr.free_symbols if s.name in claim.constants})
     syms = sorted(expr.free_symbols, key=lambda s: s.name)

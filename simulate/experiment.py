@@ -198,7 +198,7 @@ def _random_net_run(cfg: RunConfig, ds: D.Dataset, seeds: list[int]) -> RunResul
 
 def random_net_input_gradients(net, X: np.ndarray) -> np.ndarray:
     """grad_x f(x) of a random network, analytic for every activation: (N, d)."""
-    from scipy.special import expit, erf
+    from scipy.special import erf, expit
 
     Z = X @ net.W.T
     deriv = {

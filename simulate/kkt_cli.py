@@ -8,8 +8,8 @@ import os
 
 import numpy as np
 
-from ibcheck.theory.atomic import atomic_file, save_npz
 from ibcheck.theory.argtypes import nonneg_float, nonneg_int, pos_int
+from ibcheck.theory.atomic import atomic_file, save_npz
 from ibcheck.theory.errors import InputError
 
 NEAR_TIE = 1e-4  # relative |z_ij| below which a pre-activation may count as a tie (relaxation, flagged)
@@ -236,7 +236,8 @@ def cmd_kkt_check(args) -> int:
             e = "-" if r["epsilon"] is None else f"{r['epsilon']:.3e}"
             dl = "-" if r["delta"] is None else f"{r['delta']:.3e}"
             lg = "-" if r["log10_loss"] is None else f"{r['log10_loss']:.4g}"
-            et = "" if r.get("epsilon_near_ties") is None else f"; near ties (|z| <= {NEAR_TIE:g}): eps {r['epsilon_near_ties']:.3e}, delta {r['delta_near_ties']:.3e}"
+            et = "" if r.get("epsilon_near_ties") is None else (
+                f"; near ties (|z| <= {NEAR_TIE:g}): eps {r['epsilon_near_ties']:.3e}, delta {r['delta_near_ties']:.3e}")
             print(f"  step {r['step']:>8}: log10 loss {lg:>10}, eps {e}, delta {dl}{et}  [{r['solver_status']}]")
         if "polish" in out:
             print(f"  polished last checkpoint: {out['polish']['solver_status']}; cosine to GD {out['polish']['cosine_to_gd']:.6f}")

@@ -13,8 +13,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from ibcheck.theory.atomic import atomic_file
 from ibcheck.theory.argtypes import nonneg_int, pos_float, pos_int
+from ibcheck.theory.atomic import atomic_file
 from ibcheck.theory.errors import InputError
 
 METHODS = ("universal", "attack", "certified", "exact")
@@ -171,7 +171,6 @@ def radius_report(run, methods: tuple[str, ...], points: int, seed: int, directi
     methods_json = {}
     for mth in methods:
         if mth == "exact":
-            vals = np.where(R["exact_proven"], R["exact_upper"], np.nan)
             st = _stats(R["exact_upper"], R["exact_proven"])
             st["fraction_interval"] = float(np.mean(~R["exact_proven"]))
             st["median_gap"] = float(np.median(R["exact_upper"] - R["exact_lower"]))
@@ -239,7 +238,8 @@ def cmd_radius(args) -> int:
         print(json.dumps(report, indent=2))
     else:
         print(f"{report['networks']} network(s) x {report['points']} points; universal direction {report['direction']}; "
-              f"sqrt(d) = {report['reference']['sqrt_d']:.3g}" + (f", sqrt(d/k) = {report['reference']['sqrt_d_over_k']:.3g}" if report['reference']['sqrt_d_over_k'] else ""))
+              f"sqrt(d) = {report['reference']['sqrt_d']:.3g}"
+              + (f", sqrt(d/k) = {report['reference']['sqrt_d_over_k']:.3g}" if report['reference']['sqrt_d_over_k'] else ""))
         for m, st in report["methods"].items():
             med = "inf" if st["median"] is None else f"{st['median']:.4g}"
             print(f"  {m:>10}: median {med}, min {st['min']}, max {st['max']}, certified exact {st['fraction_certified_exact']:.0%}")

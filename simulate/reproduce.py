@@ -256,7 +256,6 @@ def shngs18(quick: bool, out: str) -> Reproduction:
 
 
 def ssttm18(quick: bool, out: str) -> Reproduction:
-    from scipy.stats import norm
 
     from .experiments import measure_ssttm18
     from .fit import fit_exponents
@@ -361,7 +360,8 @@ def bcgt21(quick: bool, out: str) -> Reproduction:
                 R.row(f"{act}: median flipping {label}, exponent in {v}", "0 (does not grow with d or k)", fit.estimate[v],
                       vd.verdict, f"95% CI [{fit.ci[v][0]:.3f}, {fit.ci[v][1]:.3f}]; {vd.reason}")
         curves[act] = rows_eta
-        R.row(f"{act}: fraction of flips within |eta| <= 20", "searched within |eta| <= 20; about 1 found", float(np.mean(within)), _qual(np.mean(within) > 0.9))
+        R.row(f"{act}: fraction of flips within |eta| <= 20", "searched within |eta| <= 20; about 1 found", float(np.mean(within)),
+              _qual(np.mean(within) > 0.9))
         R.row(f"{act}: median flipping |eta| (all cells)", "about 1", float(np.median([r["value"] for r in rows_eta])), "inconclusive",
               "the scale depends on the normalization of eta")
     _plot_series({f"{act}, k={k}": [(r["d"], r["value"]) for r in rows if r["k"] == k] for act, rows in curves.items() for k in grid_k},
@@ -475,7 +475,9 @@ def mv24(quick: bool, out: str) -> Reproduction:
     plus = np.isin(np.arange(k), ds.J_plus)
     mu_p = ds.means[plus].mean(0)
     mu_m = ds.means[~plus].mean(0)
-    F = lambda X: math.sqrt(plus.sum()) * np.maximum(X @ mu_p / np.linalg.norm(mu_p), 0) - math.sqrt((~plus).sum()) * np.maximum(X @ mu_m / np.linalg.norm(mu_m), 0)  # noqa: E731
+    def F(X):
+        return (math.sqrt(plus.sum()) * np.maximum(X @ mu_p / np.linalg.norm(mu_p), 0)
+                - math.sqrt((~plus).sum()) * np.maximum(X @ mu_m / np.linalg.norm(mu_m), 0))
     X, _ = ds.sample(1000, 11)
     f, g = net.forward(X), F(X)
     dist = float(np.linalg.norm(f / np.linalg.norm(f) - g / np.linalg.norm(g)))

@@ -270,7 +270,8 @@ def _collect(futs, record, total: int) -> None:
 
 def _run_dask(todo, record, scheduler, workers):
     try:
-        from distributed import Client, LocalCluster, as_completed as das_completed
+        from distributed import Client, LocalCluster
+        from distributed import as_completed as das_completed
     except ImportError as err:  # pragma: no cover - distributed is a dependency
         raise InputError(f"Dask distributed is not installed: {err}") from None
     cluster = None

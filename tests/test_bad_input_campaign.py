@@ -184,7 +184,6 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(case, fixtures, tmp_pat
     argv = [a.format(**fixtures) for a in base]
     out = tmp_path / "out"
     before = _digest(fixtures["run"])
-    words = [value] if kind in ("numeric", "run", "point") else [value]
     if kind in ("numeric", "run"):
         argv += [flag, value]
     elif kind == "point":

@@ -1,6 +1,5 @@
 import math
 
-import mpmath
 import pytest
 
 from ibcheck.theory import InputError, get_claim

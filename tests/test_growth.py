@@ -1,5 +1,6 @@
 import sympy as sp
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ibcheck.theory.growth import compare, couple, exponents
 from ibcheck.theory.variables import symbol

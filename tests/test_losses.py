@@ -6,7 +6,6 @@ import torch
 
 from ibcheck.simulate.losses import grad_log_loss_wrt_Q, log_loss_inverse, log_softplus, log_total_loss
 
-
 pytestmark = pytest.mark.usefixtures("float64_default")
 
 

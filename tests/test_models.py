@@ -8,7 +8,6 @@ import torch
 from ibcheck.simulate.losses import grad_log_loss_wrt_Q
 from ibcheck.simulate.models import ModelConfig, init_model
 
-
 pytestmark = pytest.mark.usefixtures("float64_default")
 
 

@@ -4,7 +4,7 @@ import re
 import pytest
 import sympy as sp
 
-from ibcheck.theory import all_claims, get_claim, InputError, suggest
+from ibcheck.theory import InputError, all_claims, get_claim, suggest
 from ibcheck.theory.claim import BOUND_KINDS, KINDS, STATUSES
 
 THEORY = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "THEORY.md")

@@ -1,7 +1,6 @@
 import json
 import os
 
-import numpy as np
 import pytest
 
 from ibcheck.simulate import load_run

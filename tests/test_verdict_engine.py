@@ -161,7 +161,8 @@ def test_applicability_counts_match_a_direct_evaluation(cli, tmp_path):
             lines.append(f"{d},10,100000,0.1,0.1,{s},{math.sqrt(d / 10) * (1 + 0.01 * s)}")
     path = tmp_path / "m.csv"
     path.write_text("\n".join(lines) + "\n")
-    res = cli("verdict", "--data", str(path), "--claim", "FVBS23.thm.4_2", "--quantity", "universal_flip_norm", "--out", str(tmp_path / "o"), "--json", check_rc=0)
+    res = cli("verdict", "--data", str(path), "--claim", "FVBS23.thm.4_2", "--quantity", "universal_flip_norm", "--out", str(tmp_path / "o"),
+              "--json", check_rc=0)
     app = json.loads(res.stdout)["applicability"]
     # independent: sympy relations evaluated with mpmath at 50 digits, one cell at a time
     mpmath.mp.dps = 50

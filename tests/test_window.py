@@ -3,12 +3,14 @@ import math
 import mpmath
 import pytest
 import sympy as sp
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ibcheck.theory import InputError, get_claim
 from ibcheck.theory.claim import Claim, Hypothesis
 from ibcheck.theory.evaluate import relation_holds
-from ibcheck.theory.variables import d as D_VAR, symbol
+from ibcheck.theory.variables import d as D_VAR
+from ibcheck.theory.variables import symbol
 from ibcheck.theory.window import applicability_window
 
 C42 = get_claim("FVBS23.thm.4_2")

@@ -222,7 +222,7 @@ def _claims_with_vars(raw) -> list[str]:
 
 def parse_expression(text: str) -> sp.Expr:
     """Parse a user formula over the shared positive symbols; one-line error when malformed."""
-    from sympy.parsing.sympy_parser import parse_expr, standard_transformations, convert_xor
+    from sympy.parsing.sympy_parser import convert_xor, parse_expr, standard_transformations
 
     from .variables import symbol
 

@@ -15,7 +15,6 @@ from typing import Mapping
 import networkx as nx
 
 from .claim import Claim
-from .errors import InputError
 from .evaluate import evaluate_claim, make_point
 from .registry import all_claims, get_claim
 
@@ -134,7 +133,6 @@ def render_png(g: nx.DiGraph, path: str) -> str:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
     from matplotlib.lines import Line2D
 
     # Layers by dependency depth: what a claim rests on stands to its right.
@@ -164,7 +162,8 @@ def render_png(g: nx.DiGraph, path: str) -> str:
         handles.append(Line2D([0], [0], color="black", linestyle=style, lw=2.2 if rel == "generalizes" else 1, label=rel))
     handles += [Line2D([0], [0], marker="o", color="w", markerfacecolor=cmap(i % 10), markersize=9, label=p) for i, p in enumerate(papers)]
     ax.legend(handles=handles, loc="upper right", fontsize=8, ncol=2)
-    ax.set_title("ibcheck claim graph: fill = paper; ring = status (black exact, blue order, orange ambiguous, red unverified); edges point to what a claim rests on")
+    ax.set_title("ibcheck claim graph: fill = paper; ring = status (black exact, blue order, orange ambiguous, red unverified); "
+                 "edges point to what a claim rests on")
     ax.axis("off")
     fig.tight_layout()
     fig.savefig(path, dpi=110)

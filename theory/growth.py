@@ -186,7 +186,8 @@ def _dominates(a: Term, b: Term, names: list[str]) -> bool:
         # Strictly larger power in a variable that may be the only one growing: still need
         # a >= b on every ray, which holds because every diff is >= 0.
         return True
-    return _lex_ge([a.get("logs", v) for v in names], [b.get("logs", v) for v in names], [a.get("loglogs", v) for v in names], [b.get("loglogs", v) for v in names])
+    return _lex_ge([a.get("logs", v) for v in names], [b.get("logs", v) for v in names],
+                   [a.get("loglogs", v) for v in names], [b.get("loglogs", v) for v in names])
 
 
 def _lex_ge(la, lb, lla, llb) -> bool:

@@ -12,14 +12,13 @@ import math
 import os
 from datetime import datetime, timezone
 
-import mpmath
 import sympy as sp
 
+from .atomic import save_figure_file, write_text
 from .claim import Claim, tex
 from .describe import bound_exponents
-from .atomic import save_figure_file, write_text
 from .errors import InputError
-from .evaluate import Point, bound_value, make_point
+from .evaluate import bound_value, make_point
 from .growth import compare
 from .registry import all_claims, get_claim
 from .window import applicability_window

@@ -7,9 +7,9 @@ The direction matters for the growth layer: ``log(1/eps)`` grows as eps -> 0.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
-import math
 
 import sympy as sp
 

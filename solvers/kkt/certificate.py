@@ -66,7 +66,7 @@ class KKTCertificate:
             out.append(f"solver status {self.solver_status} (not a certificate)")
             return out
         if not self.feasible:
-            out.append(f"infeasible: min margin after scaling below 1")
+            out.append("infeasible: min margin after scaling below 1")
         if not self.stationarity_residual <= tol:
             out.append(f"stationarity residual {self.stationarity_residual:.3g} > {tol:g}")
         cs = self.complementary_slackness_rel

@@ -27,7 +27,6 @@ from ibcheck.errors import InputError
 
 from ..networks import TwoLayerReLU
 
-
 DUAL_PATTERNS = 5000  # the dual check enumerates the support points' arrangement up to this many patterns
 
 

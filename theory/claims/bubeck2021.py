@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..claim import Bound, Claim, Hypothesis
 from .. import variables as V
+from ..claim import Bound, Claim, Hypothesis
 from ._common import SEED_WEINBERGER, S, log, sqrt
 
 PAPER = "Bubeck, Cherapanamjeri, Gidel, Tachet des Combes 2021 (NeurIPS 2021, arXiv 2104.03863)"

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..claim import Bound, Claim, Hypothesis
 from .. import variables as V
-from ._common import SEED_FVBS_PAPER, SEED_LI_ITCS, S, exp, log, real, sqrt, unit
+from ..claim import Bound, Claim, Hypothesis
+from ._common import SEED_FVBS_PAPER, SEED_LI_ITCS, S, exp, log, real, sqrt
 
 PAPER = "Frei, Vardi, Bartlett, Srebro 2023 (arXiv 2303.01456)"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..claim import Bound, Claim, Hypothesis
 from .. import variables as V
+from ..claim import Bound, Claim, Hypothesis
 from ._common import SEED_LI_CSML, SEED_LI_ITCS, SEED_LPLL_TALK, S, integer, real, sqrt
 
 PAPER = "Li, Pan, Lyu, Li 2025 (ICLR 2025, arXiv 2410.10322)"

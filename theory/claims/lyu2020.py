@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..claim import Bound, Claim, Hypothesis
 from .. import variables as V
+from ..claim import Bound, Claim, Hypothesis
 from ._common import SEED_LI_CSML, SEED_LI_ITCS, S, log, real
 
 PAPER = "Lyu & Li 2020 (ICLR 2020, arXiv 1906.05890)"

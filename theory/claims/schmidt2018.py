@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..claim import Bound, Claim, Hypothesis
 from .. import variables as V
-from ._common import SEED_WEINBERGER, S, exp, log, real, sqrt, unit
+from ..claim import Bound, Claim, Hypothesis
+from ._common import SEED_WEINBERGER, S, exp, log, real, sqrt
 
 PAPER = "Schmidt, Santurkar, Tsipras, Talwar, Madry 2018 (NeurIPS 2018)"
 d, n, eps, sigma, c = (S(x) for x in ("d", "n", "eps", "sigma", "c"))
@@ -66,7 +66,8 @@ CLAIMS = [
                    real("beta", "failure probability", low=0, high=1, low_open=True, high_open=True, tends_to="0"),
                    real("gamma", "robust error margin below 1/2", low=0, high=0.5, low_open=True, tends_to="const")),
         readings=("linear", "thresholded"),
-        hypotheses=(Hypothesis("H1", sp.GreaterThan(tau, (log(1 / beta) / (2 * d)) ** sp.Rational(1, 4)), "tau >= (log(1/beta)/(2d))^(1/4): one sample suffices"),),
+        hypotheses=(Hypothesis("H1", sp.GreaterThan(tau, (log(1 / beta) / (2 * d)) ** sp.Rational(1, 4)),
+                               "tau >= (log(1/beta)/(2d))^(1/4): one sample suffices"),),
         bounds=(
             Bound("robust_sample_threshold", ">=", eps**2 * gamma**2 / (5000 * tau**4 * log(4 * d / gamma)), reading="linear",
                   note="a linear learner needs more than this to reach robust error below 1/2 - gamma"),

@@ -2,8 +2,6 @@
 descent on separable data". Rates are second-hand (seeds 000/001)."""
 from __future__ import annotations
 
-import sympy as sp
-
 from ..claim import Bound, Claim, Hypothesis
 from ._common import SEED_LI_CSML, SEED_LI_ITCS, S, log, real
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..claim import Bound, Claim, Hypothesis
 from .. import variables as V
+from ..claim import Bound, Claim, Hypothesis
 from ._common import SEED_WEINBERGER, S, log, real, sqrt
 
 PAPER = "Vardi, Yehudai, Shamir 2022 (NeurIPS 2022, arXiv 2202.04347)"
