@@ -12,9 +12,9 @@ import time
 import cvxpy as cp
 import numpy as np
 
-from ibcheck.simulate.experiment import DataConfig, RunConfig, run
 from ibcheck.simulate.models import ModelConfig
 from ibcheck.simulate.trainer import TrainConfig
+from ibcheck.simulate.training import DataConfig, RunConfig, run
 from ibcheck.solvers.kkt.certificate import kkt_certificate
 from ibcheck.solvers.kkt.global_opt import global_max_margin
 from ibcheck.solvers.kkt.jacobian import margin_jacobian

@@ -50,10 +50,10 @@ def register(sub) -> None:
 
 
 def cmd_train(args) -> int:
-    from .experiment import DataConfig, RunConfig, run
     from .models import ModelConfig
     from .rundir import check_out_dir, save_run, summary_json
     from .trainer import TrainConfig
+    from .training import DataConfig, RunConfig, run
 
     for name in ("d", "n", "m", "k", "steps", "seeds", "n_test"):
         v = getattr(args, name)

@@ -28,7 +28,7 @@ from ibcheck.theory.evaluate import make_point
 
 from .analysis import Analysis, analyze
 from .applicability import Applicability, applicability
-from .experiments import Experiment, experiment_for
+from .claim_experiments import Experiment, experiment_for
 from .rounds import CellKey, cell_key, cost_model, needed_for_decision, plan_round
 from .rundir import clean
 from .sequential import RULES, preview_look, previous_seconds, take_look

@@ -186,9 +186,9 @@ def _index_row(name: str, r: dict, s: dict) -> str:
 def cmd_report(args) -> int:
     from ibcheck.theory.scaling import scaling_report
 
+    from .claim_experiments import EXPERIMENTS
     from .compare import compare_claim
     from .compare_report import write_html
-    from .experiments import EXPERIMENTS
 
     _check_workers(args)
     if args.budget is not None and not args.budget > 0:
@@ -196,7 +196,7 @@ def cmd_report(args) -> int:
     names = args.only or list(EXPERIMENTS)
     for name in names:
         if name not in EXPERIMENTS:
-            from .experiments import experiment_for
+            from .claim_experiments import experiment_for
 
             experiment_for(name)  # the one-line error with the nearest ids
     constants = None

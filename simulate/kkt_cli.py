@@ -81,9 +81,9 @@ def _starts(args, ds, rng):
 
 def _gd_start(args, bias):
     """A GD-trained direction: the two-layer network trained by the loss-based schedule on the same data."""
-    from .experiment import DataConfig, RunConfig, run
     from .models import ModelConfig
     from .trainer import TrainConfig
+    from .training import DataConfig, RunConfig, run
 
     cfg = RunConfig(setting="two-layer", data=DataConfig(kind=args.setting, d=args.d, k=args.k, n=args.n, sigma=args.sigma, seed=args.seed, n_test=10),
                     model=ModelConfig("two-layer", m=args.width, bias=bias, init_scale=1.0),

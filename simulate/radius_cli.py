@@ -253,9 +253,9 @@ def cmd_radius(args) -> int:
 def cmd_construct(args) -> int:
     from ibcheck.solvers.radius.constructions import fvbs23_robust, lpll25_robust
 
-    from .experiment import RunResult
     from .measure import test_accuracy
     from .rundir import check_out_dir, save_run, summary_json
+    from .training import Run
 
     check_out_dir(args.out, args.overwrite)
     src = _load(args.source)
@@ -273,7 +273,7 @@ def cmd_construct(args) -> int:
            "test_accuracy": test_accuracy(net, Xte, yte), "train_log10_loss": None, "normalized_margin": None,
            "smoothed_margin": None, "cosine_same_class_mean": None, "cosine_other_class_mean": None,
            "lambda_within_class_ratio": None}
-    result = RunResult(cfg, [ds], [net], [None], [row], [])
+    result = Run(cfg, [ds], [net], [None], [row], [])
     save_run(result, args.out, args.overwrite)
     if args.json:
         print(json.dumps(summary_json(result), indent=2))

@@ -66,10 +66,10 @@ def fa_synthetic(quick: bool, out: str) -> Reproduction:
     from ibcheck.solvers.radius.curves import plot_robust_accuracy, robust_accuracy
     from ibcheck.solvers.radius.universal import universal_directions
 
-    from .experiment import DataConfig, RunConfig, run
     from .models import ModelConfig
     from .plots import cosine_heatmap
     from .trainer import TrainConfig
+    from .training import DataConfig, RunConfig, run
 
     d, k, n, m, pts = (256, 8, 320, 5, 100) if quick else (3072, 10, 1000, 5, 400)
     R = Reproduction("fa-synthetic", "LPLL25's synthetic figure: 2-class vs k-class model", params={"d": d, "k": k, "n": n, "m": m, "points": pts})
@@ -118,9 +118,9 @@ def fa_digits(quick: bool, out: str, idx_dir: str | None = None) -> Reproduction
     from ibcheck.solvers.radius.curves import plot_robust_accuracy, robust_accuracy
     from ibcheck.solvers.radius.universal import universal_directions
 
-    from .experiment import DataConfig, RunConfig, run
     from .models import ModelConfig
     from .trainer import TrainConfig
+    from .training import DataConfig, RunConfig, run
 
     n, m, steps, pts = (600, 10, 400, 80) if quick else (1500, 20, 2000, 250)
     kind = "digits"
@@ -176,9 +176,9 @@ def fa_digits(quick: bool, out: str, idx_dir: str | None = None) -> Reproduction
 def ll20_margin(quick: bool, out: str) -> Reproduction:
     from ibcheck.solvers.kkt.certificate import eps_delta_kkt
 
-    from .experiment import DataConfig, RunConfig, run
     from .models import ModelConfig
     from .trainer import TrainConfig
+    from .training import DataConfig, RunConfig, run
 
     steps, target = (3000, -800) if quick else (20000, -800)
     R = Reproduction("ll20-margin", "LL20: normalized margin under a constant vs the loss-based learning rate", params={"steps": steps})
@@ -257,7 +257,7 @@ def shngs18(quick: bool, out: str) -> Reproduction:
 
 def ssttm18(quick: bool, out: str) -> Reproduction:
 
-    from .experiments import measure_ssttm18
+    from .claim_experiments import measure_ssttm18
     from .fit import fit_exponents
 
     R = Reproduction("ssttm18", "SSTTM18: robust generalization needs more data (Gaussian model, l_inf)")
@@ -306,7 +306,7 @@ def _flip_along_gradient(net, X, smooth: bool):
     from ibcheck.solvers.networks import TwoLayerReLU
     from ibcheck.solvers.radius.ray import ray_flip_radius
 
-    from .experiment import random_net_input_gradients
+    from .training import random_net_input_gradients
 
     f = net.forward(X)
     y = np.where(f > 0, 1.0, -1.0)
@@ -461,9 +461,9 @@ def fvbs23(quick: bool, out: str) -> Reproduction:
 
 
 def mv24(quick: bool, out: str) -> Reproduction:
-    from .experiment import DataConfig, RunConfig, run
     from .models import ModelConfig
     from .trainer import TrainConfig
+    from .training import DataConfig, RunConfig, run
 
     d, k, n, m = (64, 4, 120, 10) if quick else (256, 8, 400, 20)
     R = Reproduction("mv24", "MV24.conj (p = 1): GD from small initialization converges to the two-neuron average-feature network",

@@ -15,7 +15,6 @@ import math
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -23,9 +22,9 @@ from ibcheck.solvers.networks import network_from_arrays
 from ibcheck.theory.atomic import atomic_file, save_npz
 from ibcheck.theory.errors import InputError
 
-from .experiment import DataConfig, RunConfig, RunResult, make_dataset
 from .models import ModelConfig
 from .trainer import TrainConfig
+from .training import DataConfig, Run, RunConfig
 
 SUMMARY_KEYS = ("seed", "status", "train_log10_loss", "test_accuracy", "normalized_margin", "smoothed_margin",
                 "cosine_same_class_mean", "cosine_other_class_mean", "lambda_within_class_ratio")
@@ -53,7 +52,7 @@ def config_from_dict(d: dict) -> RunConfig:
                      train=TrainConfig(**d["train"]), seeds=d["seeds"], seed0=d["seed0"])
 
 
-def summary_json(result: RunResult) -> dict:
+def summary_json(result: Run) -> dict:
     cfg = result.config
     return clean({
         "setting": cfg.setting, "config": config_to_dict(cfg), "data_kind": cfg.data_kind,
@@ -74,7 +73,7 @@ def check_out_dir(out: str, overwrite: bool) -> None:
         raise InputError(f"--out {out}: parent directory {parent} is not writable")
 
 
-def save_run(result: RunResult, out: str, overwrite: bool = False) -> str:
+def save_run(result: Run, out: str, overwrite: bool = False) -> str:
     """Write the run directory atomically; return its path."""
     check_out_dir(out, overwrite)
     parent = os.path.dirname(os.path.abspath(out))
@@ -94,7 +93,7 @@ def save_run(result: RunResult, out: str, overwrite: bool = False) -> str:
     return out
 
 
-def _write(result: RunResult, d: str) -> None:
+def _write(result: Run, d: str) -> None:
     with atomic_file(os.path.join(d, "config.json"), "w") as f:
         json.dump(config_to_dict(result.config), f, indent=2)
     with atomic_file(os.path.join(d, "summary.json"), "w") as f:
@@ -123,7 +122,7 @@ def _write(result: RunResult, d: str) -> None:
         cosine_heatmap(mats, result, os.path.join(d, "cosine_matrix.png"))
 
 
-def _write_checkpoints(result: RunResult, d: str) -> None:
+def _write_checkpoints(result: Run, d: str) -> None:
     """Weights at log-spaced steps (checkpoints.npz) with their steps and losses (checkpoints.json)."""
     arrays, meta = {}, []
     loss = {(r["seed"], r["step"]): r for r in result.trajectory}
@@ -167,28 +166,6 @@ def write_csv(path: str, rows: list[dict]) -> None:
             w.writerow(r)
 
 
-@dataclass
-class Run:
-    """A run directory read back: config, per-seed summary, trajectory, networks, init weights."""
-
-    path: str
-    config: RunConfig
-    summary: dict
-    trajectory: list[dict]
-    networks: list
-    init_W: list[np.ndarray | None]
-
-    @property
-    def seeds(self) -> list[dict]:
-        return self.summary["seeds"]
-
-    def dataset(self, seed: int | None = None):
-        """Re-create the training data (deterministic from the config)."""
-        cfg = self.config
-        s = cfg.data.seed + ((seed or cfg.seed0) - cfg.seed0 if cfg.data.per_seed else 0)
-        return make_dataset(cfg, s)
-
-
 def load_run(path: str) -> Run:
     """Read a run directory written by ``ibcheck train`` (weights without pickle).
 
@@ -220,7 +197,7 @@ def load_run(path: str) -> Run:
     except (KeyError, TypeError, ValueError) as err:
         raise InputError(f"{os.path.join(path, 'networks.json')} and weights.npz do not match ({type(err).__name__}: {err}): "
                          "the run directory is damaged") from None
-    return Run(path, cfg, summary, traj, nets, init)
+    return Run(cfg, (), nets, init, summary.get("seeds", []), traj, float(summary.get("seconds") or 0.0), (), path)
 
 
 def read_json(path: str):

@@ -192,7 +192,7 @@ def _init_worker() -> None:
 
 def run_task(task: Task) -> tuple[str, str, object, str | None, float]:
     """Run one task in a worker; never raises (a failure is a recorded status)."""
-    from .experiments import EXPERIMENTS
+    from .claim_experiments import EXPERIMENTS
 
     t0 = time.perf_counter()
     try:

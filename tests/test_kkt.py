@@ -117,9 +117,9 @@ def test_dedup_up_to_permutation():
 
 def test_gd_trajectory_eps_delta_decrease():
     """LL20.thm.kkt numerically: the (eps, delta) of GD iterates fall as the loss falls."""
-    from ibcheck.simulate.experiment import DataConfig, RunConfig, run
     from ibcheck.simulate.models import ModelConfig
     from ibcheck.simulate.trainer import TrainConfig
+    from ibcheck.simulate.training import DataConfig, RunConfig, run
 
     cfg = RunConfig(setting="two-layer", data=DataConfig(d=10, k=4, n=30), model=ModelConfig("two-layer", m=10),
                     train=TrainConfig(steps=3000, lr=0.05, loss="exp", reduction="sum", schedule="loss-based", checkpoints=8, progress=False))

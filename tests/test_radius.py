@@ -167,9 +167,9 @@ def test_construction_certified_radius_grows_like_sqrt_d():
 
 def test_trained_fa_median_universal_radius_near_sqrt_d_over_k():
     """LPLL25.thm.nonrobust at d = 512, k = 4: the median universal radius is within 25% of sqrt(d/k)."""
-    from ibcheck.simulate.experiment import DataConfig, RunConfig, run
     from ibcheck.simulate.models import ModelConfig
     from ibcheck.simulate.trainer import TrainConfig
+    from ibcheck.simulate.training import DataConfig, RunConfig, run
 
     cfg = RunConfig(setting="fa", data=DataConfig(d=512, k=4, n=200), model=ModelConfig("fa", m=5, init_scale=0.1),
                     train=TrainConfig(steps=1500, lr=0.5, progress=False), seeds=1)

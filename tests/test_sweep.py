@@ -8,8 +8,8 @@ import time
 
 import pytest
 
+from ibcheck.simulate.claim_experiments import EXPERIMENTS
 from ibcheck.simulate.compare import parse_grid
-from ibcheck.simulate.experiments import EXPERIMENTS
 from ibcheck.simulate.sweep import Task, connect, run_sweep, task_key
 from ibcheck.theory import InputError
 
@@ -55,7 +55,7 @@ def test_sweep_runs_each_cell_once_and_resumes(tmp_path):
 SITECUSTOMIZE = """
 import sys, time
 sys.path.insert(0, {root!r})
-import ibcheck.simulate.experiments as E
+import ibcheck.simulate.claim_experiments as E
 _orig = E.measure_ssttm18
 def _slow(cell, seed):
     time.sleep(0.3)
@@ -133,7 +133,7 @@ def test_grid_parsing():
 
 
 def test_rows_are_keyed_on_every_reachable_source_file(tmp_path):
-    """A change to the trainer (not experiments.py) in a copy of the tree recomputes every row."""
+    """A change to the trainer (not claim_experiments.py) in a copy of the tree recomputes every row."""
     import shutil
 
     from ibcheck.simulate.sweep import code_version
@@ -241,7 +241,7 @@ def test_kill_minus_9_of_a_dask_client_then_rerun_resumes(tmp_path):
 KILLER = """
 import os, signal, sys, time
 sys.path.insert(0, {root!r})
-import ibcheck.simulate.experiments as E
+import ibcheck.simulate.claim_experiments as E
 _orig = E.measure_ssttm18
 def _die(cell, seed):
     if cell["d"] == 3000 and seed == 1:

@@ -5,9 +5,9 @@ import pytest
 import torch
 
 from ibcheck.simulate.data import clusters
-from ibcheck.simulate.experiment import DataConfig, RunConfig, run
 from ibcheck.simulate.models import ModelConfig, init_model
 from ibcheck.simulate.trainer import TrainConfig, record_steps, train
+from ibcheck.simulate.training import DataConfig, RunConfig, run
 
 
 def _fit(setting="fa", steps=300, schedule="constant", loss="logistic", reduction="mean", lr=0.5, seeds=(0, 1), target=None, m=5, d=64, k=4, n=60, init=0.1):

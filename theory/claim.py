@@ -7,12 +7,15 @@ expressions over the shared symbols of :mod:`theory.variables`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar, Literal
 
 import sympy as sp
 
+from .result import Result
 from .variables import Variable
 
-STATUSES = ("exact", "order", "ambiguous", "unverified")
+ClaimStatus = Literal["exact", "order", "ambiguous", "unverified"]
+STATUSES: tuple[str, ...] = ClaimStatus.__args__  # type: ignore[attr-defined]
 KINDS = ("definition", "assumption", "lemma", "theorem", "corollary", "conjecture", "experiment", "remark")
 # O, Omega, Theta: asymptotic, up to a constant; o, omega: strictly smaller/larger order;
 # "<=", ">=": exact inequalities; "->": the quantity tends to expr (a limit statement).
@@ -84,14 +87,18 @@ class Bound:
 
 
 @dataclass(frozen=True)
-class Claim:
-    """One result of THEORY.md, keyed by its id (e.g. ``FVBS23.thm.4_2``)."""
+class Claim(Result):
+    """One result of THEORY.md, keyed by its id (e.g. ``FVBS23.thm.4_2``).
+
+    In a notebook it shows its hypotheses and bounds as a table, and as LaTeX (``_repr_latex_``)."""
+
+    name: ClassVar[str] = "claim"
 
     id: str
     title: str
     paper: str
     seeds: tuple[str, ...]
-    status: str
+    status: ClaimStatus
     kind: str
     variables: tuple[Variable, ...] = ()
     constants: tuple[str, ...] = ()
@@ -159,3 +166,23 @@ class Claim:
     @property
     def source(self) -> str:
         return f"{self.paper}; seeds: {', '.join(self.seeds) or 'none (paper only)'}"
+
+    # -- display (theory.result.Result) -----------------------------------------------
+    def as_json(self) -> dict:
+        from .describe import describe
+
+        return describe(self)
+
+    def heading(self) -> str:
+        return f"{self.id}: {self.title} ({self.status}{'; ' + '; '.join(self.flags) if self.flags else ''})"
+
+    def table(self) -> list[dict]:
+        rows = [{"part": h.name, "statement": sp.sstr(h.expr) if h.expr is not None else h.text + " (qualitative)"} for h in self.hypotheses]
+        return rows + [{"part": "=> " + b.quantity + (f" [{b.reading}]" if b.reading else ""), "statement": f"{b.kind}({sp.sstr(b.expr)})"}
+                       for b in self.bounds]
+
+    def _repr_latex_(self) -> str:
+        from .describe import latex
+
+        body = latex(self)
+        return "$$" + body[body.index(r"\begin{align*}"):body.index(r"\end{align*}") + len(r"\end{align*}")] + "$$"

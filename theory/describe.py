@@ -6,13 +6,15 @@ exponents, log_exponents, value``) are produced here and nowhere else.
 """
 from __future__ import annotations
 
-from typing import Mapping
+from dataclasses import dataclass
+from typing import ClassVar, Mapping
 
 import sympy as sp
 
 from .claim import Bound, Claim, tex
 from .evaluate import Point, bound_value, evaluate_claim, make_point
 from .growth import GrowthError, exponents
+from .result import Result
 from .variables import rational_string
 
 
@@ -98,3 +100,46 @@ def latex(claim: Claim, reading: str | None = None) -> str:
     for f in claim.flags:
         lines.append(f"% flag: {f}")
     return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class Bounds(Result):
+    """A claim's hypotheses and bounds with their exponents, evaluated at a point when one is given
+    (:func:`describe` holds the JSON shape; this is its typed, displayable form)."""
+
+    name: ClassVar[str] = "bounds"
+    claim: str
+    point: dict[str, str] | None
+    applies: bool | None
+    hypotheses: tuple[dict, ...]
+    bounds: tuple[dict, ...]
+    latex: str
+    description: dict
+
+    def as_json(self) -> dict:
+        return self.description
+
+    def heading(self) -> str:
+        at = "" if not self.point else " at " + ", ".join(f"{k}={v}" for k, v in self.point.items())
+        state = {None: "", True: ": applies", False: ": does not apply"}[self.applies]
+        return f"{self.claim}{at}{state}"
+
+    def table(self) -> list[dict]:
+        rows = [{"part": h["name"], "statement": h["expr"] or h["text"], "holds": h["holds"], "log10 lhs": h["log10_lhs"],
+                 "log10 rhs": h["log10_rhs"]} for h in self.hypotheses]
+        return rows + [{"part": f"{b['quantity']} {b['kind']}", "statement": b["expr"], "holds": None,
+                        "log10 lhs": b["log10_value"], "log10 rhs": None} for b in self.bounds]
+
+    def _repr_latex_(self) -> str:
+        body = self.latex
+        return "$$" + body[body.index(r"\begin{align*}"):body.index(r"\end{align*}") + len(r"\end{align*}")] + "$$"
+
+
+def bounds_at(claim: Claim, raw: Mapping[str, str] | None = None, reading: str | None = None) -> Bounds:
+    """:func:`describe` as a :class:`Bounds` result (the reading checked first)."""
+    from .errors import InputError
+
+    if reading is not None and reading not in claim.readings:
+        raise InputError(f"reading={reading!r} is not a reading of {claim.id}: accepted readings are {', '.join(claim.readings) or 'none'}")
+    info = describe(claim, raw or None, reading)
+    return Bounds(claim.id, info["point"], info["applies"], tuple(info["hypotheses"]), tuple(info["bounds"]), latex(claim, reading), info)

@@ -23,11 +23,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 from itertools import combinations
-from typing import Iterable, Mapping
+from typing import ClassVar, Iterable, Literal, Mapping
 
 import sympy as sp
 
 from .errors import InputError
+from .result import Result
 
 
 class GrowthError(ValueError):
@@ -248,16 +249,34 @@ def _lex_max(keys: list[tuple]) -> tuple:
 
 
 # ---------------------------------------------------------------------------------------------
-# Comparison of two bounds as variables go to infinity jointly.
+# Growth relation of two bounds as variables go to infinity jointly.
+
+
+Relation = Literal["<", ">", "~", "incomparable"]
 
 
 @dataclass(frozen=True)
-class Comparison:
-    """``relation`` is one of ``<``, ``>``, ``~``, ``incomparable``; ``reason`` says why."""
+class GrowthRelation(Result):
+    """How ``a`` compares with ``b`` as the variables of ``over`` tend to their limits jointly.
 
-    relation: str
+    ``relation`` is one of ``<`` (a = o(b)), ``>``, ``~`` (a = Theta(b)), ``incomparable``;
+    ``reason`` says why. ``a`` and ``b`` are filled in by :func:`ibcheck.growth`."""
+
+    name: ClassVar[str] = "growth"
+    relation: Relation
     reason: str
     over: tuple[str, ...]
+    a: str = ""
+    b: str = ""
+
+    def as_json(self) -> dict:
+        return {"a": self.a, "b": self.b, "relation": self.relation, "reason": self.reason, "over": list(self.over)}
+
+    def table(self) -> list[dict]:
+        return [self.as_json()]
+
+    def heading(self) -> str:
+        return f"{self.a}  {self.relation}  {self.b}"
 
 
 def couple(expr: sp.Expr, coupling: Mapping[str, sp.Expr]) -> sp.Expr:
@@ -266,7 +285,7 @@ def couple(expr: sp.Expr, coupling: Mapping[str, sp.Expr]) -> sp.Expr:
     return sp.sympify(expr).subs({by_name[v]: sp.sympify(e) for v, e in coupling.items() if v in by_name}, simultaneous=True)
 
 
-def compare(a: sp.Expr, b: sp.Expr, tends_to: Mapping[str, str], coupling: Mapping[str, sp.Expr] | None = None) -> Comparison:
+def compare(a: sp.Expr, b: sp.Expr, tends_to: Mapping[str, str], coupling: Mapping[str, sp.Expr] | None = None) -> GrowthRelation:
     """Compare ``a`` and ``b`` as the variables of ``tends_to`` go to their limits jointly.
 
     ``<`` means a = o(b) along every ray; ``~`` means a = Theta(b) along every ray (up to
@@ -278,7 +297,7 @@ def compare(a: sp.Expr, b: sp.Expr, tends_to: Mapping[str, str], coupling: Mappi
     ga, gb = growth(a, tends_to), growth(b, tends_to)
     over = tuple(sorted(set(ga.variables) | set(gb.variables)))
     if not over:
-        return Comparison("~", "both are constants", over)
+        return GrowthRelation("~", "both are constants", over)
     A = [_vec(t, over) for t in ga.terms]
     B = [_vec(t, over) for t in gb.terms]
     P, rP = _sup_diff([x[0] for x in A], [y[0] for y in B])
@@ -286,12 +305,12 @@ def compare(a: sp.Expr, b: sp.Expr, tends_to: Mapping[str, str], coupling: Mappi
     p = len(over)
     desc = lambda r: _ray_text(r, over, ga.towards_zero | gb.towards_zero)  # noqa: E731
     if P < 0:
-        return Comparison("<", f"a has a smaller polynomial order on every ray (exponent gap {-P})", over)
+        return GrowthRelation("<", f"a has a smaller polynomial order on every ray (exponent gap {-P})", over)
     if Q < 0:
-        return Comparison(">", f"a has a larger polynomial order on every ray (exponent gap {-Q})", over)
+        return GrowthRelation(">", f"a has a larger polynomial order on every ray (exponent gap {-Q})", over)
     if P > 0 and Q > 0:
         r1, r2 = _interior(rP, p, lambda r: _poly_gap(A, B, r) > 0), _interior(rQ, p, lambda r: _poly_gap(A, B, r) < 0)
-        return Comparison("incomparable", f"a > b along {desc(r1)}, a < b along {desc(r2)}", over)
+        return GrowthRelation("incomparable", f"a > b along {desc(r1)}, a < b along {desc(r2)}", over)
     # Ties in the polynomial order somewhere: the log and log-log powers decide there.
     samples = _samples(p, [rP, rQ])
     signs = {_lex_sign(A, B, r) for r in samples}
@@ -299,17 +318,17 @@ def compare(a: sp.Expr, b: sp.Expr, tends_to: Mapping[str, str], coupling: Mappi
     how = "the log powers decide where the polynomial orders tie" if poly_tie else (
         "the polynomial orders tie only on the boundary, where a variable stays fixed")
     if signs == {-1}:
-        return Comparison("<", f"a < b on every ray with all of {', '.join(over)} growing; {how}", over)
+        return GrowthRelation("<", f"a < b on every ray with all of {', '.join(over)} growing; {how}", over)
     if signs == {1}:
-        return Comparison(">", f"a > b on every ray with all of {', '.join(over)} growing; {how}", over)
+        return GrowthRelation(">", f"a > b on every ray with all of {', '.join(over)} growing; {how}", over)
     if signs == {0}:
-        return Comparison("~", "same polynomial and log order on every ray", over)
+        return GrowthRelation("~", "same polynomial and log order on every ray", over)
     if signs >= {1, -1}:
         r1 = next(r for r in samples if _lex_sign(A, B, r) > 0)
         r2 = next(r for r in samples if _lex_sign(A, B, r) < 0)
-        return Comparison("incomparable", f"a > b along {desc(r1)}, a < b along {desc(r2)}", over)
+        return GrowthRelation("incomparable", f"a > b along {desc(r1)}, a < b along {desc(r2)}", over)
     r0 = next(r for r in samples if _lex_sign(A, B, r) == 0)
-    return Comparison("incomparable", f"neither o nor Theta: same order along {desc(r0)}, strictly ordered elsewhere", over)
+    return GrowthRelation("incomparable", f"neither o nor Theta: same order along {desc(r0)}, strictly ordered elsewhere", over)
 
 
 def _vec(t: Term, over: tuple[str, ...]):

@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 import difflib
+from dataclasses import dataclass
+from typing import ClassVar
 
 from .claim import Claim
 from .claims import ALL
 from .errors import InputError
+from .result import Result
 
 _BY_ID: dict[str, Claim] = {}
 for _c in ALL:
@@ -17,6 +20,31 @@ for _c in ALL:
 def all_claims() -> list[Claim]:
     """Every registered claim, in THEORY.md order."""
     return list(ALL)
+
+
+@dataclass(frozen=True)
+class ClaimList(Result):
+    """Claims, one row each: id, status, kind, title and the unverified flag."""
+
+    name: ClassVar[str] = "claims"
+    claims: tuple[Claim, ...]
+
+    def as_json(self) -> list[dict]:  # type: ignore[override]
+        return [{"claim": c.id, "title": c.title, "status": c.status, "kind": c.kind, "flags": c.flags,
+                 "unverified": c.unverified, "source": c.source} for c in self.claims]
+
+    def table(self) -> list[dict]:
+        return [{"claim": c.id, "status": c.status, "kind": c.kind, "title": c.title + ("  [UNVERIFIED]" if c.unverified else "")}
+                for c in self.claims]
+
+    def heading(self) -> str:
+        return f"{len(self.claims)} claims"
+
+    def __len__(self) -> int:
+        return len(self.claims)
+
+    def __iter__(self):
+        return iter(self.claims)
 
 
 def claim_ids() -> list[str]:

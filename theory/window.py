@@ -18,9 +18,9 @@ Ends beyond 4300 digits (Python's int-to-str limit) are given as ``~10^x`` strin
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Mapping
+from typing import ClassVar, Mapping
 
 import mpmath
 import sympy as sp
@@ -28,15 +28,19 @@ import sympy as sp
 from .claim import Claim
 from .errors import InputError
 from .evaluate import Point, make_point, parse_assignments, relation_holds
+from .result import Result
 
 U = sp.Symbol("u", real=True)
 MAX_DIGITS = 4300
 _SCAN_POINTS = 48
 
 
-@dataclass
-class Window:
-    """The result of :func:`applicability_window`."""
+@dataclass(frozen=True)
+class Window(Result):
+    """The result of :func:`applicability_window`: closed integer intervals of ``free`` where every
+    hypothesis holds, each end checked one step inside and one step outside."""
+
+    name: ClassVar[str] = "window"
 
     claim: str
     free: str
@@ -62,6 +66,30 @@ class Window:
             "assumed_qualitative": self.assumed_qualitative,
             "independent_of_free": self.ignored, "empty_because": self.empty_because,
         }
+
+    def heading(self) -> str:
+        at = ", ".join(f"{k}={v}" for k, v in self.at.items())
+        return f"{self.claim}: window of {self.free} at {at}" + ("" if self.intervals else f" -- empty ({self.empty_because})")
+
+    def table(self) -> list[dict]:
+        return [{"low": iv[0], "high": "oo" if iv[1] is None else iv[1], "log10 low": lg[0], "log10 high": lg[1],
+                 "binding low": b["low"], "binding high": b["high"], "verified": self.verified}
+                for iv, lg, b in zip(self.intervals, self.log10_intervals, self.binding)]
+
+    def figure(self):
+        """The window on a log10 axis (an open end drawn to the right edge)."""
+        if not self.intervals:
+            return None
+        from .result import new_figure
+
+        fig, ax = new_figure(6.4, 1.6)
+        right = max([lg[1] for lg in self.log10_intervals if lg[1] is not None] + [lg[0] for lg in self.log10_intervals]) + 1
+        for lo, hi in self.log10_intervals:
+            ax.plot([lo, right if hi is None else hi], [0, 0], lw=8, solid_capstyle="butt", color="tab:green")
+        ax.set_yticks([])
+        ax.set_xlabel(f"log10 {self.free}")
+        ax.set_title(self.heading(), fontsize=8)
+        return fig
 
 
 def _atoms(rel: sp.Basic) -> list[sp.Basic]:
@@ -207,9 +235,7 @@ def _failing(hyps, raw, free, x: int) -> str | None:
 
 def applicability_window(claim: Claim, free: str, at: Mapping[str, str] | str) -> Window:
     """The integers ``free`` where every hypothesis of ``claim`` holds (flags attached)."""
-    w = _window(claim, free, at)
-    w.flags = list(claim.flags)
-    return w
+    return replace(_window(claim, free, at), flags=list(claim.flags))
 
 
 def _window(claim: Claim, free: str, at: Mapping[str, str] | str) -> Window:

@@ -1,18 +1,21 @@
 """One training run from a declarative config: data + model + trainer + measurements.
 
 ``run(RunConfig)`` builds the dataset(s), initializes S seeds, trains them in one batch,
-measures each seed (test accuracy, margins, feature statistics) and returns a
-:class:`RunResult` that :mod:`simulate.rundir` writes to disk.
+measures each seed (test accuracy, margins, feature statistics) and returns a :class:`Run`;
+``Run.save`` writes it as a run directory (:mod:`simulate.rundir`), and ``load_run`` reads one
+back as the same type.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import ClassVar, Sequence
 
 import numpy as np
 import torch
 
 from ibcheck.theory.errors import InputError
+from ibcheck.theory.result import Result
 
 from . import data as D
 from .measure import feature_statistics, test_accuracy
@@ -112,16 +115,76 @@ def make_dataset(cfg: RunConfig, seed: int) -> D.Dataset:
     raise InputError(f"--data {kind!r} is not one of {', '.join(D.DATA_KINDS)}")
 
 
-@dataclass
-class RunResult:
+@dataclass(frozen=True)
+class Run(Result):
+    """S trained (or drawn) networks of one config, with their per-seed measurements.
+
+    ``summary`` has one row per seed (``seeds`` is the same list); ``datasets`` is empty for a run
+    read back from disk, whose data ``dataset()`` re-creates from the config (deterministic);
+    ``path`` is the run directory it was read from or saved to, if any."""
+
+    name: ClassVar[str] = "run"
     config: RunConfig
-    datasets: list[D.Dataset]
-    networks: list
-    init_W: list[np.ndarray | None]
-    summary: list[dict]
-    trajectory: list[dict]
+    datasets: Sequence[D.Dataset]
+    networks: Sequence
+    init_W: Sequence[np.ndarray | None]
+    summary: Sequence[dict]
+    trajectory: Sequence[dict]
     seconds: float = 0.0
-    checkpoints: list = field(default_factory=list)
+    checkpoints: Sequence = ()
+    path: str | None = None
+
+    @property
+    def seeds(self) -> list[dict]:
+        return list(self.summary)
+
+    def dataset(self, seed: int | None = None) -> D.Dataset:
+        """The training data of ``seed`` (default: the first), re-created from the config if not held."""
+        cfg = self.config
+        i = (seed or cfg.seed0) - cfg.seed0 if cfg.data.per_seed else 0
+        if i < len(self.datasets):
+            return self.datasets[i]
+        return make_dataset(cfg, cfg.data.seed + i)
+
+    def as_json(self) -> dict:
+        from .rundir import summary_json
+
+        return summary_json(self)
+
+    def heading(self) -> str:
+        return f"{self.config.setting} on {self.config.data_kind}: {len(self.summary)} seed(s), {self.seconds:.1f} s"
+
+    def table(self) -> list[dict]:
+        from .rundir import SUMMARY_KEYS
+
+        keys = ("seed", "status", "output_abs_mean", "grad_norm_mean") if self.config.setting == "random-net" else SUMMARY_KEYS
+        return [{k: r.get(k) for k in keys} for r in self.summary]
+
+    def figure(self):
+        """log10 training loss against the step, one line per seed."""
+        from ibcheck.theory.result import new_figure
+
+        key = "log10_loss_mean" if self.config.train.reduction == "mean" else "log10_loss_sum"
+        rows = [r for r in self.trajectory if r.get(key) is not None]
+        if not rows:
+            return None
+        fig, ax = new_figure()
+        for s in sorted({r["seed"] for r in rows}):
+            pts = [r for r in rows if r["seed"] == s]
+            ax.plot([max(r["step"], 1) for r in pts], [r[key] for r in pts], label=f"seed {s}")
+        ax.set_xscale("log")
+        ax.set_xlabel("step")
+        ax.set_ylabel("log10 training loss")
+        ax.legend(fontsize=7)
+        ax.set_title(self.heading(), fontsize=9)
+        return fig
+
+    def save(self, directory: str, overwrite: bool = False) -> dict[str, str]:  # type: ignore[override]
+        """Write the run directory (config, summary, metrics, trajectory, weights) atomically."""
+        from .rundir import save_run
+
+        save_run(self, directory, overwrite)
+        return {"run": directory}
 
 
 def _to_torch(ds_list, dtype, device, multiclass):
@@ -132,7 +195,7 @@ def _to_torch(ds_list, dtype, device, multiclass):
     return torch.stack(Xs), torch.stack(ys)
 
 
-def run(cfg: RunConfig) -> RunResult:
+def run(cfg: RunConfig) -> Run:
     """Train (or, for random-net, draw) S networks and measure them."""
     device = resolve_device(cfg.train.device)
     seeds = cfg.seed_list
@@ -152,7 +215,7 @@ def run(cfg: RunConfig) -> RunResult:
     for i, s in enumerate(seeds):
         ds = datasets[i if cfg.data.per_seed else 0]
         summary.append(_measure(cfg, s, nets[i], init_W[i], ds, res.final[i]))
-    return RunResult(cfg, datasets, nets, init_W, summary, res.trajectory, res.seconds, res.checkpoints)
+    return Run(cfg, datasets, nets, init_W, summary, res.trajectory, res.seconds, res.checkpoints)
 
 
 def _measure(cfg: RunConfig, seed: int, net, W0, ds: D.Dataset, final: dict) -> dict:
@@ -180,7 +243,7 @@ def _measure(cfg: RunConfig, seed: int, net, W0, ds: D.Dataset, final: dict) -> 
     return row
 
 
-def _random_net_run(cfg: RunConfig, ds: D.Dataset, seeds: list[int]) -> RunResult:
+def _random_net_run(cfg: RunConfig, ds: D.Dataset, seeds: list[int]) -> Run:
     """BCGT21: draw the networks; measure |f(x)| and ||grad f(x)|| on the inputs (BCGT21.facts)."""
     nets = random_networks(cfg.model, ds.d, seeds)
     summary = []
@@ -193,7 +256,7 @@ def _random_net_run(cfg: RunConfig, ds: D.Dataset, seeds: list[int]) -> RunResul
             "cosine_other_class_mean": None, "lambda_within_class_ratio": None,
             "output_abs_mean": float(np.abs(f).mean()), "grad_norm_mean": float(np.linalg.norm(g, axis=1).mean()),
         })
-    return RunResult(cfg, [ds], nets, [None] * len(seeds), summary, [])
+    return Run(cfg, [ds], nets, [None] * len(seeds), summary, [])
 
 
 def random_net_input_gradients(net, X: np.ndarray) -> np.ndarray:

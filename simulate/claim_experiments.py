@@ -49,9 +49,9 @@ class Experiment:
 
 
 def _fa_run(cell: dict, seed: int, setting: str = "fa", multiclass: bool = False):
-    from .experiment import DataConfig, RunConfig, run
     from .models import ModelConfig
     from .trainer import TrainConfig
+    from .training import DataConfig, RunConfig, run
 
     d, k = int(cell["d"]), int(cell["k"])
     cfg = RunConfig(setting=setting, data=DataConfig(d=d, k=k, n=int(cell.get("n", 40 * k)), sigma=1.0, seed=seed, n_test=10),
@@ -113,9 +113,9 @@ def measure_lpll25_5_5(cell: dict, seed: int) -> dict:
 
 
 def _two_layer_gd(cell, seed, kind):
-    from .experiment import DataConfig, RunConfig, run
     from .models import ModelConfig
     from .trainer import TrainConfig
+    from .training import DataConfig, RunConfig, run
 
     d, n = int(cell["d"]), int(cell["n"])
     cfg = RunConfig(setting="two-layer", data=DataConfig(kind=kind, d=d, k=int(cell.get("k", 2)), n=n, sigma=1.0, seed=seed, n_test=10),
@@ -158,8 +158,8 @@ def measure_bcgt21(cell: dict, seed: int) -> dict:
     from ibcheck.solvers.radius.ray import ray_flip_radius
 
     from .data import sphere_points
-    from .experiment import random_net_input_gradients
     from .models import ModelConfig, random_networks
+    from .training import random_net_input_gradients
 
     d, k = int(cell["d"]), int(cell["k"])
     net = random_networks(ModelConfig("random-net", m=k), d, [seed])[0]
@@ -185,9 +185,9 @@ def measure_ll20_rates(cell: dict, seed: int) -> dict:
     so T covers hundreds of decades; losses and T are reported as log10 (they leave float64).
     Kept: points after t0 (every sample fitted, loss below ell(0) = 1) with T >= 100.
     """
-    from .experiment import DataConfig, RunConfig, run
     from .models import ModelConfig
     from .trainer import TrainConfig
+    from .training import DataConfig, RunConfig, run
 
     cfg = RunConfig(setting="two-layer", data=DataConfig(d=20, k=4, n=40, sigma=0.5, seed=seed, n_test=10),
                     model=ModelConfig("two-layer", m=10, init_scale=1.0),
@@ -208,9 +208,9 @@ def measure_shngs18(cell: dict, seed: int) -> dict:
     """
     from ibcheck.solvers.svm import hard_margin_svm
 
-    from .experiment import DataConfig, RunConfig, run
     from .models import ModelConfig
     from .trainer import TrainConfig
+    from .training import DataConfig, RunConfig, run
 
     steps = int(cell.get("steps", 6000))
     cfg = RunConfig(setting="linear", data=DataConfig(kind="separable", d=10, n=60, seed=seed, n_test=10),

@@ -1,0 +1,119 @@
+"""What every result of the public API shares: JSON, notebook display, and saving as a separate step.
+
+A result is a frozen dataclass that says three things about itself:
+
+* ``as_json()``: plain data (dicts, lists, numbers, strings; no numpy, no NaN);
+* ``table()``: rows for a table (a list of dicts), or an empty list;
+* ``figure()``: a matplotlib figure, or None.
+
+From these the mixin gives ``to_json()`` (text), ``_repr_html_()`` (a notebook shows the table
+and the plot inline) and ``save(directory)``. Computing never writes files: only ``save`` does,
+each file atomically (:mod:`theory.atomic`).
+"""
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import math
+import os
+from typing import Any, ClassVar
+
+
+def plain(x: Any) -> Any:
+    """JSON-safe copy: numpy scalars and arrays to Python, non-finite floats to None, tuples to lists.
+
+    Pitfall avoided: ``json.dumps`` writes ``NaN`` and ``Infinity``, which are not JSON and break
+    strict readers (jq, JavaScript)."""
+    if isinstance(x, dict):
+        return {str(k): plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [plain(v) for v in x]
+    if hasattr(x, "tolist") and not isinstance(x, (str, bytes)):
+        return plain(x.tolist())
+    if isinstance(x, bool) or x is None or isinstance(x, (int, str)):
+        return x
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    try:
+        f = float(x)
+    except (TypeError, ValueError):
+        return str(x)
+    return f if math.isfinite(f) else None
+
+
+class Result:
+    """Mixin for the API's frozen dataclasses (see the module docstring)."""
+
+    name: ClassVar[str] = "result"
+
+    def as_json(self) -> Any:
+        """Plain data: a dict for most results, a list for a list of rows."""
+        raise NotImplementedError
+
+    def table(self) -> list[dict]:
+        return []
+
+    def figure(self):
+        return None
+
+    def heading(self) -> str:
+        return type(self).__name__
+
+    def extra_files(self, directory: str) -> dict[str, str]:
+        """Files beyond ``NAME.json`` and ``NAME.png`` (CSV, Markdown, HTML); none by default."""
+        return {}
+
+    # -- derived -----------------------------------------------------------------------
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(plain(self.as_json()), indent=indent)
+
+    def _repr_html_(self) -> str:
+        parts = [f"<h4>{html.escape(self.heading())}</h4>"]
+        rows = self.table()
+        if rows:
+            import pandas as pd
+
+            parts.append(pd.DataFrame([plain(r) for r in rows]).to_html(index=False, na_rep="-", float_format=lambda v: f"{v:.4g}"))
+        fig = self.figure()
+        if fig is not None:
+            parts.append(f'<img src="data:image/png;base64,{figure_png_base64(fig)}"/>')
+        return "\n".join(parts)
+
+    def save(self, directory: str) -> dict[str, str]:
+        """Write ``NAME.json`` (and ``NAME.png`` when there is a plot, plus the result's own files)
+        into ``directory``, which is created if its parent exists. Returns the paths written."""
+        from .atomic import save_figure_file, write_text
+        from .errors import InputError
+
+        parent = os.path.dirname(os.path.abspath(directory))
+        if not os.path.isdir(parent):
+            raise InputError(f"directory={directory!r}: its parent {parent} does not exist")
+        os.makedirs(directory, exist_ok=True)
+        files = self.extra_files(directory)
+        fig = self.figure()
+        if fig is not None:
+            files["png"] = os.path.join(directory, f"{self.name}.png")
+            save_figure_file(fig, files["png"])
+        files["json"] = os.path.join(directory, f"{self.name}.json")
+        write_text(files["json"], self.to_json() + "\n")
+        return files
+
+
+def figure_png_base64(fig) -> str:
+    """A figure as base64 PNG text, for inline HTML."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def new_figure(width: float = 6.4, height: float = 4.2):
+    """A figure and its axes for ``Result.figure``, outside pyplot.
+
+    Pitfall avoided: pyplot keeps every figure alive until closed and needs a backend; a bare
+    ``Figure`` needs neither, so figures built for display or saving never leak or pop up."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height))
+    return fig, fig.subplots()
