@@ -7,6 +7,9 @@ STAMP  := $(VENV)/.installed
 # torch would pull a multi-GB CUDA build.
 TORCH  := torch==2.13.0
 REPORT_DIR ?= report
+# the public API and the results it returns, type-checked in make test
+PUBLIC_API := ibcheck/__init__.py ibcheck/api.py ibcheck/errors.py theory/result.py theory/describe.py theory/registry.py \
+              simulate/radii.py simulate/kkt_points.py simulate/reproductions.py solvers/radius/bracket.py
 
 .PHONY: install report test test-slow bench clean
 
@@ -26,6 +29,7 @@ report: install
 
 test: install
 	$(BIN)/ruff check theory solvers simulate ibcheck tests bench
+	$(BIN)/mypy $(PUBLIC_API)
 	$(BIN)/python -m pytest -q
 
 test-slow: install

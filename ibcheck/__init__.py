@@ -1,10 +1,16 @@
 """ibcheck: a symbolic-numeric checker for implicit-bias theory.
 
+One call per capability (see :mod:`ibcheck.api`), each returning a frozen dataclass with
+``to_json()``, a notebook display and ``save(directory)``::
+
+    import ibcheck
+    ibcheck.window("FVBS23.thm.4_2", free="d", at={"k": 10, "n": 5000, "eps": 0.1, "delta": 0.1})
+
 The three layers are subpackages: ``ibcheck.theory`` (claims, growth, windows), ``ibcheck.solvers``
 (networks, SVM, KKT, radii) and ``ibcheck.simulate`` (training, sweeps, fits, verdicts). In the
 repository they are the top-level folders ``theory/``, ``solvers/`` and ``simulate/``; an
 installed copy maps them under ``ibcheck`` (setuptools ``package-dir``), and so does a run from
-the source tree itself, below.
+the source tree itself, below. ``import ibcheck`` loads neither torch nor cvxpy.
 """
 from __future__ import annotations
 
@@ -14,3 +20,37 @@ _root = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
 if all(_os.path.isfile(_os.path.join(_root, layer, "__init__.py")) for layer in ("theory", "solvers", "simulate")):
     # a source tree (a checkout, or a copy of one on PYTHONPATH): ibcheck.theory is <root>/theory
     __path__.append(_root)  # type: ignore[name-defined]  # noqa: F821
+
+from .api import (  # noqa: E402
+    bounds,
+    claim,
+    claims,
+    compare,
+    global_max_margin,
+    growth,
+    kkt_certificate,
+    kkt_points,
+    load_run,
+    radii,
+    reproduce,
+    train,
+    verdict,
+    window,
+)
+from .errors import InputError, RunFailure  # noqa: E402
+
+_CONFIGS = {"RunConfig": "training", "DataConfig": "training", "ModelConfig": "models", "TrainConfig": "trainer",
+            "KKTSearchConfig": "kkt_points"}
+
+
+def __getattr__(name: str):
+    """The config dataclasses, imported on first use (they live beside torch code)."""
+    if name in _CONFIGS:
+        import importlib
+
+        return getattr(importlib.import_module(f"ibcheck.simulate.{_CONFIGS[name]}"), name)
+    raise AttributeError(f"module 'ibcheck' has no attribute {name!r}")
+
+
+__all__ = ["claims", "claim", "bounds", "window", "growth", "train", "load_run", "radii", "kkt_points", "kkt_certificate",
+           "global_max_margin", "compare", "verdict", "reproduce", "InputError", "RunFailure", *_CONFIGS]

@@ -1,6 +1,6 @@
 """The one command-line entry point, ``ibcheck``, for all three layers.
 
-Each layer registers its own subcommands (``theory.cli`` now; solvers and simulate later),
+The subcommands live in :mod:`ibcheck.commands`, each a thin layer over :mod:`ibcheck.api`,
 imported lazily so that ``ibcheck claims`` never loads torch. Bad input is one line on
 stderr and exit status 2, without a traceback.
 """
@@ -29,9 +29,11 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from ibcheck.simulate import cli as simulate_cli
-    from ibcheck.simulate import compare_cli, kkt_cli, radius_cli
-    from ibcheck.theory import cli as theory_cli
+    from ibcheck.commands import compare as compare_cli
+    from ibcheck.commands import kkt as kkt_cli
+    from ibcheck.commands import radius as radius_cli
+    from ibcheck.commands import theory as theory_cli
+    from ibcheck.commands import train as simulate_cli
 
     parser = _Parser(prog="ibcheck", description="A symbolic-numeric checker for implicit-bias theory: bounds, KKT points, simulation.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -44,6 +46,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def as_flags(message: str, args: argparse.Namespace) -> str:
+    """An API message ``steps=-1 is out of range: steps must ...`` as the command line says it:
+    ``--steps -1 is out of range: ...``, for a parameter that is one of this command's flags."""
+    m = re.match(r"^([a-z_]+)=(\S+) (is out of range|is not .*)", message)
+    if m and hasattr(args, m.group(1)):
+        value = m.group(2).strip("'\"")
+        return f"--{m.group(1).replace('_', '-')} {value} " + message[m.end(2) + 1:]
+    return message
+
+
 def main(argv: list[str] | None = None) -> int:
     from ibcheck.errors import InputError, RunFailure
 
@@ -52,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except InputError as err:
-        print(f"ibcheck: error: {err}", file=sys.stderr)
+        print(f"ibcheck: error: {as_flags(str(err), args)}", file=sys.stderr)
         return 2
     except RunFailure as err:
         print(f"ibcheck: run failed: {err}", file=sys.stderr)

@@ -28,6 +28,7 @@ from ibcheck.theory.errors import InputError
 
 from .analysis import analyze
 from .rounds import cell_key, plan_round
+from .seeds import stream
 from .sequential import spending
 
 PREDICTED = {"d": 0.5, "k": -0.5}
@@ -156,7 +157,7 @@ def calibrate(trials: int = 100, budget: float = DEFAULT_BUDGET, scenarios: list
         sc = SCENARIOS[name]
         res = []
         for t in range(trials):
-            res.append(run_trial(sc, seed * 1_000_003 + i * 10_007 + t, budget))
+            res.append(run_trial(sc, stream("calibration", seed, i, t), budget))
             if bar is not None:
                 bar.update(1)
         counts = {v: sum(r.verdict == v for r in res) for v in ("consistent", "inconsistent", "inconclusive")}

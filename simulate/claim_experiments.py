@@ -14,6 +14,8 @@ from typing import Callable
 
 import numpy as np
 
+from .seeds import rng, stream
+
 
 @dataclass(frozen=True)
 class Experiment:
@@ -66,7 +68,7 @@ def measure_lpll25_nonrobust(cell: dict, seed: int) -> dict:
     from ibcheck.solvers.radius.universal import universal_directions, universal_radius
 
     net, ds, summ = _fa_run(cell, seed)
-    X, y = ds.sample(int(cell.get("points", 200)), 50_000 + seed)
+    X, y = ds.sample(int(cell.get("points", 200)), stream("claim-measure", seed, 0))
     r = universal_radius(net, X, y, universal_directions("lpll25", means=ds.means, J_plus=ds.J_plus))
     return {"flip_radius_median": float(np.median(r)), "test_accuracy": summ["test_accuracy"], "status": summ["status"]}
 
@@ -83,7 +85,7 @@ def measure_lpll25_robust_exists(cell: dict, seed: int) -> dict:
     from ibcheck.solvers.radius.constructions import lpll25_robust
 
     ds = _cluster_data(cell, seed)
-    X, y = ds.sample(200, 60_000 + seed)
+    X, y = ds.sample(200, stream("claim-measure", seed, 1))
     return {"robust_radius": float(np.median(certified_radius(lpll25_robust(ds.means, ds.J_plus), X, y)))}
 
 
@@ -94,7 +96,7 @@ def measure_fvbs23_robust(cell: dict, seed: int) -> dict:
 
     ds = _cluster_data(cell, seed)
     labels = np.where(np.isin(np.arange(len(ds.means)), ds.J_plus), 1.0, -1.0)
-    X, y = ds.sample(200, 61_000 + seed)
+    X, y = ds.sample(200, stream("claim-measure", seed, 2))
     return {"robust_radius": float(np.median(certified_radius(fvbs23_robust(ds.means, labels), X, y)))}
 
 
@@ -105,7 +107,7 @@ def measure_lpll25_5_5(cell: dict, seed: int) -> dict:
 
     net, ds, summ = _fa_run({**cell, "m": cell.get("m", 1)}, seed, setting="multiclass")
     ro = net.readout(ds.J_plus)
-    X, yc = ds.sample(int(cell.get("points", 60)), 62_000 + seed)
+    X, yc = ds.sample(int(cell.get("points", 60)), stream("claim-measure", seed, 3))
     y = np.where(np.isin(yc, ds.J_plus), 1.0, -1.0)
     uni = universal_radius(ro, X, y, universal_directions("lpll25", means=ds.means, J_plus=ds.J_plus))
     best = np.minimum(attack_radius(ro, X, y)["attack"], uni)
@@ -132,7 +134,7 @@ def measure_fvbs23_4_2(cell: dict, seed: int) -> dict:
     from ibcheck.solvers.radius.universal import universal_directions, universal_radius
 
     net, ds, summ = _two_layer_gd({**cell, "n": cell.get("n", 20 * int(cell["k"]))}, seed, "clusters")
-    X, y = ds.sample(200, 63_000 + seed)
+    X, y = ds.sample(200, stream("claim-measure", seed, 4))
     r = universal_radius(net, X, y, universal_directions("fvbs23", means=ds.means, J_plus=ds.J_plus))
     eps = float(cell.get("eps", 0.1))
     return {"universal_flip_norm": float(np.quantile(r, 1 - eps)), "status": summ["status"]}
@@ -163,7 +165,7 @@ def measure_bcgt21(cell: dict, seed: int) -> dict:
 
     d, k = int(cell["d"]), int(cell["k"])
     net = random_networks(ModelConfig("random-net", m=k), d, [seed])[0]
-    X = sphere_points(200, d, np.random.default_rng(64_000 + seed))
+    X = sphere_points(200, d, rng("claim-measure", seed, 5))
     f = net.forward(X)
     y = np.where(f > 0, 1.0, -1.0)
     g = random_net_input_gradients(net, X)
@@ -249,10 +251,10 @@ def measure_ssttm18(cell: dict, seed: int) -> dict:
     d = int(cell["d"])
     eps = float(cell.get("eps", 0.25))
     sigma = d ** 0.25
-    rng = np.random.default_rng(65_000 + seed)
-    theta = rng.standard_normal(d)
+    gen = rng("claim-measure", seed, 6)
+    theta = gen.standard_normal(d)
     theta *= math.sqrt(d) / np.linalg.norm(theta)
-    xi = rng.standard_normal(d)
+    xi = gen.standard_normal(d)
 
     def robust_error(n: int) -> float:
         w = theta + sigma / math.sqrt(n) * xi

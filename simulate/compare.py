@@ -17,6 +17,8 @@ import json
 import math
 import os
 import time
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 import sympy as sp
 
@@ -25,6 +27,7 @@ from ibcheck.theory.atomic import write_json
 from ibcheck.theory.describe import bound_exponents
 from ibcheck.theory.errors import InputError
 from ibcheck.theory.evaluate import make_point
+from ibcheck.theory.result import Result
 
 from .analysis import Analysis, analyze
 from .applicability import Applicability, applicability
@@ -32,7 +35,7 @@ from .claim_experiments import Experiment, experiment_for
 from .rounds import CellKey, cell_key, cost_model, needed_for_decision, plan_round
 from .rundir import clean
 from .sequential import RULES, preview_look, previous_seconds, take_look
-from .sweep import Task, code_version, connect, export_parquet, local_pool, rows_for, run_sweep, task_key
+from .sweep import Task, code_version, connect, local_pool, rows_for, run_sweep, task_key
 
 TESTABLE = ("O", "o", "<=", "Omega", "omega", ">=", "Theta")
 LN10 = math.log(10.0)
@@ -238,11 +241,105 @@ def _what_would_decide(results: list[dict], seconds: float, tasks: int) -> list[
     return out
 
 
-def compare_claim(claim_id: str, out: str, grid: dict | None = None, seeds: int | None = None, quick: bool = False,
-                  workers: int = 1, scheduler: str | None = None, dask: bool = False, margin: float = 0.1,
-                  progress: bool = True, budget: float | None = None, inside_only: bool = False,
-                  constants: dict[str, float] | None = None, spending: str = "pocock", bootstrap: bool = True) -> dict:
-    """Sweep, judge and report one claim (see the module docstring). Returns the summary (also in summary.json)."""
+@dataclass(frozen=True)
+class Comparison(Result):
+    """One claim against simulation: the summary (fits, verdicts with their reasons, applicability,
+    drift, power, rounds, provenance) and what the report is drawn from. ``save(directory)`` writes
+    the Markdown, HTML, PNGs, summary.json and a Parquet file of the raw rows."""
+
+    name: ClassVar[str] = "summary"
+    summary: dict
+    results: tuple = field(repr=False, default=())
+    rows: tuple = field(repr=False, default=())
+    claim: object = field(repr=False, default=None)
+    experiment: object = field(repr=False, default=None)
+
+    @property
+    def verdict(self) -> str:
+        return self.summary["verdict"]
+
+    def as_json(self) -> dict:
+        return clean(self.summary)
+
+    def heading(self) -> str:
+        s = self.summary
+        return f"{s['claim']}: {s['verdict']} ({s['reason']})"
+
+    def table(self) -> list[dict]:
+        return [{"quantity": r["label"], "kind": r["kind"], "variable": f["variable"], "estimate": f["estimate"],
+                 "ci": f"[{f['ci_low']:.3f}, {f['ci_high']:.3f}]" if f["ci_low"] is not None else "-", "predicted": f["predicted"],
+                 "verdict": f["verdict"], "bound verdict": r["verdict"]} for r in self.summary["results"] for f in r["fits"]]
+
+    def figure(self):
+        """Measured log quantity against log of the first fit variable, with the fitted and predicted slopes."""
+        from ibcheck.theory.result import new_figure
+
+        if not self.results:
+            return None
+        r = self.results[0]
+        an = r["analysis"]
+        v = an.variables[0]
+        fig, ax = new_figure()
+        xs = [c["log_" + v] for c in an.fit.cells]
+        ys = [c["mean_log"] for c in an.fit.cells]
+        ax.scatter(xs, ys, s=14, label="cell means")
+        if xs:
+            x0, y0 = min(xs), ys[xs.index(min(xs))]
+            xx = [min(xs), max(xs)]
+            ax.plot(xx, [y0 + an.fit.estimate[v] * (x - x0) for x in xx], label=f"fit {an.fit.estimate[v]:.3f}")
+            ax.plot(xx, [y0 + an.predicted[v] * (x - x0) for x in xx], "--", label=f"predicted {an.predicted[v]:g}")
+        ax.set_xlabel(f"log {v}")
+        ax.set_ylabel(f"log {r['label']}")
+        ax.legend(fontsize=7)
+        ax.set_title(self.heading()[:110], fontsize=8)
+        return fig
+
+    def save(self, directory: str) -> dict[str, str]:  # type: ignore[override]
+        from .compare_report import write_report
+
+        os.makedirs(directory, exist_ok=True)
+        files = write_report(self.summary, list(self.results), self.claim, self.experiment, directory)
+        files["parquet"] = _rows_parquet(self.rows, os.path.join(directory, "results.parquet"))
+        summary = {**self.summary, "files": files}
+        write_json(os.path.join(directory, "summary.json"), clean(summary))
+        return files
+
+
+def _rows_parquet(rows, path: str) -> str | None:
+    """The comparison's raw rows (one per cell and seed) as Parquet; None without pyarrow."""
+    try:
+        import pandas as pd
+
+        df = pd.DataFrame([{**{k: v for k, v in r.items() if k != "value"}, "value": json.dumps(r["value"])} for r in rows])
+        from ibcheck.theory.atomic import atomic_file
+
+        with atomic_file(path, "wb") as f:
+            df.to_parquet(f, index=False)
+        return path
+    except ImportError:
+        return None
+
+
+def compare_claim(claim_id: str, grid: dict | None = None, seeds: int | None = None, budget: float | None = None, quick: bool = False,
+                  store: str | None = None, workers: int = 1, scheduler: str | None = None, dask: bool = False, margin: float = 0.1,
+                  progress: bool = True, inside_only: bool = False, constants: dict[str, float] | None = None, spending: str = "pocock",
+                  bootstrap: bool = True) -> Comparison:
+    """Sweep, judge and summarize one claim (see the module docstring).
+
+    ``grid`` maps each swept variable to its values (default: the experiment's grid, or its quick
+    grid with ``quick``); ``seeds`` per cell; ``budget`` seconds of rounds that grow the sweep until
+    every exponent is decided (alpha spent by ``spending``); ``store`` the SQLite file of sweep rows,
+    which makes the sweep resumable (default: a temporary file, gone afterwards); ``workers``,
+    ``scheduler`` or ``dask`` run the tasks in parallel; ``margin`` is the equivalence margin of an
+    exponent; ``inside_only`` fits only the cells where the hypotheses hold, with ``constants``
+    for the claim's unknown constants. Nothing is written but the store; ``Comparison.save`` writes
+    the report."""
+    if store is None:
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="ibcheck-compare-") as tmp:
+            return compare_claim(claim_id, grid, seeds, budget, quick, os.path.join(tmp, "sweep.sqlite"), workers, scheduler, dask, margin,
+                                 progress, inside_only, constants, spending, bootstrap)
     claim = get_claim(claim_id)
     exp = experiment_for(claim_id)
     grid = grid or (exp.quick_grid if quick else exp.grid)
@@ -262,8 +359,7 @@ def compare_claim(claim_id: str, out: str, grid: dict | None = None, seeds: int 
     version = code_version()
     if inside_only:
         _precheck_inside(claim, exp, grid, fixed, constants, fit_vars)
-    os.makedirs(out, exist_ok=True)
-    db = os.path.join(out, "sweep.sqlite")
+    db = store
     design_id = task_key(exp.claim, exp.name, {}, 0, fixed, version)
     con = connect(db)
     cells = _initial_cells(grid, seeds)
@@ -352,16 +448,7 @@ def compare_claim(claim_id: str, out: str, grid: dict | None = None, seeds: int 
         "code_version": version, "fixed": fixed,
         "provenance": f"every number comes from {db}: rows keyed by (claim, experiment, cell, seed, fixed {fixed}, code {version})",
     }
-    from .compare_report import write_report
-
-    files = write_report(summary, results, claim, exp, out)
-    try:
-        files["parquet"] = export_parquet(db, os.path.join(out, "results.parquet"))
-    except ImportError:
-        files["parquet"] = None
-    summary["files"] = files
-    write_json(os.path.join(out, "summary.json"), clean(summary))
-    return clean(summary)
+    return Comparison(summary, tuple(results), tuple(rows), claim, exp)
 
 
 def _min_inside(fit_vars: list[str]) -> int:
@@ -381,3 +468,20 @@ def _precheck_inside(claim, exp: Experiment, grid: dict, fixed: dict, constants,
     app = applicability(claim, exp, rows, list(grid), fixed, constants)
     if all(v is not None for c in app.cells for v in c["hypotheses"].values()):
         _check_inside_count(app, fit_vars)
+
+
+def compare_and_save(claim_id: str, out: str, **options) -> dict:
+    """:func:`compare_claim` with its store in ``out`` (so a rerun resumes) and the report saved there;
+    returns the summary as written to summary.json (with its ``files``)."""
+    created = not os.path.isdir(out)
+    os.makedirs(out, exist_ok=True)
+    try:
+        comparison = compare_claim(claim_id, store=os.path.join(out, "sweep.sqlite"), **options)
+    except InputError:
+        if created:  # bad input leaves nothing behind
+            import shutil
+
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+    files = comparison.save(out)
+    return clean({**comparison.summary, "files": files})

@@ -6,7 +6,6 @@ bound's expression, the residuals, and the local exponent against scale with the
 """
 from __future__ import annotations
 
-import base64
 import math
 import os
 
@@ -14,6 +13,8 @@ import numpy as np
 import sympy as sp
 
 from ibcheck.theory.atomic import write_text
+
+from .reporting import write_html
 
 PARAMS = {"L": "2"}
 # ---------------------------------------------------------------------------------------------
@@ -39,7 +40,7 @@ def _plots(res: dict, summary: dict, claim, out: str, tag: str) -> dict:
     import matplotlib.pyplot as plt
 
     from .fit import seed_rows
-    from .plots import save_figure
+    from .reporting import save_figure
 
     an = res["analysis"]
     fit, b = an.fit, res["_bound"]
@@ -256,55 +257,3 @@ def write_report(summary: dict, results: list[dict], claim, exp, out: str) -> di
     files["markdown"] = os.path.join(out, "report.md")
     files["html"] = write_html(text, out, "report.html", f"{claim.id}: theory against simulation")
     return files
-
-
-def write_html(markdown: str, out: str, name: str, title: str) -> str:
-    """A self-contained HTML page from our Markdown subset: images inlined as base64 PNG."""
-    import html
-
-    body, in_table = [], False
-    for line in markdown.splitlines():
-        if line.startswith("|"):
-            cells = [c.strip() for c in line.strip("|").split("|")]
-            if all(set(c) <= {"-"} for c in cells):
-                continue
-            tag = "th" if not in_table else "td"
-            if not in_table:
-                body.append("<table>")
-                in_table = True
-            body.append("<tr>" + "".join(f"<{tag}>{_inline(html.escape(c))}</{tag}>" for c in cells) + "</tr>")
-            continue
-        if in_table:
-            body.append("</table>")
-            in_table = False
-        if line.startswith("!["):
-            src = line[line.index("(") + 1:line.rindex(")")]
-            path = os.path.join(out, src)
-            if os.path.isfile(path):
-                with open(path, "rb") as f:
-                    data = base64.b64encode(f.read()).decode()
-                body.append(f'<p><img alt="{html.escape(src)}" src="data:image/png;base64,{data}"></p>')
-            else:
-                body.append(f'<p><a href="{html.escape(src)}">{html.escape(src)}</a></p>')
-        elif line.startswith("#"):
-            level = len(line) - len(line.lstrip("#"))
-            body.append(f"<h{level}>{_inline(html.escape(line[level:].strip()))}</h{level}>")
-        elif line.strip():
-            body.append(f"<p>{_inline(html.escape(line))}</p>")
-    if in_table:
-        body.append("</table>")
-    page = f"""<!doctype html><html><head><meta charset="utf-8"><title>{html.escape(title)}</title>
-<style>body{{font-family:sans-serif;max-width:1100px;margin:2em auto;}}table{{border-collapse:collapse;}}
-td,th{{border:1px solid #ccc;padding:4px 8px;font-size:13px;}}img{{max-width:100%;}}</style></head>
-<body>{''.join(body)}</body></html>"""
-    path = os.path.join(out, name)
-    write_text(path, page)
-    return path
-
-
-def _inline(s: str) -> str:
-    import re
-
-    s = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", s)
-    s = re.sub(r"`(.+?)`", r"<code>\1</code>", s)
-    return re.sub(r"\*(.+?)\*", r"<i>\1</i>", s)

@@ -19,6 +19,8 @@ import torch
 from ibcheck.solvers.networks import LinearClassifier, MulticlassReLU, RandomNet, TwoLayerReLU
 from ibcheck.theory.errors import InputError
 
+from .seeds import rng
+
 SETTINGS = ("fa", "two-layer", "multiclass", "linear", "random-net")
 ACTIVATIONS = ("relu", "softplus", "tanh", "gelu")
 
@@ -320,6 +322,6 @@ def random_networks(cfg: ModelConfig, d: int, seeds: list[int]) -> list[RandomNe
     W = _normal((cfg.m, d), 1 / np.sqrt(d), seeds, 1).numpy()
     out = []
     for i, s in enumerate(seeds):
-        g = np.random.default_rng(1_000_003 * s + 7)
+        g = rng("model-init", s)
         out.append(RandomNet(W=W[i], a=g.choice([-1.0, 1.0], size=cfg.m), activation=cfg.activation))
     return out

@@ -19,11 +19,13 @@ import numpy as np
 from ibcheck.theory.atomic import atomic_file, save_figure_file
 from ibcheck.theory.errors import InputError
 
-from .plots import save_figure
+from .reporting import save_figure
 
 
 @dataclass
-class Reproduction:
+class Criteria:
+    """A reproduction being built: its criteria rows (quantity, source value, measured, verdict, note) and figures."""
+
     name: str
     title: str
     rows: list[dict] = field(default_factory=list)
@@ -62,17 +64,17 @@ def _radii(net, X, y, v):
     return upper, certified_radius(net, X, y, upper)
 
 
-def fa_synthetic(quick: bool, out: str) -> Reproduction:
-    from ibcheck.solvers.radius.curves import plot_robust_accuracy, robust_accuracy
+def fa_synthetic(quick: bool, out: str) -> Criteria:
+    from ibcheck.solvers.radius.curves import robust_accuracy
     from ibcheck.solvers.radius.universal import universal_directions
 
     from .models import ModelConfig
-    from .plots import cosine_heatmap
+    from .reporting import cosine_heatmap, plot_robust_accuracy
     from .trainer import TrainConfig
     from .training import DataConfig, RunConfig, run
 
     d, k, n, m, pts = (256, 8, 320, 5, 100) if quick else (3072, 10, 1000, 5, 400)
-    R = Reproduction("fa-synthetic", "LPLL25's synthetic figure: 2-class vs k-class model", params={"d": d, "k": k, "n": n, "m": m, "points": pts})
+    R = Criteria("fa-synthetic", "LPLL25's synthetic figure: 2-class vs k-class model", params={"d": d, "k": k, "n": n, "m": m, "points": pts})
     data = DataConfig(d=d, k=k, n=n, sigma=1.0, n_test=2000)
     train = TrainConfig(steps=1500, lr=0.5, progress=False)
     two = run(RunConfig(setting="fa", data=data, model=ModelConfig("fa", m=m, init_scale=0.1), train=train))
@@ -114,11 +116,12 @@ def fa_synthetic(quick: bool, out: str) -> Reproduction:
     return R
 
 
-def fa_digits(quick: bool, out: str, idx_dir: str | None = None) -> Reproduction:
-    from ibcheck.solvers.radius.curves import plot_robust_accuracy, robust_accuracy
+def fa_digits(quick: bool, out: str, idx_dir: str | None = None) -> Criteria:
+    from ibcheck.solvers.radius.curves import robust_accuracy
     from ibcheck.solvers.radius.universal import universal_directions
 
     from .models import ModelConfig
+    from .reporting import plot_robust_accuracy
     from .trainer import TrainConfig
     from .training import DataConfig, RunConfig, run
 
@@ -132,7 +135,7 @@ def fa_digits(quick: bool, out: str, idx_dir: str | None = None) -> Reproduction
             raise InputError(f"--idx-dir {idx_dir}: no *images* and *labels* IDX files there")
         kind = "idx"
         extra = {"idx_images": os.path.join(idx_dir, sorted(imgs)[0]), "idx_labels": os.path.join(idx_dir, sorted(labs)[0])}
-    R = Reproduction("fa-digits", "LPLL25's real-data claim on " + ("MNIST IDX files" if idx_dir else "scikit-learn's digits (odd vs even)"),
+    R = Criteria("fa-digits", "LPLL25's real-data claim on " + ("MNIST IDX files" if idx_dir else "scikit-learn's digits (odd vs even)"),
                      params={"n": n, "m": m, "steps": steps, "points": pts, "data": kind})
     data = DataConfig(kind=kind, n=n, split="odd", n_test=500, **extra)
     train = TrainConfig(steps=steps, lr=0.5, progress=False)
@@ -173,7 +176,7 @@ def fa_digits(quick: bool, out: str, idx_dir: str | None = None) -> Reproduction
 # LL20 and SHNGS18: margins and directions along long runs.
 
 
-def ll20_margin(quick: bool, out: str) -> Reproduction:
+def ll20_margin(quick: bool, out: str) -> Criteria:
     from ibcheck.solvers.kkt.certificate import eps_delta_kkt
 
     from .models import ModelConfig
@@ -181,7 +184,7 @@ def ll20_margin(quick: bool, out: str) -> Reproduction:
     from .training import DataConfig, RunConfig, run
 
     steps, target = (3000, -800) if quick else (20000, -800)
-    R = Reproduction("ll20-margin", "LL20: normalized margin under a constant vs the loss-based learning rate", params={"steps": steps})
+    R = Criteria("ll20-margin", "LL20: normalized margin under a constant vs the loss-based learning rate", params={"steps": steps})
     data = DataConfig(d=20, k=4, n=40, sigma=0.5, n_test=500)
     model = ModelConfig("two-layer", m=10, bias=False, init_scale=1.0)
     const = run(RunConfig(setting="two-layer", data=data, model=model,
@@ -207,9 +210,9 @@ def ll20_margin(quick: bool, out: str) -> Reproduction:
     eps_t, delta_t, _ = eps_delta_kkt(lb.networks[0], ds.X, ds.y, tie_tol=1e-4)
     R.row("(eps, delta)-KKT of the final direction", "-> (0, 0) (LL20.thm.kkt)", [eps, delta], "inconclusive",
           f"with near-ties |z| <= 1e-4 allowed: ({eps_t:.3g}, {delta_t:.3g})")
-    from .compare import compare_claim
+    from .compare import compare_and_save
 
-    s = compare_claim("LL20.thm.rates", os.path.join(out, "rates"), quick=quick, progress=False)
+    s = compare_and_save("LL20.thm.rates", os.path.join(out, "rates"), quick=quick, progress=False)
     for r in s["results"]:
         f = r["fits"][0]
         R.row(f"{r['quantity']} against T: exponent after the known log offset", f"{r['kind']}({r['expr']}) (LL20.thm.rates)", f["estimate"],
@@ -235,11 +238,11 @@ def _plot_margins(trajs: dict, path: str) -> None:
     save_figure(fig, ax, path, "LL20: the normalized margin keeps growing as the loss falls", grid_which="major")
 
 
-def shngs18(quick: bool, out: str) -> Reproduction:
-    from .compare import compare_claim
+def shngs18(quick: bool, out: str) -> Criteria:
+    from .compare import compare_and_save
 
-    R = Reproduction("shngs18", "SHNGS18: logistic regression on separable data converges to the SVM direction")
-    s = compare_claim("SHNGS18.thm.direction", os.path.join(out, "compare"), quick=quick, progress=False)
+    R = Criteria("shngs18", "SHNGS18: logistic regression on separable data converges to the SVM direction")
+    s = compare_and_save("SHNGS18.thm.direction", os.path.join(out, "compare"), quick=quick, progress=False)
     for r in s["results"]:
         f = r["fits"][0]
         what = "direction error to the SVM" if r["quantity"] == "direction_error" else "training loss"
@@ -255,12 +258,12 @@ def shngs18(quick: bool, out: str) -> Reproduction:
 # SSTTM18: the Gaussian model's robust sample threshold.
 
 
-def ssttm18(quick: bool, out: str) -> Reproduction:
+def ssttm18(quick: bool, out: str) -> Criteria:
 
     from .claim_experiments import measure_ssttm18
     from .fit import fit_exponents
 
-    R = Reproduction("ssttm18", "SSTTM18: robust generalization needs more data (Gaussian model, l_inf)")
+    R = Criteria("ssttm18", "SSTTM18: robust generalization needs more data (Gaussian model, l_inf)")
     ds_ = [10**4, 10**5, 10**6] if quick else [10**4, 10**5, 10**6, 10**7]
     epss = [0.25, 0.35, 0.5]
     rows = []
@@ -332,14 +335,14 @@ def _flip_along_gradient(net, X, smooth: bool):
     return t / gn, t
 
 
-def bcgt21(quick: bool, out: str) -> Reproduction:
+def bcgt21(quick: bool, out: str) -> Criteria:
     from .data import sphere_points
     from .fit import fit_exponents
     from .models import ModelConfig, random_networks
     from .verdict import exponent_verdict
 
     grid_d, grid_k, pts = ([64, 128, 256], [50, 100, 200], 100) if quick else ([64, 256, 1024], [100, 400, 1600], 300)
-    R = Reproduction("bcgt21", "BCGT21: one gradient step flips a random two-layer network", params={"d": grid_d, "k": grid_k, "points": pts})
+    R = Criteria("bcgt21", "BCGT21: one gradient step flips a random two-layer network", params={"d": grid_d, "k": grid_k, "points": pts})
     curves = {}
     for act in ("relu", "gelu"):
         rows_eta, rows_norm, within = [], [], []
@@ -387,15 +390,15 @@ def _plot_series(series: dict, path: str, xlabel: str, ylabel: str, title: str, 
     save_figure(fig, ax, path, title, legend_fontsize=7, ncol=2)
 
 
-def vys22(quick: bool, out: str) -> Reproduction:
+def vys22(quick: bool, out: str) -> Criteria:
     from ibcheck.solvers.kkt.search import kkt_search, random_start
     from ibcheck.solvers.radius.universal import universal_directions, universal_radius
 
-    from .compare import compare_claim
+    from .compare import compare_and_save
     from .data import sphere
 
-    R = Reproduction("vys22", "VYS22: universal flipping perturbation of nets trained on random sphere data; which reading holds?")
-    s = compare_claim("VYS22.thm.main", os.path.join(out, "compare"), quick=quick, progress=False)
+    R = Criteria("vys22", "VYS22: universal flipping perturbation of nets trained on random sphere data; which reading holds?")
+    s = compare_and_save("VYS22.thm.main", os.path.join(out, "compare"), quick=quick, progress=False)
     for r in s["results"]:
         fits = _fits_text(r)
         R.row(f"{r['quantity']} [{r['reading']}]", f"O({r['expr']})", [f["estimate"] for f in r["fits"]], r["verdict"],
@@ -418,19 +421,19 @@ def vys22(quick: bool, out: str) -> Reproduction:
     return R
 
 
-def fvbs23(quick: bool, out: str) -> Reproduction:
+def fvbs23(quick: bool, out: str) -> Criteria:
     from ibcheck.solvers.kkt.search import kkt_search, random_start
     from ibcheck.solvers.radius.universal import flip_rate, universal_directions, universal_radius
     from ibcheck.theory import get_claim
     from ibcheck.theory.window import applicability_window
 
-    from .compare import compare_claim
+    from .compare import compare_and_save
     from .data import clusters
     from .measure import test_accuracy
 
-    R = Reproduction("fvbs23", "FVBS23: KKT points and GD limits generalize but flip at sqrt(d/k); a sqrt(d)-robust network exists")
+    R = Criteria("fvbs23", "FVBS23: KKT points and GD limits generalize but flip at sqrt(d/k); a sqrt(d)-robust network exists")
     for cid in ("FVBS23.thm.4_2", "FVBS23.thm.4_1"):
-        s = compare_claim(cid, os.path.join(out, cid.replace(".", "_")), quick=quick, progress=False)
+        s = compare_and_save(cid, os.path.join(out, cid.replace(".", "_")), quick=quick, progress=False)
         r = s["results"][0]
         fits = _fits_text(r)
         R.row(f"{cid}: {r['quantity']} exponents (GD limits / construction)", f"{r['kind']}({r['expr']})", [f["estimate"] for f in r["fits"]],
@@ -460,13 +463,13 @@ def fvbs23(quick: bool, out: str) -> Reproduction:
     return R
 
 
-def mv24(quick: bool, out: str) -> Reproduction:
+def mv24(quick: bool, out: str) -> Criteria:
     from .models import ModelConfig
     from .trainer import TrainConfig
     from .training import DataConfig, RunConfig, run
 
     d, k, n, m = (64, 4, 120, 10) if quick else (256, 8, 400, 20)
-    R = Reproduction("mv24", "MV24.conj (p = 1): GD from small initialization converges to the two-neuron average-feature network",
+    R = Criteria("mv24", "MV24.conj (p = 1): GD from small initialization converges to the two-neuron average-feature network",
                      params={"d": d, "k": k, "n": n, "m": m})
     res = run(RunConfig(setting="two-layer", data=DataConfig(d=d, k=k, n=n, sigma=0.3, n_test=10),
                         model=ModelConfig("two-layer", m=m, bias=False, init_scale=1e-3),
@@ -528,7 +531,7 @@ REPRODUCTIONS = {"fa-synthetic": fa_synthetic, "fa-digits": fa_digits, "ll20-mar
 
 def reproduce(name: str, quick: bool, out: str, idx_dir: str | None = None) -> dict:
     """Run one reproduction and write its report section (Markdown, HTML, PNGs, JSON)."""
-    from .compare_report import write_html
+    from .reporting import write_html
     from .rundir import clean
 
     if name not in REPRODUCTIONS:

@@ -117,7 +117,7 @@ def _write(result: Run, d: str) -> None:
         _write_checkpoints(result, d)
     mats = [r.get("_cosine_matrix") for r in result.summary]
     if mats and mats[0] is not None:
-        from .plots import cosine_heatmap
+        from .reporting import cosine_heatmap
 
         cosine_heatmap(mats, result, os.path.join(d, "cosine_matrix.png"))
 

@@ -20,6 +20,7 @@ from ibcheck.theory.result import Result
 from . import data as D
 from .measure import feature_statistics, test_accuracy
 from .models import ModelConfig, init_model, random_networks
+from .seeds import stream
 from .trainer import TrainConfig, TrainResult, resolve_device, train
 
 DEFAULT_DATA = {"fa": "clusters", "multiclass": "clusters", "two-layer": "clusters", "linear": "separable", "random-net": "sphere"}
@@ -219,7 +220,7 @@ def run(cfg: RunConfig) -> Run:
 
 
 def _measure(cfg: RunConfig, seed: int, net, W0, ds: D.Dataset, final: dict) -> dict:
-    Xte, yte = ds.sample(cfg.data.n_test, 10_000 + seed)
+    Xte, yte = ds.sample(cfg.data.n_test, stream("test-points", seed))
     red = "log10_loss_mean" if cfg.train.reduction == "mean" else "log10_loss_sum"
     row = {
         "seed": seed, "status": final["status"], "status_step": final["status_step"],

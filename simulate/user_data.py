@@ -136,9 +136,11 @@ def claim_bounds(claim, quantity: str | None, reading: str | None) -> list:
     return bounds
 
 
-def verdict_from_csv(path: str, out: str, claim_id: str | None = None, quantity: str | None = None, reading: str | None = None,
-                     predict: str | None = None, kind: str | None = None, margin: float = 0.1, constants: dict | None = None) -> dict:
-    """Judge a CSV against a claim (or a stated prediction) and write the report to ``out``."""
+def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | None = None, reading: str | None = None,
+                     predict: str | None = None, kind: str | None = None, margin: float = 0.1, constants: dict | None = None):
+    """Judge a CSV of measurements (columns: the variables, ``seed``, ``value``) against a claim of the
+    registry, or against a stated prediction (``predict="d=1/2,k=-1/2"`` with ``kind``). Returns a
+    :class:`~ibcheck.simulate.compare.Comparison`; ``save(directory)`` writes the report."""
     from ibcheck.theory import get_claim
     from ibcheck.theory.describe import bound_exponents
     from ibcheck.theory.evaluate import make_point
@@ -196,7 +198,6 @@ def verdict_from_csv(path: str, out: str, claim_id: str | None = None, quantity:
                         "label": _label(b.quantity, b.reading), "analysis": an, "_data": data, "_bound": b})
     res_json = [_result_json(r, app) for r in results]
     pa = results[0]["analysis"]
-    os.makedirs(out, exist_ok=True)
     summary = {
         "claim": claim.id, "title": claim.title, "status": claim.status, "flags": list(claim.flags), "experiment": f"your measurements ({path})",
         "data": os.path.abspath(path), "rows": len(table.rows), "grid": {v: sorted({r[v] for r in table.rows}) for v in table.variables},
@@ -207,13 +208,6 @@ def verdict_from_csv(path: str, out: str, claim_id: str | None = None, quantity:
         "provenance": f"every number comes from {os.path.abspath(path)} ({len(table.rows)} rows)",
         "task_status": {"rows": len(table.rows)},
     }
-    from .compare_report import write_report
-    from .rundir import clean
+    from .compare import Comparison
 
-    exp = SimpleNamespace(setting=summary["experiment"], trajectory=False)
-    summary["files"] = write_report(summary, results, claim, exp, out)
-    from ibcheck.theory.atomic import write_json
-
-    write_json(os.path.join(out, "summary.json"), clean(summary))
-    return clean(summary)
-
+    return Comparison(summary, tuple(results), tuple(data), claim, SimpleNamespace(setting=summary["experiment"], trajectory=False))

@@ -45,3 +45,28 @@ nonneg_float = _at_least(_float, 0.0, False, "a finite number >= 0")
 
 
 finite_float = _float
+
+
+# -- the same checks for Python values (the public API); messages name the parameter in API terms,
+# -- and the command line rewrites ``steps=-1`` to its flag (``--steps -1``) when it reports them.
+def require_int(name: str, value, low: int) -> int:
+    """``value`` is an integer (not a bool, not a float) >= ``low``; else an InputError naming it and the range."""
+    import numbers
+
+    from .errors import InputError
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        raise InputError(f"{name}={value!r} is out of range: {name} must be an integer >= {low}")
+    return int(value)
+
+
+def require_float(name: str, value, low: float, strict: bool) -> float:
+    """``value`` is a finite real number > ``low`` (``strict``) or >= ``low``; else an InputError naming it and the range."""
+    import numbers
+
+    from .errors import InputError
+
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+    if not ok or not (value > low if strict else value >= low):
+        raise InputError(f"{name}={value!r} is out of range: {name} must be a finite number {'>' if strict else '>='} {low:g}")
+    return float(value)

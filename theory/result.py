@@ -47,6 +47,7 @@ class Result:
     """Mixin for the API's frozen dataclasses (see the module docstring)."""
 
     name: ClassVar[str] = "result"
+    figure_name: ClassVar[str | None] = None  # the PNG's name when it differs from ``name``
 
     def as_json(self) -> Any:
         """Plain data: a dict for most results, a list for a list of rows."""
@@ -94,7 +95,7 @@ class Result:
         files = self.extra_files(directory)
         fig = self.figure()
         if fig is not None:
-            files["png"] = os.path.join(directory, f"{self.name}.png")
+            files["png"] = os.path.join(directory, f"{self.figure_name or self.name}.png")
             save_figure_file(fig, files["png"])
         files["json"] = os.path.join(directory, f"{self.name}.json")
         write_text(files["json"], self.to_json() + "\n")

@@ -16,19 +16,23 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import cvxpy as cp
 import numpy as np
 
 from ibcheck.errors import InputError
+from ibcheck.theory.result import Result
 
 from ..networks import TwoLayerReLU
 from .jacobian import margin_jacobian, scale_to_unit_margin, tie_columns
 
 
-@dataclass
-class KKTCertificate:
+@dataclass(frozen=True)
+class KKTCertificate(Result):
     """The evidence for (or against) ``theta`` being a KKT point of (P)."""
+
+    name: ClassVar[str] = "kkt_certificate"
 
     solver_status: str
     stationarity_residual: float  # ||theta - sum lambda h|| / ||theta||
@@ -87,6 +91,13 @@ class KKTCertificate:
                 "complementary_slackness_rel": self.complementary_slackness_rel,
                 "feasible": self.feasible, "min_margin": self.min_margin, "normalized_margin": self.normalized_margin,
                 "euler_gap": self.euler_gap, "n_active": self.n_active, "n_ties": self.n_ties}
+
+    def heading(self) -> str:
+        why = "" if self.is_kkt() else " (" + "; ".join(self.failures()) + ")"
+        return f"KKT certificate: {'a KKT point of (P)' if self.is_kkt() else 'not certified'}{why}"
+
+    def table(self) -> list[dict]:
+        return [{"check": k, "value": v} for k, v in self.as_json().items()]
 
 
 def require_homogeneous(net) -> None:

@@ -18,12 +18,14 @@ import itertools
 import math
 import warnings
 from dataclasses import dataclass
+from typing import ClassVar
 
 import cvxpy as cp
 import numpy as np
 from scipy.optimize import linprog
 
 from ibcheck.errors import InputError
+from ibcheck.theory.result import Result
 
 from ..networks import TwoLayerReLU
 
@@ -169,8 +171,8 @@ def activation_patterns(Xt: np.ndarray, max_patterns: int = 5000, verify: bool =
     return np.unique(out, axis=0)
 
 
-@dataclass
-class GlobalOptimum:
+@dataclass(frozen=True)
+class GlobalOptimum(Result):
     value: float  # min 1/2 ||theta||^2 of (P) when certified; else the value of a feasible network (an upper bound)
     status: str  # "optimal" only when certified; "upper bound (not certified)"; a solver status otherwise
     n_patterns: int
@@ -181,6 +183,19 @@ class GlobalOptimum:
     dual_max: float | None = None  # the dual check of the program's own multipliers (<= 1: certified)
     note: str = ""
     lam: np.ndarray | None = None
+
+    name: ClassVar[str] = "global_max_margin"
+
+    def as_json(self) -> dict:
+        return {"value": self.value, "status": self.status, "certified": self.certified, "method": self.method,
+                "n_patterns": self.n_patterns, "n_blocks": self.n_blocks, "dual_check_max": self.dual_max, "note": self.note}
+
+    def heading(self) -> str:
+        what = "certified global optimum" if self.certified else f"NOT certified ({self.status})"
+        return f"global max margin of (P): {what}, value {self.value:.6g}"
+
+    def table(self) -> list[dict]:
+        return [self.as_json()]
 
 
 def _solve_patterns(Xt: np.ndarray, y: np.ndarray, D: np.ndarray):

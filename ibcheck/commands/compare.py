@@ -80,20 +80,19 @@ def _check_workers(args):
 
 
 def cmd_compare(args) -> int:
-    from .compare import compare_claim, parse_grid
+    from ibcheck.simulate.compare import compare_and_save, parse_grid
 
     _check_workers(args)
     if not args.margin > 0:
         raise InputError(f"--margin {args.margin} is out of range: must be a number > 0")
+    from ibcheck.simulate.applicability import parse_constants
     from ibcheck.theory import get_claim
-
-    from .applicability import parse_constants
 
     grid = parse_grid(args.grid)
     constants = parse_constants(args.constants, get_claim(args.claim))
-    summary = compare_claim(args.claim, args.out, grid, args.seeds, args.quick, args.workers, args.scheduler, args.dask,
-                            args.margin, progress=not args.json, budget=args.budget, inside_only=args.inside_only,
-                            constants=constants, spending=args.spending)
+    summary = compare_and_save(args.claim, args.out, grid=grid, seeds=args.seeds, quick=args.quick, workers=args.workers,
+                                   scheduler=args.scheduler, dask=args.dask, margin=args.margin, progress=not args.json, budget=args.budget,
+                                   inside_only=args.inside_only, constants=constants, spending=args.spending)
     if args.json:
         print(json.dumps(summary, indent=2))
         return 0
@@ -114,14 +113,15 @@ def _print_results(summary: dict) -> None:
 
 
 def cmd_verdict(args) -> int:
-    from .user_data import verdict_from_csv
+    from ibcheck.simulate.user_data import verdict_from_csv
 
     constants = None
     if args.constants:
-        from .applicability import parse_constants
+        from ibcheck.simulate.applicability import parse_constants
 
         constants = parse_constants(args.constants)
-    s = verdict_from_csv(args.data, args.out, args.claim, args.quantity, args.reading, args.predict, args.kind, args.margin, constants)
+    result = verdict_from_csv(args.data, args.claim, args.quantity, args.reading, args.predict, args.kind, args.margin, constants)
+    s = {**result.as_json(), "files": result.save(args.out)}
     if args.json:
         print(json.dumps(s, indent=2))
         return 0
@@ -133,8 +133,8 @@ def cmd_verdict(args) -> int:
 
 
 def cmd_calibrate(args) -> int:
-    from .calibrate import DEFAULT_BUDGET, calibrate, calibration_markdown
-    from .rundir import clean
+    from ibcheck.simulate.calibrate import DEFAULT_BUDGET, calibrate, calibration_markdown
+    from ibcheck.simulate.rundir import clean
 
     res = calibrate(args.trials, args.budget if args.budget is not None else DEFAULT_BUDGET, seed=args.seed, progress=not args.json)
     text = calibration_markdown(res)
@@ -148,7 +148,7 @@ def cmd_calibrate(args) -> int:
 
 
 def cmd_reproduce(args) -> int:
-    from .reproduce import reproduce
+    from ibcheck.simulate.reproduce import reproduce
 
     s = reproduce(args.name, args.quick, args.out, args.idx_dir)
     if args.json:
@@ -184,11 +184,10 @@ def _index_row(name: str, r: dict, s: dict) -> str:
 
 
 def cmd_report(args) -> int:
+    from ibcheck.simulate.claim_experiments import EXPERIMENTS
+    from ibcheck.simulate.compare import compare_and_save
+    from ibcheck.simulate.reporting import write_html
     from ibcheck.theory.scaling import scaling_report
-
-    from .claim_experiments import EXPERIMENTS
-    from .compare import compare_claim
-    from .compare_report import write_html
 
     _check_workers(args)
     if args.budget is not None and not args.budget > 0:
@@ -196,12 +195,12 @@ def cmd_report(args) -> int:
     names = args.only or list(EXPERIMENTS)
     for name in names:
         if name not in EXPERIMENTS:
-            from .claim_experiments import experiment_for
+            from ibcheck.simulate.claim_experiments import experiment_for
 
             experiment_for(name)  # the one-line error with the nearest ids
     constants = None
     if args.constants:
-        from .applicability import parse_constants
+        from ibcheck.simulate.applicability import parse_constants
 
         constants = parse_constants(args.constants)
     os.makedirs(args.out, exist_ok=True)
@@ -222,9 +221,9 @@ def cmd_report(args) -> int:
 
             cl = get_claim(name)
             cs = {k: v for k, v in (constants or {}).items() if k in cl.constants} or None
-            s = compare_claim(name, os.path.join(args.out, "compare", name.replace(".", "_")), quick=args.quick,
-                              workers=args.workers, progress=False, budget=share, inside_only=args.inside_only, constants=cs,
-                              spending=args.spending)
+            s = compare_and_save(name, os.path.join(args.out, "compare", name.replace(".", "_")), quick=args.quick,
+                                     workers=args.workers, progress=False, budget=share, inside_only=args.inside_only, constants=cs,
+                                     spending=args.spending)
             for r in s["results"]:
                 rows.append((name, r, s, time.perf_counter() - t))
         except InputError as err:
@@ -249,7 +248,7 @@ def cmd_report(args) -> int:
             continue
         md.append(_index_row(name, r, s))
     if not args.only:
-        from .reproduce import REPRODUCTIONS, reproduce
+        from ibcheck.simulate.reproduce import REPRODUCTIONS, reproduce
 
         md += ["", "## Reproductions of the sources' experiments", "", "| reproduction | consistent / inconsistent / inconclusive rows |", "|---|---|"]
         for name in REPRODUCTIONS:

@@ -50,10 +50,11 @@ def register(sub) -> None:
 
 
 def cmd_train(args) -> int:
-    from .models import ModelConfig
-    from .rundir import check_out_dir, save_run, summary_json
-    from .trainer import TrainConfig
-    from .training import DataConfig, RunConfig, run
+    from ibcheck import api
+    from ibcheck.simulate.models import ModelConfig
+    from ibcheck.simulate.rundir import check_out_dir, summary_json
+    from ibcheck.simulate.trainer import TrainConfig
+    from ibcheck.simulate.training import DataConfig, RunConfig
 
     for name in ("d", "n", "m", "k", "steps", "seeds", "n_test"):
         v = getattr(args, name)
@@ -72,8 +73,8 @@ def cmd_train(args) -> int:
                           device=args.device, dual=args.dual, checkpoints=args.checkpoints, progress=not args.quiet and sys.stderr.isatty()),
         seeds=args.seeds, seed0=args.seed0,
     )
-    result = run(cfg)
-    save_run(result, args.out, args.overwrite)
+    result = api.train(cfg)
+    result.save(args.out, args.overwrite)
     summary = summary_json(result)
     if args.json:
         print(json.dumps(summary, indent=2))

@@ -6,9 +6,7 @@ import os
 import sys
 import tempfile
 
-import sympy as sp
-
-from .errors import InputError
+from ibcheck.theory.errors import InputError
 
 
 def register(sub) -> None:
@@ -64,19 +62,17 @@ def _emit(text: str, out: str | None = None) -> None:
 
 def write_atomic(path: str, data: bytes) -> None:
     """Write a file all at once (temp file + rename): never half-written."""
-    from .atomic import write_bytes
+    from ibcheck.theory.atomic import write_bytes
 
     write_bytes(path, data)
 
 
 def cmd_claims(args) -> int:
-    from .registry import all_claims
+    from ibcheck import api
 
-    claims = all_claims()
+    claims = api.claims()
     if args.json:
-        rows = [{"claim": c.id, "title": c.title, "status": c.status, "kind": c.kind, "flags": c.flags,
-                 "unverified": c.unverified, "source": c.source} for c in claims]
-        _emit(json.dumps(rows, indent=2) + "\n")
+        _emit(claims.to_json() + "\n")
         return 0
     w = max(len(c.id) for c in claims)
     lines = [f"{'id':<{w}}  {'status':<10} {'kind':<11} title"]
@@ -88,22 +84,16 @@ def cmd_claims(args) -> int:
 
 
 def cmd_bounds(args) -> int:
-    from .describe import describe, latex
-    from .evaluate import parse_assignments
-    from .registry import get_claim
+    from ibcheck import api
+    from ibcheck.theory.evaluate import parse_assignments
 
-    claim = get_claim(args.claim)
-    if args.reading is not None and args.reading not in claim.readings:
-        raise InputError(f"--reading {args.reading!r} is not a reading of {claim.id}: accepted readings are {', '.join(claim.readings) or 'none'}")
-    raw = parse_assignments(args.at)
-    info = describe(claim, raw or None, args.reading)
+    res = api.bounds(args.claim, parse_assignments(args.at) or None, args.reading)
     if args.json:
-        _emit(json.dumps(info, indent=2, default=str) + "\n")
-        return 0
-    if args.latex:
-        _emit(latex(claim, args.reading))
-        return 0
-    _emit(_bounds_text(info))
+        _emit(json.dumps(res.as_json(), indent=2, default=str) + "\n")
+    elif args.latex:
+        _emit(res.latex)
+    else:
+        _emit(_bounds_text(res.as_json()))
     return 0
 
 
@@ -143,11 +133,11 @@ def _bounds_text(info: dict) -> str:
 
 
 def cmd_window(args) -> int:
-    from .registry import get_claim
-    from .window import applicability_window
+    from ibcheck import api
+    from ibcheck.theory.evaluate import parse_assignments
 
-    claim = get_claim(args.claim)
-    w = applicability_window(claim, args.free, args.at)
+    claim = api.claim(args.claim)
+    w = api.window(args.claim, args.free, parse_assignments(args.at))
     if args.json:
         _emit(json.dumps(w.as_json(), indent=2) + "\n")
         return 0
@@ -169,8 +159,8 @@ def cmd_window(args) -> int:
 
 
 def cmd_graph(args) -> int:
-    from . import graph as G
-    from .evaluate import parse_assignments
+    from ibcheck.theory import graph as G
+    from ibcheck.theory.evaluate import parse_assignments
 
     g = G.claim_graph()
     if args.rests_on:
@@ -215,62 +205,28 @@ def cmd_graph(args) -> int:
 
 def _claims_with_vars(raw) -> list[str]:
     """Claims that have numeric hypotheses and whose variables include a given one."""
-    from .registry import all_claims
+    from ibcheck.theory.registry import all_claims
 
     return [c.id for c in all_claims() if any(h.expr is not None for h in c.hypotheses) and set(raw) & set(c.variable_names)]
 
 
-def parse_expression(text: str) -> sp.Expr:
-    """Parse a user formula over the shared positive symbols; one-line error when malformed."""
-    from sympy.parsing.sympy_parser import convert_xor, parse_expr, standard_transformations
-
-    from .variables import symbol
-
-    local = {"log": sp.log, "ln": sp.log, "sqrt": sp.sqrt, "exp": sp.exp}
-    try:
-        names = {t for t in _identifiers(text) if t not in local}
-        local.update({n: symbol(n) for n in names})
-        return parse_expr(text, local_dict=local, transformations=standard_transformations + (convert_xor,))
-    except Exception:  # sympy raises many types for malformed text
-        raise InputError(f"cannot parse the formula {text!r}: write e.g. sqrt(d/k)*log(d)**2") from None
-
-
-def _identifiers(text: str) -> set[str]:
-    import re
-
-    return set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", text))
-
-
 def cmd_growth(args) -> int:
-    from .growth import GrowthError, compare
+    from ibcheck import api
 
-    a, b = parse_expression(args.a), parse_expression(args.b)
-    zero = [v for v in args.to_zero.split(",") if v]
-    names = sorted({s.name for s in (a.free_symbols | b.free_symbols)})
-    over = [v for v in args.over.split(",") if v] if args.over else [n for n in names if n not in zero]
-    for v in over + zero:
-        if v not in names:
-            raise InputError(f"variable {v!r} does not appear in either formula (they use {', '.join(names) or 'none'})")
-    tends = {v: "oo" for v in over} | {v: "0" for v in zero}
-    coupling = None
-    if args.coupling:
-        if "=" not in args.coupling:
-            raise InputError(f"--coupling expects VAR=EXPR such as k=d**(1/2), got {args.coupling!r}")
-        v, e = args.coupling.split("=", 1)
-        coupling = {v.strip(): parse_expression(e)}
-    try:
-        res = compare(a, b, tends, coupling)
-    except GrowthError as err:
-        raise InputError(f"cannot compare: {err}") from None
+    if args.coupling and "=" not in args.coupling:
+        raise InputError(f"--coupling expects VAR=EXPR such as k=d**(1/2), got {args.coupling!r}")
+    coupling = dict([[p.strip() for p in args.coupling.split("=", 1)]]) if args.coupling else None
+    res = api.growth(args.a, args.b, [v for v in args.over.split(",") if v] if args.over else None,
+                     [v for v in args.to_zero.split(",") if v], coupling)
     if args.json:
-        _emit(json.dumps({"a": str(a), "b": str(b), "relation": res.relation, "reason": res.reason, "over": list(res.over)}, indent=2) + "\n")
+        _emit(res.to_json() + "\n")
     else:
-        _emit(f"{a}  {res.relation}  {b}    ({res.reason})\n")
+        _emit(f"{res.a}  {res.relation}  {res.b}    ({res.reason})\n")
     return 0
 
 
 def cmd_scaling(args) -> int:
-    from .scaling import scaling_report
+    from ibcheck.theory.scaling import scaling_report
 
     path = scaling_report(args.claims or None, args.out)
     print(f"wrote {path}", file=sys.stderr)

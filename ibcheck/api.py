@@ -1,0 +1,218 @@
+"""The public Python API: one call per capability, each returning a frozen dataclass.
+
+Every result has ``to_json()``, ``_repr_html_()`` (a notebook shows its table and plot inline)
+and ``save(directory)``; computing never writes files. Arguments are Python values
+(``at={"k": 10, "n": 1000}``), checked here or in the layer below, with errors that name the
+parameter and the accepted range (:class:`ibcheck.errors.InputError`, a ``ValueError``).
+
+Importing this module loads neither torch nor cvxpy; each call imports what it needs.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import TYPE_CHECKING, Literal, Mapping, Sequence
+
+from .errors import InputError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ibcheck.simulate.compare import Comparison
+    from ibcheck.simulate.kkt_points import KKTPoints, KKTSearchConfig
+    from ibcheck.simulate.radii import Direction, Radii
+    from ibcheck.simulate.reproductions import Reproduction
+    from ibcheck.simulate.training import Run, RunConfig
+    from ibcheck.solvers.kkt.certificate import KKTCertificate
+    from ibcheck.solvers.kkt.global_opt import GlobalOptimum
+    from ibcheck.solvers.radius.bracket import Method
+    from ibcheck.theory.claim import Claim
+    from ibcheck.theory.describe import Bounds
+    from ibcheck.theory.growth import GrowthRelation
+    from ibcheck.theory.registry import ClaimList
+    from ibcheck.theory.window import Window
+
+Number = int | float | Fraction | str
+
+
+def _point(at: Mapping[str, Number] | None, name: str = "at") -> dict[str, str]:
+    """``{"k": 10, "eps": 0.1}`` -> ``{"k": "10", "eps": "0.1"}`` (the exact decimal text the theory layer reads)."""
+    if at is None:
+        return {}
+    if not isinstance(at, Mapping):
+        raise InputError(f"{name}={at!r} is not a mapping: give values as a dict, e.g. {name}={{'k': 10, 'n': 1000}}")
+    out = {}
+    for k, v in at.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float, Fraction, str)):
+            raise InputError(f"{name}[{k!r}]={v!r} is not a number")
+        out[str(k)] = f"{v.numerator}/{v.denominator}" if isinstance(v, Fraction) else repr(v) if isinstance(v, float) else str(v)
+    return out
+
+
+# -- theory ------------------------------------------------------------------------------------
+def claims() -> ClaimList:
+    """Every claim of the registry (THEORY.md), in order: a table of id, status, kind and title."""
+    from ibcheck.theory.registry import ClaimList, all_claims
+
+    return ClaimList(tuple(all_claims()))
+
+
+def claim(id: str) -> Claim:
+    """The claim with this id (e.g. ``"FVBS23.thm.4_2"``); an unknown id suggests the nearest ones."""
+    from ibcheck.theory.registry import get_claim
+
+    return get_claim(id)
+
+
+def bounds(id: str, at: Mapping[str, Number] | None = None, reading: str | None = None) -> Bounds:
+    """A claim's hypotheses and bounds with their exponents; at a point ``at`` each hypothesis is
+    evaluated in log space (exact for super-polynomial conditions) and ``applies`` says whether all hold."""
+    from ibcheck.theory.describe import bounds_at
+
+    return bounds_at(claim(id), _point(at) or None, reading)
+
+
+def window(id: str, free: str = "d", at: Mapping[str, Number] | None = None) -> Window:
+    """The exact integer window of ``free`` where every hypothesis of the claim holds, the other
+    variables fixed by ``at``; each end is checked one step inside and one step outside."""
+    from ibcheck.theory.window import applicability_window
+
+    return applicability_window(claim(id), free, _point(at))
+
+
+def growth(a: str, b: str, over: Sequence[str] | None = None, to_zero: Sequence[str] = (),
+           coupling: Mapping[str, str] | None = None) -> GrowthRelation:
+    """How bound ``a`` compares with bound ``b`` as the variables ``over`` tend to infinity (and
+    ``to_zero`` to 0) jointly: ``<`` (a = o(b)), ``>``, ``~`` (Theta) or ``incomparable`` with two rays."""
+    from dataclasses import replace
+
+    from ibcheck.theory.expressions import parse_expression
+    from ibcheck.theory.growth import GrowthError, compare
+
+    ea, eb = parse_expression(a), parse_expression(b)
+    names = sorted({s.name for s in (ea.free_symbols | eb.free_symbols)})
+    zero = list(to_zero)
+    over_ = list(over) if over is not None else [n for n in names if n not in zero]
+    for v in over_ + zero:
+        if v not in names:
+            raise InputError(f"variable {v!r} does not appear in either formula (they use {', '.join(names) or 'none'})")
+    tends = {v: "oo" for v in over_} | {v: "0" for v in zero}
+    coupled = {v: parse_expression(e) for v, e in (coupling or {}).items()} or None
+    try:
+        res = compare(ea, eb, tends, coupled)
+    except GrowthError as err:
+        raise InputError(f"cannot compare: {err}") from None
+    return replace(res, a=str(ea), b=str(eb))
+
+
+# -- simulate: training --------------------------------------------------------------------------
+def train(config: RunConfig) -> Run:
+    """Train ``config.seeds`` networks of one config in a batch (log-space losses) and measure them.
+    ``Run.save(directory)`` writes the run directory that ``ibcheck radius`` and ``kkt-check`` read."""
+    from ibcheck.simulate.training import RunConfig, run
+
+    if not isinstance(config, RunConfig):
+        raise InputError(f"config={type(config).__name__} is not a RunConfig (build one with ibcheck.RunConfig(...))")
+    return run(config)
+
+
+def load_run(path: str) -> Run:
+    """A run directory written by ``Run.save`` (or ``ibcheck train``), read back as a :class:`Run`."""
+    from ibcheck.simulate.rundir import load_run as _load
+
+    return _load(path)
+
+
+# -- solvers: radii and KKT points ---------------------------------------------------------------
+def radii(run_or_network, X: np.ndarray | None = None, y: np.ndarray | None = None,
+          methods: Sequence[Method] = ("universal", "attack", "certified", "exact"), points: int = 200, seed: int = 0,
+          direction: Direction = "auto", time_limit: float = 5.0, flip_norms: Sequence[float] | None = None) -> Radii:
+    """l2 flip radii, bracketed from both sides: for a Run at ``points`` fresh test points (or at ``X, y``),
+    for one network at ``X, y``. Methods: universal direction, attacks (upper bounds), certified
+    (lower bounds), exact (mixed-integer, within ``time_limit`` seconds per point)."""
+    from ibcheck.simulate.radii import radii as _radii
+
+    return _radii(run_or_network, X, y, tuple(methods), points, seed, direction, time_limit, flip_norms)
+
+
+def kkt_points(config: KKTSearchConfig | None = None, **fields) -> KKTPoints:
+    """KKT points of the max-margin problem (P) on clusters or sphere data, from random, GD and
+    construction starts, each certified (:func:`kkt_certificate`) and de-duplicated; with
+    ``include_global=True`` compared with the certified global optimum. Fields as in KKTSearchConfig."""
+    from dataclasses import replace
+
+    from ibcheck.simulate.kkt_points import KKTSearchConfig
+    from ibcheck.simulate.kkt_points import kkt_points as _search
+
+    try:
+        cfg = replace(config, **fields) if config is not None else KKTSearchConfig(**fields)
+    except TypeError as err:
+        raise InputError(f"kkt_points: {err} (fields: data, d, k, n, sigma, width, starts, include_global, bias, seed, max_patterns)") from None
+    return _search(cfg)
+
+
+def kkt_certificate(network, X: np.ndarray, y: np.ndarray, active_tol: float = 1e-6) -> KKTCertificate:
+    """Is ``network`` (scaled to unit margin) a KKT point of (P) on ``X, y``? A certificate from an
+    optimal solver status, never from a guess: ``is_kkt()`` and ``failures()`` say which condition fails."""
+    import numpy as np
+
+    from ibcheck.solvers.kkt.certificate import kkt_certificate as _cert
+
+    return _cert(network, np.asarray(X, float), np.asarray(y, float), active_tol=active_tol)
+
+
+def global_max_margin(X: np.ndarray, y: np.ndarray, bias: bool = True, max_patterns: int = 5000,
+                      candidates: Sequence = ()) -> GlobalOptimum:
+    """The global optimum of (P) on a small instance (convex reformulation over activation patterns),
+    ``certified`` only when proven; otherwise an upper bound that says so."""
+    import numpy as np
+
+    from ibcheck.solvers.kkt.global_opt import global_max_margin as _glob
+
+    return _glob(np.asarray(X, float), np.asarray(y, float), bias=bias, max_patterns=max_patterns, candidates=list(candidates))
+
+
+# -- simulate: theory against simulation ---------------------------------------------------------
+def compare(claim: str, grid: Mapping[str, Sequence[float]] | None = None, seeds: int | None = None, budget: float | None = None,
+            quick: bool = True, store: str | None = None, workers: int = 1, margin: float = 0.1, inside_only: bool = False,
+            constants: Mapping[str, float] | None = None, spending: Literal["pocock", "obrien-fleming"] = "pocock",
+            progress: bool = False) -> Comparison:
+    """Sweep the claim's experiment over ``grid`` x ``seeds`` (growing it in rounds within ``budget``
+    seconds), fit the exponents with confidence intervals, and judge them: consistent, inconsistent or
+    inconclusive, each with its reason and the hypotheses' status at the measured cells. ``store``
+    names a SQLite file that makes the sweep resumable."""
+    from ibcheck.simulate.compare import compare_claim
+
+    g = None
+    if grid is not None:
+        if not isinstance(grid, Mapping):
+            raise InputError(f"grid={grid!r} is not a mapping: give e.g. grid={{'d': [64, 128, 256], 'k': [2, 4]}}")
+        g = {}
+        for v, vals in grid.items():
+            vals = list(vals)
+            if len(vals) < 1 or any(isinstance(x, bool) or not isinstance(x, (int, float)) or not x > 0 for x in vals):
+                raise InputError(f"grid[{v!r}]={vals!r} is out of range: grid values must be numbers > 0")
+            g[v] = sorted(vals)
+    return compare_claim(claim, g, seeds, budget, quick, store, workers=workers, margin=margin, progress=progress,
+                         inside_only=inside_only, constants=dict(constants) if constants else None, spending=spending)
+
+
+def verdict(data: str, claim: str | None = None, quantity: str | None = None, reading: str | None = None,
+            predict: str | None = None, kind: Literal["O", "Omega", "Theta"] | None = None, margin: float = 0.1,
+            constants: Mapping[str, float] | None = None) -> Comparison:
+    """Judge your own measurements (a CSV with the variables, ``seed`` and ``value``) against a claim
+    of the registry, or against a stated prediction (``predict="d=1/2,k=-1/2"`` with ``kind``)."""
+    from ibcheck.simulate.user_data import verdict_from_csv
+
+    return verdict_from_csv(data, claim, quantity, reading, predict, kind, margin, dict(constants) if constants else None)
+
+
+def reproduce(name: str, quick: bool = True) -> Reproduction:
+    """One reproduction of the sources' experiments, side by side with their numbers: measurements,
+    the criteria (quantity, source value, measured, rule, verdict) and the figures."""
+    from ibcheck.simulate.reproductions import run_reproduction
+
+    return run_reproduction(name, quick)
+
+
+__all__ = ["claims", "claim", "bounds", "window", "growth", "train", "load_run", "radii", "kkt_points", "kkt_certificate",
+           "global_max_margin", "compare", "verdict", "reproduce"]

@@ -1,0 +1,1 @@
+"""The subcommands of ``ibcheck``: each parses its flags, calls :mod:`ibcheck.api`, and prints or saves."""

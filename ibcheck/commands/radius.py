@@ -1,0 +1,107 @@
+"""``ibcheck radius`` and ``ibcheck construct``: radii of the networks of a run directory.
+
+The computations live in :mod:`ibcheck.solvers.radius` and :mod:`ibcheck.simulate.radii`
+(the API's ``radii``); this command reads the run directories, calls it, and saves the result
+(per-point CSV, robust-accuracy PNG, JSON).
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import replace
+
+import numpy as np
+
+from ibcheck.solvers.radius.bracket import METHODS
+from ibcheck.theory.argtypes import nonneg_int, pos_float, pos_int
+from ibcheck.theory.errors import InputError
+
+
+def register(sub) -> None:
+    p = sub.add_parser("radius", help="l2 flip radii of a run's networks: universal, attack, certified, exact")
+    p.add_argument("run_dir")
+    p.add_argument("--method", default="all", choices=METHODS + ("all",))
+    p.add_argument("--points", type=pos_int, default=200, help="fresh test points per network")
+    p.add_argument("--seed", type=nonneg_int, default=0, help="seed of the test points")
+    p.add_argument("--direction", default="auto", choices=("auto", "fvbs23", "lpll25", "vys22"),
+                   help="universal direction (auto: fvbs23 for cluster data, vys22 otherwise)")
+    p.add_argument("--time-limit", type=pos_float, default=5.0, help="seconds per point for the exact MIQP")
+    p.add_argument("--flip-norm", type=pos_float, action="append", default=None,
+                   help="report the universal flip rate P[r <= norm] at this norm (repeatable; default sqrt(d/k) and sqrt(d))")
+    p.add_argument("--overlay", nargs="*", default=[], help="more run directories drawn in the same robust-accuracy PNG")
+    p.add_argument("--out", default=None, help="output directory (default RUN_DIR/radius)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_radius)
+
+    p = sub.add_parser("construct", help="write a run directory holding a robust construction built from a run's data")
+    p.add_argument("which", choices=("fvbs23", "lpll25-robust"))
+    p.add_argument("--from", dest="source", required=True, help="run directory whose data (cluster means) to use")
+    p.add_argument("--out", required=True)
+    p.add_argument("--overwrite", action="store_true")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_construct)
+
+
+def _load(path: str):
+    from ibcheck.simulate.rundir import load_run
+
+    return load_run(path)  # a missing path, a file or a damaged run: one line naming it
+
+
+def cmd_radius(args) -> int:
+    from ibcheck.simulate.radii import radii
+
+    run = _load(args.run_dir)
+    overlay = [_load(p) for p in args.overlay]
+    methods = METHODS if args.method == "all" else (args.method,)
+    out_dir = args.out or os.path.join(args.run_dir, "radius")
+    res = radii(run, None, None, methods, args.points, args.seed, args.direction, args.time_limit, args.flip_norm, overlay)
+    files = res.save(out_dir)
+    report = {**res.as_json(), "files": {"csv": files["csv"], "png": files["png"]}}
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    print(f"{report['networks']} network(s) x {report['points']} points; universal direction {report['direction']}; "
+          f"sqrt(d) = {report['reference']['sqrt_d']:.3g}"
+          + (f", sqrt(d/k) = {report['reference']['sqrt_d_over_k']:.3g}" if report['reference']['sqrt_d_over_k'] else ""))
+    for m, st in report["methods"].items():
+        med = "inf" if st["median"] is None else f"{st['median']:.4g}"
+        print(f"  {m:>10}: median {med}, min {st['min']}, max {st['max']}, certified exact {st['fraction_certified_exact']:.0%}")
+    for name, u in report["universal"].items():
+        rates = ", ".join(f"{fr['rate']:.0%} at {fr['norm']:.3g}" for fr in u["flip_rate"])
+        print(f"  universal {name}: flip rate {rates}")
+    print(f"  files: {report['files']['csv']}, {report['files']['png']}")
+    return 0
+
+
+def cmd_construct(args) -> int:
+    from ibcheck.simulate.measure import test_accuracy
+    from ibcheck.simulate.rundir import check_out_dir, save_run, summary_json
+    from ibcheck.simulate.seeds import stream
+    from ibcheck.simulate.training import Run
+    from ibcheck.solvers.radius.constructions import fvbs23_robust, lpll25_robust
+
+    check_out_dir(args.out, args.overwrite)
+    src = _load(args.source)
+    ds = src.dataset()
+    if ds.means is None:
+        raise InputError(f"construct needs cluster data with means; {args.source} uses {ds.kind}")
+    labels = np.where(np.isin(np.arange(len(ds.means)), ds.J_plus), 1.0, -1.0)
+    net = fvbs23_robust(ds.means, labels) if args.which == "fvbs23" else lpll25_robust(ds.means, ds.J_plus)
+    cfg = replace(src.config, seeds=1)
+    Xte, yte = ds.sample(2000, stream("construction-test-points", 0))
+    if ds.multiclass:
+        yte = np.where(np.isin(yte, ds.J_plus), 1.0, -1.0)
+    row = {"seed": cfg.seed0, "status": "constructed", "construction": args.which,
+           "claim": "FVBS23.thm.4_1" if args.which == "fvbs23" else "LPLL25.prop.robust_exists",
+           "test_accuracy": test_accuracy(net, Xte, yte), "train_log10_loss": None, "normalized_margin": None,
+           "smoothed_margin": None, "cosine_same_class_mean": None, "cosine_other_class_mean": None,
+           "lambda_within_class_ratio": None}
+    result = Run(cfg, [ds], [net], [None], [row], [])
+    save_run(result, args.out, args.overwrite)
+    if args.json:
+        print(json.dumps(summary_json(result), indent=2))
+    else:
+        print(f"{row['claim']} construction from {args.source}: test accuracy {row['test_accuracy']:.4f} -> {args.out}", file=sys.stdout)
+    return 0
