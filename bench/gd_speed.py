@@ -72,11 +72,11 @@ def main() -> None:
     y = torch.tensor(ds.y, dtype=dtype, device=device)
     seeds = list(range(args.seeds))
     lr = 1 / math.sqrt(args.d)
-    model = init_model(ModelConfig("fa", m=args.m, init_scale=1.0), args.d, seeds).to(device, dtype)
+    model = init_model(ModelConfig("fa", width=args.m, init_scale=1.0), args.d, seeds).to(device, dtype)
     W0, b0, a = (model.params["W"].clone(), model.params["b"].clone(), model.fixed["a"].clone())
 
     cfg = TrainConfig(steps=args.steps, lr=lr, loss="logistic", reduction="mean", progress=False, records=10, device=args.device)
-    train(init_model(ModelConfig("fa", m=args.m), args.d, seeds).to(device, dtype), X, y, TrainConfig(steps=2, progress=False), lr, seeds)  # warm-up
+    train(init_model(ModelConfig("fa", width=args.m), args.d, seeds).to(device, dtype), X, y, TrainConfig(steps=2, progress=False), lr, seeds)  # warm-up
     _sync(device)
     t = time.perf_counter()
     res = train(model, X, y, cfg, lr, seeds)

@@ -22,7 +22,7 @@ from ibcheck.solvers.kkt.search import kkt_search, random_start
 
 
 def main() -> None:
-    cfg = RunConfig(setting="two-layer", data=DataConfig(d=100, k=10, n=1000, sigma=1.0), model=ModelConfig("two-layer", m=100),
+    cfg = RunConfig(setting="two-layer", data=DataConfig(d=100, k=10, n=1000, sigma=1.0), model=ModelConfig("two-layer", width=100),
                     train=TrainConfig(steps=300, lr=0.1, loss="exp", reduction="sum", schedule="loss-based", progress=False))
     res = run(cfg)
     net, ds = res.networks[0], res.datasets[0]

@@ -29,7 +29,7 @@ from ibcheck.solvers.radius.universal import universal_directions, universal_rad
 def main() -> None:
     d, k, n, m, points = 3072, 10, 1000, 5, 1000
     t = time.perf_counter()
-    res = run(RunConfig(setting="fa", data=DataConfig(d=d, k=k, n=n), model=ModelConfig("fa", m=m, init_scale=0.1),
+    res = run(RunConfig(setting="fa", data=DataConfig(d=d, k=k, n=n), model=ModelConfig("fa", width=m, init_scale=0.1),
                         train=TrainConfig(steps=1500, lr=0.5, progress=False), seeds=1))
     print(f"trained fa d={d} k={k} n={n} m={m} in {time.perf_counter() - t:.1f} s; test accuracy {res.summary[0]['test_accuracy']:.4f}")
     net, ds = res.networks[0], res.datasets[0]

@@ -22,7 +22,7 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str):  # noqa: D401
         # "argument --d: 0 is out of range: ..." (a range check in theory.argtypes) reads "--d 0 is out of range: ..."
-        m = re.match(r"^argument (--[\w-]+): (\S*) (is out of range: .*)$", message)
+        m = re.match(r"^argument (--[\w-]+(?:/--[\w-]+)*): (\S*) (is out of range: .*)$", message)
         if m:
             message = f"{m.group(1)} {m.group(2)} {m.group(3)}"
         self.exit(2, f"ibcheck: error: {message} (see `{self.prog} --help`)\n")
@@ -49,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
 def as_flags(message: str, args: argparse.Namespace) -> str:
     """An API message ``steps=-1 is out of range: steps must ...`` as the command line says it:
     ``--steps -1 is out of range: ...``, for a parameter that is one of this command's flags."""
-    m = re.match(r"^([a-z_]+)=(\S+) (is out of range|is not .*)", message)
+    m = re.match(r"^([a-z][a-z0-9_]*)=(\S+) (is |must )", message)
     if m and hasattr(args, m.group(1)):
         value = m.group(2).strip("'\"")
         return f"--{m.group(1).replace('_', '-')} {value} " + message[m.end(2) + 1:]

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from .drift import Drift, Extrapolated, correction_fit, drift_test, local_exponents
 from .fit import Fit, fit_exponents, seed_rows
-from .verdict import Judgement, combine, judge_exponent
+from .verdict import Judgement, Verdict, combine, judge_exponent
 
 
 @dataclass
@@ -24,7 +24,7 @@ class Analysis:
     drift: dict[str, Drift]
     extrapolated: dict[str, Extrapolated]
     judgements: dict[str, Judgement]
-    verdict: str
+    verdict: Verdict
     reason: str
     margin: float
     alpha: float

@@ -22,7 +22,7 @@ class Experiment:
     name: str
     claim: str
     quantities: tuple[str, ...]  # bound quantities this experiment measures
-    setting: str
+    description: str  # what is trained or built, on which data
     measure: Callable[[dict, int], dict]
     grid: dict
     quick_grid: dict
@@ -37,7 +37,7 @@ class Experiment:
     skip_hypotheses: dict = field(default_factory=dict)  # hypothesis -> why this design cannot evaluate it
     max_grid: dict = field(default_factory=dict)  # the largest value a budgeted sweep may extend each variable to
 
-    def settings(self, quick: bool) -> dict:
+    def fixed_at(self, quick: bool) -> dict:
         return dict(self.quick_fixed if quick and self.quick_fixed is not None else self.fixed)
 
     def claim_values(self, cell: dict, value: dict) -> dict:
@@ -57,7 +57,7 @@ def _fa_run(cell: dict, seed: int, setting: str = "fa", multiclass: bool = False
 
     d, k = int(cell["d"]), int(cell["k"])
     cfg = RunConfig(setting=setting, data=DataConfig(d=d, k=k, n=int(cell.get("n", 40 * k)), sigma=1.0, seed=seed, n_test=10),
-                    model=ModelConfig(setting, m=int(cell.get("m", 5)), init_scale=cell.get("init", 0.1)),
+                    model=ModelConfig(setting, width=int(cell.get("m", 5)), init_scale=cell.get("init", 0.1)),
                     train=TrainConfig(steps=int(cell.get("steps", 800)), lr=cell.get("lr", 0.5), progress=False), seeds=1, seed0=seed)
     res = run(cfg)
     return res.networks[0], res.datasets[0], res.summary[0]
@@ -121,7 +121,7 @@ def _two_layer_gd(cell, seed, kind):
 
     d, n = int(cell["d"]), int(cell["n"])
     cfg = RunConfig(setting="two-layer", data=DataConfig(kind=kind, d=d, k=int(cell.get("k", 2)), n=n, sigma=1.0, seed=seed, n_test=10),
-                    model=ModelConfig("two-layer", m=int(cell.get("m", 20)), init_scale=cell.get("init", 0.5)),
+                    model=ModelConfig("two-layer", width=int(cell.get("m", 20)), init_scale=cell.get("init", 0.5)),
                     train=TrainConfig(steps=int(cell.get("steps", 400)), lr=cell.get("lr", 0.05), loss="exp", reduction="sum",
                                       schedule="loss-based", target_log10_loss=cell.get("target_log10_loss", -30.0 if kind == "sphere" else None),
                                       progress=False), seeds=1, seed0=seed)
@@ -156,22 +156,13 @@ def measure_vys22(cell: dict, seed: int) -> dict:
 
 def measure_bcgt21(cell: dict, seed: int) -> dict:
     """BCGT21.thm.one_step: the norm of the gradient step that flips a random ReLU network (median over inputs)."""
-    from ibcheck.solvers.networks import TwoLayerReLU
-    from ibcheck.solvers.radius.ray import ray_flip_radius
-
     from .data import sphere_points
     from .models import ModelConfig, random_networks
-    from .training import random_net_input_gradients
+    from .one_step import flip_along_gradient
 
     d, k = int(cell["d"]), int(cell["k"])
-    net = random_networks(ModelConfig("random-net", m=k), d, [seed])[0]
-    X = sphere_points(200, d, rng("claim-measure", seed, 5))
-    f = net.forward(X)
-    y = np.where(f > 0, 1.0, -1.0)
-    g = random_net_input_gradients(net, X)
-    U = -y[:, None] * g / np.linalg.norm(g, axis=1, keepdims=True)  # eta grad f with sign(eta) = -sign f
-    relu = TwoLayerReLU(W=net.W, a=net.a / math.sqrt(k), b=None, trained=("W",), kind="random-net")
-    r = ray_flip_radius(relu, X, y, U)
+    net = random_networks(ModelConfig("random-net", width=k), d, [seed])[0]
+    _, r = flip_along_gradient(net, sphere_points(200, d, rng("claim-measure", seed, 5)))
     return {"flip_norm": float(np.median(r[np.isfinite(r)])) if np.isfinite(r).any() else float("inf")}
 
 
@@ -192,7 +183,7 @@ def measure_ll20_rates(cell: dict, seed: int) -> dict:
     from .training import DataConfig, RunConfig, run
 
     cfg = RunConfig(setting="two-layer", data=DataConfig(d=20, k=4, n=40, sigma=0.5, seed=seed, n_test=10),
-                    model=ModelConfig("two-layer", m=10, init_scale=1.0),
+                    model=ModelConfig("two-layer", width=10, init_scale=1.0),
                     train=TrainConfig(steps=int(cell.get("steps", 2000)), lr=cell.get("lr", 0.05), loss="exp", reduction="sum",
                                       schedule=cell.get("schedule", "loss-based"), target_log10_loss=float(cell.get("target_log10_loss", -800)),
                                       records=int(cell.get("records", 400)), spacing="linear", progress=False), seeds=1, seed0=seed)
@@ -216,7 +207,7 @@ def measure_shngs18(cell: dict, seed: int) -> dict:
 
     steps = int(cell.get("steps", 6000))
     cfg = RunConfig(setting="linear", data=DataConfig(kind="separable", d=10, n=60, seed=seed, n_test=10),
-                    model=ModelConfig("linear", m=1, init_scale=1e-3),
+                    model=ModelConfig("linear", width=1, init_scale=1e-3),
                     train=TrainConfig(steps=steps, lr=cell.get("lr", 0.5), loss="logistic", reduction="mean",
                                       schedule=cell.get("schedule", "loss-based"), target_log10_loss=float(cell.get("target_log10_loss", -800)),
                                       checkpoints=int(cell.get("checkpoints", 120)), records=int(cell.get("checkpoints", 120)),

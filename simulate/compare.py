@@ -355,7 +355,7 @@ def compare_claim(claim_id: str, grid: dict | None = None, seeds: int | None = N
             raise InputError(f"--constants {c}: {claim.id} has no constant {c!r}; its constants are {', '.join(claim.constants) or 'none'}")
     fit_vars = _fit_variable_names(exp, claim, grid)
     cell_vars = list(grid)
-    fixed = exp.settings(quick)
+    fixed = exp.fixed_at(quick)
     version = code_version()
     if inside_only:
         _precheck_inside(claim, exp, grid, fixed, constants, fit_vars)
@@ -437,7 +437,7 @@ def compare_claim(claim_id: str, grid: dict | None = None, seeds: int | None = N
     res_json = [_result_json(r, app) for r in results]
     grid_now = {v: sorted({dict(k)[v] for k in cells}) for v in cell_vars}
     summary = {
-        "claim": claim.id, "title": claim.title, "status": claim.status, "flags": claim.flags, "experiment": exp.setting,
+        "claim": claim.id, "title": claim.title, "status": claim.status, "flags": claim.flags, "experiment": exp.description,
         "grid": grid_now, "initial_grid": grid, "seeds": seeds, "fit_variables": fit_vars, "margin": margin,
         **verdict_summary(results, res_json, app),
         "rounds": rounds, "budget": budget, "spending": spending if budget else None, "alpha": alpha,

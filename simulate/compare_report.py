@@ -210,7 +210,7 @@ def write_report(summary: dict, results: list[dict], claim, exp, out: str) -> di
     md = [f"# {claim.id}: theory against simulation", "",
           f"*{claim.title}* ({claim.paper}); status **{claim.status}**" + (f"; flags: {', '.join(claim.flags)}" if claim.flags else ""), "",
           f"**Verdict: {summary['verdict']}**. {summary['reason']}", "",
-          f"Experiment: {exp.setting}. Grid: {summary['grid']}, {summary['seeds']} seed(s) per cell at the start, "
+          f"Experiment: {exp.description}. Grid: {summary['grid']}, {summary['seeds']} seed(s) per cell at the start, "
           f"fixed settings {summary['fixed']}.",
           f"Fit: OLS of the seed-averaged log measure on log({', '.join(summary['fit_variables'])}) over the cells "
           f"({'inside the window only' if summary['inside_only'] else 'all cells'}), t-based CIs (BCa bootstrap over cells beside "

@@ -75,7 +75,7 @@ def _gd_start(cfg: KKTSearchConfig):
     from .training import DataConfig, RunConfig, run
 
     rc = RunConfig(setting="two-layer", data=DataConfig(kind=cfg.data, d=cfg.d, k=cfg.k, n=cfg.n, sigma=cfg.sigma, seed=cfg.seed, n_test=10),
-                   model=ModelConfig("two-layer", m=cfg.width, bias=cfg.bias, init_scale=1.0),
+                   model=ModelConfig("two-layer", width=cfg.width, bias=cfg.bias, init_scale=1.0),
                    train=TrainConfig(steps=2000, lr=0.1, loss="exp", reduction="sum", schedule="loss-based", progress=False))
     return run(rc).networks[0]
 

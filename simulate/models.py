@@ -12,16 +12,19 @@ objects of :mod:`solvers.networks`, one per seed.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import torch
 
 from ibcheck.solvers.networks import LinearClassifier, MulticlassReLU, RandomNet, TwoLayerReLU
+from ibcheck.theory.argtypes import require_float, require_int
 from ibcheck.theory.errors import InputError
 
 from .seeds import rng
 
-SETTINGS = ("fa", "two-layer", "multiclass", "linear", "random-net")
+Setting = Literal["fa", "two-layer", "multiclass", "linear", "random-net"]
+SETTINGS: tuple[str, ...] = Setting.__args__  # type: ignore[attr-defined]
 ACTIVATIONS = ("relu", "softplus", "tanh", "gelu")
 
 
@@ -29,25 +32,24 @@ ACTIVATIONS = ("relu", "softplus", "tanh", "gelu")
 class ModelConfig:
     """Which network, how wide, how initialized.
 
-    ``m``: for ``fa`` the width per output sign; for ``multiclass`` the neurons per class;
-    for ``two-layer`` and ``random-net`` the total hidden width (unused for ``linear``).
+    ``width``: for ``fa`` the neurons per output sign (LPLL25's m; 2m in all); for ``multiclass``
+    the neurons per class; for ``two-layer`` and ``random-net`` the hidden width (BCGT21's k);
+    unused for ``linear``.
     """
 
-    setting: str = "fa"
-    m: int = 5
+    setting: Setting = "fa"
+    width: int = 5
     init_scale: float = 1.0
     bias: bool = True
     activation: str = "relu"
 
     def __post_init__(self):
         if self.setting not in SETTINGS:
-            raise InputError(f"--setting {self.setting!r} is not one of {', '.join(SETTINGS)}")
-        if not isinstance(self.m, int) or self.m < 1:
-            raise InputError(f"--m {self.m} is out of range: m must be an integer >= 1")
-        if not (np.isfinite(self.init_scale) and self.init_scale > 0):
-            raise InputError(f"--init-scale {self.init_scale} is out of range: init_scale must be a number > 0")
+            raise InputError(f"setting={self.setting!r} is not one of {', '.join(SETTINGS)}")
+        require_int("width", self.width, 1)
+        require_float("init_scale", self.init_scale, 0.0, strict=True)
         if self.activation not in ACTIVATIONS:
-            raise InputError(f"--activation {self.activation!r} is not one of {', '.join(ACTIVATIONS)}")
+            raise InputError(f"activation={self.activation!r} is not one of {', '.join(ACTIVATIONS)}")
 
     @property
     def degree(self) -> int | None:
@@ -299,19 +301,19 @@ def init_model(cfg: ModelConfig, d: int, seeds: list[int], n_classes: int = 2):
     """
     s = cfg.init_scale
     if cfg.setting == "fa":
-        W = _normal((2 * cfg.m, d), s / np.sqrt(d), seeds, 1)
-        b = _normal((2 * cfg.m,), s / d, seeds, 2)
-        a = torch.cat([torch.full((cfg.m,), 1.0 / cfg.m, dtype=torch.float64), torch.full((cfg.m,), -1.0 / cfg.m, dtype=torch.float64)])
+        W = _normal((2 * cfg.width, d), s / np.sqrt(d), seeds, 1)
+        b = _normal((2 * cfg.width,), s / d, seeds, 2)
+        a = torch.cat([torch.full((cfg.width,), 1.0 / cfg.width, dtype=torch.float64), torch.full((cfg.width,), -1.0 / cfg.width, dtype=torch.float64)])
         return TwoLayer(W, b, a.expand(len(seeds), -1).clone(), train_a=False, kind="fa")
     if cfg.setting == "two-layer":
-        W = _normal((cfg.m, d), s / np.sqrt(d), seeds, 1)
-        b = _normal((cfg.m,), s / d, seeds, 2) if cfg.bias else None
-        a = _normal((cfg.m,), s / np.sqrt(cfg.m), seeds, 3)
+        W = _normal((cfg.width, d), s / np.sqrt(d), seeds, 1)
+        b = _normal((cfg.width,), s / d, seeds, 2) if cfg.bias else None
+        a = _normal((cfg.width,), s / np.sqrt(cfg.width), seeds, 3)
         return TwoLayer(W, b, a, train_a=True, kind="two-layer")
     if cfg.setting == "multiclass":
         if n_classes < 2:
             raise InputError("--setting multiclass needs a k-class task (k >= 2)")
-        return Multiclass(_normal((n_classes * cfg.m, d), s / np.sqrt(d), seeds, 1), n_classes)
+        return Multiclass(_normal((n_classes * cfg.width, d), s / np.sqrt(d), seeds, 1), n_classes)
     if cfg.setting == "linear":
         return Linear(_normal((d,), s / np.sqrt(d), seeds, 1))
     raise InputError(f"--setting {cfg.setting} is not trainable")
@@ -319,9 +321,9 @@ def init_model(cfg: ModelConfig, d: int, seeds: list[int], n_classes: int = 2):
 
 def random_networks(cfg: ModelConfig, d: int, seeds: list[int]) -> list[RandomNet]:
     """BCGT21.def.net: one random network of width m per seed."""
-    W = _normal((cfg.m, d), 1 / np.sqrt(d), seeds, 1).numpy()
+    W = _normal((cfg.width, d), 1 / np.sqrt(d), seeds, 1).numpy()
     out = []
     for i, s in enumerate(seeds):
         g = rng("model-init", s)
-        out.append(RandomNet(W=W[i], a=g.choice([-1.0, 1.0], size=cfg.m), activation=cfg.activation))
+        out.append(RandomNet(W=W[i], a=g.choice([-1.0, 1.0], size=cfg.width), activation=cfg.activation))
     return out

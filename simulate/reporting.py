@@ -9,17 +9,30 @@ import numpy as np
 from ibcheck.theory.atomic import save_figure_file, write_text
 
 
+def figure_png(fig) -> bytes:
+    """A figure as PNG bytes (110 dpi), for a result that keeps its figures in memory until saved."""
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
+    return buf.getvalue()
+
+
 def cosine_heatmap(mats: list[np.ndarray], result, path: str) -> None:
+    """:func:`cosine_figure`, saved to ``path``."""
+    save_figure_file(cosine_figure(mats, result), path)
+
+
+def cosine_figure(mats: list[np.ndarray], result):
     """Seed 0's cosine matrix, neurons sorted by class, with the same-class prediction in the title."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     cfg = result.config
     C = mats[0]
     row = result.summary[0]
     n_show = min(len(mats), 3)
-    fig, axes = plt.subplots(1, n_show, figsize=(4.2 * n_show + 1, 0.22 * C.shape[0] + 2.2), squeeze=False)
+    fig = Figure(figsize=(4.2 * n_show + 1, 0.22 * C.shape[0] + 2.2))
+    axes = fig.subplots(1, n_show, squeeze=False)
     for i in range(n_show):
         ax = axes[0, i]
         im = ax.imshow(mats[i], cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto")
@@ -33,25 +46,45 @@ def cosine_heatmap(mats: list[np.ndarray], result, path: str) -> None:
     fig.colorbar(im, ax=axes[0, -1], fraction=0.05)
     same = row.get("cosine_same_class_mean")
     other = row.get("cosine_other_class_mean")
-    fig.suptitle(f"cos(w_r, mu_j): {cfg.setting}, d={cfg.data.d}, k={cfg.data.k}, n={cfg.data.n}, m={cfg.model.m}, "
+    fig.suptitle(f"cos(w_r, mu_j): {cfg.setting}, d={cfg.data.d}, k={cfg.data.k}, n={cfg.data.n}, width={cfg.model.width}, "
                  f"init_scale={cfg.model.init_scale}; same-class mean {same:.3f}, other-class mean "
                  f"{other if other is None else round(other, 3)}", fontsize=9)
     fig.tight_layout()
-    save_figure_file(fig, path)
-    plt.close(fig)
+    return fig
 
 
-def save_figure(fig, ax, path: str, title: str, legend_fontsize: int = 8, ncol: int = 1, grid_which: str = "both") -> None:
-    """Title, grid, legend, tight layout, save at 110 dpi, close: the common end of every figure."""
-    import matplotlib.pyplot as plt
-
+def finish(fig, ax, title: str, legend_fontsize: int = 8, ncol: int = 1, grid_which: str = "both"):
+    """Title, grid, legend, tight layout: the common end of every figure. Returns ``fig``."""
     ax.set_title(title, fontsize=9)
     ax.grid(True, which=grid_which, alpha=0.3)
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=legend_fontsize, ncol=ncol)
     fig.tight_layout()
-    save_figure_file(fig, path)
+    return fig
+
+
+def save_figure(fig, ax, path: str, title: str, legend_fontsize: int = 8, ncol: int = 1, grid_which: str = "both") -> None:
+    """:func:`finish`, then save at 110 dpi (and close, for a pyplot figure)."""
+    save_figure_file(finish(fig, ax, title, legend_fontsize, ncol, grid_which), path)
+    import matplotlib.pyplot as plt
+
     plt.close(fig)
+
+
+def series_figure(series: dict, xlabel: str, ylabel: str, title: str, logy: bool = False):
+    """One line per label through ``series[label] = [(x, y), ...]`` on a log x axis."""
+    from ibcheck.theory.result import new_figure
+
+    fig, ax = new_figure()
+    for label, pts in series.items():
+        pts = sorted(pts)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", ms=3, label=label)
+    ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    return finish(fig, ax, title, legend_fontsize=7, ncol=2)
 
 
 def robust_accuracy_figure(curves: dict[str, tuple[np.ndarray, np.ndarray]], markers: dict[str, float] | None = None,

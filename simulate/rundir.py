@@ -48,7 +48,10 @@ def config_to_dict(cfg: RunConfig) -> dict:
 
 
 def config_from_dict(d: dict) -> RunConfig:
-    return RunConfig(setting=d["setting"], data=DataConfig(**d["data"]), model=ModelConfig(**d["model"]),
+    model = dict(d["model"])
+    if "m" in model:  # a run directory written before the width was called width
+        model["width"] = model.pop("m")
+    return RunConfig(setting=d["setting"], data=DataConfig(**d["data"]), model=ModelConfig(**model),
                      train=TrainConfig(**d["train"]), seeds=d["seeds"], seed0=d["seed0"])
 
 

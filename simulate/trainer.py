@@ -54,27 +54,27 @@ class TrainConfig:
 
     def __post_init__(self):
         if not isinstance(self.steps, int) or self.steps < 0:
-            raise InputError(f"--steps {self.steps} is out of range: steps must be an integer >= 0")
+            raise InputError(f"steps={self.steps} is out of range: steps must be an integer >= 0")
         if self.lr is not None and not (math.isfinite(self.lr) and self.lr > 0):
-            raise InputError(f"--lr {self.lr} is out of range: lr must be a number > 0")
+            raise InputError(f"lr={self.lr} is out of range: lr must be a number > 0")
         if self.loss not in LOSSES:
-            raise InputError(f"--loss {self.loss!r} is not one of {', '.join(LOSSES)}")
+            raise InputError(f"loss={self.loss!r} is not one of {', '.join(LOSSES)}")
         if self.reduction not in REDUCTIONS:
-            raise InputError(f"--reduction {self.reduction!r} is not one of {', '.join(REDUCTIONS)}")
+            raise InputError(f"reduction={self.reduction!r} is not one of {', '.join(REDUCTIONS)}")
         if self.schedule not in SCHEDULES:
-            raise InputError(f"--schedule {self.schedule!r} is not one of {', '.join(SCHEDULES)}")
+            raise InputError(f"schedule={self.schedule!r} is not one of {', '.join(SCHEDULES)}")
         if self.dtype not in ("float64", "float32"):
-            raise InputError(f"--dtype {self.dtype!r} is not one of float64, float32")
+            raise InputError(f"dtype={self.dtype!r} is not one of float64, float32")
         if self.max_seconds is not None and not self.max_seconds > 0:
-            raise InputError(f"--max-seconds {self.max_seconds} is out of range: must be a number > 0")
+            raise InputError(f"max_seconds={self.max_seconds} is out of range: must be a number > 0")
         if self.target_log10_loss is not None and not math.isfinite(self.target_log10_loss):
-            raise InputError(f"--target-log10-loss {self.target_log10_loss} must be a finite number")
+            raise InputError(f"target_log10_loss={self.target_log10_loss} must be a finite number")
         if not isinstance(self.checkpoints, int) or self.checkpoints < 0:
-            raise InputError(f"--checkpoints {self.checkpoints} is out of range: must be an integer >= 0")
+            raise InputError(f"checkpoints={self.checkpoints} is out of range: must be an integer >= 0")
         if self.spacing not in ("log", "linear"):
             raise InputError(f"spacing {self.spacing!r} is not one of log, linear")
         if self.dual not in ("auto", "on", "off"):
-            raise InputError(f"--dual {self.dual!r} is not one of auto, on, off")
+            raise InputError(f"dual={self.dual!r} is not one of auto, on, off")
         if not (self.up >= 1 and 0 < self.down < 1):
             raise InputError(f"up={self.up}, down={self.down}: need up >= 1 and 0 < down < 1")
 
@@ -91,7 +91,7 @@ def resolve_device(name: str) -> torch.device:
         if not torch.cuda.is_available():
             raise InputError(f"--device {name}: CUDA is not available on this machine (use --device cpu)")
         return torch.device(name)
-    raise InputError(f"--device {name!r} is not one of cpu, cuda, cuda:N")
+    raise InputError(f"device={name!r} is not one of cpu, cuda, cuda:N")
 
 
 def record_steps(steps: int, count: int, spacing: str = "log") -> list[int]:

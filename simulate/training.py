@@ -20,6 +20,7 @@ from ibcheck.theory.result import Result
 from . import data as D
 from .measure import feature_statistics, test_accuracy
 from .models import ModelConfig, init_model, random_networks
+from .one_step import input_gradients
 from .seeds import stream
 from .trainer import TrainConfig, TrainResult, resolve_device, train
 
@@ -49,13 +50,13 @@ class DataConfig:
         for name in ("d", "k", "n", "n_test"):
             v = getattr(self, name)
             if not isinstance(v, int) or v < 1:
-                raise InputError(f"--{name.replace('_', '-')} {v} is out of range: {name} must be an integer >= 1")
+                raise InputError(f"{name}={v!r} is out of range: {name} must be an integer >= 1")
         if self.kind is not None and self.kind not in D.DATA_KINDS:
-            raise InputError(f"--data {self.kind!r} is not one of {', '.join(D.DATA_KINDS)}")
+            raise InputError(f"kind={self.kind!r} is not one of {', '.join(D.DATA_KINDS)}")
         if not (math.isfinite(self.sigma) and self.sigma >= 0):
-            raise InputError(f"--sigma {self.sigma} is out of range: sigma must be a number >= 0")
+            raise InputError(f"sigma={self.sigma} is out of range: sigma must be a number >= 0")
         if self.kind == "clusters" and self.orthogonal and self.k > self.d:
-            raise InputError(f"--k {self.k} is out of range: orthogonal means need k <= d={self.d}")
+            raise InputError(f"k={self.k} is out of range: orthogonal means need k <= d={self.d}")
         if self.kind == "idx" and not (self.idx_images and self.idx_labels):
             raise InputError("--data idx needs --idx-images FILE and --idx-labels FILE")
 
@@ -71,7 +72,7 @@ class RunConfig:
 
     def __post_init__(self):
         if not isinstance(self.seeds, int) or self.seeds < 1:
-            raise InputError(f"--seeds {self.seeds} is out of range: seeds must be an integer >= 1")
+            raise InputError(f"seeds={self.seeds} is out of range: seeds must be an integer >= 1")
         if self.model.setting != self.setting:
             raise InputError(f"setting {self.setting} and model setting {self.model.setting} differ")
 
@@ -113,7 +114,7 @@ def make_dataset(cfg: RunConfig, seed: int) -> D.Dataset:
         return D.digits(dc.n, seed, dc.split if dc.split != "half" else "odd", multiclass)
     if kind == "idx":
         return D.idx(dc.idx_images, dc.idx_labels, dc.n, seed, dc.split if dc.split != "half" else "odd", multiclass)
-    raise InputError(f"--data {kind!r} is not one of {', '.join(D.DATA_KINDS)}")
+    raise InputError(f"kind={kind!r} is not one of {', '.join(D.DATA_KINDS)}")
 
 
 @dataclass(frozen=True)
@@ -250,7 +251,7 @@ def _random_net_run(cfg: RunConfig, ds: D.Dataset, seeds: list[int]) -> Run:
     summary = []
     for s, net in zip(seeds, nets):
         f = net.forward(ds.X)
-        g = random_net_input_gradients(net, ds.X)
+        g = input_gradients(net, ds.X)
         summary.append({
             "seed": s, "status": "drawn", "status_step": 0, "train_log10_loss": None, "test_accuracy": None,
             "normalized_margin": None, "smoothed_margin": None, "cosine_same_class_mean": None,
@@ -258,17 +259,3 @@ def _random_net_run(cfg: RunConfig, ds: D.Dataset, seeds: list[int]) -> Run:
             "output_abs_mean": float(np.abs(f).mean()), "grad_norm_mean": float(np.linalg.norm(g, axis=1).mean()),
         })
     return Run(cfg, [ds], nets, [None] * len(seeds), summary, [])
-
-
-def random_net_input_gradients(net, X: np.ndarray) -> np.ndarray:
-    """grad_x f(x) of a random network, analytic for every activation: (N, d)."""
-    from scipy.special import erf, expit
-
-    Z = X @ net.W.T
-    deriv = {
-        "relu": lambda z: (z > 0).astype(float),
-        "softplus": expit,
-        "tanh": lambda z: 1 - np.tanh(z) ** 2,
-        "gelu": lambda z: 0.5 * (1 + erf(z / np.sqrt(2))) + z * np.exp(-z * z / 2) / np.sqrt(2 * np.pi),
-    }[net.activation](Z)
-    return (deriv * net.a) @ net.W / np.sqrt(net.W.shape[0])

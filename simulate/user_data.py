@@ -210,4 +210,4 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
     }
     from .compare import Comparison
 
-    return Comparison(summary, tuple(results), tuple(data), claim, SimpleNamespace(setting=summary["experiment"], trajectory=False))
+    return Comparison(summary, tuple(results), tuple(data), claim, SimpleNamespace(description=summary["experiment"], trajectory=False))

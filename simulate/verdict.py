@@ -28,18 +28,20 @@ out inconsistent, or the comparison has no power.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from scipy import stats
 
 UPPER = ("O", "o", "<=")
 LOWER = ("Omega", "omega", ">=")
 TWO = ("Theta",)
-VERDICTS = ("consistent", "inconsistent", "inconclusive")
+Verdict = Literal["consistent", "inconsistent", "inconclusive"]
+VERDICTS: tuple[str, ...] = Verdict.__args__  # type: ignore[attr-defined]
 
 
 @dataclass
 class Verdict:
-    verdict: str
+    verdict: Verdict
     kind: str
     predicted: float
     estimate: float
@@ -94,7 +96,7 @@ class Judgement:
     """The reported verdict of one exponent, with every input it rests on."""
 
     variable: str
-    verdict: str
+    verdict: Verdict
     reason: str
     plain: Verdict
     negative_control: Verdict

@@ -121,7 +121,7 @@ def test_gd_trajectory_eps_delta_decrease():
     from ibcheck.simulate.trainer import TrainConfig
     from ibcheck.simulate.training import DataConfig, RunConfig, run
 
-    cfg = RunConfig(setting="two-layer", data=DataConfig(d=10, k=4, n=30), model=ModelConfig("two-layer", m=10),
+    cfg = RunConfig(setting="two-layer", data=DataConfig(d=10, k=4, n=30), model=ModelConfig("two-layer", width=10),
                     train=TrainConfig(steps=3000, lr=0.05, loss="exp", reduction="sum", schedule="loss-based", checkpoints=8, progress=False))
     res = run(cfg)
     ds = res.datasets[0]

@@ -39,7 +39,7 @@ def test_batched_gradient_equals_autograd(setting, bias, loss, per_seed):
     rng = np.random.default_rng(0)
     S, N, d, k = 3, 40, 12, 3
     seeds = [0, 1, 2]
-    model = init_model(ModelConfig(setting, m=4, bias=bias), d, seeds, n_classes=k)
+    model = init_model(ModelConfig(setting, width=4, bias=bias), d, seeds, n_classes=k)
     Xs = torch.tensor(rng.standard_normal((S, N, d)))
     if setting == "multiclass":
         ys = torch.tensor(rng.integers(0, k, (S, N)))
@@ -64,7 +64,7 @@ def test_batched_gradient_equals_autograd(setting, bias, loss, per_seed):
 def test_exported_networks_compute_the_same_margins():
     rng = np.random.default_rng(1)
     for setting in ("fa", "two-layer", "linear", "multiclass"):
-        model = init_model(ModelConfig(setting, m=3), 10, [0, 1], n_classes=3)
+        model = init_model(ModelConfig(setting, width=3), 10, [0, 1], n_classes=3)
         X = rng.standard_normal((20, 10))
         y = rng.integers(0, 3, 20) if setting == "multiclass" else rng.choice([-1.0, 1.0], 20)
         Q = model.margins(torch.tensor(X), torch.tensor(y))
@@ -77,13 +77,13 @@ def test_exported_networks_compute_the_same_margins():
 
 def test_initialization_is_the_papers():
     d, m = 400, 200
-    model = init_model(ModelConfig("fa", m=m, init_scale=0.5), d, [0])
+    model = init_model(ModelConfig("fa", width=m, init_scale=0.5), d, [0])
     W, b, a = model.params["W"][0], model.params["b"][0], model.fixed["a"][0]
     assert float(W.std()) == pytest.approx(0.5 / math.sqrt(d), rel=0.05)
     assert float(b.std()) == pytest.approx(0.5 / d, rel=0.15)
     assert torch.equal(a, torch.cat([torch.full((m,), 1 / m), torch.full((m,), -1 / m)]))
     # Same seed, same draw, whatever the other seeds.
-    again = init_model(ModelConfig("fa", m=m, init_scale=0.5), d, [5, 0])
+    again = init_model(ModelConfig("fa", width=m, init_scale=0.5), d, [5, 0])
     assert torch.equal(again.params["W"][1], W)
 
 
@@ -100,7 +100,7 @@ def test_dual_form_follows_the_same_trajectory(setting, per_seed):
     X, y = (Xs, ys) if per_seed else (Xs[0], ys[0])
     out = {}
     for mode in ("off", "on"):
-        model = init_model(ModelConfig(setting, m=3), d, [0, 1], n_classes=k)
+        model = init_model(ModelConfig(setting, width=3), d, [0, 1], n_classes=k)
         cfg = TrainConfig(steps=60, loss="logistic", schedule="constant", dual=mode, progress=False)
         res = train(model, X, y, cfg, 0.3, [0, 1])
         out[mode] = (res.trajectory, model.weights(), model.norm_sq())

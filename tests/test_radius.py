@@ -171,7 +171,7 @@ def test_trained_fa_median_universal_radius_near_sqrt_d_over_k():
     from ibcheck.simulate.trainer import TrainConfig
     from ibcheck.simulate.training import DataConfig, RunConfig, run
 
-    cfg = RunConfig(setting="fa", data=DataConfig(d=512, k=4, n=200), model=ModelConfig("fa", m=5, init_scale=0.1),
+    cfg = RunConfig(setting="fa", data=DataConfig(d=512, k=4, n=200), model=ModelConfig("fa", width=5, init_scale=0.1),
                     train=TrainConfig(steps=1500, lr=0.5, progress=False), seeds=1)
     res = run(cfg)
     ds = res.datasets[0]

@@ -14,7 +14,7 @@ def _fit(setting="fa", steps=300, schedule="constant", loss="logistic", reductio
     ds = clusters(d, k, n, 1.0, seed=0, multiclass=setting == "multiclass")
     X = torch.tensor(ds.X)
     y = torch.tensor(ds.y)
-    model = init_model(ModelConfig(setting, m=m, init_scale=init), d, list(seeds), n_classes=k)
+    model = init_model(ModelConfig(setting, width=m, init_scale=init), d, list(seeds), n_classes=k)
     cfg = TrainConfig(steps=steps, loss=loss, reduction=reduction, schedule=schedule, target_log10_loss=target, progress=False)
     return train(model, X, y, cfg, lr, list(seeds))
 
@@ -81,7 +81,7 @@ def test_record_schedule_is_log_spaced():
 
 def test_feature_averaging_at_small_size():
     """LPLL25.thm.feature_averaging at d = 256, k = 4, small init: cos ~ 1/sqrt(k/2) and ~ 0."""
-    cfg = RunConfig(setting="fa", data=DataConfig(d=256, k=4, n=200), model=ModelConfig("fa", m=5, init_scale=0.1),
+    cfg = RunConfig(setting="fa", data=DataConfig(d=256, k=4, n=200), model=ModelConfig("fa", width=5, init_scale=0.1),
                     train=TrainConfig(steps=1500, lr=0.5, progress=False), seeds=2)
     res = run(cfg)
     for r in res.summary:
@@ -93,7 +93,7 @@ def test_feature_averaging_at_small_size():
 
 def test_multiclass_model_decouples_features():
     """LPLL25.thm.5_5: each neuron aligns with its own class's feature (a dominant diagonal)."""
-    cfg = RunConfig(setting="multiclass", data=DataConfig(d=256, k=4, n=200), model=ModelConfig("multiclass", m=1, init_scale=0.1),
+    cfg = RunConfig(setting="multiclass", data=DataConfig(d=256, k=4, n=200), model=ModelConfig("multiclass", width=1, init_scale=0.1),
                     train=TrainConfig(steps=1500, lr=0.5, progress=False), seeds=2)
     res = run(cfg)
     for r, W0 in zip(res.summary, res.init_W):

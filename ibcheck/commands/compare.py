@@ -148,9 +148,10 @@ def cmd_calibrate(args) -> int:
 
 
 def cmd_reproduce(args) -> int:
-    from ibcheck.simulate.reproduce import reproduce
+    from ibcheck.simulate.reproductions import run_reproduction
 
-    s = reproduce(args.name, args.quick, args.out, args.idx_dir)
+    r = run_reproduction(args.name, args.quick, args.idx_dir)
+    s = {**r.as_json(), "files": r.save(args.out)}
     if args.json:
         print(json.dumps(s, indent=2))
         return 0
@@ -248,14 +249,15 @@ def cmd_report(args) -> int:
             continue
         md.append(_index_row(name, r, s))
     if not args.only:
-        from ibcheck.simulate.reproduce import REPRODUCTIONS, reproduce
+        from ibcheck.simulate.reproductions import REPRODUCTIONS, run_reproduction
 
         md += ["", "## Reproductions of the sources' experiments", "", "| reproduction | consistent / inconsistent / inconclusive rows |", "|---|---|"]
         for name in REPRODUCTIONS:
             print(f"[{time.perf_counter() - t0:6.1f} s] reproducing {name} ...", file=sys.stderr)
             try:
-                s = reproduce(name, args.quick, os.path.join(args.out, "reproduce", name))
-                c = [sum(r["verdict"] == v for r in s["rows"]) for v in ("consistent", "inconsistent", "inconclusive")]
+                rep = run_reproduction(name, args.quick)
+                rep.save(os.path.join(args.out, "reproduce", name))
+                c = [sum(r["verdict"] == v for r in rep.rows) for v in ("consistent", "inconsistent", "inconclusive")]
                 md.append(f"| [{name}](reproduce/{name}/reproduce.md) | {c[0]} / {c[1]} / {c[2]} |")
             except InputError as err:
                 md.append(f"| {name} | not run: {err} |")

@@ -11,7 +11,8 @@ from ibcheck.theory.atomic import atomic_file
 
 def register(sub) -> None:
     p = sub.add_parser("kkt", help="KKT points of the max-margin problem (P) on a dataset: search, certify, compare with the global optimum")
-    p.add_argument("--setting", default="clusters", choices=("clusters", "sphere"))
+    p.add_argument("--data", "--setting", dest="data", default="clusters", choices=("clusters", "sphere"),
+                   help="the dataset: k clusters or the sphere (--setting is the older name)")
     p.add_argument("--d", type=pos_int, default=5)
     p.add_argument("--k", type=pos_int, default=4)
     p.add_argument("--n", type=pos_int, default=20)
@@ -39,7 +40,7 @@ def cmd_kkt(args) -> int:
     from ibcheck import api
     from ibcheck.simulate.rundir import check_out_dir
 
-    cfg = dict(data=args.setting, d=args.d, k=args.k, n=args.n, sigma=args.sigma, width=args.width, starts=args.starts,
+    cfg = dict(data=args.data, d=args.d, k=args.k, n=args.n, sigma=args.sigma, width=args.width, starts=args.starts,
                include_global=args.global_, bias=not args.no_bias, seed=args.seed, max_patterns=args.max_patterns)
     check_out_dir(args.out, args.overwrite)
     res = api.kkt_points(**cfg)
@@ -57,7 +58,7 @@ def cmd_kkt(args) -> int:
                  + (f"; {glob['note']}" if glob["note"] else "") + ")")
         else:
             g = "no global optimum (use --global)"
-        print(f"{len(points)} starts on {args.setting} d={args.d} n={args.n}, width {args.width}; {g}; "
+        print(f"{len(points)} starts on {args.data} d={args.d} n={args.n}, width {args.width}; {g}; "
               f"{len(distinct)} distinct KKT point(s) by function")
         for p in points:
             tag = "KKT" if p["is_kkt"] else "not KKT"

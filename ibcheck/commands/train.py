@@ -16,7 +16,8 @@ def register(sub) -> None:
     p.add_argument("--d", type=pos_int, default=256, help="input dimension (cluster/sphere/gaussian data)")
     p.add_argument("--k", type=pos_int, default=4, help="number of clusters")
     p.add_argument("--n", type=pos_int, default=200, help="training samples")
-    p.add_argument("--m", type=pos_int, default=5, help="fa: width per sign; multiclass: neurons per class; two-layer: total width")
+    p.add_argument("--width", "--m", dest="width", type=pos_int, default=5,
+                   help="fa: neurons per output sign (LPLL25's m); multiclass: neurons per class; two-layer, random-net: hidden width")
     p.add_argument("--seeds", type=pos_int, default=1, help="number of seeds, trained together")
     p.add_argument("--seed0", type=nonneg_int, default=0, help="first seed")
     p.add_argument("--steps", type=nonneg_int, default=1000)
@@ -56,7 +57,7 @@ def cmd_train(args) -> int:
     from ibcheck.simulate.trainer import TrainConfig
     from ibcheck.simulate.training import DataConfig, RunConfig
 
-    for name in ("d", "n", "m", "k", "steps", "seeds", "n_test"):
+    for name in ("d", "n", "width", "k", "steps", "seeds", "n_test"):
         v = getattr(args, name)
         low = 0 if name == "steps" else 1
         if v < low:
@@ -67,7 +68,7 @@ def cmd_train(args) -> int:
         data=DataConfig(kind=args.data, d=args.d, k=args.k, n=args.n, sigma=args.sigma, orthogonal=not args.near_orthogonal,
                         split=args.split, seed=args.data_seed, per_seed=args.per_seed_data, n_test=args.n_test,
                         idx_images=args.idx_images, idx_labels=args.idx_labels),
-        model=ModelConfig(setting=args.setting, m=args.m, init_scale=args.init_scale, bias=not args.no_bias, activation=args.activation),
+        model=ModelConfig(setting=args.setting, width=args.width, init_scale=args.init_scale, bias=not args.no_bias, activation=args.activation),
         train=TrainConfig(steps=args.steps, lr=args.lr, loss=args.loss, reduction=args.reduction, schedule=args.schedule,
                           target_log10_loss=args.target_log10_loss, max_seconds=args.max_seconds, dtype=args.dtype,
                           device=args.device, dual=args.dual, checkpoints=args.checkpoints, progress=not args.quiet and sys.stderr.isatty()),

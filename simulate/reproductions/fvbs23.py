@@ -1,0 +1,46 @@
+"""FVBS23: KKT points and GD limits generalize yet flip at sqrt(d/k) (FVBS23.thm.3_1, thm.4_2), while a
+sqrt(d)-robust network exists (thm.4_1); and where does Theorem 4.2 apply?"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .criteria import AtMost, Measured, Reported
+
+
+def measure(quick: bool) -> Measured:
+    from ibcheck.solvers.kkt.search import kkt_search, random_start
+    from ibcheck.solvers.radius.universal import flip_rate, universal_directions, universal_radius
+    from ibcheck.theory import get_claim
+    from ibcheck.theory.window import applicability_window
+
+    from ..compare import compare_claim
+    from ..data import clusters
+    from ..measure import test_accuracy
+    from ..seeds import stream
+    from . import comparison_rows
+
+    R = Measured("FVBS23: KKT points and GD limits generalize but flip at sqrt(d/k); a sqrt(d)-robust network exists")
+    for cid in ("FVBS23.thm.4_2", "FVBS23.thm.4_1"):
+        R.comparisons[cid.replace(".", "_")] = c = compare_claim(cid, quick=quick, progress=False)
+        comparison_rows(R, c, cid + ": {quantity} exponents (GD limits / construction)", "{kind}({expr})", first_only=True)
+    d, k, n = 10, 4, 24
+    ds = clusters(d, k, n, 0.3, seed=5)
+    rng = np.random.default_rng(5)
+    res = [r for r in kkt_search(ds.X, ds.y, [(f"r{i}", random_start(d, 8, rng)) for i in range(5)]) if r.certificate.is_kkt(1e-5)]
+    Xt, yt = ds.sample(500, stream("reproduction", 5))
+    if res:
+        errs = [1 - test_accuracy(r.net, Xt, yt) for r in res]
+        v = universal_directions("fvbs23", means=ds.means, J_plus=ds.J_plus)
+        rates = [flip_rate(universal_radius(r.net, Xt, yt, v), math.sqrt(d / k)) for r in res]
+        R.add(f"KKT points (d={d}, k={k}, n={n}): test error (max)", "<= eps (FVBS23.thm.3_1)", float(max(errs)), AtMost(0.05),
+              f"{len(res)} certified KKT points")
+        R.add(f"KKT points: universal flip rate at ||z|| = sqrt(d/k) = {math.sqrt(d / k):.2f} (min)", ">= 1 - eps, for C of order 1",
+              float(min(rates)), Reported(), "the theorem's constant C is unknown")
+    w = applicability_window(get_claim("FVBS23.thm.4_2"), "d", {"k": str(k), "n": str(n), "eps": "0.1", "delta": "0.1"})
+    inside = any(lo <= d and (hi is None or isinstance(hi, str) or d <= hi) for lo, hi in w.intervals)
+    R.add(f"Theorem 4.2 applies at the simulated point d={d}, k={k}, n={n}?", "needs d in its window", "yes" if inside else "no", Reported(),
+          f"window of d: {w.intervals or 'empty'} ({w.empty_because or 'binding ' + str(w.binding)}); "
+          "the simulation is outside it, so it tests the scaling, not the theorem's guarantee")
+    return R

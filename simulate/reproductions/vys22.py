@@ -1,0 +1,37 @@
+"""VYS22: networks trained on random sphere data are flipped by a universal perturbation; which of the
+two readings of the bound holds (VYS22.thm.main)? Cross-checked on certified KKT points of (P)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .criteria import AtMost, Judged, Measured, Reported
+
+
+def measure(quick: bool) -> Measured:
+    from ibcheck.solvers.kkt.search import kkt_search, random_start
+    from ibcheck.solvers.radius.universal import universal_directions, universal_radius
+
+    from ..compare import compare_claim
+    from ..data import sphere
+    from . import comparison_rows
+
+    R = Measured("VYS22: universal flipping perturbation of nets trained on random sphere data; which reading holds?")
+    R.comparisons["compare"] = c = compare_claim("VYS22.thm.main", quick=quick, progress=False)
+    comparison_rows(R, c, "{quantity}{reading}", "O({expr})")
+    norm_rows = {r["reading"]: r for r in c.summary["results"] if r["quantity"] == "universal_flip_norm"}
+    ok = [rd for rd, r in norm_rows.items() if r["verdict"] == "consistent" and r["negative_control"]["has_power"]]
+    R.add("reading supported by the data (flip norm, with a powered negative control)", "ambiguous in the sources",
+          ok[0] if len(ok) == 1 else "undecided", Judged("consistent" if len(ok) == 1 else "inconclusive", "the readings' comparisons"),
+          "decided only when exactly one reading is consistent and its negative control is rejected")
+    # cross-check at small n: KKT points of (P) found by the search
+    ds = sphere(20, 6, seed=3)
+    g = np.random.default_rng(3)
+    res = kkt_search(ds.X, ds.y, [(f"r{i}", random_start(20, 6, g)) for i in range(4)])
+    v = universal_directions("vys22", X_train=ds.X, y_train=ds.y)
+    norms = [float(universal_radius(r.net, ds.X, ds.y, v).max()) for r in res if r.certificate.is_kkt(1e-5)]
+    R.add("KKT points at d=20, n=6: universal norm flipping every training point (median)", "o(sqrt(d)) = o(4.47)",
+          float(np.median(norms)) if norms else None, AtMost(math.sqrt(20)) if norms else Reported(),
+          f"{len(norms)} certified KKT points of {len(res)} starts")
+    return R
