@@ -14,7 +14,7 @@ import sympy as sp
 
 from ibcheck.theory.atomic import write_text
 
-from .reporting import write_html
+from .reporting import markdown_table, write_html
 
 PARAMS = {"L": "2"}
 # ---------------------------------------------------------------------------------------------
@@ -172,17 +172,16 @@ def _cell_table(summary: dict, results: list[dict]) -> list[str]:
                                              for h in hyps) + ".")
         md.append("")
     cols = list(app["cells"][0]["cell"])
-    head = "| " + " | ".join(cols + ["inside"] + hyps + [f"{q['label']} (geometric mean)", "seeds"]) + " |"
-    md += [head, "|" + "---|" * (len(cols) + len(hyps) + 3)]
+    rows = []
     for c in app["cells"]:
         hv = ["yes" if c["hypotheses"].get(h) else "no" if c["hypotheses"].get(h) is False else "?" for h in hyps]
         key = tuple(round(math.log(float(c["cell"][v])), 9) for v in q["analysis"].variables if v in c["cell"])
         m = measure.get(key)
         mtxt = f"{math.exp(m[0]):.4g}" if m and not any(p or qq for p, qq in q["analysis"].offsets.values()) else \
             (f"exp({m[0]:.4g}) after offset" if m else "(trajectory)" if traj else "-")
-        md.append("| " + " | ".join([f"{c['cell'][v]:g}" for v in cols] + ["**yes**" if c["inside"] else "no"] + hv
-                                     + [mtxt, str(c["seeds"])]) + " |")
-    return md + [""]
+        rows.append([f"{c['cell'][v]:g}" for v in cols] + ["**yes**" if c["inside"] else "no"] + hv + [mtxt, str(c["seeds"])])
+    return md + [markdown_table([dict(zip(range(len(r)), r)) for r in rows], None, cols + ["inside"] + hyps
+                                + [f"{q['label']} (geometric mean)", "seeds"]), ""]
 
 
 def _rounds_table(summary: dict) -> list[str]:
@@ -193,15 +192,12 @@ def _rounds_table(summary: dict) -> list[str]:
     md = ["## Rounds", "",
           f"Budget {summary['budget']:g} s; alpha spending: {summary['spending']} (Lan-DeMets), each look tested at the increment "
           "of the spending function over the information fraction (the fraction of the budget used), so that the chance of any "
-          "false decision over all looks stays at most 0.05.", "",
-          "| round | added | tasks run | seconds | budget used | alpha of the look | CI width of " + label + " | verdict |",
-          "|---|---|---|---|---|---|---|---|"]
-    for r in rounds:
-        w = ", ".join(f"{v}: {x:.3f}" for v, x in r["ci_width"].get(label, {}).items())
-        frac = r["look"]["fraction"] if r.get("look") else None
-        md.append(f"| {r['round']} | {r['added']} | {r['tasks_run']} | {r['seconds']:.1f} | {_fmt(frac, '.0%')} | {r['alpha']:.4g} | {w} | "
-                  f"{r['verdicts'].get(label, '-')} |")
-    return md + [""]
+          "false decision over all looks stays at most 0.05.", ""]
+    rows = [{"round": r["round"], "added": r["added"], "tasks run": r["tasks_run"], "seconds": f"{r['seconds']:.1f}",
+             "budget used": _fmt(r["look"]["fraction"] if r.get("look") else None, ".0%"), "alpha of the look": f"{r['alpha']:.4g}",
+             f"CI width of {label}": ", ".join(f"{v}: {x:.3f}" for v, x in r["ci_width"].get(label, {}).items()),
+             "verdict": r["verdicts"].get(label, "-")} for r in rounds]
+    return md + [markdown_table(rows), ""]
 
 
 def write_report(summary: dict, results: list[dict], claim, exp, out: str) -> dict:

@@ -151,9 +151,87 @@ def write_html(markdown: str, out: str, name: str, title: str) -> str:
     return path
 
 
-def markdown_table(rows: list[dict], columns: list[str] | None = None) -> str:
-    """Rows as a Markdown table (pandas ``to_markdown``); None shows as '-'."""
+def markdown_table(rows: list[dict], columns: list | None = None, header: list[str] | None = None) -> str:
+    """Rows as a Markdown table (pandas ``to_markdown``, every cell as text); None shows as '-'.
+    ``header`` renames the columns (for rows keyed by position)."""
     import pandas as pd
 
     df = pd.DataFrame(rows, columns=columns)
-    return df.to_markdown(index=False, missingval="-")
+    if header is not None:
+        df.columns = header
+    return df.astype(object).where(df.notna(), "-").astype(str).to_markdown(index=False, disable_numparse=True)
+
+
+# -- the bound scaling report (``ibcheck scaling``), from theory/scaling.py's data -------------------
+def scaling_report(claim_ids: list[str] | None, out_dir: str) -> str:
+    """Write ``scaling.md`` and its PNGs into ``out_dir`` (created); return the Markdown path."""
+    from datetime import datetime, timezone
+
+    from ibcheck.theory import scaling as S
+    from ibcheck.theory.errors import InputError
+    from ibcheck.theory.registry import all_claims, get_claim
+    from ibcheck.theory.result import new_figure
+
+    claims = [get_claim(c) for c in claim_ids] if claim_ids else all_claims()
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise InputError(f"--out {out_dir} exists and is not a directory")
+    os.makedirs(out_dir, exist_ok=True)
+    md = ["# ibcheck: bound scaling report", "",
+          f"Generated {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')} by `ibcheck scaling`, from the claim registry alone "
+          "(no simulation yet).",
+          "Symbolic constants (C, C1..C4) are set to 1 in the plots: for claims of status *order* only",
+          "the slopes are meaningful, not the heights. Claims flagged *unverified* are marked.", "",
+          "## Bounds and exponents", "", markdown_table(S.bounds_table(claims)), "", "## Bounds against d (log-log)", ""]
+    for c in claims:
+        raw, curves = S.bound_curves(c)
+        if not curves:
+            continue
+        fig, ax = new_figure(6.4, 4.4)
+        for label, ys in curves:
+            ax.loglog(S.D_GRID, ys, marker="o", ms=3, label=label)
+        fixed = ", ".join(f"{k}={v}" for k, v in raw.items())
+        ax.set_xlabel("d")
+        ax.set_ylabel("bound (constants = 1)")
+        name = f"bound_{c.id.replace('.', '_')}.png"
+        save_figure_file(finish(fig, ax, f"{c.id}\n(at {fixed})" if fixed else c.id, legend_fontsize=7), os.path.join(out_dir, name))
+        md += [f"### {c.id}" + (" (unverified)" if c.unverified else ""), "", f"![{c.id}]({name})", ""]
+    md += ["## The robust / non-robust gap", "", *S.gap_lines(), "", "![gap](gap_sqrt_k.png)", ""]
+    save_figure_file(_gap_figure(S.D_GRID), os.path.join(out_dir, "gap_sqrt_k.png"))
+    md += ["## Applicability windows at a default point", "", markdown_table(S.window_rows(claims)), ""]
+    if not claim_ids or "FVBS23.thm.4_2" in claim_ids:
+        w = S.window_vs_n()
+        fig, ax = new_figure(6.4, 4.4)
+        ax.loglog(w["n"], w["log10_low"], marker="o", label=f"lowest d (binding: {', '.join(sorted(w['binding_low']))})")
+        ax.loglog(w["n"], w["log10_high"], marker="s", label=f"highest d (binding: {', '.join(sorted(w['binding_high']))})")
+        ax.fill_between(w["n"], w["log10_low"], w["log10_high"], alpha=0.15)
+        ax.set_xlabel("n")
+        ax.set_ylabel("log10 d")
+        name = "window_FVBS23_thm_4_2_vs_n.png"
+        save_figure_file(finish(fig, ax, "FVBS23.thm.4_2: the window of d (k=10, eps=delta=0.1)"), os.path.join(out_dir, name))
+        table = [{"n": n, "lowest d (log10)": f"{a:.3f}", "highest d (log10)": f"{b:.3f}"}
+                 for n, a, b in zip(w["n"], w["log10_low"], w["log10_high"])]
+        md += ["## Where FVBS23.thm.4_2 starts to apply", "", f"![window]({name})", "", markdown_table(table), ""]
+    path = os.path.join(out_dir, "scaling.md")
+    write_text(path, "\n".join(md) + "\n")
+    return path
+
+
+def _gap_figure(d_grid: list[float]):
+    """Non-robust sqrt(d/k) for several k against the robust sqrt(d); and their ratio sqrt(k)."""
+    import math
+
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(11, 4.2))
+    ax1, ax2 = fig.subplots(1, 2)
+    for k in [2, 4, 10, 40, 100]:
+        ax1.loglog(d_grid, [math.sqrt(d / k) for d in d_grid], label=f"sqrt(d/k), k={k}")
+    ax1.loglog(d_grid, [math.sqrt(d) for d in d_grid], "k--", lw=2, label="sqrt(d) (robust construction)")
+    ax1.set_xlabel("d")
+    ax1.set_ylabel("radius (constants = 1)")
+    finish(fig, ax1, "non-robust O(sqrt(d/k)) vs robust Omega(sqrt(d))", legend_fontsize=7)
+    kk = [2**i for i in range(1, 11)]
+    ax2.loglog(kk, [math.sqrt(k) for k in kk], marker="o")
+    ax2.set_xlabel("k")
+    ax2.set_ylabel("sqrt(d) / sqrt(d/k)")
+    return finish(fig, ax2, "the gap: a ratio of sqrt(k), independent of d (slope 1/2)")

@@ -1,7 +1,7 @@
 import os
 
+from ibcheck.simulate.reporting import scaling_report
 from ibcheck.theory.graph import claim_graph, conclusions_at, rests_on, to_dot, to_mermaid
-from ibcheck.theory.scaling import scaling_report
 
 
 def test_edges_listed_in_theory_md():

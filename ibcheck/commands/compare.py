@@ -187,8 +187,7 @@ def _index_row(name: str, r: dict, s: dict) -> str:
 def cmd_report(args) -> int:
     from ibcheck.simulate.claim_experiments import EXPERIMENTS
     from ibcheck.simulate.compare import compare_and_save
-    from ibcheck.simulate.reporting import write_html
-    from ibcheck.theory.scaling import scaling_report
+    from ibcheck.simulate.reporting import scaling_report, write_html
 
     _check_workers(args)
     if args.budget is not None and not args.budget > 0:

@@ -226,7 +226,7 @@ def cmd_growth(args) -> int:
 
 
 def cmd_scaling(args) -> int:
-    from ibcheck.theory.scaling import scaling_report
+    from ibcheck.simulate.reporting import scaling_report
 
     path = scaling_report(args.claims or None, args.out)
     print(f"wrote {path}", file=sys.stderr)
