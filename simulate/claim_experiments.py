@@ -9,12 +9,64 @@ exponents are read from ``theory`` at comparison time, never retyped here.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Callable
 
 import numpy as np
 
 from .seeds import rng, stream
+
+
+# -- the fixed parameters of each family of experiments, with their defaults declared once ------------
+# (an Experiment's ``fixed`` overrides them; a measure function reads them through ``design``)
+@dataclass(frozen=True)
+class GDOnClusters:
+    """LPLL25's networks trained by GD on k orthogonal clusters, n = n_per_cluster k."""
+
+    width: int = 5
+    init_scale: float = 0.1
+    steps: int = 800
+    lr: float = 0.5
+    n_per_cluster: int = 40
+    points: int = 200
+
+
+@dataclass(frozen=True)
+class LossBasedGD:
+    """A two-layer network trained by GD with the loss-based step (exponential loss, summed)."""
+
+    width: int = 20
+    init_scale: float = 0.5
+    steps: int = 400
+    lr: float = 0.05
+    target_log10_loss: float | None = None
+    k: int = 2
+    n_per_cluster: int = 20
+    eps: float = 0.1  # FVBS23: the fraction of test points allowed to resist the flip
+
+
+@dataclass(frozen=True)
+class LongRun:
+    """One long GD run measured along its trajectory (LL20, SHNGS18)."""
+
+    steps: int = 2000
+    lr: float = 0.05
+    schedule: str = "loss-based"
+    target_log10_loss: float = -800.0
+    records: int = 400
+
+
+@dataclass(frozen=True)
+class GaussianModel:
+    """SSTTM18's Gaussian model at a fixed l_inf radius."""
+
+    eps: float = 0.25
+
+
+def design(cls, cell: dict):
+    """The design ``cls`` at one cell: its declared defaults, overridden by the cell's fixed values."""
+    names = {f.name for f in fields(cls)}
+    return cls(**{k: v for k, v in cell.items() if k in names})
 
 
 @dataclass(frozen=True)
@@ -36,6 +88,14 @@ class Experiment:
     hypothesis_values: Callable[[dict], dict] | None = None
     skip_hypotheses: dict = field(default_factory=dict)  # hypothesis -> why this design cannot evaluate it
     max_grid: dict = field(default_factory=dict)  # the largest value a budgeted sweep may extend each variable to
+    design: type | None = None  # the dataclass of the fixed parameters the measure reads (their defaults)
+
+    def __post_init__(self):
+        allowed = {f.name for f in fields(self.design)} if self.design is not None else set()
+        for fixed in (self.fixed, self.quick_fixed or {}):
+            unknown = set(fixed) - allowed
+            if unknown:
+                raise ValueError(f"{self.name}: fixed {sorted(unknown)} are not parameters of {getattr(self.design, '__name__', 'its design')}")
 
     def fixed_at(self, quick: bool) -> dict:
         return dict(self.quick_fixed if quick and self.quick_fixed is not None else self.fixed)
@@ -50,15 +110,15 @@ class Experiment:
         return out
 
 
-def _fa_run(cell: dict, seed: int, setting: str = "fa", multiclass: bool = False):
+def _fa_run(cell: dict, seed: int, setting: str = "fa"):
     from .models import ModelConfig
     from .trainer import TrainConfig
     from .training import DataConfig, RunConfig, run
 
-    d, k = int(cell["d"]), int(cell["k"])
-    cfg = RunConfig(setting=setting, data=DataConfig(d=d, k=k, n=int(cell.get("n", 40 * k)), sigma=1.0, seed=seed, n_test=10),
-                    model=ModelConfig(setting, width=int(cell.get("m", 5)), init_scale=cell.get("init", 0.1)),
-                    train=TrainConfig(steps=int(cell.get("steps", 800)), lr=cell.get("lr", 0.5), progress=False), seeds=1, seed0=seed)
+    d, k, p = int(cell["d"]), int(cell["k"]), design(GDOnClusters, cell)
+    cfg = RunConfig(setting=setting, data=DataConfig(d=d, k=k, n=p.n_per_cluster * k, sigma=1.0, seed=seed, n_test=10),
+                    model=ModelConfig(setting, width=p.width, init_scale=p.init_scale),
+                    train=TrainConfig(steps=p.steps, lr=p.lr, progress=False), seeds=1, seed0=seed)
     res = run(cfg)
     return res.networks[0], res.datasets[0], res.summary[0]
 
@@ -68,7 +128,7 @@ def measure_lpll25_nonrobust(cell: dict, seed: int) -> dict:
     from ibcheck.solvers.radius.universal import universal_directions, universal_radius
 
     net, ds, summ = _fa_run(cell, seed)
-    X, y = ds.sample(int(cell.get("points", 200)), stream("claim-measure", seed, 0))
+    X, y = ds.sample(design(GDOnClusters, cell).points, stream("claim-measure", seed, 0))
     r = universal_radius(net, X, y, universal_directions("lpll25", means=ds.means, J_plus=ds.J_plus))
     return {"flip_radius_median": float(np.median(r)), "test_accuracy": summ["test_accuracy"], "status": summ["status"]}
 
@@ -105,9 +165,9 @@ def measure_lpll25_5_5(cell: dict, seed: int) -> dict:
     from ibcheck.solvers.radius.attack import attack_radius
     from ibcheck.solvers.radius.universal import universal_directions, universal_radius
 
-    net, ds, summ = _fa_run({**cell, "m": cell.get("m", 1)}, seed, setting="multiclass")
+    net, ds, summ = _fa_run(cell, seed, setting="multiclass")
     ro = net.readout(ds.J_plus)
-    X, yc = ds.sample(int(cell.get("points", 60)), stream("claim-measure", seed, 3))
+    X, yc = ds.sample(design(GDOnClusters, cell).points, stream("claim-measure", seed, 3))
     y = np.where(np.isin(yc, ds.J_plus), 1.0, -1.0)
     uni = universal_radius(ro, X, y, universal_directions("lpll25", means=ds.means, J_plus=ds.J_plus))
     best = np.minimum(attack_radius(ro, X, y)["attack"], uni)
@@ -119,12 +179,13 @@ def _two_layer_gd(cell, seed, kind):
     from .trainer import TrainConfig
     from .training import DataConfig, RunConfig, run
 
-    d, n = int(cell["d"]), int(cell["n"])
-    cfg = RunConfig(setting="two-layer", data=DataConfig(kind=kind, d=d, k=int(cell.get("k", 2)), n=n, sigma=1.0, seed=seed, n_test=10),
-                    model=ModelConfig("two-layer", width=int(cell.get("m", 20)), init_scale=cell.get("init", 0.5)),
-                    train=TrainConfig(steps=int(cell.get("steps", 400)), lr=cell.get("lr", 0.05), loss="exp", reduction="sum",
-                                      schedule="loss-based", target_log10_loss=cell.get("target_log10_loss", -30.0 if kind == "sphere" else None),
-                                      progress=False), seeds=1, seed0=seed)
+    p = design(LossBasedGD, cell)
+    k = int(cell.get("k", p.k))  # a grid variable where the experiment sweeps it
+    n = int(cell["n"]) if "n" in cell else p.n_per_cluster * k
+    cfg = RunConfig(setting="two-layer", data=DataConfig(kind=kind, d=int(cell["d"]), k=k, n=n, sigma=1.0, seed=seed, n_test=10),
+                    model=ModelConfig("two-layer", width=p.width, init_scale=p.init_scale),
+                    train=TrainConfig(steps=p.steps, lr=p.lr, loss="exp", reduction="sum", schedule="loss-based",
+                                      target_log10_loss=p.target_log10_loss, progress=False), seeds=1, seed0=seed)
     res = run(cfg)
     return res.networks[0], res.datasets[0], res.summary[0]
 
@@ -133,11 +194,10 @@ def measure_fvbs23_4_2(cell: dict, seed: int) -> dict:
     """FVBS23.thm.4_2 over GD limits: the norm of z = eta sum_j y^(j) mu^(j) that flips >= 1 - eps of test points."""
     from ibcheck.solvers.radius.universal import universal_directions, universal_radius
 
-    net, ds, summ = _two_layer_gd({**cell, "n": cell.get("n", 20 * int(cell["k"]))}, seed, "clusters")
+    net, ds, summ = _two_layer_gd(cell, seed, "clusters")
     X, y = ds.sample(200, stream("claim-measure", seed, 4))
     r = universal_radius(net, X, y, universal_directions("fvbs23", means=ds.means, J_plus=ds.J_plus))
-    eps = float(cell.get("eps", 0.1))
-    return {"universal_flip_norm": float(np.quantile(r, 1 - eps)), "status": summ["status"]}
+    return {"universal_flip_norm": float(np.quantile(r, 1 - design(LossBasedGD, cell).eps)), "status": summ["status"]}
 
 
 def measure_vys22(cell: dict, seed: int) -> dict:
@@ -182,11 +242,12 @@ def measure_ll20_rates(cell: dict, seed: int) -> dict:
     from .trainer import TrainConfig
     from .training import DataConfig, RunConfig, run
 
+    p = design(LongRun, cell)
     cfg = RunConfig(setting="two-layer", data=DataConfig(d=20, k=4, n=40, sigma=0.5, seed=seed, n_test=10),
                     model=ModelConfig("two-layer", width=10, init_scale=1.0),
-                    train=TrainConfig(steps=int(cell.get("steps", 2000)), lr=cell.get("lr", 0.05), loss="exp", reduction="sum",
-                                      schedule=cell.get("schedule", "loss-based"), target_log10_loss=float(cell.get("target_log10_loss", -800)),
-                                      records=int(cell.get("records", 400)), spacing="linear", progress=False), seeds=1, seed0=seed)
+                    train=TrainConfig(steps=p.steps, lr=p.lr, loss="exp", reduction="sum", schedule=p.schedule,
+                                      target_log10_loss=p.target_log10_loss, records=p.records, spacing="linear", progress=False),
+                    seeds=1, seed0=seed)
     res = run(cfg)
     rows = [_traj_row(r["log10_T"], log10_train_loss=r["log10_loss_sum"], param_norm=r["rho"])
             for r in res.trajectory if r["step"] > 0 and r["train_accuracy"] == 1.0 and r["log10_loss_sum"] < 0 and r["log10_T"] >= 2]
@@ -205,14 +266,12 @@ def measure_shngs18(cell: dict, seed: int) -> dict:
     from .trainer import TrainConfig
     from .training import DataConfig, RunConfig, run
 
-    steps = int(cell.get("steps", 6000))
+    p = design(LongRun, cell)
     cfg = RunConfig(setting="linear", data=DataConfig(kind="separable", d=10, n=60, seed=seed, n_test=10),
                     model=ModelConfig("linear", width=1, init_scale=1e-3),
-                    train=TrainConfig(steps=steps, lr=cell.get("lr", 0.5), loss="logistic", reduction="mean",
-                                      schedule=cell.get("schedule", "loss-based"), target_log10_loss=float(cell.get("target_log10_loss", -800)),
-                                      checkpoints=int(cell.get("checkpoints", 120)), records=int(cell.get("checkpoints", 120)),
-                                      spacing="linear" if cell.get("schedule", "loss-based") == "loss-based" else "log",
-                                      progress=False), seeds=1, seed0=seed)
+                    train=TrainConfig(steps=p.steps, lr=p.lr, loss="logistic", reduction="mean", schedule=p.schedule,
+                                      target_log10_loss=p.target_log10_loss, checkpoints=p.records, records=p.records,
+                                      spacing="linear" if p.schedule == "loss-based" else "log", progress=False), seeds=1, seed0=seed)
     res = run(cfg)
     ds = res.datasets[0]
     svm = hard_margin_svm(ds.X, ds.y, bias=False)
@@ -240,7 +299,7 @@ def measure_ssttm18(cell: dict, seed: int) -> dict:
     from scipy.stats import norm
 
     d = int(cell["d"])
-    eps = float(cell.get("eps", 0.25))
+    eps = design(GaussianModel, cell).eps
     sigma = d ** 0.25
     gen = rng("claim-measure", seed, 6)
     theta = gen.standard_normal(d)
@@ -264,7 +323,7 @@ def measure_ssttm18(cell: dict, seed: int) -> dict:
 
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
     Experiment("LPLL25.thm.nonrobust", "LPLL25.thm.nonrobust", ("flip_radius_median",), "fa network, GD from small init, clusters",
-               measure_lpll25_nonrobust, grid={"d": [128, 256, 512, 1024], "k": [2, 4, 8]}, quick_grid={"d": [64, 128, 256], "k": [2, 4, 8]},
+               measure_lpll25_nonrobust, design=GDOnClusters, grid={"d": [128, 256, 512, 1024], "k": [2, 4, 8]}, quick_grid={"d": [64, 128, 256], "k": [2, 4, 8]},
                max_grid={"d": 2048, "k": 16}),
     Experiment("LPLL25.prop.robust_exists", "LPLL25.prop.robust_exists", ("robust_radius",), "construction, certified radius",
                measure_lpll25_robust_exists, grid={"d": [128, 256, 512, 1024], "k": [2, 4, 8]}, quick_grid={"d": [64, 128, 256], "k": [2, 4, 8]},
@@ -273,31 +332,33 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
                measure_fvbs23_robust, grid={"d": [128, 256, 512, 1024], "k": [2, 4, 8]}, quick_grid={"d": [64, 128, 256], "k": [2, 4, 8]},
                max_grid={"d": 2048, "k": 16}),
     Experiment("LPLL25.thm.5_5", "LPLL25.thm.5_5", ("robust_radius",), "k-class network's binary read-out, attack/universal radius",
-               measure_lpll25_5_5, grid={"d": [128, 256, 512], "k": [2, 4, 8]}, quick_grid={"d": [64, 128, 256], "k": [2, 4, 6]}, quick_seeds=1),
+               measure_lpll25_5_5, design=GDOnClusters, grid={"d": [128, 256, 512], "k": [2, 4, 8]}, quick_grid={"d": [64, 128, 256], "k": [2, 4, 6]}, quick_seeds=1,
+               fixed={"width": 1, "points": 60}),
     Experiment("FVBS23.thm.4_2", "FVBS23.thm.4_2", ("universal_flip_norm",), "two-layer network, loss-based GD, clusters",
-               measure_fvbs23_4_2, grid={"d": [128, 256, 512, 1024], "k": [2, 4, 8]}, quick_grid={"d": [128, 256, 512, 1024], "k": [2, 4, 8]},
+               measure_fvbs23_4_2, design=LossBasedGD, grid={"d": [128, 256, 512, 1024], "k": [2, 4, 8]}, quick_grid={"d": [128, 256, 512, 1024], "k": [2, 4, 8]},
                quick_seeds=2,
-               hypothesis_values=lambda cell: {"n": int(cell.get("n", 20 * int(cell["k"]))), "eps": float(cell.get("eps", 0.1)),
-                                               "delta": 0.1}, max_grid={"d": 2048, "k": 16}),
+               hypothesis_values=lambda cell: {"n": design(LossBasedGD, cell).n_per_cluster * int(cell["k"]),
+                                               "eps": design(LossBasedGD, cell).eps, "delta": 0.1}, max_grid={"d": 2048, "k": 16}),
     Experiment("VYS22.thm.main", "VYS22.thm.main", ("universal_flip_norm", "universal_flip_eta"),
                "two-layer network, loss-based GD to loss 1e-800 (near the KKT direction), sphere; n <= sqrt(d)/9 keeps H1",
-               measure_vys22, grid={"d": [2048, 4096, 8192, 16384], "n": [2, 4, 8]}, quick_grid={"d": [2048, 4096, 8192, 16384], "n": [2, 4, 8]},
+               measure_vys22, design=LossBasedGD, grid={"d": [2048, 4096, 8192, 16384], "n": [2, 4, 8]}, quick_grid={"d": [2048, 4096, 8192, 16384], "n": [2, 4, 8]},
                fixed={"target_log10_loss": -800, "steps": 4000}, seeds=3, quick_seeds=2, max_grid={"d": 65536, "n": 16}),
     Experiment("BCGT21.thm.one_step", "BCGT21.thm.one_step", ("flip_norm",), "random ReLU network, one gradient step",
                measure_bcgt21, grid={"d": [64, 256, 1024], "k": [100, 400, 1600]}, quick_grid={"d": [64, 128, 256], "k": [50, 100, 200]},
                hypothesis_values=lambda cell: {"gamma": 0.5}, max_grid={"d": 4096, "k": 3200}),
     Experiment("LL20.thm.rates", "LL20.thm.rates", ("train_loss", "param_norm"),
                "two-layer network, GD with the loss-based step (LL20) to loss 1e-800, exponential loss; T = sum of step sizes",
-               measure_ll20_rates, grid={"run": [0]}, quick_grid={"run": [0]}, fixed={"target_log10_loss": -800}, trajectory=True, seeds=3,
+               measure_ll20_rates, design=LongRun, grid={"run": [0]}, quick_grid={"run": [0]}, fixed={"target_log10_loss": -800}, trajectory=True, seeds=3,
                quick_seeds=2),
     Experiment("SHNGS18.thm.direction", "SHNGS18.thm.direction", ("direction_error", "train_loss", "param_norm"),
                "linear model, GD with the loss-based step on separable data (logistic loss); T = sum of step sizes",
-               measure_shngs18, grid={"run": [0]}, quick_grid={"run": [0]}, fixed={"steps": 6000}, quick_fixed={"steps": 3000},
+               measure_shngs18, design=LongRun, grid={"run": [0]}, quick_grid={"run": [0]}, fixed={"steps": 6000, "lr": 0.5, "records": 120},
+               quick_fixed={"steps": 3000, "lr": 0.5, "records": 120},
                trajectory=True, seeds=3, quick_seeds=2),
     Experiment("SSTTM18.cor.robust_upper", "SSTTM18.cor.robust_upper", ("robust_sample_threshold",), "Gaussian model, class-mean estimator",
-               measure_ssttm18, grid={"d": [10**3, 10**4, 10**5, 10**6, 10**7]}, quick_grid={"d": [10**4, 10**5, 10**6]},
+               measure_ssttm18, design=GaussianModel, grid={"d": [10**3, 10**4, 10**5, 10**6, 10**7]}, quick_grid={"d": [10**4, 10**5, 10**6]},
                fixed={"eps": 0.25}, seeds=3, quick_seeds=2,
-               hypothesis_values=lambda cell: {"sigma": float(cell["d"]) ** 0.25, "eps": float(cell.get("eps", 0.25))},
+               hypothesis_values=lambda cell: {"sigma": float(cell["d"]) ** 0.25, "eps": design(GaussianModel, cell).eps},
                skip_hypotheses={"H3": "n is the quantity measured (the sample threshold), not a setting of the design"},
                max_grid={"d": 10**7}),
 ]}
