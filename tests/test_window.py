@@ -132,3 +132,20 @@ def test_property_inside_all_hold_outside_one_fails(k, logn, eps, delta):
             assert not all(holds_all(lo - 1, k, n, eps, delta))
         if hi is not None:
             assert not all(holds_all(hi + 1, k, n, eps, delta))
+
+
+def test_window_without_a_symbolic_root_uses_the_bracketing_root_finder(monkeypatch):
+    """d^(1/3) + (ln d)^2 <= 60 has no closed-form root in u = ln d: the sign scan brackets it and
+    mpmath's bracketing solver finds it; the integer window still matches brute force exactly."""
+    import ibcheck.theory.window as W
+
+    calls = []
+    real = W._root_between
+    monkeypatch.setattr(W, "_root_between", lambda g, a, b: calls.append((a, b)) or real(g, a, b))
+    x = symbol("d")
+    c = Claim(id="TEST.transcendental", title="t", paper="t", seeds=(), status="exact", kind="lemma", variables=(D_VAR,),
+              hypotheses=(Hypothesis("H1", sp.LessThan(x ** sp.Rational(1, 3) + sp.log(x) ** 2, 60)),))
+    w = applicability_window(c, "d", {})
+    assert calls, "the sampled path was not taken"
+    assert [tuple(iv) for iv in w.intervals] == brute(lambda d: d ** (1 / 3) + math.log(d) ** 2 <= 60, 2, 200000)  # d >= 2
+    assert w.verified

@@ -6,7 +6,7 @@ window is computed from the roots of the g's, not by scanning integers:
 
 1. the roots come from sympy's ``solve`` in u, done once per hypothesis with the other
    variables symbolic (cached), which returns every branch, e.g. both roots of
-   ``(ln d)^2 - ln d = c``; a sampled sign check in u-space, refined by bisection, backs
+   ``(ln d)^2 - ln d = c``; a sampled sign check in u-space, refined by a bracketing root finder, backs
    it up for equations sympy cannot solve;
 2. between consecutive roots every hypothesis keeps its truth value, tested once per
    segment;
@@ -161,27 +161,30 @@ def _roots_for(atom, free, values, u_lo) -> list[mpmath.mpf]:
             prev_u, prev_g = None, None
             continue
         if prev_g is not None and (prev_g < 0) != (gu < 0) and not any(prev_u <= r <= u for r in roots):
-            roots.append(_bisect(g, prev_u, u))
+            roots.append(_root_between(g, prev_u, u))
         prev_u, prev_g = u, gu
     return roots
 
 
-def _bisect(g, a, b, iters=200):
-    ga = g(a)
-    for _ in range(iters):
-        mid = (a + b) / 2
-        gm = g(mid)
-        if (gm < 0) == (ga < 0):
-            a, ga = mid, gm
-        else:
-            b = mid
-        if b - a <= mpmath.mpf(10) ** (-mpmath.mp.dps + 5) * max(1, abs(a)):
-            break
+def _root_between(g, a, b):
+    """A root of ``g`` in ``[a, b]``, where ``g(a)`` and ``g(b)`` differ in sign, to the working precision.
+
+    ``mpmath.findroot`` with a bracketing solver (Anderson-Bjorck: the bracket always keeps the sign
+    change, and converges superlinearly); plain bisection (mpmath's too) if it does not converge.
+    Pitfall avoided: an open (secant, Newton) iteration may leave the bracket and return another root."""
+    tol = mpmath.mpf(10) ** (-mpmath.mp.dps + 5) * max(1, abs(a))
+    for solver in ("anderson", "bisect"):
+        try:
+            r = mpmath.findroot(g, (a, b), solver=solver, tol=tol**2, verify=False, maxsteps=10 * mpmath.mp.dps)
+        except (ValueError, ZeroDivisionError):
+            continue
+        if a <= r <= b:
+            return r
     return (a + b) / 2
 
 
 def _refine(atom, free, raw, u: mpmath.mpf, dps: int) -> mpmath.mpf:
-    """The root near u recomputed at ``dps`` digits: the closest symbolic branch, else bisection."""
+    """The root near u recomputed at ``dps`` digits: the closest symbolic branch, else a bracketed root."""
     with mpmath.workdps(dps):
         values = _values(raw)
         best = None
@@ -202,7 +205,7 @@ def _refine(atom, free, raw, u: mpmath.mpf, dps: int) -> mpmath.mpf:
         while (g(a) < 0) == (g(b) < 0) and w < abs(u) * mpmath.mpf(10) ** -10:
             w *= 100
             a, b = u - w, u + w
-        return _bisect(g, a, b, iters=10 * dps) if (g(a) < 0) != (g(b) < 0) else u
+        return _root_between(g, a, b) if (g(a) < 0) != (g(b) < 0) else u
 
 
 def _end(root, free, raw, up: bool) -> int:
