@@ -46,14 +46,33 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def as_flags(message: str, args: argparse.Namespace) -> str:
+def as_flags(message: str, args: argparse.Namespace, argv: list[str] | None = None, flags: list[str] | None = None) -> str:
     """An API message ``steps=-1 is out of range: steps must ...`` as the command line says it:
-    ``--steps -1 is out of range: ...``, for a parameter that is one of this command's flags."""
+    ``--steps -1 is out of range: must ...``, for a parameter that is one of this command's flags.
+    ``flags`` are the option strings of that parameter (aliases such as ``--width``/``--m``); the one
+    the user typed in ``argv`` is named, with the value as typed."""
     m = re.match(r"^([a-z][a-z0-9_]*)=(\S+) (is |must )", message)
-    if m and hasattr(args, m.group(1)):
-        value = m.group(2).strip("'\"")
-        return f"--{m.group(1).replace('_', '-')} {value} " + message[m.end(2) + 1:]
-    return message
+    if not m or not hasattr(args, m.group(1)):
+        return message
+    name, value, argv = m.group(1), m.group(2).strip(chr(39) + chr(34)), argv or []
+    names = flags or ["--" + name.replace("_", "-")]
+    flag = names[0]
+    for i, tok in enumerate(argv):
+        opt, eq, rest = tok.partition("=")
+        if opt in names:
+            flag, value = opt, (rest if eq else argv[i + 1] if i + 1 < len(argv) else value)
+    rest = message[m.end(2) + 1:].replace(f"out of range: {name} must", "out of range: must", 1)
+    return f"{flag} {value} {rest}"
+
+
+def _option_strings(parser: argparse.ArgumentParser, command: str, dest: str) -> list[str] | None:
+    """The option strings of ``dest`` in subcommand ``command`` (None if it has none)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            for a in action.choices[command]._actions:
+                if a.dest == dest and a.option_strings:
+                    return list(a.option_strings)
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -64,7 +83,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except InputError as err:
-        print(f"ibcheck: error: {as_flags(str(err), args)}", file=sys.stderr)
+        msg = str(err)
+        m = re.match(r"^([a-z][a-z0-9_]*)=", msg)
+        flags = _option_strings(parser, args.command, m.group(1)) if m else None
+        print(f"ibcheck: error: {as_flags(msg, args, list(argv if argv is not None else sys.argv[1:]), flags)}", file=sys.stderr)
         return 2
     except RunFailure as err:
         print(f"ibcheck: run failed: {err}", file=sys.stderr)

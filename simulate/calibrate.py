@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ibcheck.theory.argtypes import require_float, require_int
 from ibcheck.theory.errors import InputError
 
 from .analysis import analyze
@@ -137,10 +138,9 @@ def run_trial(sc: Scenario, seed: int, budget: float = DEFAULT_BUDGET, rule: str
 def calibrate(trials: int = 100, budget: float = DEFAULT_BUDGET, scenarios: list[str] | None = None, seed: int = 0,
               progress: bool = False) -> dict:
     """Per scenario, the rate of each verdict over ``trials`` draws; the three targets checked."""
-    if not isinstance(trials, int) or trials < 1:
-        raise InputError(f"--trials {trials} is out of range: trials must be an integer >= 1")
-    if not (math.isfinite(budget) and budget > 0):
-        raise InputError(f"--budget {budget} is out of range: must be a number > 0")
+    require_int("trials", trials, 1)
+    require_float("budget", budget, 0.0, strict=True)
+    require_int("seed", seed, 0)
     names = scenarios or list(SCENARIOS)
     for n in names:
         if n not in SCENARIOS:

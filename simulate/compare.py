@@ -23,6 +23,7 @@ from typing import ClassVar
 import sympy as sp
 
 from ibcheck.theory import get_claim
+from ibcheck.theory.argtypes import require_float, require_int
 from ibcheck.theory.atomic import write_json
 from ibcheck.theory.describe import bound_exponents
 from ibcheck.theory.errors import InputError
@@ -344,10 +345,11 @@ def compare_claim(claim_id: str, grid: dict | None = None, seeds: int | None = N
     exp = experiment_for(claim_id)
     grid = grid or (exp.quick_grid if quick else exp.grid)
     seeds = seeds if seeds is not None else (exp.quick_seeds if quick else exp.seeds)
-    if seeds < 1:
-        raise InputError(f"--seeds {seeds} is out of range: seeds must be an integer >= 1")
-    if budget is not None and not (math.isfinite(budget) and budget > 0):
-        raise InputError(f"--budget {budget} is out of range: the budget must be a number of seconds > 0")
+    require_int("seeds", seeds, 1)
+    require_int("workers", workers, 1)
+    require_float("margin", margin, 0.0, strict=True)
+    if budget is not None:
+        require_float("budget", budget, 0.0, strict=True)
     if spending not in RULES:
         raise InputError(f"--spending {spending!r} is not one of {', '.join(RULES)}")
     for c in constants or {}:

@@ -250,11 +250,18 @@ class KKTTrajectory(Result):
         return fig
 
 
-def kkt_trajectory(run, checkpoints: list[dict], seed: int | None = None, polish: bool = False) -> KKTTrajectory:
-    """Certify every checkpoint of ``seed`` (default: the first) as an (eps, delta)-KKT point."""
+def kkt_trajectory(run, seed: int | None = None, polish: bool = False) -> KKTTrajectory:
+    """Certify every checkpoint of ``seed`` (default: the first) of a saved run as an (eps, delta)-KKT point."""
     from ibcheck.solvers.kkt.certificate import eps_delta_kkt, require_homogeneous
     from ibcheck.solvers.kkt.search import slsqp
 
+    from .rundir import load_checkpoints
+
+    if seed is not None:
+        require_int("seed", seed, 0)
+    if run.path is None:
+        raise InputError("the run has no checkpoints on disk: save it (Run.save) after training with checkpoints=N")
+    checkpoints = load_checkpoints(run.path)
     seed = seed if seed is not None else checkpoints[0]["seed"]
     cks = [c for c in checkpoints if c["seed"] == seed]
     if not cks:

@@ -15,6 +15,7 @@ from typing import ClassVar, Literal, Sequence
 import numpy as np
 
 from ibcheck.solvers.radius.bracket import METHODS, Method, compute_radii
+from ibcheck.theory.argtypes import require_float, require_int
 from ibcheck.theory.errors import InputError
 from ibcheck.theory.result import Result
 
@@ -173,13 +174,11 @@ def radii(target, X: np.ndarray | None = None, y: np.ndarray | None = None, meth
     bad = [m for m in methods if m not in METHODS]
     if bad or not methods:
         raise InputError(f"methods={list(methods)!r} is out of range: methods must be a non-empty subset of {', '.join(METHODS)}")
-    if not (isinstance(points, int) and points >= 1):
-        raise InputError(f"points={points!r} is out of range: points must be an integer >= 1")
-    if not (isinstance(time_limit, (int, float)) and time_limit > 0 and math.isfinite(time_limit)):
-        raise InputError(f"time_limit={time_limit!r} is out of range: time_limit must be a number of seconds > 0")
+    require_int("points", points, 1)
+    require_int("seed", seed, 0)
+    require_float("time_limit", time_limit, 0.0, strict=True)
     for nm in flip_norms or ():
-        if not (isinstance(nm, (int, float)) and nm > 0 and math.isfinite(nm)):
-            raise InputError(f"flip_norms={nm!r} is out of range: every flip norm must be a number > 0")
+        require_float("flip_norm", nm, 0.0, strict=True)
     if isinstance(target, Run):
         ds, X0, y0 = test_points(target, points, seed)
         if X is not None:

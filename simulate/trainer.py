@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import torch
 
+from ibcheck.theory.argtypes import require_float, require_int
 from ibcheck.theory.errors import InputError
 
 from .losses import LOSSES, REDUCTIONS, grad_log_loss_wrt_Q, log_loss_inverse
@@ -53,10 +54,9 @@ class TrainConfig:
     spacing: str = "log"  # of the recorded steps and checkpoints: "log" or "linear"
 
     def __post_init__(self):
-        if not isinstance(self.steps, int) or self.steps < 0:
-            raise InputError(f"steps={self.steps} is out of range: steps must be an integer >= 0")
-        if self.lr is not None and not (math.isfinite(self.lr) and self.lr > 0):
-            raise InputError(f"lr={self.lr} is out of range: lr must be a number > 0")
+        require_int("steps", self.steps, 0)
+        if self.lr is not None:
+            require_float("lr", self.lr, 0.0, strict=True)
         if self.loss not in LOSSES:
             raise InputError(f"loss={self.loss!r} is not one of {', '.join(LOSSES)}")
         if self.reduction not in REDUCTIONS:
@@ -65,12 +65,11 @@ class TrainConfig:
             raise InputError(f"schedule={self.schedule!r} is not one of {', '.join(SCHEDULES)}")
         if self.dtype not in ("float64", "float32"):
             raise InputError(f"dtype={self.dtype!r} is not one of float64, float32")
-        if self.max_seconds is not None and not self.max_seconds > 0:
-            raise InputError(f"max_seconds={self.max_seconds} is out of range: must be a number > 0")
+        if self.max_seconds is not None:
+            require_float("max_seconds", self.max_seconds, 0.0, strict=True)
         if self.target_log10_loss is not None and not math.isfinite(self.target_log10_loss):
             raise InputError(f"target_log10_loss={self.target_log10_loss} must be a finite number")
-        if not isinstance(self.checkpoints, int) or self.checkpoints < 0:
-            raise InputError(f"checkpoints={self.checkpoints} is out of range: must be an integer >= 0")
+        require_int("checkpoints", self.checkpoints, 0)
         if self.spacing not in ("log", "linear"):
             raise InputError(f"spacing {self.spacing!r} is not one of log, linear")
         if self.dual not in ("auto", "on", "off"):

@@ -14,6 +14,7 @@ from typing import ClassVar, Sequence
 import numpy as np
 import torch
 
+from ibcheck.theory.argtypes import require_float, require_int
 from ibcheck.theory.errors import InputError
 from ibcheck.theory.result import Result
 
@@ -51,10 +52,10 @@ class DataConfig:
             v = getattr(self, name)
             if not isinstance(v, int) or v < 1:
                 raise InputError(f"{name}={v!r} is out of range: {name} must be an integer >= 1")
+        require_int("data_seed", self.seed, 0)
         if self.kind is not None and self.kind not in D.DATA_KINDS:
             raise InputError(f"kind={self.kind!r} is not one of {', '.join(D.DATA_KINDS)}")
-        if not (math.isfinite(self.sigma) and self.sigma >= 0):
-            raise InputError(f"sigma={self.sigma} is out of range: sigma must be a number >= 0")
+        require_float("sigma", self.sigma, 0.0, strict=False)
         if self.kind == "clusters" and self.orthogonal and self.k > self.d:
             raise InputError(f"k={self.k} is out of range: orthogonal means need k <= d={self.d}")
         if self.kind == "idx" and not (self.idx_images and self.idx_labels):
@@ -71,6 +72,7 @@ class RunConfig:
     seed0: int = 0
 
     def __post_init__(self):
+        require_int("seed0", self.seed0, 0)
         if not isinstance(self.seeds, int) or self.seeds < 1:
             raise InputError(f"seeds={self.seeds} is out of range: seeds must be an integer >= 1")
         if self.model.setting != self.setting:

@@ -21,6 +21,7 @@ from types import SimpleNamespace
 
 import sympy as sp
 
+from ibcheck.theory.argtypes import require_float
 from ibcheck.theory.errors import InputError
 
 KINDS = ("O", "Omega", "Theta")
@@ -150,8 +151,7 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
 
     if (claim_id is None) == (predict is None):
         raise InputError("give either --claim CLAIM (a claim of the registry) or --predict 'd=1/2,...' with --kind")
-    if not (math.isfinite(margin) and margin > 0):
-        raise InputError(f"--margin {margin} is out of range: must be a number > 0")
+    require_float("margin", margin, 0.0, strict=True)
     app = None
     if claim_id is not None:
         if kind is not None:

@@ -126,7 +126,7 @@ def test_radii_argument_ranges():
     net = ibcheck.kkt_points(data="sphere", d=2, n=6, width=3, starts=1).networks[0]
     X, y = np.eye(2), np.array([1.0, -1.0])
     for kw, msg in [({"points": 0}, "points=0 is out of range"), ({"time_limit": -1.0}, "time_limit=-1.0 is out of range"),
-                    ({"methods": ("magic",)}, "methods=['magic'] is out of range"), ({"flip_norms": [0.0]}, "flip_norms=0.0 is out of range")]:
+                    ({"methods": ("magic",)}, "methods=['magic'] is out of range"), ({"flip_norms": [0.0]}, "flip_norm=0.0 is out of range")]:
         with pytest.raises(InputError, match=msg.replace("[", r"\[").replace("]", r"\]").replace("(", r"\(")):
             ibcheck.radii(net, X, y, **kw)
 
@@ -136,8 +136,12 @@ def test_the_cli_maps_api_parameters_to_its_flags():
 
     from ibcheck.cli import as_flags
 
-    args = argparse.Namespace(time_limit=1.0, points=3)
-    assert as_flags("time_limit=-1 is out of range: time_limit must be > 0", args) == "--time-limit -1 is out of range: time_limit must be > 0"
+    args = argparse.Namespace(time_limit=1.0, points=3, width=2)
+    assert as_flags("time_limit=-1.0 is out of range: time_limit must be > 0", args) == "--time-limit -1.0 is out of range: must be > 0"
+    # the alias and the value as the user typed them
+    assert as_flags("width=0 is out of range: width must be an integer >= 1", args, ["train", "--m", "0"], ["--width", "--m"]) == \
+        "--m 0 is out of range: must be an integer >= 1"
+    assert as_flags("time_limit=0.0 is out of range: x", args, ["radius", "--time-limit=0"]) == "--time-limit 0 is out of range: x"
     assert as_flags("colour=1 is out of range: x", args) == "colour=1 is out of range: x"  # not a flag of this command
 
 

@@ -1,8 +1,10 @@
-"""argparse types that check ranges where the value is read, so that every numeric flag gets one
-line naming the value and the accepted range (``argument --lr: -inf is out of range: ...``).
+"""Validation in one place: ``require_int`` and ``require_float`` check Python values where the
+API (and the config dataclasses) receive them, with messages in API terms (``steps=-1 is out of
+range: steps must be an integer >= 0``); the command line maps the parameter to its flag.
 
-Floats must be finite (``1e400`` parses to inf and is refused); integers are exact (``1.5`` and
-``1e3`` are refused as integers, as is anything that is not a number).
+The argparse types below only parse: floats must be finite (``1e400`` parses to inf and is
+refused), integers exact (``1.5`` and ``1e3`` are refused as integers, as is anything that is not a
+number). The ranges are the API's.
 """
 from __future__ import annotations
 
@@ -27,23 +29,9 @@ def _int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
 
 
-def _at_least(parse, low: float, strict: bool, what: str):
-    """A type: ``parse`` then ``x > low`` (strict) or ``x >= low``, else a message with the range."""
-    def check(text: str):
-        x = parse(text)
-        if not (x > low if strict else x >= low):
-            raise argparse.ArgumentTypeError(f"{text} is out of range: must be {what}")
-        return x
-
-    return check
-
-
-pos_int = _at_least(_int, 1, False, "an integer >= 1")
-nonneg_int = _at_least(_int, 0, False, "an integer >= 0")
-pos_float = _at_least(_float, 0.0, True, "a finite number > 0")
-nonneg_float = _at_least(_float, 0.0, False, "a finite number >= 0")
-
-
+# parse only: the range is checked by the API (names kept so a flag still says what it expects)
+pos_int = nonneg_int = _int
+pos_float = nonneg_float = _float
 finite_float = _float
 
 

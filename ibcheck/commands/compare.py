@@ -74,18 +74,9 @@ def _design_options(p, report: bool = False) -> None:
     p.add_argument("--constants", default=None, help="values of the claim's symbolic constants, e.g. C=0.5,C1=2 (default 1)")
 
 
-def _check_workers(args):
-    if args.workers < 1:
-        raise InputError(f"--workers {args.workers} is out of range: workers must be an integer >= 1")
-
-
 def cmd_compare(args) -> int:
-    from ibcheck.simulate.compare import compare_and_save, parse_grid
-
-    _check_workers(args)
-    if not args.margin > 0:
-        raise InputError(f"--margin {args.margin} is out of range: must be a number > 0")
     from ibcheck.simulate.applicability import parse_constants
+    from ibcheck.simulate.compare import compare_and_save, parse_grid
     from ibcheck.theory import get_claim
 
     grid = parse_grid(args.grid)
@@ -188,10 +179,11 @@ def cmd_report(args) -> int:
     from ibcheck.simulate.claim_experiments import EXPERIMENTS
     from ibcheck.simulate.compare import compare_and_save
     from ibcheck.simulate.reporting import scaling_report, write_html
+    from ibcheck.theory.argtypes import require_float, require_int
 
-    _check_workers(args)
-    if args.budget is not None and not args.budget > 0:
-        raise InputError(f"--budget {args.budget} is out of range: the budget must be a number of seconds > 0")
+    require_int("workers", args.workers, 1)  # checked before anything is written
+    if args.budget is not None:
+        require_float("budget", args.budget, 0.0, strict=True)
     names = args.only or list(EXPERIMENTS)
     for name in names:
         if name not in EXPERIMENTS:

@@ -75,10 +75,10 @@ def cmd_kkt(args) -> int:
 
 def cmd_kkt_check(args) -> int:
     from ibcheck.simulate.kkt_points import NEAR_TIE, kkt_trajectory
-    from ibcheck.simulate.rundir import load_checkpoints, load_run
+    from ibcheck.simulate.rundir import load_run
 
     run = load_run(args.run_dir)
-    res = kkt_trajectory(run, load_checkpoints(args.run_dir), args.seed, args.polish)
+    res = kkt_trajectory(run, args.seed, args.polish)
     png = os.path.join(args.run_dir, "kkt_check.png")
     from ibcheck.theory.atomic import save_figure_file
 

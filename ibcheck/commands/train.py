@@ -5,7 +5,6 @@ import json
 import sys
 
 from ibcheck.theory.argtypes import finite_float, nonneg_float, nonneg_int, pos_float, pos_int
-from ibcheck.theory.errors import InputError
 
 
 def register(sub) -> None:
@@ -57,11 +56,6 @@ def cmd_train(args) -> int:
     from ibcheck.simulate.trainer import TrainConfig
     from ibcheck.simulate.training import DataConfig, RunConfig
 
-    for name in ("d", "n", "width", "k", "steps", "seeds", "n_test"):
-        v = getattr(args, name)
-        low = 0 if name == "steps" else 1
-        if v < low:
-            raise InputError(f"--{name.replace('_', '-')} {v} is out of range: {name} must be an integer >= {low}")
     check_out_dir(args.out, args.overwrite)
     cfg = RunConfig(
         setting=args.setting,
