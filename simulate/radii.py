@@ -246,3 +246,30 @@ def radii(target, X: np.ndarray | None = None, y: np.ndarray | None = None, meth
 def _label(run) -> str:
     where = f" ({os.path.basename(os.path.normpath(run.path))})" if run.path else ""
     return f"{run.config.setting}{where}"
+
+
+def robust_construction(source, which: Literal["fvbs23", "lpll25-robust"]):
+    """A one-network :class:`Run` holding the robust construction of FVBS23.thm.4_1 (``fvbs23``) or
+    LPLL25.prop.robust_exists (``lpll25-robust``), built from the cluster means of ``source``'s data,
+    with its test accuracy; ``ibcheck radius`` measures it like a trained run."""
+    from dataclasses import replace
+
+    from ibcheck.solvers.radius.constructions import fvbs23_robust, lpll25_robust
+
+    from .measure import test_accuracy
+    from .training import Run
+
+    if which not in ("fvbs23", "lpll25-robust"):
+        raise InputError(f"which={which!r} is not one of fvbs23, lpll25-robust")
+    ds = source.dataset()
+    if ds.means is None:
+        raise InputError(f"a construction needs cluster data with means; {source.path or 'the run'} uses {ds.kind}")
+    labels = np.where(np.isin(np.arange(len(ds.means)), ds.J_plus), 1.0, -1.0)
+    net = fvbs23_robust(ds.means, labels) if which == "fvbs23" else lpll25_robust(ds.means, ds.J_plus)
+    cfg = replace(source.config, seeds=1)
+    Xte, yte = ds.sample(2000, stream("construction-test-points", 0))
+    row = {"seed": cfg.seed0, "status": "constructed", "construction": which,
+           "claim": "FVBS23.thm.4_1" if which == "fvbs23" else "LPLL25.prop.robust_exists",
+           "test_accuracy": test_accuracy(net, Xte, binary_labels(ds, yte)), "train_log10_loss": None, "normalized_margin": None,
+           "smoothed_margin": None, "cosine_same_class_mean": None, "cosine_other_class_mean": None, "lambda_within_class_ratio": None}
+    return Run(cfg, [ds], [net], [None], [row], [])

@@ -8,14 +8,9 @@ from __future__ import annotations
 
 import json
 import os
-import sys
-from dataclasses import replace
-
-import numpy as np
 
 from ibcheck.solvers.radius.bracket import METHODS
 from ibcheck.theory.argtypes import nonneg_int, pos_float, pos_int
-from ibcheck.theory.errors import InputError
 
 
 def register(sub) -> None:
@@ -76,32 +71,15 @@ def cmd_radius(args) -> int:
 
 
 def cmd_construct(args) -> int:
-    from ibcheck.simulate.measure import test_accuracy
-    from ibcheck.simulate.rundir import check_out_dir, save_run, summary_json
-    from ibcheck.simulate.seeds import stream
-    from ibcheck.simulate.training import Run
-    from ibcheck.solvers.radius.constructions import fvbs23_robust, lpll25_robust
+    from ibcheck.simulate.radii import robust_construction
+    from ibcheck.simulate.rundir import check_out_dir
 
     check_out_dir(args.out, args.overwrite)
-    src = _load(args.source)
-    ds = src.dataset()
-    if ds.means is None:
-        raise InputError(f"construct needs cluster data with means; {args.source} uses {ds.kind}")
-    labels = np.where(np.isin(np.arange(len(ds.means)), ds.J_plus), 1.0, -1.0)
-    net = fvbs23_robust(ds.means, labels) if args.which == "fvbs23" else lpll25_robust(ds.means, ds.J_plus)
-    cfg = replace(src.config, seeds=1)
-    Xte, yte = ds.sample(2000, stream("construction-test-points", 0))
-    if ds.multiclass:
-        yte = np.where(np.isin(yte, ds.J_plus), 1.0, -1.0)
-    row = {"seed": cfg.seed0, "status": "constructed", "construction": args.which,
-           "claim": "FVBS23.thm.4_1" if args.which == "fvbs23" else "LPLL25.prop.robust_exists",
-           "test_accuracy": test_accuracy(net, Xte, yte), "train_log10_loss": None, "normalized_margin": None,
-           "smoothed_margin": None, "cosine_same_class_mean": None, "cosine_other_class_mean": None,
-           "lambda_within_class_ratio": None}
-    result = Run(cfg, [ds], [net], [None], [row], [])
-    save_run(result, args.out, args.overwrite)
+    result = robust_construction(_load(args.source), args.which)
+    result.save(args.out, args.overwrite)
+    row = result.summary[0]
     if args.json:
-        print(json.dumps(summary_json(result), indent=2))
+        print(json.dumps(result.as_json(), indent=2))
     else:
-        print(f"{row['claim']} construction from {args.source}: test accuracy {row['test_accuracy']:.4f} -> {args.out}", file=sys.stdout)
+        print(f"{row['claim']} construction from {args.source}: test accuracy {row['test_accuracy']:.4f} -> {args.out}")
     return 0
