@@ -339,8 +339,12 @@ def compare_claim(claim_id: str, grid: dict | None = None, seeds: int | None = N
         import tempfile
 
         with tempfile.TemporaryDirectory(prefix="ibcheck-compare-") as tmp:
-            return compare_claim(claim_id, grid, seeds, budget, quick, os.path.join(tmp, "sweep.sqlite"), workers, scheduler, dask, margin,
-                                 progress, inside_only, constants, spending, bootstrap)
+            c = compare_claim(claim_id, grid, seeds, budget, quick, os.path.join(tmp, "sweep.sqlite"), workers, scheduler, dask, margin,
+                              progress, inside_only, constants, spending, bootstrap)
+        fixed, version = c.summary["fixed"], c.summary["code_version"]
+        prov = (f"every number comes from the rows of this comparison (results.parquet when saved; the sweep store was temporary): "
+                f"keyed by (claim, experiment, cell, seed, fixed {fixed}, code {version})")
+        return Comparison({**c.summary, "provenance": prov}, c.results, c.rows, c.claim, c.experiment)
     claim = get_claim(claim_id)
     exp = experiment_for(claim_id)
     grid = grid or (exp.quick_grid if quick else exp.grid)

@@ -104,9 +104,6 @@ class _Base:
             return self.params["w"][:, None, :] if "w" in self.params else self.params["W"]
         return self.dual.materialize(self.params["C"])
 
-    def initial_weights(self) -> torch.Tensor:
-        return self.dual.W0 if self.dual is not None else None
-
     def _pre(self, X, key="W"):
         return self.dual.pre(self.params["C"]) if self.dual is not None else _matmul_x(X, self.params[key])
 

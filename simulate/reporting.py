@@ -108,12 +108,6 @@ def robust_accuracy_figure(curves: dict[str, tuple[np.ndarray, np.ndarray]], mar
     return fig
 
 
-def plot_robust_accuracy(curves: dict[str, tuple[np.ndarray, np.ndarray]], path: str, markers: dict[str, float] | None = None,
-                         title: str = "robust accuracy against the l2 radius") -> None:
-    """:func:`robust_accuracy_figure`, saved to ``path``."""
-    save_figure_file(robust_accuracy_figure(curves, markers, title), path)
-
-
 _PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>{{ title }}</title>
 <style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;}table{border-collapse:collapse;}
 td,th{border:1px solid #ccc;padding:4px 8px;font-size:13px;}img{max-width:100%;}</style></head>

@@ -24,7 +24,6 @@ import traceback
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 
-from ibcheck.theory.atomic import atomic_file
 from ibcheck.theory.errors import InputError, RunFailure
 
 SCHEMA = """
@@ -153,20 +152,6 @@ def rows_for(con: sqlite3.Connection, keys: list[str]) -> list[dict]:
             out.append({"key": key, **json.loads(cell), "seed": seed, "status": status,
                         "value": None if value is None else json.loads(value), "error": error, "seconds": secs})
     return out
-
-
-def export_parquet(db: str, path: str) -> str:
-    """Every row of the sweep database as a Parquet file (one column per cell variable)."""
-    import pandas as pd
-
-    con = connect(db)
-    df = pd.read_sql_query("SELECT * FROM results", con)
-    con.close()
-    cells = pd.json_normalize(df["cell"].map(json.loads))
-    df = pd.concat([df.drop(columns=["cell"]), cells], axis=1)
-    with atomic_file(path, "wb") as f:
-        df.to_parquet(f, index=False)
-    return path
 
 
 # ---------------------------------------------------------------------------------------------

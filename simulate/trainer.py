@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -252,7 +252,3 @@ def _progress(cfg: TrainConfig):
     except ImportError:  # pragma: no cover - tqdm is a dependency
         return None
     return tqdm(total=cfg.steps, desc="GD", unit="step", leave=False, dynamic_ncols=True)
-
-
-def config_dict(cfg) -> dict:
-    return asdict(cfg)

@@ -186,11 +186,6 @@ def _polish(net, x, y, R, beta: np.ndarray, max_ambiguous: int = 6) -> float:
     return best
 
 
-def unstable_count(net: TwoLayerReLU, x: np.ndarray, R: float) -> int:
-    h, l, u, _ = _bounds(net, x, 1.0, R)
-    return int(((l < 0) & (u > 0)).sum())
-
-
 def enumerate_radius(net: TwoLayerReLU, x: np.ndarray, y: float, upper: float, max_unstable: int = 12) -> RadiusInterval:
     """Exact radius by one convex QP per activation pattern of the unstable neurons (cvxpy)."""
     t0 = time.perf_counter()
