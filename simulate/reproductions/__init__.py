@@ -14,7 +14,7 @@ import importlib
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Sequence
 
 from ibcheck.theory.errors import InputError
 from ibcheck.theory.result import Result
@@ -64,7 +64,7 @@ class Reproduction(Result):
                        for n, b in self.figures.items())
         return super()._repr_html_() + imgs
 
-    def markdown(self, comparison_figures: list[str] = ()) -> str:
+    def markdown(self, comparison_figures: Sequence[str] = ()) -> str:
         """The report section: parameters, the criteria table, notes, figures."""
         from ..reporting import markdown_table
 
