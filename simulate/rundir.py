@@ -11,7 +11,6 @@ from __future__ import annotations
 import csv
 import dataclasses
 import json
-import math
 import os
 import shutil
 import tempfile
@@ -21,6 +20,7 @@ import numpy as np
 from ibcheck.solvers.networks import network_from_arrays
 from ibcheck.theory.atomic import atomic_file, save_npz
 from ibcheck.theory.errors import InputError
+from ibcheck.theory.result import plain as clean  # noqa: F401  (the one JSON-safe copy; imported from here by the simulate layer)
 
 from .models import ModelConfig
 from .trainer import TrainConfig
@@ -28,19 +28,6 @@ from .training import DataConfig, Run, RunConfig
 
 SUMMARY_KEYS = ("seed", "status", "train_log10_loss", "test_accuracy", "normalized_margin", "smoothed_margin",
                 "cosine_same_class_mean", "cosine_other_class_mean", "lambda_within_class_ratio")
-
-
-def clean(x):
-    """JSON-safe: numpy scalars to Python, inf/NaN to None (JSON has neither)."""
-    if isinstance(x, dict):
-        return {k: clean(v) for k, v in x.items() if not k.startswith("_")}
-    if isinstance(x, (list, tuple)):
-        return [clean(v) for v in x]
-    if isinstance(x, np.generic):
-        x = x.item()
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    return x
 
 
 def config_to_dict(cfg: RunConfig) -> dict:

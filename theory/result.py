@@ -22,12 +22,13 @@ from typing import Any, ClassVar
 
 
 def plain(x: Any) -> Any:
-    """JSON-safe copy: numpy scalars and arrays to Python, non-finite floats to None, tuples to lists.
+    """JSON-safe copy: numpy scalars and arrays to Python, non-finite floats to None, tuples to lists,
+    private keys (``_fit``, ``_cosine_matrix``) left out.
 
     Pitfall avoided: ``json.dumps`` writes ``NaN`` and ``Infinity``, which are not JSON and break
     strict readers (jq, JavaScript)."""
     if isinstance(x, dict):
-        return {str(k): plain(v) for k, v in x.items()}
+        return {str(k): plain(v) for k, v in x.items() if not str(k).startswith("_")}
     if isinstance(x, (list, tuple)):
         return [plain(v) for v in x]
     if hasattr(x, "tolist") and not isinstance(x, (str, bytes)):
