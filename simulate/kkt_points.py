@@ -124,8 +124,9 @@ class KKTPoints(Result):
         return f"{len(self.points)} starts on {c.data} d={c.d} n={c.n}, width {c.width}: {self.distinct} distinct KKT point(s){gt}"
 
     def table(self) -> list[dict]:
-        return [{k: p.get(k) for k in ("start", "is_kkt", "is_global", "value", "stationarity_residual", "duplicate_of",
-                                        "same_function_as", "universal_flip_rate", "radius_median")} for p in self.points]
+        return [{**{k: p.get(k) for k in ("start", "is_kkt", "is_global", "value", "stationarity_residual", "duplicate_of",
+                                          "same_function_as", "universal_flip_rate", "radius_median")},
+                 "why not": "; ".join(p.get("kkt_failures") or []) or None} for p in self.points]
 
     def figure(self):
         """Value of (P) against the universal flip rate, one dot per certified end point."""
@@ -228,7 +229,8 @@ class KKTTrajectory(Result):
         return f"GD checkpoints of seed {self.seed} as (eps, delta)-KKT points"
 
     def table(self) -> list[dict]:
-        return [{k: r.get(k) for k in ("step", "log10_loss", "epsilon", "delta", "solver_status")} for r in self.checkpoints]
+        return [{k: r.get(k) for k in ("step", "log10_loss", "epsilon", "delta", "epsilon_near_ties", "delta_near_ties", "solver_status")}
+                for r in self.checkpoints]
 
     def figure(self):
         from ibcheck.theory.result import new_figure

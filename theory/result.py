@@ -68,6 +68,15 @@ class Result:
         return {}
 
     # -- derived -----------------------------------------------------------------------
+    def text(self) -> str:
+        """The heading and the table as plain text, for a terminal (the command line prints this)."""
+        rows = self.table()
+        if not rows:
+            return self.heading()
+        import pandas as pd
+
+        return self.heading() + "\n" + pd.DataFrame(_cells(rows)).to_string(index=False)
+
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(plain(self.as_json()), indent=indent)
 
@@ -77,7 +86,7 @@ class Result:
         if rows:
             import pandas as pd
 
-            parts.append(pd.DataFrame([plain(r) for r in rows]).to_html(index=False, na_rep="-", float_format=lambda v: f"{v:.4g}"))
+            parts.append(pd.DataFrame(_cells(rows)).to_html(index=False))
         fig = self.figure()
         if fig is not None:
             parts.append(f'<img src="data:image/png;base64,{figure_png_base64(fig)}"/>')
@@ -101,6 +110,15 @@ class Result:
         files["json"] = os.path.join(directory, f"{self.name}.json")
         write_text(files["json"], self.to_json() + "\n")
         return files
+
+
+def _cells(rows: list[dict]) -> list[dict]:
+    """Table rows as text: floats to 5 significant digits, None (and NaN) as '-'."""
+    def cell(v):
+        v = plain(v)
+        return "-" if v is None else f"{v:.5g}" if isinstance(v, float) else v if isinstance(v, (int, str)) else str(v)
+
+    return [{k: cell(v) for k, v in r.items()} for r in rows]
 
 
 def figure_png_base64(fig) -> str:

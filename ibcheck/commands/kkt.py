@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
 
 from ibcheck.theory.argtypes import nonneg_float, nonneg_int, pos_int
-from ibcheck.theory.atomic import atomic_file
 
 
 def register(sub) -> None:
@@ -45,59 +43,22 @@ def cmd_kkt(args) -> int:
     check_out_dir(args.out, args.overwrite)
     res = api.kkt_points(**cfg)
     res.save(args.out)
-    report = res.as_json()
-    points, glob, norm = report["points"], report["global"], res.flip_norm
-    distinct = range(res.distinct)
-    if args.json:
-        print(json.dumps(report, indent=2))
-    else:
-        if glob and glob["certified"]:
-            g = f"global optimum {glob['value']:.6g} ({glob['n_blocks']} neurons, {glob['n_patterns']} patterns, {glob['method']}, certified)"
-        elif glob:
-            g = (f"global optimum NOT certified: {glob['status']} {glob['value']:.6g} ({glob['n_patterns']} patterns, {glob['method']}"
-                 + (f"; {glob['note']}" if glob["note"] else "") + ")")
-        else:
-            g = "no global optimum (use --global)"
-        print(f"{len(points)} starts on {args.data} d={args.d} n={args.n}, width {args.width}; {g}; "
-              f"{len(distinct)} distinct KKT point(s) by function")
-        for p in points:
-            tag = "KKT" if p["is_kkt"] else "not KKT"
-            extra = "" if p["is_global"] is None else (" global" if p["is_global"] else f" NOT global (dual {p['dual_check_max']:.3f})")
-            dup = (f" (= #{p['duplicate_of']})" if p["duplicate_of"] is not None else
-                   f" (same function as #{p['same_function_as']})" if p["same_function_as"] is not None else "")
-            if not p["is_kkt"] and p["kkt_failures"]:
-                tag += f" ({'; '.join(p['kkt_failures'])})"
-            val = "-" if p["value"] is None else f"{p['value']:.6g}"
-            res = "-" if p["stationarity_residual"] is None else f"{p['stationarity_residual']:.1e}"
-            print(f"  {p['start']:>22}: {tag}{extra}{dup}, value {val}, residual {res}, flip rate at {norm:.3g}: {p['universal_flip_rate']}")
+    print(res.to_json() if args.json else res.text())
     return 0
 
 
 def cmd_kkt_check(args) -> int:
-    from ibcheck.simulate.kkt_points import NEAR_TIE, kkt_trajectory
+    from ibcheck.simulate.kkt_points import kkt_trajectory
     from ibcheck.simulate.rundir import load_run
 
     run = load_run(args.run_dir)
     res = kkt_trajectory(run, args.seed, args.polish)
-    png = os.path.join(args.run_dir, "kkt_check.png")
-    from ibcheck.theory.atomic import save_figure_file
-
-    save_figure_file(res.figure(), png)
-    out = {**res.as_json(), "files": {"png": png}}
-    rows = out["checkpoints"]
-    with atomic_file(os.path.join(args.run_dir, "kkt_check.json"), "w") as f:
-        json.dump(out, f, indent=2)
+    files = res.save(args.run_dir)
     if args.json:
-        print(json.dumps(out, indent=2))
-    else:
-        for r in rows:
-            e = "-" if r["epsilon"] is None else f"{r['epsilon']:.3e}"
-            dl = "-" if r["delta"] is None else f"{r['delta']:.3e}"
-            lg = "-" if r["log10_loss"] is None else f"{r['log10_loss']:.4g}"
-            et = "" if r.get("epsilon_near_ties") is None else (
-                f"; near ties (|z| <= {NEAR_TIE:g}): eps {r['epsilon_near_ties']:.3e}, delta {r['delta_near_ties']:.3e}")
-            print(f"  step {r['step']:>8}: log10 loss {lg:>10}, eps {e}, delta {dl}{et}  [{r['solver_status']}]")
-        if "polish" in out:
-            print(f"  polished last checkpoint: {out['polish']['solver_status']}; cosine to GD {out['polish']['cosine_to_gd']:.6f}")
-        print(f"  plot: {png}")
+        print(json.dumps({**res.as_json(), "files": files}, indent=2))
+        return 0
+    print(res.text())
+    if res.polish is not None:
+        print(f"polished last checkpoint: {res.polish['solver_status']}; cosine to GD {res.polish['cosine_to_gd']:.6f}")
+    print(f"plot: {files['png']}")
     return 0

@@ -70,24 +70,8 @@ def cmd_train(args) -> int:
     )
     result = api.train(cfg)
     result.save(args.out, args.overwrite)
-    summary = summary_json(result)
     if args.json:
-        print(json.dumps(summary, indent=2))
+        print(json.dumps(summary_json(result), indent=2))
     else:
-        _print_table(summary, args.out)
+        print(f"{result.text()}\n-> {args.out}")
     return 0
-
-
-def _print_table(summary: dict, out: str) -> None:
-    keys = ("seed", "status", "train_log10_loss", "test_accuracy", "normalized_margin", "cosine_same_class_mean",
-            "cosine_other_class_mean", "lambda_within_class_ratio")
-    if summary["setting"] == "random-net":
-        keys = ("seed", "status", "output_abs_mean", "grad_norm_mean")
-    print(f"{summary['setting']} on {summary['data_kind']}: {len(summary['seeds'])} seed(s), {summary['seconds']:.1f} s -> {out}")
-    print("  " + "  ".join(f"{k:>14.14}" for k in keys))
-    for r in summary["seeds"]:
-        cells = []
-        for k in keys:
-            v = r.get(k)
-            cells.append(f"{v:>14.5g}" if isinstance(v, float) else f"{str(v):>14.14}")
-        print("  " + "  ".join(cells))
