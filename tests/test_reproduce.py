@@ -91,3 +91,16 @@ def test_fa_digits_reads_mnist_format_idx_files(cli, tmp_path):
     assert "MNIST IDX" in s["title"] and s["params"]["data"] == "idx"
     rows = {r["quantity"]: r for r in s["rows"]}
     assert rows["binary model test accuracy"]["measured"] > 0.8
+
+
+def test_criteria_verdicts_come_from_their_rules():
+    from ibcheck.simulate.reproductions.criteria import AtLeast, AtMost, Criterion, Holds, Judged, Reported, Within
+
+    cases = [(Within(14, 18), 15.0, "consistent"), (Within(14, 18), 18.5, "inconsistent"), (AtMost(0.2), 0.2, "consistent"),
+             (AtLeast(1.5, strict=True), 1.5, "inconsistent"), (AtLeast(0.9), float("nan"), "inconclusive"),
+             (AtMost(0.2), None, "inconclusive"), (Holds(), True, "consistent"), (Holds(), False, "inconsistent"),
+             (Judged("inconsistent"), 0.7, "inconsistent"), (Reported(), 3.0, "inconclusive")]
+    for rule, measured, verdict in cases:
+        c = Criterion("q", "source", measured, rule)
+        assert c.verdict == verdict, (rule, measured)
+        assert c.as_json()["rule"] == rule.text() and c.as_json()["verdict"] == verdict

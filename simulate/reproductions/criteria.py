@@ -1,7 +1,7 @@
 """The criteria of a reproduction, stated declaratively: what was measured, what the source says,
 and the rule that compares them. The verdict is computed from the rule, never typed in.
 
-Rules: :class:`Within` (a range), :class:`AtMost`, :class:`AtLeast`, :class:`Holds` (a measured
+Rules: :class:`Within` (a range, either end open: ``AtMost``, ``AtLeast``), :class:`Holds` (a measured
 truth value), :class:`Judged` (the verdict of a comparison with its own statistics) and
 :class:`Reported` (no rule: the number is shown, the verdict is inconclusive).
 """
@@ -24,40 +24,30 @@ def _number(x) -> float | None:
 
 @dataclass(frozen=True)
 class Within:
-    lo: float
-    hi: float
+    """``lo <= measured <= hi``; an end left as None is open; ``strict`` makes the lower end ``>``."""
 
-    def judge(self, measured) -> Verdict:
-        x = _number(measured)
-        return _from(None if x is None else self.lo <= x <= self.hi)
-
-    def text(self) -> str:
-        return f"in [{self.lo:g}, {self.hi:g}]"
-
-
-@dataclass(frozen=True)
-class AtMost:
-    bound: float
-
-    def judge(self, measured) -> Verdict:
-        x = _number(measured)
-        return _from(None if x is None else x <= self.bound)
-
-    def text(self) -> str:
-        return f"<= {self.bound:g}"
-
-
-@dataclass(frozen=True)
-class AtLeast:
-    bound: float
+    lo: float | None = None
+    hi: float | None = None
     strict: bool = False
 
     def judge(self, measured) -> Verdict:
         x = _number(measured)
-        return _from(None if x is None else (x > self.bound if self.strict else x >= self.bound))
+        if x is None:
+            return "inconclusive"
+        return _from((self.lo is None or (x > self.lo if self.strict else x >= self.lo)) and (self.hi is None or x <= self.hi))
 
     def text(self) -> str:
-        return f"{'>' if self.strict else '>='} {self.bound:g}"
+        if self.lo is not None and self.hi is not None:
+            return f"in [{self.lo:g}, {self.hi:g}]"
+        return f"<= {self.hi:g}" if self.hi is not None else f"{'>' if self.strict else '>='} {self.lo:g}"
+
+
+def AtMost(bound: float) -> Within:
+    return Within(hi=bound)
+
+
+def AtLeast(bound: float, strict: bool = False) -> Within:
+    return Within(lo=bound, strict=strict)
 
 
 @dataclass(frozen=True)
@@ -96,7 +86,7 @@ class Reported:
         return "reported"
 
 
-Rule = Within | AtMost | AtLeast | Holds | Judged | Reported
+Rule = Within | Holds | Judged | Reported
 
 
 @dataclass(frozen=True)
