@@ -20,8 +20,10 @@ from .seeds import rng, stream
 # -- the fixed parameters of each family of experiments, with their defaults declared once ------------
 # (an Experiment's ``fixed`` overrides them; a measure function reads them through ``design``)
 @dataclass(frozen=True)
-class GDOnClusters:
-    """LPLL25's networks trained by GD on k orthogonal clusters, n = n_per_cluster k."""
+class TrainedNetwork:
+    """A network trained by GD on k clusters (n = n_per_cluster k) or on the sphere. The defaults are
+    LPLL25's fa network; an experiment's ``fixed`` sets the rest (FVBS23 and VYS22: a two-layer
+    network with the loss-based step and, for FVBS23, the fraction ``eps`` of points allowed to resist)."""
 
     width: int = 5
     init_scale: float = 0.1
@@ -29,20 +31,9 @@ class GDOnClusters:
     lr: float = 0.5
     n_per_cluster: int = 40
     points: int = 200
-
-
-@dataclass(frozen=True)
-class LossBasedGD:
-    """A two-layer network trained by GD with the loss-based step (exponential loss, summed)."""
-
-    width: int = 20
-    init_scale: float = 0.5
-    steps: int = 400
-    lr: float = 0.05
     target_log10_loss: float | None = None
     k: int = 2
-    n_per_cluster: int = 20
-    eps: float = 0.1  # FVBS23: the fraction of test points allowed to resist the flip
+    eps: float = 0.1
 
 
 @dataclass(frozen=True)
@@ -115,7 +106,7 @@ def _fa_run(cell: dict, seed: int, setting: str = "fa"):
     from .trainer import TrainConfig
     from .training import DataConfig, RunConfig, run
 
-    d, k, p = int(cell["d"]), int(cell["k"]), design(GDOnClusters, cell)
+    d, k, p = int(cell["d"]), int(cell["k"]), design(TrainedNetwork, cell)
     cfg = RunConfig(setting=setting, data=DataConfig(d=d, k=k, n=p.n_per_cluster * k, sigma=1.0, seed=seed, n_test=10),
                     model=ModelConfig(setting, width=p.width, init_scale=p.init_scale),
                     train=TrainConfig(steps=p.steps, lr=p.lr, progress=False), seeds=1, seed0=seed)
@@ -128,7 +119,7 @@ def measure_lpll25_nonrobust(cell: dict, seed: int) -> dict:
     from ibcheck.solvers.radius.universal import universal_directions, universal_radius
 
     net, ds, summ = _fa_run(cell, seed)
-    X, y = ds.sample(design(GDOnClusters, cell).points, stream("claim-measure", seed, 0))
+    X, y = ds.sample(design(TrainedNetwork, cell).points, stream("claim-measure", seed, 0))
     r = universal_radius(net, X, y, universal_directions("lpll25", means=ds.means, J_plus=ds.J_plus))
     return {"flip_radius_median": float(np.median(r)), "test_accuracy": summ["test_accuracy"], "status": summ["status"]}
 
@@ -167,7 +158,7 @@ def measure_lpll25_5_5(cell: dict, seed: int) -> dict:
 
     net, ds, summ = _fa_run(cell, seed, setting="multiclass")
     ro = net.readout(ds.J_plus)
-    X, yc = ds.sample(design(GDOnClusters, cell).points, stream("claim-measure", seed, 3))
+    X, yc = ds.sample(design(TrainedNetwork, cell).points, stream("claim-measure", seed, 3))
     y = np.where(np.isin(yc, ds.J_plus), 1.0, -1.0)
     uni = universal_radius(ro, X, y, universal_directions("lpll25", means=ds.means, J_plus=ds.J_plus))
     best = np.minimum(attack_radius(ro, X, y)["attack"], uni)
@@ -179,7 +170,7 @@ def _two_layer_gd(cell, seed, kind):
     from .trainer import TrainConfig
     from .training import DataConfig, RunConfig, run
 
-    p = design(LossBasedGD, cell)
+    p = design(TrainedNetwork, cell)
     k = int(cell.get("k", p.k))  # a grid variable where the experiment sweeps it
     n = int(cell["n"]) if "n" in cell else p.n_per_cluster * k
     cfg = RunConfig(setting="two-layer", data=DataConfig(kind=kind, d=int(cell["d"]), k=k, n=n, sigma=1.0, seed=seed, n_test=10),
@@ -197,7 +188,7 @@ def measure_fvbs23_4_2(cell: dict, seed: int) -> dict:
     net, ds, summ = _two_layer_gd(cell, seed, "clusters")
     X, y = ds.sample(200, stream("claim-measure", seed, 4))
     r = universal_radius(net, X, y, universal_directions("fvbs23", means=ds.means, J_plus=ds.J_plus))
-    return {"universal_flip_norm": float(np.quantile(r, 1 - design(LossBasedGD, cell).eps)), "status": summ["status"]}
+    return {"universal_flip_norm": float(np.quantile(r, 1 - design(TrainedNetwork, cell).eps)), "status": summ["status"]}
 
 
 def measure_vys22(cell: dict, seed: int) -> dict:
@@ -324,7 +315,7 @@ def measure_ssttm18(cell: dict, seed: int) -> dict:
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
     Experiment("LPLL25.thm.nonrobust", "LPLL25.thm.nonrobust", ("flip_radius_median",), "fa network, GD from small init, clusters",
                measure_lpll25_nonrobust, grid={"d": [128, 256, 512, 1024], "k": [2, 4, 8]}, quick_grid={"d": [64, 128, 256], "k": [2, 4, 8]},
-               design=GDOnClusters,
+               design=TrainedNetwork,
                max_grid={"d": 2048, "k": 16}),
     Experiment("LPLL25.prop.robust_exists", "LPLL25.prop.robust_exists", ("robust_radius",), "construction, certified radius",
                measure_lpll25_robust_exists, grid={"d": [128, 256, 512, 1024], "k": [2, 4, 8]}, quick_grid={"d": [64, 128, 256], "k": [2, 4, 8]},
@@ -334,19 +325,20 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
                max_grid={"d": 2048, "k": 16}),
     Experiment("LPLL25.thm.5_5", "LPLL25.thm.5_5", ("robust_radius",), "k-class network's binary read-out, attack/universal radius",
                measure_lpll25_5_5, grid={"d": [128, 256, 512], "k": [2, 4, 8]}, quick_grid={"d": [64, 128, 256], "k": [2, 4, 6]}, quick_seeds=1,
-               design=GDOnClusters,
+               design=TrainedNetwork,
                fixed={"width": 1, "points": 60}),
     Experiment("FVBS23.thm.4_2", "FVBS23.thm.4_2", ("universal_flip_norm",), "two-layer network, loss-based GD, clusters",
                measure_fvbs23_4_2, grid={"d": [128, 256, 512, 1024], "k": [2, 4, 8]}, quick_grid={"d": [128, 256, 512, 1024], "k": [2, 4, 8]},
-               design=LossBasedGD,
-               quick_seeds=2,
-               hypothesis_values=lambda cell: {"n": design(LossBasedGD, cell).n_per_cluster * int(cell["k"]),
-                                               "eps": design(LossBasedGD, cell).eps, "delta": 0.1}, max_grid={"d": 2048, "k": 16}),
+               design=TrainedNetwork,
+               quick_seeds=2, fixed={"width": 20, "init_scale": 0.5, "steps": 400, "lr": 0.05, "n_per_cluster": 20},
+               hypothesis_values=lambda cell: {"n": design(TrainedNetwork, cell).n_per_cluster * int(cell["k"]),
+                                               "eps": design(TrainedNetwork, cell).eps, "delta": 0.1}, max_grid={"d": 2048, "k": 16}),
     Experiment("VYS22.thm.main", "VYS22.thm.main", ("universal_flip_norm", "universal_flip_eta"),
                "two-layer network, loss-based GD to loss 1e-800 (near the KKT direction), sphere; n <= sqrt(d)/9 keeps H1",
                measure_vys22, grid={"d": [2048, 4096, 8192, 16384], "n": [2, 4, 8]}, quick_grid={"d": [2048, 4096, 8192, 16384], "n": [2, 4, 8]},
-               design=LossBasedGD,
-               fixed={"target_log10_loss": -800, "steps": 4000}, seeds=3, quick_seeds=2, max_grid={"d": 65536, "n": 16}),
+               design=TrainedNetwork,
+               fixed={"width": 20, "init_scale": 0.5, "steps": 4000, "lr": 0.05, "target_log10_loss": -800}, seeds=3, quick_seeds=2,
+               max_grid={"d": 65536, "n": 16}),
     Experiment("BCGT21.thm.one_step", "BCGT21.thm.one_step", ("flip_norm",), "random ReLU network, one gradient step",
                measure_bcgt21, grid={"d": [64, 256, 1024], "k": [100, 400, 1600]}, quick_grid={"d": [64, 128, 256], "k": [50, 100, 200]},
                hypothesis_values=lambda cell: {"gamma": 0.5}, max_grid={"d": 4096, "k": 3200}),
