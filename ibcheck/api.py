@@ -192,8 +192,8 @@ def compare(claim: str, grid: Mapping[str, Sequence[float]] | None = None, seeds
             if len(vals) < 1 or any(isinstance(x, bool) or not isinstance(x, (int, float)) or not x > 0 for x in vals):
                 raise InputError(f"grid[{v!r}]={vals!r} is out of range: grid values must be numbers > 0")
             g[v] = sorted(vals)
-    return compare_claim(claim, g, seeds, budget, quick, store, workers=workers, margin=margin, progress=progress,
-                         inside_only=inside_only, constants=dict(constants) if constants else None, spending=spending)
+    return compare_claim(claim, store=store, grid=g, seeds=seeds, budget=budget, quick=quick, workers=workers, margin=margin,
+                         progress=progress, inside_only=inside_only, constants=dict(constants) if constants else None, spending=spending)
 
 
 def verdict(data: str, claim: str | None = None, quantity: str | None = None, reading: str | None = None,

@@ -17,8 +17,8 @@ import json
 import math
 import os
 import time
-from dataclasses import dataclass, field
-from typing import ClassVar
+from dataclasses import dataclass, field, replace
+from typing import ClassVar, Mapping
 
 import sympy as sp
 
@@ -321,41 +321,66 @@ def _rows_parquet(rows, path: str) -> str | None:
         return None
 
 
-def compare_claim(claim_id: str, grid: dict | None = None, seeds: int | None = None, budget: float | None = None, quick: bool = False,
-                  store: str | None = None, workers: int = 1, scheduler: str | None = None, dask: bool = False, margin: float = 0.1,
-                  progress: bool = True, inside_only: bool = False, constants: dict[str, float] | None = None, spending: str = "pocock",
-                  bootstrap: bool = True) -> Comparison:
-    """Sweep, judge and summarize one claim (see the module docstring).
+@dataclass(frozen=True)
+class CompareOptions:
+    """How one claim is swept and judged.
 
     ``grid`` maps each swept variable to its values (default: the experiment's grid, or its quick
-    grid with ``quick``); ``seeds`` per cell; ``budget`` seconds of rounds that grow the sweep until
-    every exponent is decided (alpha spent by ``spending``); ``store`` the SQLite file of sweep rows,
-    which makes the sweep resumable (default: a temporary file, gone afterwards); ``workers``,
-    ``scheduler`` or ``dask`` run the tasks in parallel; ``margin`` is the equivalence margin of an
-    exponent; ``inside_only`` fits only the cells where the hypotheses hold, with ``constants``
-    for the claim's unknown constants. Nothing is written but the store; ``Comparison.save`` writes
-    the report."""
+    grid with ``quick``); ``seeds`` per cell (default: the experiment's); ``budget`` seconds of
+    rounds that grow the sweep until every exponent is decided, alpha spent by ``spending``;
+    ``workers``, ``scheduler`` or ``dask`` run the tasks in parallel; ``margin`` is the equivalence
+    margin of an exponent; ``inside_only`` fits only the cells where the hypotheses hold, with
+    ``constants`` for the claim's unknown constants; ``bootstrap`` adds BCa intervals."""
+
+    grid: Mapping[str, list] | None = None
+    seeds: int | None = None
+    budget: float | None = None
+    quick: bool = False
+    workers: int = 1
+    scheduler: str | None = None
+    dask: bool = False
+    margin: float = 0.1
+    progress: bool = True
+    inside_only: bool = False
+    constants: Mapping[str, float] | None = None
+    spending: str = "pocock"
+    bootstrap: bool = True
+
+    def __post_init__(self):
+        if self.seeds is not None:
+            require_int("seeds", self.seeds, 1)
+        require_int("workers", self.workers, 1)
+        require_float("margin", self.margin, 0.0, strict=True)
+        if self.budget is not None:
+            require_float("budget", self.budget, 0.0, strict=True)
+        if self.spending not in RULES:
+            raise InputError(f"spending={self.spending!r} is not one of {', '.join(RULES)}")
+
+
+def compare_claim(claim_id: str, options: CompareOptions | None = None, store: str | None = None, **fields) -> Comparison:
+    """Sweep, judge and summarize one claim (see the module docstring) with ``options`` (a
+    :class:`CompareOptions`, or its fields as keywords). ``store`` is the SQLite file of sweep rows,
+    which makes the sweep resumable (default: a temporary file, gone afterwards). Nothing is
+    written but the store; ``Comparison.save`` writes the report."""
+    try:
+        o = replace(options, **fields) if options is not None else CompareOptions(**fields)
+    except TypeError as err:
+        raise InputError(f"compare: {err}") from None
     if store is None:
         import tempfile
 
         with tempfile.TemporaryDirectory(prefix="ibcheck-compare-") as tmp:
-            c = compare_claim(claim_id, grid, seeds, budget, quick, os.path.join(tmp, "sweep.sqlite"), workers, scheduler, dask, margin,
-                              progress, inside_only, constants, spending, bootstrap)
+            c = compare_claim(claim_id, o, os.path.join(tmp, "sweep.sqlite"))
         fixed, version = c.summary["fixed"], c.summary["code_version"]
         prov = (f"every number comes from the rows of this comparison (results.parquet when saved; the sweep store was temporary): "
                 f"keyed by (claim, experiment, cell, seed, fixed {fixed}, code {version})")
         return Comparison({**c.summary, "provenance": prov}, c.results, c.rows, c.claim, c.experiment)
+    quick, workers, scheduler, dask, margin, progress = o.quick, o.workers, o.scheduler, o.dask, o.margin, o.progress
+    budget, inside_only, constants, spending, bootstrap = o.budget, o.inside_only, o.constants, o.spending, o.bootstrap
     claim = get_claim(claim_id)
     exp = experiment_for(claim_id)
-    grid = grid or (exp.quick_grid if quick else exp.grid)
-    seeds = seeds if seeds is not None else (exp.quick_seeds if quick else exp.seeds)
-    require_int("seeds", seeds, 1)
-    require_int("workers", workers, 1)
-    require_float("margin", margin, 0.0, strict=True)
-    if budget is not None:
-        require_float("budget", budget, 0.0, strict=True)
-    if spending not in RULES:
-        raise InputError(f"--spending {spending!r} is not one of {', '.join(RULES)}")
+    grid = dict(o.grid) if o.grid else (exp.quick_grid if quick else exp.grid)
+    seeds = o.seeds if o.seeds is not None else (exp.quick_seeds if quick else exp.seeds)
     for c in constants or {}:
         if c not in claim.constants:
             raise InputError(f"--constants {c}: {claim.id} has no constant {c!r}; its constants are {', '.join(claim.constants) or 'none'}")
