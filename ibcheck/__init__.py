@@ -21,6 +21,10 @@ if all(_os.path.isfile(_os.path.join(_root, layer, "__init__.py")) for layer in 
     # a source tree (a checkout, or a copy of one on PYTHONPATH): ibcheck.theory is <root>/theory
     __path__.append(_root)  # type: ignore[name-defined]  # noqa: F821
 
+from ibcheck.theory.claim import Bound, Claim, Hypothesis  # noqa: E402
+from ibcheck.theory.registry import load_claims, register  # noqa: E402
+from ibcheck.theory.variables import Variable  # noqa: E402
+
 from .api import (  # noqa: E402
     bounds,
     claim,
@@ -52,5 +56,6 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'ibcheck' has no attribute {name!r}")
 
 
-__all__ = ["claims", "claim", "bounds", "window", "growth", "train", "load_run", "radii", "kkt_points", "kkt_certificate",
+__all__ = ["Bound", "Claim", "Hypothesis", "Variable", "load_claims", "register",
+           "claims", "claim", "bounds", "window", "growth", "train", "load_run", "radii", "kkt_points", "kkt_certificate",
            "global_max_margin", "compare", "verdict", "reproduce", "InputError", "RunFailure", *_CONFIGS]

@@ -36,6 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
     from ibcheck.commands import train as simulate_cli
 
     parser = _Parser(prog="ibcheck", description="A symbolic-numeric checker for implicit-bias theory: bounds, KKT points, simulation.")
+    parser.add_argument("--claims", action="append", default=[], metavar="FILE",
+                        help="a Python file of your own claims and experiments (repeatable; also IBCHECK_CLAIMS=path1:path2)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     theory_cli.register(sub)
@@ -75,12 +77,26 @@ def _option_strings(parser: argparse.ArgumentParser, command: str, dest: str) ->
     return None
 
 
+def load_user_claims(files: list[str]) -> None:
+    """The claims of installed packages (entry points), of IBCHECK_CLAIMS and of --claims, registered.
+    The files are also put in IBCHECK_CLAIMS, so that sweep workers started from here load them too."""
+    from ibcheck.theory.registry import load_claims, load_entry_points
+
+    load_entry_points()
+    paths = [p for p in os.environ.get("IBCHECK_CLAIMS", "").split(os.pathsep) if p] + list(files)
+    for p in dict.fromkeys(paths):
+        load_claims(p)
+    if paths:
+        os.environ["IBCHECK_CLAIMS"] = os.pathsep.join(dict.fromkeys(os.path.abspath(p) for p in paths))
+
+
 def main(argv: list[str] | None = None) -> int:
     from ibcheck.errors import InputError, RunFailure
 
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        load_user_claims(args.claims)
         return int(args.func(args) or 0)
     except InputError as err:
         msg = str(err)

@@ -6,7 +6,7 @@ expressions over the shared symbols of :mod:`theory.variables`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar, Literal
 
 import sympy as sp
@@ -65,16 +65,33 @@ class Bound:
     """
 
     quantity: str
-    kind: str
-    expr: sp.Basic
+    kind: str = ""
+    expr: sp.Basic | str | None = None
     reading: str | None = None
     note: str = ""
     probability: sp.Basic | None = None
     unverified: bool = False
+    latex_source: str | None = None  # the bound as written in a paper, e.g. r"\Omega(\sqrt{d}\,\log^2 d)"
 
-    def __post_init__(self):
-        if self.kind not in BOUND_KINDS:
-            raise ValueError(f"bound kind {self.kind!r} is not one of {BOUND_KINDS}")
+    def parsed(self, where: str) -> "Bound":
+        """This bound with its formula parsed (a string in sympy syntax or LaTeX, or ``latex_source``),
+        and its kind checked; errors name ``where`` (the claim and the field)."""
+        from .errors import InputError
+        from .expressions import parse_formula, parse_latex_bound
+
+        kind, expr = self.kind, self.expr
+        if self.latex_source is not None:
+            kind_tex, expr = parse_latex_bound(self.latex_source, where)
+            kind = kind or kind_tex
+        elif isinstance(expr, str):
+            expr = parse_formula(expr, where)
+        if expr is None:
+            raise InputError(f"{where}: a bound needs a formula (expr=..., or latex_source=r'\\Omega(...)')")
+        if kind not in BOUND_KINDS:
+            raise InputError(f"{where}: kind={kind!r} is not one of {', '.join(BOUND_KINDS)}")
+        if isinstance(expr, (sp.Rel, sp.And, sp.Or)):
+            raise InputError(f"{where}: a bound is a formula, not a relation ({expr}); the relation goes in kind")
+        return replace(self, kind=kind, expr=sp.sympify(expr))
 
     def latex(self) -> str:
         e = tex(self.expr)
@@ -95,11 +112,11 @@ class Claim(Result):
     name: ClassVar[str] = "claim"
 
     id: str
-    title: str
-    paper: str
-    seeds: tuple[str, ...]
-    status: ClaimStatus
-    kind: str
+    title: str = ""
+    paper: str = ""
+    seeds: tuple[str, ...] = ()
+    status: ClaimStatus = "order"
+    kind: str = "theorem"
     variables: tuple[Variable, ...] = ()
     constants: tuple[str, ...] = ()
     hypotheses: tuple[Hypothesis, ...] = ()
@@ -115,22 +132,27 @@ class Claim(Result):
     unverified_parts: tuple[str, ...] = field(default=())
 
     def __post_init__(self):
+        from .errors import InputError
+
+        if not isinstance(self.id, str) or not self.id.strip():
+            raise InputError(f"claim id={self.id!r}: an id is a non-empty string such as 'ABC25.thm.1'")
+        _normalize(self)
         if self.status not in STATUSES:
-            raise ValueError(f"{self.id}: status {self.status!r} is not one of {STATUSES}")
+            raise InputError(f"claim {self.id}: status={self.status!r} is not one of {', '.join(STATUSES)}")
         if self.kind not in KINDS:
-            raise ValueError(f"{self.id}: kind {self.kind!r} is not one of {KINDS}")
-        names = {v.name for v in self.variables}
-        allowed = names | set(self.constants)
-        for h in self.hypotheses:
-            if h.expr is not None:
-                extra = {s.name for s in h.expr.free_symbols} - allowed
-                if extra:
-                    raise ValueError(f"{self.id}.{h.name}: undeclared symbols {sorted(extra)}")
+            raise InputError(f"claim {self.id}: kind={self.kind!r} is not one of {', '.join(KINDS)}")
+        allowed = {v.name for v in self.variables} | set(self.constants)
+        parts = [(f"hypotheses[{h.name!r}]", h.expr) for h in self.hypotheses] + [(f"bounds[{i}]", b.expr) for i, b in enumerate(self.bounds)]
+        for where, expr in parts:
+            extra = {s.name for s in expr.free_symbols} - allowed if expr is not None else set()
+            if extra:
+                raise InputError(f"claim {self.id}: {where} uses undeclared symbols {', '.join(sorted(extra))} "
+                                 f"(declare them in variables or constants; declared: {', '.join(sorted(allowed)) or 'none'})")
         if self.status == "ambiguous" and len(self.readings) < 2:
-            raise ValueError(f"{self.id}: an ambiguous claim carries every reading (>= 2)")
+            raise InputError(f"claim {self.id}: an ambiguous claim carries every reading (>= 2)")
         for b in self.bounds:
             if b.reading is not None and b.reading not in self.readings:
-                raise ValueError(f"{self.id}: bound reading {b.reading!r} not declared")
+                raise InputError(f"claim {self.id}: bound reading {b.reading!r} not declared in readings")
 
     @property
     def unverified(self) -> bool:
@@ -186,3 +208,37 @@ class Claim(Result):
 
         body = latex(self)
         return "$$" + body[body.index(r"\begin{align*}"):body.index(r"\end{align*}") + len(r"\end{align*}")] + "$$"
+
+
+def _normalize(claim: Claim) -> None:
+    """A user's claim as the built-ins have it: variable names to the shared :class:`Variable`
+    (or a positive real one), hypotheses given as ``{"H1": "n >= k*log(d)**2"}`` (sympy syntax or
+    LaTeX) to :class:`Hypothesis`, bound formulas parsed, lists to tuples."""
+    from .errors import InputError
+    from .expressions import parse_formula
+    from .variables import shared_variable
+
+    set_ = lambda name, value: object.__setattr__(claim, name, value)  # noqa: E731  (frozen: normalized once, here)
+    for name in ("seeds", "constants", "uses", "generalizes", "compared_with", "resolves", "readings", "unverified_parts"):
+        value = getattr(claim, name)
+        set_(name, (value,) if isinstance(value, str) else tuple(value))
+    set_("variables", tuple(v if isinstance(v, Variable) else shared_variable(v) for v in claim.variables))
+    hyps = claim.hypotheses.items() if isinstance(claim.hypotheses, dict) else enumerate(claim.hypotheses)
+    out = []
+    for key, h in hyps:
+        if isinstance(h, Hypothesis):
+            out.append(h)
+            continue
+        where = f"claim {claim.id}: hypotheses[{key!r}]"
+        expr = parse_formula(h, where) if isinstance(h, str) else h
+        if not isinstance(expr, (sp.Rel, sp.And, sp.Or)) or isinstance(expr, (sp.Eq, sp.Ne)):
+            raise InputError(f"{where}: {h!r} is not a relation (write e.g. n >= k*log(d)**2, or n \\geq k \\ln^2 d)")
+        out.append(Hypothesis(str(key), expr, text=h if isinstance(h, str) else ""))
+    set_("hypotheses", tuple(out))
+    bounds = []
+    for i, b in enumerate(claim.bounds):
+        if not isinstance(b, Bound):
+            raise InputError(f"claim {claim.id}: bounds[{i}] is a {type(b).__name__}, not an ibcheck.Bound(quantity, kind, expr)")
+        bounds.append(b if isinstance(b.expr, sp.Basic) and b.latex_source is None and b.kind in BOUND_KINDS
+                      else b.parsed(f"claim {claim.id}: bounds[{i}]"))
+    set_("bounds", tuple(bounds))

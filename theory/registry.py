@@ -17,9 +17,65 @@ for _c in ALL:
     _BY_ID[_c.id] = _c
 
 
+_SOURCE: dict[str, str] = {c.id: "built-in" for c in ALL}
+
+
 def all_claims() -> list[Claim]:
-    """Every registered claim, in THEORY.md order."""
-    return list(ALL)
+    """Every registered claim: THEORY.md's in order, then the user's in the order they were loaded."""
+    return list(_BY_ID.values())
+
+
+def register(claims, source: str = "the API") -> list[Claim]:
+    """Add a user's claims to the registry, so that every command and API call finds them by id.
+    Re-registering the same claim from the same source is a no-op; any other id clash is an error."""
+    claims = [claims] if isinstance(claims, Claim) else list(claims)
+    for c in claims:
+        if not isinstance(c, Claim):
+            raise InputError(f"{source}: {c!r} is not an ibcheck.Claim")
+        if c.id in _BY_ID and not (_BY_ID[c.id] == c and _SOURCE[c.id] == source):
+            raise InputError(f"{source}: claim id {c.id!r} clashes with a claim from {_SOURCE[c.id]}")
+    for c in claims:
+        _BY_ID[c.id], _SOURCE[c.id] = c, source
+    return claims
+
+
+def load_claims(path: str) -> list[Claim]:
+    """Run a Python file of claims (and experiments) and register every ibcheck.Claim it defines at
+    module level (alone or in a list or tuple). A file that fails to run is a one-line error naming it."""
+    import os
+    import runpy
+
+    if not os.path.isfile(path):
+        raise InputError(f"claims file {path!r} does not exist")
+    try:
+        ns = runpy.run_path(path, run_name="ibcheck_user_claims")
+    except InputError as err:
+        raise InputError(f"{path}: {err}") from None
+    except Exception as err:  # the user's file: any error, as one line naming it
+        raise InputError(f"{path}: {type(err).__name__}: {err}") from None
+    found: list[Claim] = []
+    for value in ns.values():
+        for c in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(c, Claim) and c not in found:
+                found.append(c)
+    return register(found, path)
+
+
+def load_entry_points(group: str = "ibcheck.claims") -> list[Claim]:
+    """Claims that installed packages register under the entry-point group ``ibcheck.claims``
+    (each entry point: a list of claims, or a function returning one)."""
+    from importlib.metadata import entry_points
+
+    out: list[Claim] = []
+    for ep in entry_points(group=group):
+        try:
+            obj = ep.load()
+            out += register(obj() if callable(obj) else obj, f"entry point {ep.name} ({ep.value})")
+        except InputError:
+            raise
+        except Exception as err:
+            raise InputError(f"entry point {ep.name} ({ep.value}): {type(err).__name__}: {err}") from None
+    return out
 
 
 @dataclass(frozen=True)

@@ -111,3 +111,16 @@ def rational_string(x) -> str:
     if x.is_Rational:
         return str(x)
     return str(x)
+
+
+def shared_variable(name: str) -> Variable:
+    """The registry's variable called ``name`` (d, k, n, eps, ...), else a positive real variable that
+    grows (a user's own). Pitfall avoided: two claims that write ``d`` get the same symbol and domain."""
+    found = globals().get(name)
+    if isinstance(found, Variable) and found.name == name:
+        return found
+    if not isinstance(name, str) or not name.isidentifier():
+        from .errors import InputError
+
+        raise InputError(f"variable {name!r} is not a name (a Python identifier such as d, k or n_train)")
+    return Variable(name, "a user's variable (positive real, tending to infinity)", low=0, low_open=True)

@@ -106,7 +106,7 @@ CLAIMS = [
     Claim(
         id="LPLL25.exp.cosine_matrix", title="Cosine matrix neurons x features, 2-class vs k-class",
         paper=PAPER, seeds=SEEDS, status="exact", kind="experiment",
-        variables=(V.d, k_var, V.n, V.m),
+        variables=(V.d, k_var, V.n, V.m, ks_var),
         bounds=(Bound("cosine_same_class", "->", 1 / sqrt(ks)), Bound("cosine_kclass_diag", "->", sp.Integer(1))),
         uses=("LPLL25.thm.feature_averaging", "LPLL25.thm.5_5"),
         reference=(("config", "d=3072, k=10, n=1000, m=5"), ("2-class blocks", "about 1/sqrt(5) = 0.45"), ("10-class diagonal", "about 0.99")),

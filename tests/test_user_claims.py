@@ -1,0 +1,104 @@
+"""A user's own claims, written by this test into a file (not copied from the built-ins), go through
+the CLI and the API like the built-in ones; LaTeX and sympy strings give the same exponents; every
+malformed claim file is one line and exit status 2."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+CLAIMS = r'''
+import ibcheck
+
+toy = ibcheck.Claim(
+    id="TOY26.thm.1", title="A toy radius bound", paper="the README's toy",
+    variables=["d", "k", "n"],
+    hypotheses={"H1": r"n \geq k \ln^2 d", "H2": "k <= sqrt(d)"},
+    bounds=[ibcheck.Bound("flip_radius", "O", "sqrt(d/k)"),
+            ibcheck.Bound("robust_radius", latex_source=r"\Omega(\sqrt{d}\,\log^2 d)")],
+    uses=["LPLL25.thm.nonrobust"],
+)
+'''
+
+
+def _cli(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "ibcheck.cli", *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})})
+
+
+@pytest.fixture()
+def claims_file(tmp_path):
+    path = tmp_path / "my_claims.py"
+    path.write_text(CLAIMS)
+    return str(path)
+
+
+def test_a_users_claim_through_the_cli(claims_file):
+    out = _cli("--claims", claims_file, "bounds", "TOY26.thm.1", "--at", "d=10000,k=10,n=1000", "--json")
+    assert out.returncode == 0, out.stderr
+    info = json.loads(out.stdout)
+    assert info["applies"] is True
+    exps = {b["quantity"]: {v: x for v, x in b["exponents"].items() if x != "0"} for b in info["bounds"]}
+    assert exps == {"flip_radius": {"d": "1/2", "k": "-1/2"}, "robust_radius": {"d": "1/2"}}
+    w = json.loads(_cli("window", "TOY26.thm.1", "--free", "d", "--at", "k=10,n=1000", "--json", env={"IBCHECK_CLAIMS": claims_file}).stdout)
+    assert w["intervals"] == [[100, 22026]] and w["binding"] == [{"low": "H2", "high": "H1"}] and w["verified"]
+    assert "LPLL25.thm.nonrobust" in _cli("--claims", claims_file, "graph", "--rests-on", "TOY26.thm.1").stdout
+    assert "TOY26.thm.1" in _cli("--claims", claims_file, "claims").stdout
+    tex = _cli("--claims", claims_file, "bounds", "TOY26.thm.1", "--latex").stdout
+    assert r"\Omega" in tex and "TOY26.thm.1" in tex
+
+
+def test_a_users_claim_through_the_api(claims_file):
+    import ibcheck
+
+    ibcheck.load_claims(claims_file)
+    ibcheck.load_claims(claims_file)  # the same file again: no clash
+    w = ibcheck.window("TOY26.thm.1", free="d", at={"k": 10, "n": 1000})
+    assert w.intervals == [(100, 22026)]
+    assert ibcheck.bounds("TOY26.thm.1", at={"d": 10**4, "k": 10, "n": 1000}).applies is True
+
+
+def test_latex_and_sympy_strings_give_the_same_exponents():
+    import ibcheck
+    from ibcheck.theory.describe import bound_exponents
+
+    pairs = [("sqrt(d)*log(d)**2", r"\Omega(\sqrt{d}\,\log^2 d)"), ("sqrt(d/k)", r"O(\sqrt{d/k})"),
+             ("d**(1/4)/(eps**2*sqrt(n))", r"\Theta(\frac{d^{1/4}}{\varepsilon^2 \sqrt{n}})"), ("k*log(log(d))", r"O(k \log\log d)")]
+    for i, (plain, tex) in enumerate(pairs):
+        kind = tex[:tex.index("(")].lstrip("\\")
+        c = ibcheck.Claim(id=f"TEX.{i}", variables=["d", "k", "n", "eps"],
+                          bounds=[ibcheck.Bound("q", kind, plain), ibcheck.Bound("q2", latex_source=tex)])
+        a, b = (bound_exponents(c, x) for x in c.bounds)
+        assert c.bounds[0].kind == c.bounds[1].kind
+        assert (a["exponents"], a["log_exponents"], a["loglog_exponents"]) == (b["exponents"], b["log_exponents"], b["loglog_exponents"])
+
+
+MALFORMED = [
+    ('ibcheck.Claim(id="B.1", variables=["d"], bounds=[ibcheck.Bound("r", "O", "sqrt(d")])', "bounds[0]: cannot parse 'sqrt(d' at position 5"),
+    ('ibcheck.Claim(id="B.1", variables=["d"], bounds=[ibcheck.Bound("r", "Big", "d")])', "kind='Big' is not one of"),
+    ('ibcheck.Claim(id="B.1", variables=["d"], bounds=[ibcheck.Bound("r", "O", "d*q")])', "bounds[0] uses undeclared symbols q"),
+    ('ibcheck.Claim(id="B.1", variables=["d"], hypotheses={"H1": "d + 2"})', "hypotheses['H1']: 'd + 2' is not a relation"),
+    ('ibcheck.Claim(id="B.1", variables=["d"], hypotheses={"H1": r"d \\geq \\frac{1}{"})', "hypotheses['H1']: cannot parse the LaTeX"),
+    ('ibcheck.Claim(id="FVBS23.thm.4_2", variables=["d"])', "clashes with a claim from built-in"),
+    ('ibcheck.Claim(id="B.1", status="maybe")', "status='maybe' is not one of"),
+    ('ibcheck.Claim(id="B.1", variables=["d"], bounds=["sqrt(d)"])', "bounds[0] is a str, not an ibcheck.Bound"),
+    ('None\nraise RuntimeError("oops")', "RuntimeError: oops"),
+    ('ibcheck.Claim(id="B.1", variables=["d"], bounds=[ibcheck.Bound("r", latex_source=r"\\sqrt{d}")])', "is not of the form O(...)"),
+    ('ibcheck.Claim(id="B.1", variables=["2d"])', "variable '2d' is not a name"),
+]
+
+
+@pytest.mark.parametrize("body, message", MALFORMED)
+def test_malformed_claim_files_are_one_line_and_exit_2(tmp_path, body, message):
+    path = tmp_path / "bad.py"
+    path.write_text("import ibcheck\nx = " + body + "\n")
+    res = _cli("--claims", str(path), "claims")
+    assert res.returncode == 2, res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in res.stderr and str(path) in lines[0] and message in lines[0], lines
+
+
+def test_a_missing_claims_file_is_one_line():
+    res = _cli("--claims", "/nonexistent/claims.py", "claims")
+    assert res.returncode == 2 and "does not exist" in res.stderr and len(res.stderr.strip().splitlines()) == 1
