@@ -36,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     from ibcheck.commands import train as simulate_cli
 
     parser = _Parser(prog="ibcheck", description="A symbolic-numeric checker for implicit-bias theory: bounds, KKT points, simulation.")
-    parser.add_argument("--claims", action="append", default=[], metavar="FILE",
+    parser.add_argument("--claims", dest="claims_files", action="append", default=[], metavar="FILE",
                         help="a Python file of your own claims and experiments (repeatable; also IBCHECK_CLAIMS=path1:path2)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        load_user_claims(args.claims)
+        load_user_claims(args.claims_files)
         return int(args.func(args) or 0)
     except InputError as err:
         msg = str(err)

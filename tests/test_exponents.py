@@ -25,7 +25,7 @@ TABLE = {
     ("LPLL25.prop.robust_exists", "robust_radius", None): ({"d": "1/2"}, {}, {}),
     ("LPLL25.thm.5_5", "robust_radius", None): ({"d": "1/2"}, {}, {}),
     ("LPLL25.thm.feature_averaging", "cosine_same_class", None): ({"ks": "-1/2"}, {}, {}),
-    ("LPLL25.exp.cosine_matrix", "cosine_same_class", None): ({}, {}, {}),  # ks is not a variable there: a constant
+    ("LPLL25.exp.cosine_matrix", "cosine_same_class", None): ({"ks": "-1/2"}, {}, {}),  # ks (|J_s|) is declared there too
     ("LPLL25.exp.robust_accuracy", "collapse_radius_2class", None): ({"d": "1/2", "k": "-1/2"}, {}, {}),
     ("LPLL25.exp.robust_accuracy", "collapse_radius_kclass", None): ({"d": "1/2"}, {}, {}),
     ("VYS22.thm.robust_exists", "robust_radius", None): ({"d": "1/2"}, {}, {}),

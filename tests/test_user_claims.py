@@ -75,7 +75,7 @@ def test_latex_and_sympy_strings_give_the_same_exponents():
 
 
 MALFORMED = [
-    ('ibcheck.Claim(id="B.1", variables=["d"], bounds=[ibcheck.Bound("r", "O", "sqrt(d")])', "bounds[0]: cannot parse 'sqrt(d' at position 5"),
+    ('ibcheck.Claim(id="B.1", variables=["d"], bounds=[ibcheck.Bound("r", "O", "sqrt(d")])', "bounds[0]: cannot parse the formula 'sqrt(d' at position 5"),
     ('ibcheck.Claim(id="B.1", variables=["d"], bounds=[ibcheck.Bound("r", "Big", "d")])', "kind='Big' is not one of"),
     ('ibcheck.Claim(id="B.1", variables=["d"], bounds=[ibcheck.Bound("r", "O", "d*q")])', "bounds[0] uses undeclared symbols q"),
     ('ibcheck.Claim(id="B.1", variables=["d"], hypotheses={"H1": "d + 2"})', "hypotheses['H1']: 'd + 2' is not a relation"),

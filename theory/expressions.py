@@ -24,7 +24,7 @@ def parse_expression(text: str, where: str = "formula") -> sp.Basic:
     from .variables import symbol
 
     if not isinstance(text, str) or not text.strip():
-        raise InputError(f"{where}: {text!r} is not a formula (write e.g. sqrt(d/k)*log(d)**2)")
+        raise InputError(f"{_where(where)}cannot parse the formula {text!r}: it is empty (write e.g. sqrt(d/k)*log(d)**2)")
     local = dict(_FUNCS)
     local.update({n: symbol(n) for n in _identifiers(text) if n not in _FUNCS})
     try:
@@ -32,7 +32,7 @@ def parse_expression(text: str, where: str = "formula") -> sp.Basic:
                           transformations=standard_transformations + (convert_xor,))
     except Exception as err:  # sympy raises many types for malformed text
         at = getattr(err, "offset", None) or _position(text)
-        raise InputError(f"{where}: cannot parse {text!r} at position {at}: write e.g. sqrt(d/k)*log(d)**2") from None
+        raise InputError(f"{_where(where)}cannot parse the formula {text!r} at position {at}: write e.g. sqrt(d/k)*log(d)**2") from None
 
 
 def parse_latex_formula(text: str, where: str = "formula") -> sp.Basic:
@@ -70,6 +70,10 @@ def parse_latex_bound(text: str, where: str = "bound") -> tuple[str, sp.Basic]:
                 return kind, parse_latex_formula(s[len(tex_name) + len(opening):len(s) - len(closing)], where)
     raise InputError(f"{where}: {text!r} is not of the form O(...), \\Omega(...), \\Theta(...), o(...) or \\omega(...) "
                      "(give kind and expr instead for <= and >=)")
+
+
+def _where(where: str) -> str:
+    return "" if where == "formula" else where + ": "
 
 
 def _position(text: str) -> int:
