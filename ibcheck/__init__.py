@@ -30,6 +30,7 @@ from .api import (  # noqa: E402
     claim,
     claims,
     compare,
+    experiment,
     global_max_margin,
     growth,
     kkt_certificate,
@@ -58,4 +59,4 @@ def __getattr__(name: str):
 
 __all__ = ["Bound", "Claim", "Hypothesis", "Variable", "load_claims", "register",
            "claims", "claim", "bounds", "window", "growth", "train", "load_run", "radii", "kkt_points", "kkt_certificate",
-           "global_max_margin", "compare", "verdict", "reproduce", "InputError", "RunFailure", *_CONFIGS]
+           "global_max_margin", "experiment", "compare", "verdict", "reproduce", "InputError", "RunFailure", *_CONFIGS]

@@ -172,6 +172,16 @@ def global_max_margin(X: np.ndarray, y: np.ndarray, bias: bool = True, max_patte
 
 
 # -- simulate: theory against simulation ---------------------------------------------------------
+def experiment(claim: str, grid: Mapping[str, Sequence[float]], seeds: int = 3, **options):
+    """Decorator binding ``measure(cell, seed) -> {quantity: value}`` to a claim, for :func:`compare`
+    and ``ibcheck compare`` (options: quick_grid, quick_seeds, fixed, max_grid, description, quantities).
+    A measure that raises, or returns a missing or non-finite quantity, gives a failed row with its reason."""
+    from ibcheck.simulate.claim_experiments import experiment as _experiment
+
+    return _experiment(claim, dict(grid), seeds, **options)
+
+
+
 def compare(claim: str, grid: Mapping[str, Sequence[float]] | None = None, seeds: int | None = None, budget: float | None = None,
             quick: bool = True, store: str | None = None, workers: int = 1, margin: float = 0.1, inside_only: bool = False,
             constants: Mapping[str, float] | None = None, spending: Literal["pocock", "obrien-fleming"] = "pocock",
@@ -215,4 +225,4 @@ def reproduce(name: str, quick: bool = True) -> Reproduction:
 
 
 __all__ = ["claims", "claim", "bounds", "window", "growth", "train", "load_run", "radii", "kkt_points", "kkt_certificate",
-           "global_max_margin", "compare", "verdict", "reproduce"]
+           "global_max_margin", "experiment", "compare", "verdict", "reproduce"]

@@ -80,8 +80,11 @@ class Experiment:
     skip_hypotheses: dict = field(default_factory=dict)  # hypothesis -> why this design cannot evaluate it
     max_grid: dict = field(default_factory=dict)  # the largest value a budgeted sweep may extend each variable to
     design: type | None = None  # the dataclass of the fixed parameters the measure reads (their defaults)
+    user: bool = False  # a user's experiment (ibcheck.experiment): its fixed values are its own, its results checked
 
     def __post_init__(self):
+        if self.user:
+            return
         allowed = {f.name for f in fields(self.design)} if self.design is not None else set()
         for fixed in (self.fixed, self.quick_fixed or {}):
             unknown = set(fixed) - allowed
@@ -360,11 +363,61 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
 ]}
 
 
+def experiment(claim: str, grid: dict, seeds: int = 3, quick_grid: dict | None = None, quick_seeds: int | None = None,
+               fixed: dict | None = None, max_grid: dict | None = None, description: str = "", quantities: tuple[str, ...] = ()):
+    """Decorator: bind ``measure(cell, seed) -> {quantity: value}`` to ``claim`` (a user's experiment).
+
+    The quantities default to the claim's bounds; every one must come back finite, or the row is
+    recorded as failed with the reason. ``grid`` maps swept variables to values, ``fixed`` adds
+    settings every cell sees; ``quick_grid``/``quick_seeds`` are used with ``quick=True``."""
+    from ibcheck.theory.argtypes import require_int
+    from ibcheck.theory.errors import InputError
+
+    require_int("seeds", seeds, 1)
+    if not isinstance(grid, dict) or not grid:
+        raise InputError(f"experiment {claim}: grid={grid!r} must map each swept variable to its values, e.g. {{'d': [64, 128, 256]}}")
+
+    def register(measure: Callable[[dict, int], dict]) -> Callable[[dict, int], dict]:
+        if claim in EXPERIMENTS and not EXPERIMENTS[claim].user:
+            raise InputError(f"experiment {claim}: the claim already has a built-in experiment")
+        EXPERIMENTS[claim] = Experiment(claim, claim, tuple(quantities), description or f"your measure {measure.__name__}", measure,
+                                        dict(grid), dict(quick_grid or grid), dict(fixed or {}), seeds, quick_seeds or seeds,
+                                        max_grid=dict(max_grid or {}), user=True)
+        return measure
+
+    return register
+
+
+def user_quantities(exp: Experiment) -> tuple[str, ...]:
+    """The quantities a user's experiment must return: its own, else the claim's bounds' quantities."""
+    if exp.quantities:
+        return exp.quantities
+    from ibcheck.theory import get_claim
+
+    return tuple(dict.fromkeys(b.quantity for b in get_claim(exp.claim).bounds if b.kind != "->"))
+
+
+def check_user_value(exp: Experiment, value) -> str | None:
+    """Why a user's measurement cannot be used (not a dict, a quantity missing or not finite), or None."""
+    if not isinstance(value, dict):
+        return f"the measure returned a {type(value).__name__}, not a dict of quantities"
+    for q in user_quantities(exp):
+        x = value.get(q)
+        if x is None:
+            return f"quantity {q!r} missing from the measure's result (it returned {', '.join(value) or 'nothing'})"
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+            return f"quantity {q!r} is {x!r}, not a finite number"
+    return None
+
+
 def experiment_for(claim_id: str) -> Experiment:
+    from dataclasses import replace
+
     from ibcheck.theory.errors import InputError
 
     if claim_id in EXPERIMENTS:
-        return EXPERIMENTS[claim_id]
+        exp = EXPERIMENTS[claim_id]
+        return replace(exp, quantities=user_quantities(exp)) if exp.user else exp
     from ibcheck.theory import get_claim
 
     get_claim(claim_id)  # unknown ids get the nearest-id suggestion

@@ -99,6 +99,9 @@ def code_version(root: str | None = None) -> str:
         h.update(os.path.relpath(path, root).encode() + b"\0")
         with open(path, "rb") as f:
             h.update(f.read() + b"\0")
+    for path in [p for p in os.environ.get("IBCHECK_CLAIMS", "").split(os.pathsep) if p]:  # a user's claims and experiments
+        with open(path, "rb") as f:
+            h.update(b"user\0" + f.read() + b"\0")
     h.update(_library_versions().encode())
     try:
         v = version("ibcheck")
@@ -177,12 +180,20 @@ def _init_worker() -> None:
 
 def run_task(task: Task) -> tuple[str, str, object, str | None, float]:
     """Run one task in a worker; never raises (a failure is a recorded status)."""
-    from .claim_experiments import EXPERIMENTS
+    from .claim_experiments import EXPERIMENTS, check_user_value
 
     t0 = time.perf_counter()
     try:
+        if task.experiment not in EXPERIMENTS:  # a user's experiment, in a fresh worker: load the user's files
+            from ibcheck.theory.registry import load_claims
+
+            for path in [p for p in os.environ.get("IBCHECK_CLAIMS", "").split(os.pathsep) if p]:
+                load_claims(path)
         exp = EXPERIMENTS[task.experiment]
         value = exp.measure({**task.fixed, **task.cell}, task.seed)
+        why = check_user_value(exp, value) if exp.user else None
+        if why is not None:  # recorded as failed with the reason, never dropped
+            return task.key, "failed", None, why, time.perf_counter() - t0
         status = "diverged" if isinstance(value, dict) and value.get("status") == "diverged" else "ok"
         return task.key, status, value, None, time.perf_counter() - t0
     except Exception as err:  # recorded, never dropped

@@ -102,3 +102,61 @@ def test_malformed_claim_files_are_one_line_and_exit_2(tmp_path, body, message):
 def test_a_missing_claims_file_is_one_line():
     res = _cli("--claims", "/nonexistent/claims.py", "claims")
     assert res.returncode == 2 and "does not exist" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+EXPERIMENT = r'''
+import math
+import random
+
+import ibcheck
+
+toy = ibcheck.Claim(id="TOY26.thm.2", title="A toy radius", variables=["d", "k"],
+                    hypotheses={"H1": "k <= d"}, bounds=[ibcheck.Bound("radius", "Theta", "sqrt(d/k)")])
+
+
+@ibcheck.experiment("TOY26.thm.2", grid={"d": [64, 128, 256, 512], "k": [2, 4, 8]}, seeds=2)
+def measure(cell, seed):
+    if cell["d"] == 128 and cell["k"] == 2 and seed == 0:
+        raise ValueError("no data here")
+    if cell["d"] == 256 and cell["k"] == 4 and seed == 1:
+        return {"radius": float("nan")}
+    if cell["d"] == 512 and cell["k"] == 8 and seed == 0:
+        return {"something else": 1.0}
+    rnd = random.Random(cell["d"] * 1000 + cell["k"] * 10 + seed)
+    return {"radius": math.sqrt(cell["d"] / cell["k"]) * math.exp(rnd.gauss(0, 0.03))}
+'''
+
+
+def test_a_users_experiment_runs_on_the_sweep_machinery(tmp_path):
+    path = tmp_path / "toy.py"
+    path.write_text(EXPERIMENT)
+    out = tmp_path / "c"
+    res = _cli("--claims", str(path), "compare", "TOY26.thm.2", "--workers", "2", "--out", str(out), "--json")
+    assert res.returncode == 0, res.stderr
+    s = json.loads(res.stdout)
+    assert s["verdict"] == "consistent" and {f["variable"]: f["predicted"] for f in s["fits"]} == {"d": 0.5, "k": -0.5}
+    # the raising, non-finite and incomplete measurements are failed rows with their reasons, counted in the report
+    assert s["task_status"] == {"ok": 21, "failed": 3}
+    import sqlite3
+
+    errors = sorted(e.splitlines()[0] for (e,) in sqlite3.connect(out / "sweep.sqlite").execute("SELECT error FROM results WHERE status='failed'"))
+    assert errors == ["ValueError: no data here", "quantity 'radius' is nan, not a finite number",
+                      "quantity 'radius' missing from the measure's result (it returned something else)"]
+    assert "'failed': 3" in (out / "report.md").read_text()
+    again = json.loads(_cli("--claims", str(path), "compare", "TOY26.thm.2", "--out", str(out), "--json").stdout)
+    assert again["tasks"]["ran"] == 0  # resumable: every row reused
+
+
+def test_a_users_experiment_through_the_api_and_a_verdict_on_a_csv(tmp_path):
+    import ibcheck
+
+    path = tmp_path / "toy.py"
+    path.write_text(EXPERIMENT)
+    ibcheck.load_claims(str(path))
+    c = ibcheck.compare("TOY26.thm.2", seeds=2)
+    assert c.verdict == "consistent" and c.summary["task_status"]["failed"] == 3
+    rows = ["d,k,seed,value"] + [f"{d},{k},{s},{(d / k) ** 0.5 * (1 + 0.01 * s)}" for d in (64, 128, 256) for k in (2, 4, 8) for s in range(2)]
+    (tmp_path / "m.csv").write_text("\n".join(rows) + "\n")
+    v = _cli("--claims", str(path), "verdict", "--claim", "TOY26.thm.2", "--data", str(tmp_path / "m.csv"), "--out", str(tmp_path / "v"), "--json")
+    assert v.returncode == 0, v.stderr
+    assert json.loads(v.stdout)["verdict"] == "consistent"
