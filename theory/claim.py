@@ -7,7 +7,7 @@ expressions over the shared symbols of :mod:`theory.variables`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import sympy as sp
 
@@ -66,7 +66,7 @@ class Bound:
 
     quantity: str
     kind: str = ""
-    expr: sp.Basic | str | None = None
+    expr: Any = None  # a sympy formula; a string (sympy syntax or LaTeX) until its claim parses it
     reading: str | None = None
     note: str = ""
     probability: sp.Basic | None = None
