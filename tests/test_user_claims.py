@@ -160,3 +160,26 @@ def test_a_users_experiment_through_the_api_and_a_verdict_on_a_csv(tmp_path):
     v = _cli("--claims", str(path), "verdict", "--claim", "TOY26.thm.2", "--data", str(tmp_path / "m.csv"), "--out", str(tmp_path / "v"), "--json")
     assert v.returncode == 0, v.stderr
     assert json.loads(v.stdout)["verdict"] == "consistent"
+
+
+def test_the_readme_tutorial_runs(tmp_path):
+    """The README's "Check your own theorem" block, executed as written."""
+    readme = open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")).read()
+    section = readme[readme.index("### Check your own theorem"):]
+    code = section[section.index("```python") + len("```python"):section.index("```", section.index("```python") + 9)]
+    assert len([line for line in code.strip().splitlines() if line.strip()]) <= 12
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.strip().splitlines()
+    assert lines[0] == "[(100, None)]" and lines[1].startswith("consistent - ")
+    assert os.listdir(tmp_path) == []  # nothing written
+
+
+def test_new_claim_writes_a_template_that_runs(tmp_path):
+    path = tmp_path / "my_claims.py"
+    assert _cli("new-claim", "ABC25.thm.1", "--out", str(path)).returncode == 0
+    assert _cli("new-claim", "ABC25.thm.1", "--out", str(path)).returncode == 2  # never overwrites by default
+    w = json.loads(_cli("--claims", str(path), "window", "ABC25.thm.1", "--free", "d", "--at", "k=10", "--json").stdout)
+    assert w["intervals"] == [[100, None]]
+    s = json.loads(_cli("--claims", str(path), "compare", "ABC25.thm.1", "--out", str(tmp_path / "c"), "--json").stdout)
+    assert s["verdict"] == "consistent"

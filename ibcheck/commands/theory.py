@@ -47,6 +47,12 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_growth)
 
+    p = sub.add_parser("new-claim", help="write a commented template of your own claim and experiment (runs as written)")
+    p.add_argument("claim_id", metavar="ID", help="e.g. ABC25.thm.1")
+    p.add_argument("--out", required=True, help="the Python file to write (then: ibcheck --claims FILE ...)")
+    p.add_argument("--overwrite", action="store_true")
+    p.set_defaults(func=cmd_new_claim)
+
     p = sub.add_parser("scaling", help="the bound scaling report: Markdown + PNG plots")
     p.add_argument("claims", nargs="*", help="claim ids (default: every claim with a d-dependent bound)")
     p.add_argument("--out", required=True, help="output directory")
@@ -230,4 +236,15 @@ def cmd_scaling(args) -> int:
 
     path = scaling_report(args.claims or None, args.out)
     print(f"wrote {path}", file=sys.stderr)
+    return 0
+
+
+def cmd_new_claim(args) -> int:
+    from ibcheck.simulate.scaffold import claim_template
+    from ibcheck.theory.atomic import write_text
+
+    if os.path.exists(args.out) and not args.overwrite:
+        raise InputError(f"--out {args.out} exists (pass --overwrite to replace it)")
+    write_text(args.out, claim_template(args.claim_id, args.out))
+    print(f"wrote {args.out}; try: ibcheck --claims {args.out} compare {args.claim_id} --out compare-{args.claim_id.replace('.', '_')}")
     return 0

@@ -1,0 +1,43 @@
+"""``ibcheck new-claim``: a commented template of a user's claim and experiment that runs as written."""
+from __future__ import annotations
+
+import re
+
+from ibcheck.theory.errors import InputError
+
+TEMPLATE = '''"""Your own claim for ibcheck. Edit the formulas and the measure, then:
+
+    ibcheck --claims {file} bounds {id} --at d=1000,k=10
+    ibcheck --claims {file} window {id} --free d --at k=10
+    ibcheck --claims {file} compare {id} --out compare-{slug}
+"""
+import math
+import random
+
+import ibcheck
+
+claim = ibcheck.Claim(
+    id="{id}",
+    title="A radius that scales like sqrt(d/k)",
+    paper="your paper",
+    status="order",                            # "exact" when the constants are known
+    variables=["d", "k"],                      # d, k, n, eps, delta, ... are ibcheck's; other names are positive reals
+    hypotheses={{"H1": r"k \\leq \\sqrt{{d}}"}},     # sympy syntax (k <= sqrt(d)) or LaTeX, as in the paper
+    bounds=[ibcheck.Bound("radius", latex_source=r"\\Theta(\\sqrt{{d/k}})")],   # or ibcheck.Bound("radius", "Theta", "sqrt(d/k)")
+)
+
+
+@ibcheck.experiment("{id}", grid={{"d": [64, 128, 256, 512], "k": [2, 4, 8]}}, seeds=3)
+def measure(cell, seed):
+    """One measurement per cell and seed: return every quantity of the claim's bounds (finite numbers).
+    Replace the synthetic value below with yours (ibcheck.train, ibcheck.radii, or your own code)."""
+    rnd = random.Random(f"{{cell['d']}}-{{cell['k']}}-{{seed}}")
+    return {{"radius": math.sqrt(cell["d"] / cell["k"]) * math.exp(rnd.gauss(0, 0.05))}}
+'''
+
+
+def claim_template(claim_id: str, file: str) -> str:
+    """The template for ``claim_id``, mentioning ``file`` in its usage lines."""
+    if not re.fullmatch(r"[A-Za-z][\w-]*(\.[\w-]+)*", claim_id or ""):
+        raise InputError(f"claim id {claim_id!r} is not of the form ABC25.thm.1 (letters, digits, _ and -, separated by dots)")
+    return TEMPLATE.format(id=claim_id, file=file, slug=claim_id.replace(".", "_"))
