@@ -183,3 +183,38 @@ def test_new_claim_writes_a_template_that_runs(tmp_path):
     assert w["intervals"] == [[100, None]]
     s = json.loads(_cli("--claims", str(path), "compare", "ABC25.thm.1", "--out", str(tmp_path / "c"), "--json").stdout)
     assert s["verdict"] == "consistent"
+
+
+def test_a_users_experiment_on_a_dask_local_cluster(tmp_path):
+    path = tmp_path / "toy.py"
+    path.write_text(EXPERIMENT)
+    res = _cli("--claims", str(path), "compare", "TOY26.thm.2", "--dask", "--workers", "2", "--out", str(tmp_path / "c"), "--json")
+    assert res.returncode == 0, res.stderr
+    s = json.loads(res.stdout)
+    assert s["verdict"] == "consistent" and s["task_status"] == {"ok": 21, "failed": 3}
+
+
+def test_claims_registered_by_an_installed_package(tmp_path):
+    """The entry-point group ibcheck.claims: a package's claims are there without --claims."""
+    (tmp_path / "toypkg.py").write_text('import ibcheck\nCLAIMS = [ibcheck.Claim(id="PKG26.thm.1", variables=["d"], '
+                                        'bounds=[ibcheck.Bound("r", "O", "sqrt(d)")])]\n')
+    info = tmp_path / "toypkg-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toypkg\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[ibcheck.claims]\ntoy = toypkg:CLAIMS\n")
+    env = {"PYTHONPATH": str(tmp_path) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    res = _cli("bounds", "PKG26.thm.1", "--json", env=env)
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["bounds"][0]["exponents"]["d"] == "1/2"
+
+
+def test_a_verdict_on_a_users_claim_from_the_api(tmp_path):
+    import ibcheck
+
+    path = tmp_path / "toy.py"
+    path.write_text(EXPERIMENT.replace("TOY26.thm.2", "TOY26.thm.4"))  # the registry is per process: an id of its own
+    ibcheck.load_claims(str(path))
+    rows = ["d,k,seed,value"] + [f"{d},{k},{s},{(d / k) ** 0.5 * (1 + 0.01 * s)}" for d in (64, 128, 256) for k in (2, 4, 8) for s in range(2)]
+    (tmp_path / "m.csv").write_text("\n".join(rows) + "\n")
+    v = ibcheck.verdict(str(tmp_path / "m.csv"), claim="TOY26.thm.4")
+    assert v.verdict == "consistent" and v.summary["applicability"]["cells_inside"] == 9
