@@ -23,7 +23,7 @@ claim = ibcheck.Claim(
     status="order",                            # "exact" when the constants are known
     variables=["d", "k"],                      # d, k, n, eps, delta, ... are ibcheck's; other names are positive reals
     hypotheses={{"H1": r"k \\leq \\sqrt{{d}}"}},     # sympy syntax (k <= sqrt(d)) or LaTeX, as in the paper
-    bounds=[ibcheck.Bound("radius", latex_source=r"\\Theta(\\sqrt{{d/k}})")],   # or ibcheck.Bound("radius", "Theta", "sqrt(d/k)")
+    bounds=[ibcheck.Bound("radius", latex=r"\\Theta(\\sqrt{{d/k}})")],   # or ibcheck.Bound("radius", "Theta", "sqrt(d/k)")
 )
 
 

@@ -16,10 +16,23 @@ toy = ibcheck.Claim(
     variables=["d", "k", "n"],
     hypotheses={"H1": r"n \geq k \ln^2 d", "H2": "k <= sqrt(d)"},
     bounds=[ibcheck.Bound("flip_radius", "O", "sqrt(d/k)"),
-            ibcheck.Bound("robust_radius", latex_source=r"\Omega(\sqrt{d}\,\log^2 d)")],
+            ibcheck.Bound("robust_radius", latex=r"\Omega(\sqrt{d}\,\log^2 d)")],
     uses=["LPLL25.thm.nonrobust"],
 )
 '''
+
+
+@pytest.fixture(autouse=True)
+def _restore_registry():
+    """Claims and experiments registered in this process by a test are gone after it (the built-ins stay)."""
+    from ibcheck.simulate import claim_experiments as E
+    from ibcheck.theory import registry as R
+
+    saved = [(d, dict(d)) for d in (R._BY_ID, R._SOURCE, E.EXPERIMENTS)]
+    yield
+    for d, old in saved:
+        d.clear()
+        d.update(old)
 
 
 def _cli(*args, env=None):
@@ -68,7 +81,7 @@ def test_latex_and_sympy_strings_give_the_same_exponents():
     for i, (plain, tex) in enumerate(pairs):
         kind = tex[:tex.index("(")].lstrip("\\")
         c = ibcheck.Claim(id=f"TEX.{i}", variables=["d", "k", "n", "eps"],
-                          bounds=[ibcheck.Bound("q", kind, plain), ibcheck.Bound("q2", latex_source=tex)])
+                          bounds=[ibcheck.Bound("q", kind, plain), ibcheck.Bound("q2", latex=tex)])
         a, b = (bound_exponents(c, x) for x in c.bounds)
         assert c.bounds[0].kind == c.bounds[1].kind
         assert (a["exponents"], a["log_exponents"], a["loglog_exponents"]) == (b["exponents"], b["log_exponents"], b["loglog_exponents"])
@@ -84,7 +97,7 @@ MALFORMED = [
     ('ibcheck.Claim(id="B.1", status="maybe")', "status='maybe' is not one of"),
     ('ibcheck.Claim(id="B.1", variables=["d"], bounds=["sqrt(d)"])', "bounds[0] is a str, not an ibcheck.Bound"),
     ('None\nraise RuntimeError("oops")', "RuntimeError: oops"),
-    ('ibcheck.Claim(id="B.1", variables=["d"], bounds=[ibcheck.Bound("r", latex_source=r"\\sqrt{d}")])', "is not of the form O(...)"),
+    ('ibcheck.Claim(id="B.1", variables=["d"], bounds=[ibcheck.Bound("r", latex=r"\\sqrt{d}")])', "is not of the form O(...)"),
     ('ibcheck.Claim(id="B.1", variables=["2d"])', "variable '2d' is not a name"),
 ]
 

@@ -71,29 +71,29 @@ class Bound:
     note: str = ""
     probability: sp.Basic | None = None
     unverified: bool = False
-    latex_source: str | None = None  # the bound as written in a paper, e.g. r"\Omega(\sqrt{d}\,\log^2 d)"
+    latex: str | None = None  # the bound as written in a paper, e.g. r"\Omega(\sqrt{d}\,\log^2 d)"
 
     def parsed(self, where: str) -> "Bound":
-        """This bound with its formula parsed (a string in sympy syntax or LaTeX, or ``latex_source``),
+        """This bound with its formula parsed (a string in sympy syntax or LaTeX, or ``latex``),
         and its kind checked; errors name ``where`` (the claim and the field)."""
         from .errors import InputError
         from .expressions import parse_formula, parse_latex_bound
 
         kind, expr = self.kind, self.expr
-        if self.latex_source is not None:
-            kind_tex, expr = parse_latex_bound(self.latex_source, where)
+        if self.latex is not None:
+            kind_tex, expr = parse_latex_bound(self.latex, where)
             kind = kind or kind_tex
         elif isinstance(expr, str):
             expr = parse_formula(expr, where)
         if expr is None:
-            raise InputError(f"{where}: a bound needs a formula (expr=..., or latex_source=r'\\Omega(...)')")
+            raise InputError(f"{where}: a bound needs a formula (expr=..., or latex=r'\\Omega(...)')")
         if kind not in BOUND_KINDS:
             raise InputError(f"{where}: kind={kind!r} is not one of {', '.join(BOUND_KINDS)}")
         if isinstance(expr, (sp.Rel, sp.And, sp.Or)):
             raise InputError(f"{where}: a bound is a formula, not a relation ({expr}); the relation goes in kind")
         return replace(self, kind=kind, expr=sp.sympify(expr))
 
-    def latex(self) -> str:
+    def as_latex(self) -> str:
         e = tex(self.expr)
         q = r"\mathrm{" + self.quantity.replace("_", r"\_") + "}"
         if self.kind in ("O", "Theta", "Omega", "o", "omega"):
@@ -239,6 +239,6 @@ def _normalize(claim: Claim) -> None:
     for i, b in enumerate(claim.bounds):
         if not isinstance(b, Bound):
             raise InputError(f"claim {claim.id}: bounds[{i}] is a {type(b).__name__}, not an ibcheck.Bound(quantity, kind, expr)")
-        bounds.append(b if isinstance(b.expr, sp.Basic) and b.latex_source is None and b.kind in BOUND_KINDS
+        bounds.append(b if isinstance(b.expr, sp.Basic) and b.latex is None and b.kind in BOUND_KINDS
                       else b.parsed(f"claim {claim.id}: bounds[{i}]"))
     set_("bounds", tuple(bounds))

@@ -56,7 +56,7 @@ def describe(claim: Claim, raw: Mapping[str, str] | None = None, reading: str | 
         value, log10 = bound_value(b.expr, point)
         assumed = sorted(s.name for s in b.expr.free_symbols if point is not None and s.name in point.assumed)
         bounds.append({
-            "quantity": b.quantity, "kind": b.kind, "expr": sp.sstr(b.expr), "latex": b.latex(),
+            "quantity": b.quantity, "kind": b.kind, "expr": sp.sstr(b.expr), "latex": b.as_latex(),
             **bound_exponents(claim, b, point),
             "value": value, "log10_value": log10, "value_assumes": {c: 1 for c in assumed},
             "reading": b.reading, "probability": None if b.probability is None else sp.sstr(b.probability),
@@ -94,7 +94,7 @@ def latex(claim: Claim, reading: str | None = None) -> str:
         if reading is not None and b.reading not in (None, reading):
             continue
         tag = f" && \\text{{[{b.reading}]}}" if b.reading else ""
-        rows.append(rf"\Rightarrow&\quad {b.latex()}{tag}")
+        rows.append(rf"\Rightarrow&\quad {b.as_latex()}{tag}")
     lines.append(" \\\\\n".join(rows))
     lines.append(r"\end{align*}")
     for f in claim.flags:
