@@ -198,6 +198,7 @@ def test_new_claim_writes_a_template_that_runs(tmp_path):
     assert s["verdict"] == "consistent"
 
 
+@pytest.mark.slow
 def test_a_users_experiment_on_a_dask_local_cluster(tmp_path):
     path = tmp_path / "toy.py"
     path.write_text(EXPERIMENT)
