@@ -80,10 +80,10 @@ def _option_strings(parser: argparse.ArgumentParser, command: str, dest: str) ->
 def load_user_claims(files: list[str]) -> None:
     """The claims of installed packages (entry points), of IBCHECK_CLAIMS and of --claims, registered.
     The files are also put in IBCHECK_CLAIMS, so that sweep workers started from here load them too."""
-    from ibcheck.theory.registry import load_claims, load_entry_points
+    from ibcheck.theory.registry import claim_files, load_claims, load_entry_points
 
     load_entry_points()
-    paths = [p for p in os.environ.get("IBCHECK_CLAIMS", "").split(os.pathsep) if p] + list(files)
+    paths = claim_files() + list(files)
     for p in dict.fromkeys(paths):
         load_claims(p)
     if paths:

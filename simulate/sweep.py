@@ -99,7 +99,9 @@ def code_version(root: str | None = None) -> str:
         h.update(os.path.relpath(path, root).encode() + b"\0")
         with open(path, "rb") as f:
             h.update(f.read() + b"\0")
-    for path in [p for p in os.environ.get("IBCHECK_CLAIMS", "").split(os.pathsep) if p]:  # a user's claims and experiments
+    from ibcheck.theory.registry import claim_files
+
+    for path in claim_files():  # a user's claims and experiments
         with open(path, "rb") as f:
             h.update(b"user\0" + f.read() + b"\0")
     h.update(_library_versions().encode())
@@ -185,9 +187,9 @@ def run_task(task: Task) -> tuple[str, str, object, str | None, float]:
     t0 = time.perf_counter()
     try:
         if task.experiment not in EXPERIMENTS:  # a user's experiment, in a fresh worker: load the user's files
-            from ibcheck.theory.registry import load_claims
+            from ibcheck.theory.registry import claim_files, load_claims
 
-            for path in [p for p in os.environ.get("IBCHECK_CLAIMS", "").split(os.pathsep) if p]:
+            for path in claim_files():
                 load_claims(path)
         exp = EXPERIMENTS[task.experiment]
         value = exp.measure({**task.fixed, **task.cell}, task.seed)

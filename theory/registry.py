@@ -39,6 +39,13 @@ def register(claims, source: str = "the API") -> list[Claim]:
     return claims
 
 
+def claim_files() -> list[str]:
+    """The claims files named in IBCHECK_CLAIMS (``path1:path2``), in order; the one place that reads it."""
+    import os
+
+    return [p for p in os.environ.get("IBCHECK_CLAIMS", "").split(os.pathsep) if p]
+
+
 def load_claims(path: str) -> list[Claim]:
     """Run a Python file of claims (and experiments) and register every ibcheck.Claim it defines at
     module level (alone or in a list or tuple). A file that fails to run is a one-line error naming it."""
