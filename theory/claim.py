@@ -33,7 +33,7 @@ _TEX_NAMES = {
 
 def tex(expr) -> str:
     """LaTeX of a formula with the sources' notation (eps as \\varepsilon, ln for log)."""
-    names = {s: _TEX_NAMES[s.name] for s in sp.sympify(expr).free_symbols if s.name in _TEX_NAMES}
+    names = {s: _TEX_NAMES[s.name] for s in sp.sympify(expr, strict=True).free_symbols if s.name in _TEX_NAMES}
     return sp.latex(expr, symbol_names=names, ln_notation=True)
 
 
@@ -77,7 +77,7 @@ class Bound:
         """This bound with its formula parsed (a string in sympy syntax or LaTeX, or ``latex``),
         and its kind checked; errors name ``where`` (the claim and the field)."""
         from .errors import InputError
-        from .expressions import parse_formula, parse_latex_bound
+        from .expressions import as_sympy, parse_formula, parse_latex_bound
 
         kind, expr = self.kind, self.expr
         if self.latex is not None:
@@ -91,7 +91,7 @@ class Bound:
             raise InputError(f"{where}: kind={kind!r} is not one of {', '.join(BOUND_KINDS)}")
         if isinstance(expr, (sp.Rel, sp.And, sp.Or)):
             raise InputError(f"{where}: a bound is a formula, not a relation ({expr}); the relation goes in kind")
-        return replace(self, kind=kind, expr=sp.sympify(expr))
+        return replace(self, kind=kind, expr=as_sympy(expr, where))
 
     def as_latex(self) -> str:
         e = tex(self.expr)

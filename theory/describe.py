@@ -26,16 +26,22 @@ def tends_to_map(claim: Claim) -> dict[str, str]:
 def bound_exponents(claim: Claim, b: Bound, point: Point | None = None) -> dict:
     """``exponents``, ``log_exponents`` and ``loglog_exponents`` of one bound, as rational strings.
 
-    Variables that appear only inside an exponent (``L`` in ``log(T)**(2 - 2/L)``) are held
-    fixed; a value given at the point for them is substituted first.
+    A parameter (a variable declared ``tends_to="const"``, such as ``L`` in ``log(T)**(2 - 2/L)``)
+    inside an exponent is held fixed, with exponent 0; a value given at the point for it is
+    substituted first. A growing variable inside an exponent (``exp(d/32)``) is super-polynomial:
+    ``exponent_error`` says so instead of a wrong power.
     """
     expr = b.expr
+    in_exp = {s for p in expr.atoms(sp.Pow) for s in p.exp.free_symbols}
     if point is not None:
-        in_exp = {s for p in expr.atoms(sp.Pow) for s in p.exp.free_symbols}
         subs = {s: point.values[s.name] for s in in_exp if s.name in point.values}
         expr = expr.subs({s: sp.nsimplify(str(v)) for s, v in subs.items()})
+    params = {v.name for v in claim.variables if v.tends_to == "const"} & {s.name for s in in_exp}
+    tends = tends_to_map(claim)
     try:
-        e = exponents(expr, tends_to_map(claim))
+        e = exponents(expr, {v: w for v, w in tends.items() if v not in params})
+        for table in (e.power, e.log, e.loglog):
+            table.update({v: sp.Integer(0) for v in params})
     except GrowthError as err:
         return {"exponents": None, "log_exponents": None, "loglog_exponents": None, "exponent_error": str(err)}
     return {

@@ -20,6 +20,7 @@ from .claim import Claim, Hypothesis
 from .errors import InputError
 
 LN10 = mpmath.log(10)
+MAX_DECIMAL_EXPONENT = 10000  # |log10| of a value at a point; log space handles it, an exact integer stays small
 
 
 def parse_assignments(text: str | None, option: str = "--at") -> dict[str, str]:
@@ -49,6 +50,10 @@ def parse_number(name: str, text: str, integer: bool) -> int | mpmath.mpf:
         raise InputError(f"{name}={text!r} is not a number") from None
     if not value.is_finite():
         raise InputError(f"{name}={text} is not a finite number")
+    if value != 0 and abs(value.adjusted()) > MAX_DECIMAL_EXPONENT:
+        # Pitfall avoided: int(Decimal("1e999999999")) builds a billion-digit integer (485 MB).
+        raise InputError(f"{name}={text} is out of range: numbers must lie within 1e-{MAX_DECIMAL_EXPONENT} .. 1e{MAX_DECIMAL_EXPONENT} "
+                         "in absolute value")
     if integer:
         if value != value.to_integral_value():
             raise InputError(f"{name}={text} is not an integer: {name} must be an integer")
@@ -96,7 +101,11 @@ def make_point(claim: Claim, raw: Mapping[str, str], allow: tuple[str, ...] = ()
 
 
 def _check_real(var, num: mpmath.mpf):
-    if not var.contains(float(num)) and not (num > 10**300 and var.high is None):
+    """The domain check on the exact value. Pitfall avoided: ``float(mpf('1e-400'))`` is 0.0, which
+    would refuse a valid eps = 1e-400 as outside (0, 1)."""
+    lo_ok = var.low is None or (num > var.low if var.low_open else num >= var.low)
+    hi_ok = var.high is None or (num < var.high if var.high_open else num <= var.high)
+    if not (lo_ok and hi_ok):
         raise InputError(f"{var.name}={mpmath.nstr(num, 8)} is out of range: {var.name} must be {var.domain_text()}")
     return num
 
@@ -107,7 +116,7 @@ def log_form(expr: sp.Expr) -> sp.Expr:
 
     ``log(sqrt(delta/3) * exp(d/32))`` becomes ``log(delta)/2 - log(3)/2 + d/32``.
     """
-    return sp.expand_log(sp.log(sp.sympify(expr)), force=False)
+    return sp.expand_log(sp.log(sp.sympify(expr, strict=True)), force=False)
 
 
 @lru_cache(maxsize=4096)
@@ -119,7 +128,7 @@ def _compiled(expr: sp.Expr):
 
 def evaluate(expr: sp.Expr, values: Mapping[str, object]) -> mpmath.mpf | mpmath.mpc:
     """Evaluate a sympy expression with mpmath at the given values (names -> numbers)."""
-    names, fn = _compiled(sp.sympify(expr))
+    names, fn = _compiled(sp.sympify(expr, strict=True))
     return fn(*[mpmath.mpf(values[n]) if isinstance(values[n], int) else values[n] for n in names])
 
 
@@ -218,11 +227,11 @@ def bound_value(expr: sp.Expr, point: Point | None) -> tuple[float | None, float
     """
     if point is None:
         return None, None
-    names = [s.name for s in sp.sympify(expr).free_symbols]
+    names = [s.name for s in sp.sympify(expr, strict=True).free_symbols]
     if any(point.get(n) is None for n in names):
         return None, None
     values = {n: point.get(n) for n in names}
-    lg = log10_value(expr, values) if sp.sympify(expr) != 0 else None
+    lg = log10_value(expr, values) if sp.sympify(expr, strict=True) != 0 else None
     if lg is None:
         v = evaluate(expr, values)
         return (float(mpmath.re(v)) if not isinstance(v, int) else float(v)), None

@@ -1,49 +1,218 @@
-"""User formulas parsed over the shared positive symbols of the registry: sympy syntax
+"""User formulas parsed as data, over the shared positive symbols of the registry: sympy syntax
 (``sqrt(d/k)*log(d)**2``, ``n >= k*log(d)**2``) or LaTeX as written in a paper
 (``\\sqrt{d}\\,\\log^2 d``, ``n \\geq k \\ln^2 d``, ``\\Omega(\\sqrt{d})``), read by sympy's LaTeX parser.
+
+Pitfall avoided: sympy's ``parse_expr`` (and ``sympify`` of a string) runs ``eval`` on its input, so
+a formula string could run any Python. Here a formula is parsed by :mod:`ast` and walked with a
+whitelist (numbers, names, arithmetic, powers, one comparison, a fixed set of functions); sympy
+objects are built from the walk, never evaluated from text. Formulas whose evaluation would explode
+(``9**9**9**9``, ``d**(10**5000/3)``, ``exp(exp(exp(d)))``) are refused with one line.
 """
 from __future__ import annotations
 
+import ast
+import math
 import re
+from typing import Any, Callable
 
 import sympy as sp
 
 from .errors import InputError
 
-_FUNCS = {"log": sp.log, "ln": sp.log, "sqrt": sp.sqrt, "exp": sp.exp}
+_FUNCS: dict[str, Callable[..., sp.Basic]] = {
+    "log": sp.log, "ln": sp.log, "sqrt": sp.sqrt, "exp": sp.exp, "Max": sp.Max, "Min": sp.Min, "max": sp.Max, "min": sp.Min,
+    "Abs": sp.Abs, "abs": sp.Abs,
+}
+_ARITY = {"log": (1, 2), "ln": (1, 1), "sqrt": (1, 1), "exp": (1, 1), "Abs": (1, 1), "abs": (1, 1)}
+_CONSTANTS: dict[str, sp.Basic] = {"E": sp.E, "pi": sp.pi, "oo": sp.oo}
 _GREEK = {"varepsilon": "eps", "epsilon": "eps", "lambda": "lam"}
 # \Omega(...) and friends around a bound written in LaTeX, with the kind they state
 _KINDS = (("\\Theta", "Theta"), ("\\Omega", "Omega"), ("\\omega", "omega"), ("\\mathcal{O}", "O"), ("O", "O"), ("o", "o"))
 
+MAX_LENGTH = 2000       # characters of one formula
+MAX_NODES = 400         # syntax-tree nodes of one formula
+MAX_DIGITS = 60         # digits of any number in the parsed formula (numerator or denominator)
+MAX_EXP_DEPTH = 2       # exp(exp(d)) is the deepest tower accepted
+_BINOPS = {ast.Add: sp.Add, ast.Sub: lambda a, b: a - b, ast.Mult: sp.Mul, ast.Div: lambda a, b: a / b}
+_RELATIONS = {ast.Lt: sp.StrictLessThan, ast.LtE: sp.LessThan, ast.Gt: sp.StrictGreaterThan, ast.GtE: sp.GreaterThan,
+              ast.Eq: sp.Eq}
+
+
+class _Refused(Exception):
+    """Inside the walk: the text is well-formed Python but not an admitted formula (the reason says why)."""
+
 
 def parse_expression(text: str, where: str = "formula") -> sp.Basic:
     """A formula (or a relation) in sympy syntax, over the shared positive symbols; ``where`` names the
-    field in the one-line error, which also gives the position of the problem."""
-    from sympy.parsing.sympy_parser import convert_xor, parse_expr, standard_transformations
-
-    from .variables import symbol
-
+    field in the one-line error, which also gives the position of the problem. Built by a whitelist
+    walk of the syntax tree, never by ``eval``."""
     if not isinstance(text, str) or not text.strip():
         raise InputError(f"{_where(where)}cannot parse the formula {text!r}: it is empty (write e.g. sqrt(d/k)*log(d)**2)")
-    local = dict(_FUNCS)
-    local.update({n: symbol(n) for n in _identifiers(text) if n not in _FUNCS})
+    if len(text) > MAX_LENGTH:
+        raise InputError(f"{_where(where)}the formula has {len(text)} characters: at most {MAX_LENGTH} are accepted")
+    source = text.replace("≥", ">=").replace("≤", "<=").replace("^", "**").strip()
     try:
-        return parse_expr(text.replace("≥", ">=").replace("≤", "<="), local_dict=local,
-                          transformations=standard_transformations + (convert_xor,))
-    except Exception as err:  # sympy raises many types for malformed text
-        at = getattr(err, "offset", None) or _position(text)
+        tree = ast.parse(source, mode="eval")
+    except SyntaxError as err:
+        at = err.offset or _position(text)
         raise InputError(f"{_where(where)}cannot parse the formula {text!r} at position {at}: write e.g. sqrt(d/k)*log(d)**2") from None
+    nodes = sum(1 for _ in ast.walk(tree))
+    if nodes > MAX_NODES:
+        raise InputError(f"{_where(where)}the formula {_short(text)} has {nodes} syntax nodes: at most {MAX_NODES} are accepted")
+    try:
+        return _build(tree.body, 0)
+    except _Refused as why:
+        col = getattr(why, "col", None)
+        at = f" at position {col + 1}" if col is not None else ""
+        raise InputError(f"{_where(where)}cannot parse the formula {_short(text)}{at}: {why}") from None
+    except (TypeError, ValueError, ZeroDivisionError, OverflowError, RecursionError) as err:  # sympy refusing an operation
+        raise InputError(f"{_where(where)}cannot parse the formula {_short(text)}: {type(err).__name__}: {err}"[:400]) from None
+
+
+def _refuse(node: ast.AST, message: str) -> _Refused:
+    err = _Refused(message)
+    err.col = getattr(node, "col_offset", None)  # type: ignore[attr-defined]
+    return err
+
+
+def _build(node: ast.AST, exp_depth: int) -> Any:
+    """The sympy object of one admitted node; anything else is refused."""
+    from .variables import symbol
+
+    if isinstance(node, ast.Constant):
+        v = node.value
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise _refuse(node, f"{v!r} is not a number")
+        if isinstance(v, int):
+            if len(str(abs(v))) > MAX_DIGITS:
+                raise _refuse(node, f"a number with more than {MAX_DIGITS} digits")
+            return sp.Integer(v)
+        if not math.isfinite(v):
+            raise _refuse(node, f"{v!r} is not a finite number")
+        return sp.Float(repr(v))
+    if isinstance(node, ast.Name):
+        if node.id in _CONSTANTS:
+            return _CONSTANTS[node.id]
+        if node.id in _FUNCS:
+            raise _refuse(node, f"{node.id} is a function: write {node.id}(...)")
+        if node.id.startswith("_"):
+            raise _refuse(node, f"the name {node.id!r} is not admitted (names start with a letter)")
+        return symbol(node.id)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        inner = _build(node.operand, exp_depth)
+        return -inner if isinstance(node.op, ast.USub) else inner
+    if isinstance(node, ast.BinOp):
+        if isinstance(node.op, ast.Pow):
+            depth = exp_depth + (0 if _const(node.right) else 1)
+            if depth > MAX_EXP_DEPTH:
+                raise _refuse(node, f"a tower of {depth} variable exponents: at most {MAX_EXP_DEPTH} levels (2**(2**d), exp(exp(d))) are accepted")
+            base, ex = _build(node.left, exp_depth), _build(node.right, depth)
+            _check_power(node, base, ex)
+            return _checked(node, base**ex)
+        if isinstance(node.op, (ast.BitAnd, ast.BitOr)):  # (n >= 1) & (d > 2), as sympy writes it
+            parts = [_build(node.left, exp_depth), _build(node.right, exp_depth)]
+            if not all(isinstance(p, (sp.Rel, sp.And, sp.Or)) for p in parts):
+                raise _refuse(node, "& and | join relations")
+            return sp.And(*parts) if isinstance(node.op, ast.BitAnd) else sp.Or(*parts)
+        op = _BINOPS.get(type(node.op))
+        if op is None:
+            raise _refuse(node, f"the operator {type(node.op).__name__} is not admitted (use + - * / ** or ^)")
+        return _checked(node, op(_build(node.left, exp_depth), _build(node.right, exp_depth)))
+    if isinstance(node, ast.Call):
+        name = node.func.id if isinstance(node.func, ast.Name) else None
+        if name not in _FUNCS:
+            raise _refuse(node, f"the function {ast.unparse(node.func)!r} is not admitted: use {', '.join(sorted(set(_FUNCS) - {'max', 'min', 'abs'}))}")
+        if node.keywords:
+            raise _refuse(node, f"{name}() takes no keyword arguments")
+        lo, hi = _ARITY.get(name, (1, 16))
+        if not lo <= len(node.args) <= hi:
+            raise _refuse(node, f"{name}() takes {lo if lo == hi else f'{lo} to {hi}'} argument{'s' if hi > 1 else ''}, got {len(node.args)}")
+        if any(isinstance(a, ast.Starred) for a in node.args):
+            raise _refuse(node, f"{name}() takes plain arguments")
+        depth = exp_depth + (name == "exp")
+        if depth > MAX_EXP_DEPTH:
+            raise _refuse(node, f"exp nested {depth} deep: at most {MAX_EXP_DEPTH} levels (exp(exp(d))) are accepted")
+        return _checked(node, _FUNCS[name](*[_build(a, depth) for a in node.args]))
+    if isinstance(node, ast.Compare):
+        if len(node.ops) != 1 or type(node.ops[0]) not in _RELATIONS:
+            raise _refuse(node, "one relation (<, <=, >, >=, ==) is admitted")
+        return _RELATIONS[type(node.ops[0])](_build(node.left, exp_depth), _build(node.comparators[0], exp_depth))
+    if isinstance(node, ast.BoolOp):
+        parts = [_build(v, exp_depth) for v in node.values]
+        if not all(isinstance(p, (sp.Rel, sp.And, sp.Or)) for p in parts):
+            raise _refuse(node, "and/or join relations")
+        return sp.And(*parts) if isinstance(node.op, ast.And) else sp.Or(*parts)
+    what = {ast.Attribute: "attribute access", ast.Subscript: "a subscript", ast.Lambda: "a lambda", ast.ListComp: "a comprehension",
+            ast.List: "a list", ast.Tuple: "a tuple", ast.Dict: "a dict", ast.NamedExpr: "an assignment"}.get(type(node), type(node).__name__)
+    raise _refuse(node, f"{what} is not admitted in a formula (numbers, names, + - * / ** ^, comparisons and "
+                        f"{', '.join(sorted(set(_FUNCS) - {'max', 'min', 'abs'}))})")
+
+
+def _const(node: ast.AST) -> bool:
+    return all(not isinstance(n, ast.Name) or n.id in _CONSTANTS for n in ast.walk(node))
+
+
+def _check_power(node: ast.AST, base: Any, ex: Any) -> None:
+    """Refuse a power whose value would be astronomically large before sympy computes it:
+    ``9**9**9**9`` has about 10^(3.7e8) digits."""
+    if not (isinstance(ex, sp.Basic) and ex.is_number):
+        return
+    if ex.is_real and abs(ex) > 10**6:
+        raise _refuse(node, f"the exponent {_num(ex)} exceeds 10^6 in absolute value")
+    if isinstance(base, sp.Basic) and base.is_number and base.is_real and base != 0:
+        try:
+            digits = abs(float(ex)) * abs(math.log10(abs(float(base)))) if abs(float(base)) not in (0.0, math.inf) else math.inf
+        except (TypeError, ValueError, OverflowError):
+            digits = math.inf
+        if digits > 10 * MAX_DIGITS:
+            raise _refuse(node, f"{_num(base)}**{_num(ex)} has about {digits:.3g} digits: numbers in a formula have at most {MAX_DIGITS}")
+
+
+def _checked(node: ast.AST, value: Any) -> Any:
+    """Every number in the result has at most MAX_DIGITS digits (numerator and denominator)."""
+    if isinstance(value, sp.Basic):
+        if value.has(sp.zoo, sp.nan):
+            raise _refuse(node, "a division by zero (or an undefined value such as 0/0)")
+        for atom in value.atoms(sp.Rational):
+            if len(str(abs(atom.p))) > MAX_DIGITS or len(str(atom.q)) > MAX_DIGITS:
+                raise _refuse(node, f"a number with more than {MAX_DIGITS} digits ({_num(atom)})")
+    return value
+
+
+def _num(x: Any) -> str:
+    s = str(x)
+    return s if len(s) <= 24 else s[:10] + "..." + s[-6:]
+
+
+def _short(text: str) -> str:
+    return repr(text) if len(text) <= 80 else repr(text[:60] + "...")
+
+
+def as_sympy(value: Any, where: str = "formula") -> sp.Basic:
+    """A formula given as text (parsed as data) or as a sympy object (``sympify(strict=True)``, which
+    never parses strings). Pitfall avoided: plain ``sympify`` of a string is ``eval``."""
+    if isinstance(value, str):
+        return parse_formula(value, where)
+    try:
+        return sp.sympify(value, strict=True)
+    except (sp.SympifyError, TypeError, ValueError):
+        raise InputError(f"{where}: {value!r} is not a formula (give a string such as 'sqrt(d/k)' or a sympy expression)") from None
 
 
 def parse_latex_formula(text: str, where: str = "formula") -> sp.Basic:
     """A formula or relation written in LaTeX, with ``\\log``/``\\ln`` natural logs and ``e`` Euler's
     number, over the shared positive symbols. Pitfall avoided: sympy's LaTeX parser returns
-    ``log(d, E)`` unevaluated and ``e`` as a symbol; the result is rebuilt from its text so that
-    exponents come out exactly as from the sympy syntax."""
+    ``log(d, E)`` unevaluated and ``e`` as a symbol; the result is rebuilt from its text (and read
+    by the whitelist parser) so that exponents come out exactly as from the sympy syntax."""
     try:
         from sympy.parsing.latex import LaTeXParsingError, parse_latex
     except ImportError:  # pragma: no cover - the dependency is declared
         raise InputError(f"{where}: LaTeX needs antlr4-python3-runtime 4.11 (pip install 'antlr4-python3-runtime==4.11.*')") from None
+    if not isinstance(text, str) or len(text) > MAX_LENGTH:
+        raise InputError(f"{where}: a LaTeX formula is a string of at most {MAX_LENGTH} characters")
+    if re.search(r"\^\s*\{?\s*\d{4,}", text) or re.search(r"\d{%d,}" % (MAX_DIGITS + 1), text):
+        raise InputError(f"{where}: the LaTeX {_short(text)} has a number or an exponent too large to evaluate "
+                         f"(numbers have at most {MAX_DIGITS} digits, numeric exponents at most 3)")
     body = text.replace("\\,", " ").replace("\\;", " ").replace("\\!", "").replace("\\left", "").replace("\\right", "")
     try:
         raw = parse_latex(body, strict=True)
@@ -87,7 +256,3 @@ def _position(text: str) -> int:
                 return i
             stack.pop()
     return stack[0] if stack else len(text)
-
-
-def _identifiers(text: str) -> set[str]:
-    return set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", text))

@@ -85,22 +85,26 @@ def _var_symbols(expr: sp.Expr, names: Iterable[str]) -> dict[str, sp.Symbol]:
     return {n: by_name[n] for n in names if n in by_name}
 
 
-def growth(expr: sp.Expr, tends_to: Mapping[str, str]) -> Growth:
+def growth(expr: sp.Expr, tends_to: Mapping[str, str], signed: bool = True) -> Growth:
     """Reduce ``expr`` to terms. ``tends_to`` maps each asymptotic variable to ``"oo"`` or ``"0"``.
 
-    Symbols not in ``tends_to`` are constants. A variable that appears inside an exponent
-    (``L`` in ``log(T)**(2 - 2/L)``) is held fixed, as a parameter.
+    Symbols not in ``tends_to`` are constants (``L`` in ``log(T)**(2 - 2/L)`` is a parameter when
+    it is not asymptotic). An asymptotic variable inside an exponent (``2**d``, ``d**log(d)``) is
+    super-polynomial, outside the term algebra: :class:`GrowthError`, never a silent constant.
+    With ``signed`` (for comparisons) a negative term must be dominated by a positive one; without it
+    (per-variable exponent tables) every term counts by its magnitude.
     """
-    expr = sp.sympify(expr)
-    in_exponents: set[str] = set()
-    for p in expr.atoms(sp.Pow):
-        in_exponents |= {s.name for s in p.exp.free_symbols}
-    names = [v for v in tends_to if v not in in_exponents and tends_to[v] in ("oo", "0")]
+    expr = sp.sympify(expr, strict=True)
+    names = [v for v in tends_to if tends_to[v] in ("oo", "0")]
+    for p in [*expr.atoms(sp.Pow), *expr.atoms(sp.exp)]:
+        inside = {s.name for s in (p.exp if isinstance(p, sp.Pow) else p.args[0]).free_symbols} & set(names)
+        if inside:
+            raise GrowthError(f"super-polynomial factor {p}: {', '.join(sorted(inside))} appears in an exponent")
     syms = _var_symbols(expr, names)
     zero = frozenset(v for v in syms if tends_to[v] == "0")
     if zero:
         expr = expr.subs({syms[v]: 1 / syms[v] for v in zero}, simultaneous=True)
-    terms = tuple(_terms(expr, syms))
+    terms = tuple(_terms(expr, syms, signed))
     return Growth(terms, tuple(syms), zero)
 
 
@@ -108,23 +112,24 @@ def _free(e: sp.Expr, syms: Mapping[str, sp.Symbol]) -> bool:
     return not (e.free_symbols & set(syms.values()))
 
 
-def _terms(e: sp.Expr, syms: Mapping[str, sp.Symbol]) -> list[Term]:
+def _terms(e: sp.Expr, syms: Mapping[str, sp.Symbol], signed: bool = True) -> list[Term]:
     if _free(e, syms):
         return [Term(e)]
     if e.is_Symbol:
         return [Term(sp.Integer(1), power=((e.name, sp.Integer(1)),))]
     if e.is_Add:
-        return [t for a in e.args for t in _terms(a, syms)]
+        terms = [t for a in e.args for t in _terms(a, syms, signed)]
+        return _positive_part(terms, e) if signed else terms
     if e.is_Mul:
         out = [Term(sp.Integer(1))]
         for a in e.args:
-            out = [x.times(y) for x in out for y in _terms(a, syms)]
+            out = [x.times(y) for x in out for y in _terms(a, syms, signed)]
         return out
     if e.is_Pow:
         base, ex = e.args
         if not _free(ex, syms):
             raise GrowthError(f"super-polynomial factor {e}: the exponent depends on a variable")
-        tb = _terms(base, syms)
+        tb = _terms(base, syms, signed)
         if len(tb) == 1:
             return [tb[0].raised(ex)]
         if ex.is_Integer and ex > 0:
@@ -142,10 +147,31 @@ def _terms(e: sp.Expr, syms: Mapping[str, sp.Symbol]) -> list[Term]:
     if isinstance(e, sp.exp):
         raise GrowthError(f"super-polynomial factor {e}")
     if isinstance(e, sp.log):
-        return _log_terms(_terms(e.args[0], syms), e)
+        return _log_terms(_terms(e.args[0], syms, signed), e)
     if isinstance(e, sp.Max):
-        return [t for a in e.args for t in _terms(a, syms)]
+        return [t for a in e.args for t in _terms(a, syms, signed)]
     raise GrowthError(f"{e}: {type(e).__name__} is outside the growth algebra")
+
+
+def _positive_part(terms: list[Term], e) -> list[Term]:
+    """The terms of a sum with the negative ones dropped, each only when a positive term is
+    strictly larger on every ray. Pitfall avoided: ``sqrt(d) - d`` is not of order d (it is
+    negative), and ``sqrt(d**2 + 1) - d`` cancels to order 1/d; both are refused, not guessed."""
+    neg = [t for t in terms if t.coeff.is_negative]
+    if not neg:
+        return terms
+    pos = [t for t in terms if not t.coeff.is_negative]
+    names = sorted({v for t in terms for part in (t.power, t.logs, t.loglogs) for v, _ in part})
+    for t in neg:
+        if not any(_dominates(p, t, names) and not _dominates(t, p, names) for p in pos):
+            raise GrowthError(f"{e}: the negative term {t.coeff}*{_term_text(t)} is not dominated by a positive term "
+                              "(the sum may be negative or cancel to a smaller order)")
+    return pos
+
+
+def _term_text(t: Term) -> str:
+    parts = [f"{v}^{a}" for v, a in t.power] + [f"log({v})^{b}" for v, b in t.logs] + [f"loglog({v})^{c}" for v, c in t.loglogs]
+    return "*".join(parts) or "1"
 
 
 def _log_terms(inner: list[Term], e) -> list[Term]:
@@ -181,7 +207,7 @@ def dominant(terms: list[Term]) -> Term | None:
 
 def _dominates(a: Term, b: Term, names: list[str]) -> bool:
     diff_p = [a.get("power", v) - b.get("power", v) for v in names]
-    if any(x.is_negative for x in diff_p) or any(not x.is_number for x in diff_p):
+    if any(x.is_nonnegative is not True for x in diff_p):  # a symbolic gap (L > 0 in rho**-L) counts when its sign is known
         return False
     if any(x.is_positive for x in diff_p):
         # Strictly larger power in a variable that may be the only one growing: still need
@@ -220,7 +246,7 @@ def exponents(expr: sp.Expr, tends_to: Mapping[str, str]) -> Exponents:
     gives 2) and the log power counts ``log(1/eps)``. Variables absent from ``expr``, or held
     fixed because they appear in an exponent, get 0.
     """
-    g = growth(expr, tends_to)
+    g = growth(expr, tends_to, signed=False)
     power, logp, loglogp = {}, {}, {}
     for v in tends_to:
         if v not in g.variables or not g.terms:
@@ -281,8 +307,8 @@ class GrowthRelation(Result):
 
 def couple(expr: sp.Expr, coupling: Mapping[str, sp.Expr]) -> sp.Expr:
     """Substitute a coupling such as ``{"k": d**alpha}`` into ``expr``."""
-    by_name = {s.name: s for s in sp.sympify(expr).free_symbols}
-    return sp.sympify(expr).subs({by_name[v]: sp.sympify(e) for v, e in coupling.items() if v in by_name}, simultaneous=True)
+    by_name = {s.name: s for s in sp.sympify(expr, strict=True).free_symbols}
+    return sp.sympify(expr, strict=True).subs({by_name[v]: sp.sympify(e, strict=True) for v, e in coupling.items() if v in by_name}, simultaneous=True)
 
 
 def compare(a: sp.Expr, b: sp.Expr, tends_to: Mapping[str, str], coupling: Mapping[str, sp.Expr] | None = None) -> GrowthRelation:
@@ -294,7 +320,10 @@ def compare(a: sp.Expr, b: sp.Expr, tends_to: Mapping[str, str], coupling: Mappi
     if coupling:
         a, b = couple(a, coupling), couple(b, coupling)
         tends_to = {v: w for v, w in tends_to.items() if v not in coupling}
-    ga, gb = growth(a, tends_to), growth(b, tends_to)
+    try:
+        ga, gb = growth(a, tends_to), growth(b, tends_to)
+    except GrowthError as err:
+        return _compare_by_limit(a, b, tends_to, err)
     over = tuple(sorted(set(ga.variables) | set(gb.variables)))
     if not over:
         return GrowthRelation("~", "both are constants", over)
@@ -329,6 +358,41 @@ def compare(a: sp.Expr, b: sp.Expr, tends_to: Mapping[str, str], coupling: Mappi
         return GrowthRelation("incomparable", f"a > b along {desc(r1)}, a < b along {desc(r2)}", over)
     r0 = next(r for r in samples if _lex_sign(A, B, r) == 0)
     return GrowthRelation("incomparable", f"neither o nor Theta: same order along {desc(r0)}, strictly ordered elsewhere", over)
+
+
+def _compare_by_limit(a: sp.Expr, b: sp.Expr, tends_to: Mapping[str, str], why: GrowthError) -> GrowthRelation:
+    """Outside the term algebra (``2**d``, ``d**log(d)``, a sum that may cancel), one asymptotic
+    variable is decided exactly by the limit of ``a/b`` (sympy's Gruntz algorithm, complete for
+    exp-log functions of one variable); several variables are refused with the reason, never guessed.
+    Pitfall avoided: treating a variable in an exponent as a constant answered ``2**d < d**100``."""
+    a, b = sp.sympify(a, strict=True), sp.sympify(b, strict=True)
+    present = sorted(v for v in tends_to if tends_to[v] in ("oo", "0") and any(s.name == v for s in (a.free_symbols | b.free_symbols)))
+    if len(present) != 1:
+        raise GrowthError(f"{why}; with {len(present)} asymptotic variables ({', '.join(present)}) this is outside what ibcheck "
+                          "decides: couple them to one (e.g. --coupling k=d**(1/2))")
+    v = present[0]
+    x = next(s for s in (a.free_symbols | b.free_symbols) if s.name == v)
+    u = sp.Dummy("u", positive=True)
+    to = {x: 1 / u} if tends_to[v] == "0" else {x: u}
+    fa, fb = a.subs(to), b.subs(to)
+    if sp.count_ops(fa) + sp.count_ops(fb) > 200:
+        raise GrowthError(f"{why}; the formulas are too large for an exact limit")
+    try:
+        sa_, sb_ = (sp.limit(sp.sign(f), u, sp.oo) for f in (fa, fb))
+        ratio = sp.limit(fa / fb, u, sp.oo)
+    except (NotImplementedError, ValueError, TypeError, RecursionError) as err:
+        raise GrowthError(f"{why}; the exact limit failed ({type(err).__name__})") from None
+    if sa_ != 1 or sb_ != 1:
+        bad = a if sa_ != 1 else b
+        raise GrowthError(f"{bad} is not eventually positive as {v} -> {'0' if tends_to[v] == '0' else 'oo'}: growth compares positive bounds")
+    over, lim = (v,), "0" if tends_to[v] == "0" else "oo"
+    if ratio == 0:
+        return GrowthRelation("<", f"a/b -> 0 as {v} -> {lim} (exact limit; {why})", over)
+    if ratio == sp.oo:
+        return GrowthRelation(">", f"a/b -> oo as {v} -> {lim} (exact limit; {why})", over)
+    if ratio.is_positive and ratio.is_finite:
+        return GrowthRelation("~", f"a/b -> {ratio} as {v} -> {lim} (exact limit)", over)
+    raise GrowthError(f"{why}; a/b has no limit ({ratio})")
 
 
 def _vec(t: Term, over: tuple[str, ...]):
