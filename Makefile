@@ -31,7 +31,7 @@ report: install
 test: install
 	$(BIN)/ruff check theory solvers simulate ibcheck tests bench
 	$(BIN)/mypy $(PUBLIC_API)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2
 
 test-slow: install
 	$(BIN)/python -m pytest -q -m slow

@@ -90,6 +90,22 @@ def load_user_claims(files: list[str]) -> None:
         os.environ["IBCHECK_CLAIMS"] = os.pathsep.join(dict.fromkeys(os.path.abspath(p) for p in paths))
 
 
+# commands whose --out names one file (the others name a directory)
+FILE_OUTPUTS = ("graph", "new-claim")
+# commands that keep finished work in a sweep database under --out, so that a rerun resumes
+RESUMABLE = ("compare", "report")
+
+
+def _resume_hint(args: argparse.Namespace) -> str:
+    """What an interrupted command leaves, in one sentence: outputs are written whole or not at all."""
+    if args.command in RESUMABLE:
+        return (f"Finished sweep rows are kept in {args.out} (sweep.sqlite); run the same command again to resume. "
+                "Reports are written only at the end.")
+    if getattr(args, "out", None):
+        return f"Nothing was written to {args.out}: outputs are written whole, at the end."
+    return "Nothing was written."
+
+
 def main(argv: list[str] | None = None) -> int:
     from ibcheck.errors import InputError, RunFailure
 
@@ -97,7 +113,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         load_user_claims(args.claims_files)
+        if getattr(args, "out", None) is not None:  # before any computing: one line, exit 2, nothing written
+            from ibcheck.theory.outdir import check_out
+
+            check_out(args.out, "file" if args.command in FILE_OUTPUTS else "dir")
         return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        print(f"ibcheck: interrupted. {_resume_hint(args)}", file=sys.stderr)
+        return 130
     except InputError as err:
         msg = str(err)
         m = re.match(r"^([a-z][a-z0-9_]*)=", msg)
@@ -109,6 +132,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except BrokenPipeError:
         return 0
+    except OSError as err:  # the file system refused a write (full disk, permissions changed meanwhile, ...)
+        where = f" {err.filename}" if getattr(err, "filename", None) else ""
+        print(f"ibcheck: error: cannot write{where}: {err.strerror or err}", file=sys.stderr)
+        return 2
     except Exception as err:  # a bug, not bad input: one line unless asked for the traceback
         if os.environ.get("IBCHECK_DEBUG"):
             raise

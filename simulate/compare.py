@@ -504,6 +504,9 @@ def _precheck_inside(claim, exp: Experiment, grid: dict, fixed: dict, constants,
 def compare_and_save(claim_id: str, out: str, **options) -> dict:
     """:func:`compare_claim` with its store in ``out`` (so a rerun resumes) and the report saved there;
     returns the summary as written to summary.json (with its ``files``)."""
+    from ibcheck.theory.outdir import check_out
+
+    check_out(out)
     created = not os.path.isdir(out)
     os.makedirs(out, exist_ok=True)
     try:

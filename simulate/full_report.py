@@ -39,6 +39,8 @@ class ReportOptions:
 
 
 def _index_row(name: str, r: dict, s: dict) -> dict:
+    from ibcheck.theory.outdir import slug
+
     pred = ", ".join(f"{f['variable']}: {f['predicted']:g}" for f in r["fits"])
     meas = ", ".join(f"{f['variable']}: {f['estimate']:.2f} [{f['ci_low']:.2f}, {f['ci_high']:.2f}]" for f in r["fits"])
     ext = "; ".join(f"{v}: {e['estimate']:.2f}" + (f" [{e['ci'][0]:.2f}, {e['ci'][1]:.2f}]" if e["ci"] else "")
@@ -51,7 +53,7 @@ def _index_row(name: str, r: dict, s: dict) -> dict:
             reason += (f". Would decide: about {worst['budget_seconds']:.0f} s of budget ({worst['factor']:.1f}x the measurements) "
                        f"if the spread is seed noise; see the comparison's report")
     app = s["applicability"]
-    return {"claim": f"[{name}](compare/{name.replace('.', '_')}/report.md)", "quantity": r["quantity"] + (f" [{r['reading']}]" if r["reading"] else ""),
+    return {"claim": f"[{name}](compare/{slug(name)}/report.md)", "quantity": r["quantity"] + (f" [{r['reading']}]" if r["reading"] else ""),
             "kind": r["kind"], "predicted": pred, "measured (95% CI)": meas, "extrapolated": ext,
             "inside": f"{app['cells_inside']}/{app['cells_total']}", "power": "yes" if r["power"]["has_power"] else "**no**",
             "looks": len(s["rounds"]), "verdict": f"**{r['verdict']}**", "why": reason}
@@ -60,6 +62,7 @@ def _index_row(name: str, r: dict, s: dict) -> dict:
 def write_full_report(out: str, options: ReportOptions) -> str:
     """Run everything and write it under ``out``; returns the path of index.html."""
     from ibcheck.theory import get_claim
+    from ibcheck.theory.outdir import check_out, inside, slug
 
     from .claim_experiments import EXPERIMENTS
     from .compare import compare_and_save
@@ -67,9 +70,12 @@ def write_full_report(out: str, options: ReportOptions) -> str:
     from .reproductions import REPRODUCTIONS, run_reproduction
 
     names = list(options.only) or list(EXPERIMENTS)
+    check_out(out)
+    for name in names:
+        slug(name)  # every folder name checked before anything is written
     os.makedirs(out, exist_ok=True)
     t0 = time.perf_counter()
-    scaling_report(None, os.path.join(out, "scaling"))
+    scaling_report(None, inside(out, "scaling"))
     rows, errors, decided = [], [], set()
     t_cmp = time.perf_counter()
     for i, name in enumerate(names):
@@ -77,12 +83,12 @@ def write_full_report(out: str, options: ReportOptions) -> str:
         print(f"[{time.perf_counter() - t0:6.1f} s] comparing {name}" + (f" (budget {share:.0f} s)" if share else "") + " ...", file=sys.stderr)
         try:
             cs = {k: v for k, v in options.constants.items() if k in get_claim(name).constants} or None
-            s = compare_and_save(name, os.path.join(out, "compare", name.replace(".", "_")), quick=options.quick, workers=options.workers,
+            s = compare_and_save(name, inside(out, "compare", slug(name)), quick=options.quick, workers=options.workers,
                                  progress=False, budget=share, inside_only=options.inside_only, constants=cs, spending=options.spending)
             rows += [_index_row(name, r, s) for r in s["results"]]
             decided |= {name for r in s["results"] if r["verdict"] in ("consistent", "inconsistent")}
         except InputError as err:
-            errors.append({"claim": f"[{name}](compare/{name.replace('.', '_')}/report.md)", "verdict": "not run", "why": str(err)})
+            errors.append({"claim": f"[{name}](compare/{slug(name)}/report.md)", "verdict": "not run", "why": str(err)})
     t_cmp = time.perf_counter() - t_cmp
     counts = {v: sum(r["verdict"] == f"**{v}**" for r in rows) for v in ("consistent", "inconsistent", "inconclusive")}
     md = ["# ibcheck report", "",
@@ -101,7 +107,7 @@ def write_full_report(out: str, options: ReportOptions) -> str:
             print(f"[{time.perf_counter() - t0:6.1f} s] reproducing {name} ...", file=sys.stderr)
             try:
                 rep = run_reproduction(name, options.quick)
-                rep.save(os.path.join(out, "reproduce", name))
+                rep.save(inside(out, "reproduce", name))
                 c = [sum(r["verdict"] == v for r in rep.rows) for v in ("consistent", "inconsistent", "inconclusive")]
                 reps.append({"reproduction": f"[{name}](reproduce/{name}/reproduce.md)",
                              "consistent / inconsistent / inconclusive rows": f"{c[0]} / {c[1]} / {c[2]}"})

@@ -162,13 +162,14 @@ def scaling_report(claim_ids: list[str] | None, out_dir: str) -> str:
     from datetime import datetime, timezone
 
     from ibcheck.theory import scaling as S
-    from ibcheck.theory.errors import InputError
+    from ibcheck.theory.outdir import check_out, inside, slug
     from ibcheck.theory.registry import all_claims, get_claim
     from ibcheck.theory.result import new_figure
 
     claims = [get_claim(c) for c in claim_ids] if claim_ids else all_claims()
-    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-        raise InputError(f"--out {out_dir} exists and is not a directory")
+    check_out(out_dir)
+    for c in claims:
+        slug(c.id)  # every file name checked before anything is written
     os.makedirs(out_dir, exist_ok=True)
     md = ["# ibcheck: bound scaling report", "",
           f"Generated {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')} by `ibcheck scaling`, from the claim registry alone "
@@ -186,8 +187,8 @@ def scaling_report(claim_ids: list[str] | None, out_dir: str) -> str:
         fixed = ", ".join(f"{k}={v}" for k, v in raw.items())
         ax.set_xlabel("d")
         ax.set_ylabel("bound (constants = 1)")
-        name = f"bound_{c.id.replace('.', '_')}.png"
-        save_figure_file(finish(fig, ax, f"{c.id}\n(at {fixed})" if fixed else c.id, legend_fontsize=7), os.path.join(out_dir, name))
+        name = f"bound_{slug(c.id)}.png"
+        save_figure_file(finish(fig, ax, f"{c.id}\n(at {fixed})" if fixed else c.id, legend_fontsize=7), inside(out_dir, name))
         md += [f"### {c.id}" + (" (unverified)" if c.unverified else ""), "", f"![{c.id}]({name})", ""]
     md += ["## The robust / non-robust gap", "", *S.gap_lines(), "", "![gap](gap_sqrt_k.png)", ""]
     save_figure_file(_gap_figure(S.D_GRID), os.path.join(out_dir, "gap_sqrt_k.png"))

@@ -1,17 +1,87 @@
+import contextlib
+import io
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+os.environ.setdefault("MPLBACKEND", "Agg")
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # one thread per test process: pytest-xdist already runs a process per core, and BLAS, torch
+    # and the solvers each starting a thread per core would oversubscribe them (and time unevenly)
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "RAYON_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
 
 
-def run_cli(*args, check_rc=None):
-    """Run the installed ``ibcheck`` entry point (as a user would) and return the result."""
+def pytest_configure(config):
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        import torch
+
+        torch.set_num_threads(1)
+
+
+@dataclass
+class CliResult:
+    """What a finished ``ibcheck`` call left: the same fields as ``subprocess.CompletedProcess``."""
+
+    args: list
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@contextlib.contextmanager
+def _process_state_restored():
+    """The registry, the environment, the working directory and torch's default dtype as they were:
+    an in-process ``ibcheck`` call leaves nothing behind for the next test."""
+    from ibcheck.simulate import claim_experiments as E
+    from ibcheck.theory import registry as R
+
+    saved = [(d, dict(d)) for d in (R._BY_ID, R._SOURCE, E.EXPERIMENTS)]
+    env, cwd = dict(os.environ), os.getcwd()
+    torch = sys.modules.get("torch")
+    dtype = torch.get_default_dtype() if torch is not None else None
+    try:
+        yield
+    finally:
+        for d, old in saved:
+            d.clear()
+            d.update(old)
+        os.environ.clear()
+        os.environ.update(env)
+        os.chdir(cwd)
+        if dtype is not None:
+            torch.set_default_dtype(dtype)
+
+
+def run_cli(*args, check_rc=None, env=None):
+    """Run ``ibcheck`` in this process (``ibcheck.cli.main``), from the repository root, with its
+    output captured. The subprocess path (the installed entry point) is tested where it is the
+    point: Ctrl-C, kill -9, spawned workers and the namespace test."""
+    from ibcheck.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with _process_state_restored(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        os.chdir(ROOT)
+        os.environ.update(env or {})
+        try:
+            rc = main([str(a) for a in args])
+        except SystemExit as stop:  # argparse's usage errors and --help
+            rc = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 2)
+    res = CliResult(list(args), int(rc), out.getvalue(), err.getvalue())
+    if check_rc is not None:
+        assert res.returncode == check_rc, (res.returncode, res.stdout[-2000:], res.stderr[-2000:])
+    return res
+
+
+def run_cli_subprocess(*args, check_rc=None, env=None, timeout=120):
+    """Run the installed ``ibcheck`` entry point as a separate process, as a user would."""
     exe = os.path.join(os.path.dirname(sys.executable), "ibcheck")
     cmd = [exe, *args] if os.path.exists(exe) else [sys.executable, "-m", "ibcheck.cli", *args]
-    res = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=120)
+    res = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=timeout, env={**os.environ, **(env or {})})
     if check_rc is not None:
         assert res.returncode == check_rc, (res.returncode, res.stdout[-2000:], res.stderr[-2000:])
     return res

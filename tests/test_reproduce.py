@@ -15,6 +15,7 @@ def _rows(cli, name, tmp_path):
     return {r["quantity"]: r for r in s["rows"]}
 
 
+@pytest.mark.slow
 def test_fa_synthetic_k_class_model_is_more_robust(cli, tmp_path):
     rows = _rows(cli, "fa-synthetic", tmp_path)
     assert rows["k-class / 2-class median radius"]["measured"] >= 1.5

@@ -132,6 +132,7 @@ def test_grid_parsing():
         assert word in str(e.value)
 
 
+@pytest.mark.slow
 def test_rows_are_keyed_on_every_reachable_source_file(tmp_path):
     """A change to the trainer (not claim_experiments.py) in a copy of the tree recomputes every row."""
     import shutil
@@ -209,6 +210,7 @@ def _start_slow_dask_sweep(tmp_path, name, **popen):
     return proc, db
 
 
+@pytest.mark.slow
 def test_killing_a_dask_worker_mid_sweep_is_survived(tmp_path):
     proc, db = _start_slow_dask_sweep(tmp_path, "dk.sqlite", stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     workers = _dask_workers(proc.pid)
@@ -221,6 +223,7 @@ def test_killing_a_dask_worker_mid_sweep_is_survived(tmp_path):
     assert all(r[1] == "ok" for r in rows)
 
 
+@pytest.mark.slow
 def test_kill_minus_9_of_a_dask_client_then_rerun_resumes(tmp_path):
     proc, db = _start_slow_dask_sweep(tmp_path, "dc.sqlite", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     os.kill(proc.pid, signal.SIGKILL)

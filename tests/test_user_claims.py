@@ -36,8 +36,9 @@ def _restore_registry():
 
 
 def _cli(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "ibcheck.cli", *args], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})})
+    from tests.conftest import run_cli
+
+    return run_cli(*args, env=env)
 
 
 @pytest.fixture()
@@ -217,7 +218,9 @@ def test_claims_registered_by_an_installed_package(tmp_path):
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toypkg\nVersion: 1.0\n")
     (info / "entry_points.txt").write_text("[ibcheck.claims]\ntoy = toypkg:CLAIMS\n")
     env = {"PYTHONPATH": str(tmp_path) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    res = _cli("bounds", "PKG26.thm.1", "--json", env=env)
+    from tests.conftest import run_cli_subprocess  # a fresh interpreter sees the package on its path
+
+    res = run_cli_subprocess("bounds", "PKG26.thm.1", "--json", env=env)
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout)["bounds"][0]["exponents"]["d"] == "1/2"
 

@@ -23,6 +23,7 @@ def atomic_file(path: str, mode: str = "wb"):
         raise InputError(f"--out {path}: directory {d} does not exist")
     fd, tmp = tempfile.mkstemp(dir=d, prefix=".ibcheck-", suffix=".tmp")
     try:
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a finished file gets the usual umask mode
         with os.fdopen(fd, mode, **({"newline": ""} if "b" not in mode else {})) as f:
             yield f
         os.replace(tmp, path)
@@ -30,6 +31,13 @@ def atomic_file(path: str, mode: str = "wb"):
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def _umask() -> int:
+    """The process umask (read by setting it and putting it back: there is no getter)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def write_bytes(path: str, data: bytes) -> None:

@@ -133,9 +133,9 @@ class Claim(Result):
 
     def __post_init__(self):
         from .errors import InputError
+        from .outdir import check_claim_id
 
-        if not isinstance(self.id, str) or not self.id.strip():
-            raise InputError(f"claim id={self.id!r}: an id is a non-empty string such as 'ABC25.thm.1'")
+        check_claim_id(self.id)
         _normalize(self)
         if self.status not in STATUSES:
             raise InputError(f"claim {self.id}: status={self.status!r} is not one of {', '.join(STATUSES)}")
