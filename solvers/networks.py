@@ -219,6 +219,33 @@ class RandomNet:
 Network = TwoLayerReLU | LinearClassifier | MulticlassReLU | RandomNet
 
 
+def classifier_normalized(net):
+    """The same classifier ``sign f`` with its scale removed, for the radius solvers.
+
+    For a two-layer ReLU network each neuron's ``(w_j, b_j)`` gets unit norm (its ``a_j`` takes the
+    factor: ReLU is positively homogeneous, so f is unchanged), then ``a`` gets unit largest entry
+    (f is scaled by a positive constant). Other networks scale their output layer (``a`` or ``w``).
+    Pitfall avoided: the solvers' absolute tolerances against margins near 1e-9 made a network
+    whose output layer was scaled by 1e-10 report a smaller "optimal" radius than the same
+    classifier at unit scale."""
+    if isinstance(net, TwoLayerReLU):
+        Wt = np.concatenate([net.W, net.b[:, None]], axis=1) if net.b is not None else net.W
+        norms = np.linalg.norm(Wt, axis=1)
+        live = norms > 0
+        W, a = net.W.copy(), net.a * np.where(live, norms, 0.0)
+        W[live] /= norms[live, None]
+        b = None if net.b is None else np.where(live, net.b / np.where(live, norms, 1.0), 0.0)
+        top = float(np.abs(a).max(initial=0.0))
+        return replace(net, W=W, a=a / top if top > 0 else a, b=b)
+    if isinstance(net, RandomNet):
+        top = float(np.abs(net.a).max(initial=0.0))
+        return replace(net, a=net.a / top) if top > 0 else net
+    if isinstance(net, LinearClassifier):
+        nw = float(np.linalg.norm(net.w))
+        return replace(net, w=net.w / nw, b=None if net.b is None else net.b / nw) if nw > 0 else net
+    return net
+
+
 def normalized_margin(net, X: np.ndarray, y: np.ndarray) -> float:
     """LL20.def.normalized_margin: ``min_i q_i / ||theta||^L`` (trained parameters)."""
     L = net.degree

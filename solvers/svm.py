@@ -7,6 +7,7 @@ problem is reported as "not linearly separable", never as a solution.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import cvxpy as cp
@@ -31,19 +32,34 @@ class SVMResult:
 
 
 def hard_margin_svm(X: np.ndarray, y: np.ndarray, bias: bool = True, sv_tol: float = 1e-7) -> SVMResult:
-    """Solve the hard-margin SVM; ``separable=False`` (with the status) when it is infeasible."""
+    """Solve the hard-margin SVM; ``separable=False`` (with the status) when it is infeasible.
+
+    Pitfalls avoided: with a bias and one class only, every w works and the margin is unbounded
+    (status ``"unbounded"``, margin inf; never "optimal" with a margin of 1e13); the data are scaled
+    to unit largest norm before solving (the solver's tolerances are absolute), and w, b and the
+    multipliers scaled back, so that the answer does not depend on the units of X."""
     X = np.asarray(X, float)
     y = np.asarray(y, float)
+    if bias and len(np.unique(y)) == 1:
+        return SVMResult(True, "unbounded", np.zeros(X.shape[1]), float(y[0]), np.zeros(len(y)), np.array([], int), math.inf)
+    scale = float(np.linalg.norm(X, axis=1).max(initial=0.0))
+    if scale == 0.0:
+        return SVMResult(False, "infeasible")  # every point is 0: y_i <w, 0> = 0 < 1 without a bias
+    Z = X / scale
     w = cp.Variable(X.shape[1])
     b = cp.Variable() if bias else cp.Constant(0.0)
-    cons = [cp.multiply(y, X @ w + b) >= 1]
+    cons = [cp.multiply(y, Z @ w + b) >= 1]
     prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w)), cons)
-    prob.solve(solver=cp.CLARABEL)
+    try:
+        prob.solve(solver=cp.CLARABEL)
+    except cp.SolverError as err:
+        return SVMResult(False, f"solver failed ({err})"[:200])
     if prob.status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
         return SVMResult(False, prob.status)
     if prob.status != cp.OPTIMAL:
-        raise RuntimeError(f"hard-margin SVM: solver status {prob.status}")
+        return SVMResult(False, f"not proven (solver status {prob.status})")
     alpha = np.maximum(np.asarray(cons[0].dual_value, float), 0.0)
-    wv = np.asarray(w.value, float)
-    return SVMResult(True, prob.status, wv, float(b.value) if bias else 0.0, alpha,
+    wv = np.asarray(w.value, float) / scale  # <w_Z, x/scale> = <w_Z/scale, x>
+    # w = sum_i alpha_i y_i x_i: the multipliers of the scaled problem divided by scale^2
+    return SVMResult(True, prob.status, wv, float(b.value) if bias else 0.0, alpha / scale**2,
                      np.flatnonzero(alpha > sv_tol * max(alpha.max(), 1e-300)), 1.0 / float(np.linalg.norm(wv)))

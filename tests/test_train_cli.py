@@ -62,7 +62,7 @@ def test_unwritable_or_occupied_out(cli, tmp_path):
     f = tmp_path / "afile"
     f.write_text("x")
     res = cli(*SMALL, "--out", str(f / "run"))
-    assert res.returncode == 2 and "does not exist" in res.stderr
+    assert res.returncode == 2 and f"{f} is not a directory" in res.stderr
     busy = tmp_path / "busy"
     busy.mkdir()
     (busy / "keep.txt").write_text("mine")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 import cvxpy as cp
@@ -264,8 +264,16 @@ def global_max_margin(X: np.ndarray, y: np.ndarray, bias: bool = True, max_patte
     * A feasible candidate network (scaled to unit margin) with a smaller value than the program's
       means the patterns were incomplete: never reported as optimal.
     """
-    Xt = augment(X, bias)
+    Xt_raw = augment(X, bias)
     y = np.asarray(y, float)
+    # (P) on the rows x~ (bias-free in x~, degree 2 in theta) is exactly covariant under x~ -> x~/s:
+    # value(X~) = value(X~/s)/s and theta = theta_s/sqrt(s). The solver's tolerances are absolute, so
+    # it works on rows of largest norm 1 and the answer is scaled back (pitfall: X*1e-10 or X*1e7).
+    scale = float(np.linalg.norm(Xt_raw, axis=1).max(initial=0.0))
+    if scale == 0.0:
+        return GlobalOptimum(float("nan"), "infeasible", 0, 0, None, False, "enumeration", None,
+                             "every input is 0: f(0) = 0 for a network without biases, so no margin reaches 1")
+    Xt = Xt_raw / scale
     rng = np.random.default_rng(seed)
     try:
         D = activation_patterns(Xt, max_patterns)
@@ -294,9 +302,16 @@ def global_max_margin(X: np.ndarray, y: np.ndarray, bias: bool = True, max_patte
         D = new
         status, value, Vv, Uv, lam = _solve_patterns(Xt, y, D)
     if status != "optimal":
-        return GlobalOptimum(float("nan"), status, len(D), 0, None, False, method, None,
-                             "the convex program over the patterns found so far did not solve" if method != "enumeration" else "")
-    net = _network(Vv, Uv, value, bias, block_tol)
+        note = "the convex program over the patterns found so far did not solve" if method != "enumeration" else ""
+        if status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE) and not _provably_infeasible(Xt_raw, y):
+            status, note = "not proven", ("the solver reported infeasible, but no two inputs of opposite labels are parallel "
+                                          "(and none is 0), so (P) is feasible: the inputs differ by less than the solver "
+                                          "resolves relative to their norm; rescale or center X")
+        return GlobalOptimum(float("nan"), status, len(D), 0, None, False, method, None, note)
+    value, lam = value / scale, lam / scale  # back to the units of X (see above)
+    net = _network(Vv, Uv, value * scale, bias, block_tol)
+    c = 1.0 / math.sqrt(scale)
+    net = replace(net, W=net.W * c, a=net.a * c, b=None if net.b is None else net.b * c)
     certified = dmax is not None and dmax <= 1 + 1e-4
     if method == "enumeration" and not certified and dmax is not None:
         note = f"the program's multipliers give a dual check of {dmax:.6g} > 1: solver inaccuracy"
@@ -312,6 +327,25 @@ def global_max_margin(X: np.ndarray, y: np.ndarray, bias: bool = True, max_patte
     if method != "enumeration":
         note = (note + "; " if note else "") + f"{len(D)} patterns used after {rounds} round(s) of column generation"
     return GlobalOptimum(value, st, len(D), net.W.shape[0], net, certified, method, dmax, note, lam)
+
+
+def _provably_infeasible(Xt: np.ndarray, y: np.ndarray) -> bool:
+    """(P) is infeasible exactly when some row is 0 or two rows of opposite labels are positively parallel
+    (f(c x~) = c f(x~) for c > 0). Decided in exact rational arithmetic on the given floats, not to a
+    tolerance: rows [1e-10 x, 1] that float64 rounds to parallel are not, and (P) is feasible there."""
+    from fractions import Fraction
+
+    rows = [[Fraction(float(v)) for v in r] for r in Xt]
+    if any(all(v == 0 for v in r) for r in rows):
+        return True
+    for i in np.flatnonzero(y > 0):
+        ri = rows[i]
+        a = next(t for t, v in enumerate(ri) if v != 0)
+        for j in np.flatnonzero(y < 0):
+            c = rows[j][a] / ri[a]
+            if c > 0 and all(vj == c * vi for vi, vj in zip(ri, rows[j])):
+                return True
+    return False
 
 
 def _dual_max(Xt: np.ndarray, y: np.ndarray, lam: np.ndarray, max_patterns: int, return_cuts: bool = False):

@@ -20,11 +20,13 @@ def compute_radii(net, X: np.ndarray, y: np.ndarray, v: np.ndarray, methods: tup
 
     Pitfall avoided: an attack can miss a flip that the universal direction finds, so the reported
     attack bound is the minimum of both; a lower bound is never computed past a known upper one."""
+    from ..networks import classifier_normalized
     from .attack import attack_radius
     from .certified import certified_radius
     from .exact import exact_radius
     from .universal import universal_radius
 
+    net = classifier_normalized(net)  # radii depend on sign(f) only: the solvers see a scale-free network
     out: dict[str, np.ndarray] = {"universal": universal_radius(net, X, y, v)}
     upper = out["universal"]
     if "attack" in methods or "exact" in methods:
@@ -41,4 +43,19 @@ def compute_radii(net, X: np.ndarray, y: np.ndarray, v: np.ndarray, methods: tup
         out["exact_upper"] = np.array([r.upper for r in res])
         out["exact_proven"] = np.array([r.exact for r in res])
         out["exact_status"] = np.array([r.status for r in res])
+        _enforce_bracket(out)
     return out
+
+
+def _enforce_bracket(out: dict[str, np.ndarray], rtol: float = 1e-6) -> None:
+    """certified <= exact <= best upper bound on every point, or the point is not proven: an
+    "optimal" value outside the bracket is a solver error, and the point keeps the bracket."""
+    cert, up = out["certified"], out["upper"]
+    lo, hi, proven = out["exact_lower"], out["exact_upper"], out["exact_proven"]
+    scale = np.maximum(np.abs(up), np.abs(cert))
+    bad = proven & ((hi < cert - rtol * scale) | (hi > up + rtol * scale))
+    if bad.any():
+        out["exact_proven"] = proven & ~bad
+        out["exact_lower"] = np.where(bad, cert, np.maximum(lo, cert))
+        out["exact_upper"] = np.where(bad, up, np.minimum(hi, up))
+        out["exact_status"] = np.where(bad, "solver value outside [certified, attack]: not proven", out["exact_status"])

@@ -61,7 +61,7 @@ def _bounds(net: TwoLayerReLU, x, y, R):
 
 
 def exact_radius_miqp(net: TwoLayerReLU, x: np.ndarray, y: float, upper: float, lower: float = 0.0,
-                      time_limit: float = 10.0) -> RadiusInterval:
+                      time_limit: float = 10.0, feastol: float = 1e-9) -> RadiusInterval:
     """The exact radius by SCIP's MIQP, within ``time_limit`` seconds."""
     from pyscipopt import Model, quicksum
 
@@ -80,7 +80,7 @@ def exact_radius_miqp(net: TwoLayerReLU, x: np.ndarray, y: float, upper: float, 
     m = Model("radius")
     m.hideOutput()
     m.setParam("limits/time", float(time_limit))
-    m.setParam("numerics/feastol", 1e-9)
+    m.setParam("numerics/feastol", feastol)
     m.setParam("limits/gap", 1e-8)  # a relative gap of 1e-8 counts as proven (then polished)
     delta = [m.addVar(lb=-R, ub=R, name=f"d{i}") for i in range(d)]
     tvar = m.addVar(lb=0.0, ub=R * R, name="t")
@@ -212,4 +212,51 @@ def exact_radius(net, X: np.ndarray, y: np.ndarray, upper: np.ndarray, lower: np
         r = l2_radius(net, X, y)
         return [RadiusInterval(float(v), float(v), True, "closed form", 0.0) for v in r]
     lower = np.zeros(len(X)) if lower is None else lower
-    return [exact_radius_miqp(net, X[i], float(y[i]), float(upper[i]), float(lower[i]), time_limit) for i in range(len(X))]
+    return [_guarded(net, X[i], float(y[i]), float(upper[i]), float(lower[i]), time_limit) for i in range(len(X))]
+
+
+def _guarded(net, x: np.ndarray, y: float, upper: float, lower: float, time_limit: float) -> RadiusInterval:
+    """One point's MIQP; a solver that fails (SCIP's "error in LP solver", a cvxpy SolverError in the
+    polish) is retried once with a looser feasibility tolerance, and otherwise the point keeps its
+    bracket [certified, attack], reported as not proven. Never an exception, never a guess."""
+    last = ""
+    for attempt in range(2):
+        try:
+            with _quiet_fds():
+                return exact_radius_miqp(net, x, y, upper, lower, time_limit, feastol=1e-9 if attempt == 0 else 1e-7)
+        except Exception as err:  # noqa: BLE001 - SCIP raises plain Exception; every failure keeps the bracket
+            last = f"{type(err).__name__}: {str(err).strip().splitlines()[0] if str(err).strip() else ''}"[:160]
+    return RadiusInterval(lower, upper, False, f"solver failed ({last}): bracket kept", 0.0)
+
+
+class _quiet_fds:
+    """SCIP and its LP solver print to the process's file descriptors (not sys.stdout); silenced here
+    unless IBCHECK_SOLVER_OUTPUT is set."""
+
+    def __enter__(self):
+        import os
+
+        self.saved = []
+        if os.environ.get("IBCHECK_SOLVER_OUTPUT"):
+            return self
+        import sys
+
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                fd = stream.fileno()
+            except (AttributeError, OSError, ValueError):
+                continue
+            stream.flush()
+            self.saved.append((fd, os.dup(fd)))
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, fd)
+            os.close(devnull)
+        return self
+
+    def __exit__(self, *exc):
+        import os
+
+        for fd, copy in self.saved:
+            os.dup2(copy, fd)
+            os.close(copy)
+        return False
