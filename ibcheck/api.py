@@ -40,12 +40,93 @@ def _point(at: Mapping[str, Number] | None, name: str = "at") -> dict[str, str]:
         return {}
     if not isinstance(at, Mapping):
         raise InputError(f"{name}={at!r} is not a mapping: give values as a dict, e.g. {name}={{'k': 10, 'n': 1000}}")
+    import numbers
+
     out = {}
     for k, v in at.items():
-        if isinstance(v, bool) or not isinstance(v, (int, float, Fraction, str)):
+        if not isinstance(k, str):
+            raise InputError(f"{name} key {k!r} is not a variable name (a string such as 'd')")
+        if isinstance(v, bool) or type(v).__name__ == "bool_" or not isinstance(v, (numbers.Real, str)):
             raise InputError(f"{name}[{k!r}]={v!r} is not a number")
-        out[str(k)] = f"{v.numerator}/{v.denominator}" if isinstance(v, Fraction) else repr(v) if isinstance(v, float) else str(v)
+        if isinstance(v, numbers.Integral):
+            v = int(v)  # numpy integers too
+        elif isinstance(v, numbers.Real) and not isinstance(v, Fraction):
+            v = float(v)
+            if v != v or v in (float("inf"), float("-inf")):
+                raise InputError(f"{name}[{k!r}]={v!r} is out of range: a value must be a finite number")
+        if isinstance(v, Fraction):
+            if v.denominator == 1:
+                out[k] = str(v.numerator)
+                continue
+            from ibcheck.theory.evaluate import MAX_DECIMAL_EXPONENT
+
+            if max(len(str(abs(v.numerator))), len(str(v.denominator))) > MAX_DECIMAL_EXPONENT:
+                raise InputError(f"{name}[{k!r}]: the fraction has too many digits")
+            # the exact value as a decimal the theory layer reads (40 significant digits)
+            from decimal import Decimal, localcontext
+
+            with localcontext() as ctx:
+                ctx.prec = 40
+                out[k] = str(Decimal(v.numerator) / Decimal(v.denominator))
+            continue
+        out[k] = repr(v) if isinstance(v, float) else str(v)
     return out
+
+
+def _text(name: str, value, optional: bool = False) -> str | None:
+    """A non-empty string (or None when ``optional``); else an InputError naming the parameter."""
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(f"{name}={value!r} is not accepted: {name} must be a non-empty string")
+    return value
+
+
+def _names(name: str, value) -> list[str]:
+    """A list of variable names; a single string is one name."""
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise InputError(f"{name}={value!r} is not a list of variable names, e.g. {name}=['d', 'k']")
+    return list(value)
+
+
+def _sequence(name: str, value, allow_empty: bool = False) -> list:
+    """A list or tuple (a string is not a sequence of values here); else an InputError naming it."""
+    import numpy as np
+
+    if isinstance(value, np.ndarray) and value.ndim == 1:
+        value = value.tolist()
+    if not isinstance(value, (list, tuple)):
+        raise InputError(f"{name}={value!r} is not a list: give e.g. {name}=[...]")
+    out = list(value)
+    if not out and not allow_empty:
+        raise InputError(f"{name}=[] is empty: give at least one value")
+    return out
+
+
+def _constants(constants) -> dict[str, float] | None:
+    """``{"C": 0.5}``: names to finite positive numbers (None when not given)."""
+    from ibcheck.theory.argtypes import require_float
+
+    if constants is None:
+        return None
+    if not isinstance(constants, Mapping):
+        raise InputError(f"constants={constants!r} is not a mapping: give e.g. constants={{'C': 0.5}}")
+    out = {}
+    for k, v in constants.items():
+        if not isinstance(k, str):
+            raise InputError(f"constants key {k!r} is not a name such as 'C'")
+        out[k] = require_float(f"constants[{k!r}]", v, 0.0, strict=True)
+    return out or None
+
+
+def _input_dim(net) -> int | None:
+    W = getattr(net, "W", None)
+    if W is not None:
+        return int(W.shape[1])
+    w = getattr(net, "w", None)
+    return int(len(w)) if w is not None else None
 
 
 # -- theory ------------------------------------------------------------------------------------
@@ -68,7 +149,7 @@ def bounds(id: str, at: Mapping[str, Number] | None = None, reading: str | None 
     evaluated in log space (exact for super-polynomial conditions) and ``applies`` says whether all hold."""
     from ibcheck.theory.describe import bounds_at
 
-    return bounds_at(claim(id), _point(at) or None, reading)
+    return bounds_at(claim(id), _point(at) or None, _text("reading", reading, optional=True))
 
 
 def window(id: str, free: str = "d", at: Mapping[str, Number] | None = None) -> Window:
@@ -76,7 +157,7 @@ def window(id: str, free: str = "d", at: Mapping[str, Number] | None = None) -> 
     variables fixed by ``at``; each end is checked one step inside and one step outside."""
     from ibcheck.theory.window import applicability_window
 
-    return applicability_window(claim(id), free, _point(at))
+    return applicability_window(claim(id), _text("free", free), _point(at))
 
 
 def growth(a: str, b: str, over: Sequence[str] | None = None, to_zero: Sequence[str] = (),
@@ -88,10 +169,12 @@ def growth(a: str, b: str, over: Sequence[str] | None = None, to_zero: Sequence[
     from ibcheck.theory.expressions import parse_expression
     from ibcheck.theory.growth import GrowthError, compare
 
-    ea, eb = parse_expression(a), parse_expression(b)
+    ea, eb = parse_expression(_text("a", a)), parse_expression(_text("b", b))
     names = sorted({s.name for s in (ea.free_symbols | eb.free_symbols)})
-    zero = list(to_zero)
-    over_ = list(over) if over is not None else [n for n in names if n not in zero]
+    zero = _names("to_zero", to_zero)
+    over_ = _names("over", over) if over is not None else [n for n in names if n not in zero]
+    if coupling is not None and (not isinstance(coupling, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in coupling.items())):
+        raise InputError(f"coupling={coupling!r} is not accepted: give a dict of formulas, e.g. coupling={{'k': 'd**(1/2)'}}")
     for v in over_ + zero:
         if v not in names:
             raise InputError(f"variable {v!r} does not appear in either formula (they use {', '.join(names) or 'none'})")
@@ -130,7 +213,21 @@ def radii(run_or_network, X: np.ndarray | None = None, y: np.ndarray | None = No
     for one network at ``X, y``. Methods: universal direction, attacks (upper bounds), certified
     (lower bounds), exact (mixed-integer, within ``time_limit`` seconds per point)."""
     from ibcheck.simulate.radii import radii as _radii
+    from ibcheck.simulate.training import Run
+    from ibcheck.solvers.validation import check_data, check_network
 
+    if not isinstance(run_or_network, Run):
+        check_network(run_or_network, "run_or_network")
+    if X is not None or y is not None or not isinstance(run_or_network, Run):
+        X, y = check_data(X, y, dim=None if isinstance(run_or_network, Run) else _input_dim(run_or_network))
+    from ibcheck.theory.argtypes import require_choice
+
+    methods = _sequence("methods", methods)
+    if not all(isinstance(m, str) for m in methods):
+        raise InputError(f"methods={methods!r} is out of range: methods must be a non-empty subset of universal, attack, certified, exact")
+    require_choice("direction", direction, ("auto", "fvbs23", "lpll25", "vys22"))
+    if flip_norms is not None:
+        flip_norms = _sequence("flip_norms", flip_norms)
     return _radii(run_or_network, X, y, tuple(methods), points, seed, direction, time_limit, flip_norms)
 
 
@@ -156,7 +253,12 @@ def kkt_certificate(network, X: np.ndarray, y: np.ndarray, active_tol: float = 1
     import numpy as np
 
     from ibcheck.solvers.kkt.certificate import kkt_certificate as _cert
+    from ibcheck.solvers.validation import check_data, check_network
+    from ibcheck.theory.argtypes import require_float
 
+    check_network(network)
+    X, y = check_data(X, y, dim=_input_dim(network))
+    require_float("active_tol", active_tol, 1e-12, strict=False, high=1.0)
     return _cert(network, np.asarray(X, float), np.asarray(y, float), active_tol=active_tol)
 
 
@@ -167,7 +269,13 @@ def global_max_margin(X: np.ndarray, y: np.ndarray, bias: bool = True, max_patte
     import numpy as np
 
     from ibcheck.solvers.kkt.global_opt import global_max_margin as _glob
+    from ibcheck.solvers.validation import check_data, check_network
+    from ibcheck.theory.argtypes import require_bool, require_int
 
+    X, y = check_data(X, y)
+    require_bool("bias", bias)
+    require_int("max_patterns", max_patterns, 1, high=10**6)
+    candidates = [check_network(c, "candidates[]") for c in _sequence("candidates", candidates, allow_empty=True)]
     return _glob(np.asarray(X, float), np.asarray(y, float), bias=bias, max_patterns=max_patterns, candidates=list(candidates))
 
 
@@ -203,7 +311,7 @@ def compare(claim: str, grid: Mapping[str, Sequence[float]] | None = None, seeds
                 raise InputError(f"grid[{v!r}]={vals!r} is out of range: grid values must be numbers > 0")
             g[v] = sorted(vals)
     return compare_claim(claim, store=store, grid=g, seeds=seeds, budget=budget, quick=quick, workers=workers, margin=margin,
-                         progress=progress, inside_only=inside_only, constants=dict(constants) if constants else None, spending=spending)
+                         progress=progress, inside_only=inside_only, constants=_constants(constants), spending=spending)
 
 
 def verdict(data: str, claim: str | None = None, quantity: str | None = None, reading: str | None = None,
@@ -211,17 +319,26 @@ def verdict(data: str, claim: str | None = None, quantity: str | None = None, re
             constants: Mapping[str, float] | None = None) -> Comparison:
     """Judge your own measurements (a CSV with the variables, ``seed`` and ``value``) against a claim
     of the registry, or against a stated prediction (``predict="d=1/2,k=-1/2"`` with ``kind``)."""
-    from ibcheck.simulate.user_data import verdict_from_csv
+    import os
 
-    return verdict_from_csv(data, claim, quantity, reading, predict, kind, margin, dict(constants) if constants else None)
+    from ibcheck.simulate.user_data import verdict_from_csv
+    from ibcheck.theory.argtypes import require_float
+
+    if not isinstance(data, (str, os.PathLike)):
+        raise InputError(f"data={data!r} is not a path to a CSV file")
+    for pname, value in (("claim", claim), ("quantity", quantity), ("reading", reading), ("predict", predict), ("kind", kind)):
+        _text(pname, value, optional=True)
+    require_float("margin", margin, 0.0, strict=True)
+    return verdict_from_csv(os.fspath(data), claim, quantity, reading, predict, kind, float(margin), _constants(constants))
 
 
 def reproduce(name: str, quick: bool = True) -> Reproduction:
     """One reproduction of the sources' experiments, side by side with their numbers: measurements,
     the criteria (quantity, source value, measured, rule, verdict) and the figures."""
     from ibcheck.simulate.reproductions import run_reproduction
+    from ibcheck.theory.argtypes import require_bool
 
-    return run_reproduction(name, quick)
+    return run_reproduction(_text("name", name), require_bool("quick", quick))
 
 
 __all__ = ["claims", "claim", "bounds", "window", "growth", "train", "load_run", "radii", "kkt_points", "kkt_certificate",

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from ibcheck.solvers.networks import LinearClassifier, MulticlassReLU, RandomNet, TwoLayerReLU
-from ibcheck.theory.argtypes import require_float, require_int
+from ibcheck.theory.argtypes import require_bool, require_float, require_int
 from ibcheck.theory.errors import InputError
 
 from .seeds import rng
@@ -44,11 +44,12 @@ class ModelConfig:
     activation: str = "relu"
 
     def __post_init__(self):
-        if self.setting not in SETTINGS:
+        if not isinstance(self.setting, str) or self.setting not in SETTINGS:
             raise InputError(f"setting={self.setting!r} is not one of {', '.join(SETTINGS)}")
         require_int("width", self.width, 1)
         require_float("init_scale", self.init_scale, 0.0, strict=True)
-        if self.activation not in ACTIVATIONS:
+        require_bool("bias", self.bias)
+        if not isinstance(self.activation, str) or self.activation not in ACTIVATIONS:
             raise InputError(f"activation={self.activation!r} is not one of {', '.join(ACTIVATIONS)}")
 
     @property

@@ -14,7 +14,7 @@ from typing import ClassVar, Sequence
 import numpy as np
 import torch
 
-from ibcheck.theory.argtypes import require_float, require_int
+from ibcheck.theory.argtypes import require_bool, require_choice, require_float, require_int
 from ibcheck.theory.errors import InputError
 from ibcheck.theory.result import Result
 
@@ -25,6 +25,8 @@ from .one_step import input_gradients
 from .seeds import stream
 from .trainer import TrainConfig, TrainResult, resolve_device, train
 
+MAX_SIZE = 10**7            # d, k, n: larger is surely a typo on a CPU
+MAX_ELEMENTS = 2 * 10**8    # d * (n + n_test) entries of the data (1.5 GiB of float64)
 DEFAULT_DATA = {"fa": "clusters", "multiclass": "clusters", "two-layer": "clusters", "linear": "separable", "random-net": "sphere"}
 
 
@@ -49,11 +51,14 @@ class DataConfig:
 
     def __post_init__(self):
         for name in ("d", "k", "n", "n_test"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or v < 1:
-                raise InputError(f"{name}={v!r} is out of range: {name} must be an integer >= 1")
+            object.__setattr__(self, name, require_int(name, getattr(self, name), 1, high=MAX_SIZE))
+        if self.d * (self.n + self.n_test) > MAX_ELEMENTS:  # estimated before anything is allocated
+            raise InputError(f"d={self.d} with n={self.n} and n_test={self.n_test} needs {self.d * (self.n + self.n_test) * 8 / 2**30:.1f} GiB "
+                             f"for the data alone: d * (n + n_test) must be at most {MAX_ELEMENTS} ({MAX_ELEMENTS * 8 / 2**30:.1f} GiB)")
+        for name in ("orthogonal", "per_seed"):
+            require_bool(name, getattr(self, name))
         require_int("data_seed", self.seed, 0)
-        if self.kind is not None and self.kind not in D.DATA_KINDS:
+        if self.kind is not None and (not isinstance(self.kind, str) or self.kind not in D.DATA_KINDS):
             raise InputError(f"kind={self.kind!r} is not one of {', '.join(D.DATA_KINDS)}")
         require_float("sigma", self.sigma, 0.0, strict=False)
         if self.kind == "clusters" and self.orthogonal and self.k > self.d:
@@ -73,8 +78,11 @@ class RunConfig:
 
     def __post_init__(self):
         require_int("seed0", self.seed0, 0)
-        if not isinstance(self.seeds, int) or self.seeds < 1:
-            raise InputError(f"seeds={self.seeds} is out of range: seeds must be an integer >= 1")
+        require_int("seeds", self.seeds, 1, high=10_000)
+        require_choice("setting", self.setting, tuple(DEFAULT_DATA))
+        for name, cls in (("data", DataConfig), ("model", ModelConfig), ("train", TrainConfig)):
+            if not isinstance(getattr(self, name), cls):
+                raise InputError(f"{name}={getattr(self, name)!r} is not a {cls.__name__} (build one with ibcheck.{cls.__name__}(...))")
         if self.model.setting != self.setting:
             raise InputError(f"setting {self.setting} and model setting {self.model.setting} differ")
 

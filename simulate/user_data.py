@@ -36,16 +36,22 @@ class Table:
     rows: list[dict]  # {variable: float, "value": float, "seed": str|None, "row": line number}
 
 
-def read_table(path: str, allowed: list[str] | None = None) -> Table:
+def read_table(path: str, allowed: list[str] | None = None, required: tuple[str, ...] = ()) -> Table:
     """Read and validate a measurements CSV (see the module docstring)."""
     if not os.path.isfile(path):
         raise InputError(f"--data {path}: no such file")
-    with open(path, newline="") as f:
-        text = f.read()
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as f:  # utf-8-sig: a byte-order mark is not part of the first name
+            text = f.read()
+    except UnicodeDecodeError as err:
+        raise InputError(f"--data {path} is not UTF-8 text (byte {err.start}): save the CSV as UTF-8") from None
     if not text.strip():
         raise InputError(f"--data {path} is empty: it needs a header (a column per variable, value, optional seed) and rows")
     reader = csv.DictReader(text.splitlines())
-    header = [h.strip() for h in (reader.fieldnames or [])]
+    raw_header = [(h or "").strip() for h in (reader.fieldnames or [])]
+    # 'Seed', 'VALUE': the two reserved columns are matched without case; variables keep their names
+    header = [h.lower() if h.lower() in ("seed", "value") else h for h in raw_header]
+    reader.fieldnames = header
     if "value" not in header:
         raise InputError(f"--data {path}: missing column 'value' (the header is {', '.join(header) or 'empty'})")
     variables = [h for h in header if h not in ("value", "seed")]
@@ -53,10 +59,14 @@ def read_table(path: str, allowed: list[str] | None = None) -> Table:
         raise InputError(f"--data {path}: missing variable columns: give a column per variable (e.g. d, k) beside 'value'")
     if len(set(header)) != len(header):
         raise InputError(f"--data {path}: a column name is repeated in the header ({', '.join(header)})")
+    for v in required:
+        if v not in variables:
+            raise InputError(f"--data {path}: missing column {v!r} (named in --predict); the columns are {', '.join(header)}")
     if allowed is not None:
         for v in variables:
             if v not in allowed:
-                raise InputError(f"--data {path}: column {v!r} is not a variable here; accepted variables are {', '.join(allowed)}")
+                raise InputError(f"--data {path}: column {v!r} is not a variable here: the accepted columns are "
+                                 f"{', '.join(allowed)}, value and seed (remove other columns such as run ids)")
     rows = []
     for i, raw in enumerate(reader, start=2):
         raw = {(k or "").strip(): (v or "").strip() if isinstance(v, str) else v for k, v in raw.items()}
@@ -78,11 +88,26 @@ def read_table(path: str, allowed: list[str] | None = None) -> Table:
         rows.append(row)
     if not rows:
         raise InputError(f"--data {path} has a header but no rows")
+    _refuse_repeats(path, variables, rows)
     cells = {tuple(r[v] for v in variables) for r in rows}
     if len(cells) < 2:
         raise InputError(f"--data {path}: every row is the same cell ({', '.join(f'{v}={rows[0][v]:g}' for v in variables)}); "
                          "a fit needs several cells")
     return Table(path, variables, rows)
+
+
+def _refuse_repeats(path: str, variables: list[str], rows: list[dict]) -> None:
+    """A seed is one observation: a cell measured twice with the same seed (or, without a seed column,
+    the same line twice) would count as two. Refused, naming both rows."""
+    seen: dict[tuple, int] = {}
+    for r in rows:
+        key = tuple(r[v] for v in variables) + ((r["seed"],) if r["seed"] is not None else (r["value"],))
+        if key in seen:
+            cell = ", ".join(f"{v}={r[v]:g}" for v in variables)
+            what = f"seed {r['seed']}" if r["seed"] is not None else f"value {r['value']:g} (no seed column)"
+            raise InputError(f"--data {path}: rows {seen[key]} and {r['row']} repeat cell {cell} with {what}; each seed is one "
+                             "observation: remove the repeat or give each run its own seed")
+        seen[key] = r["row"]
 
 
 def parse_predict(text: str) -> dict[str, float]:
@@ -179,11 +204,7 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
         if kind not in KINDS:
             raise InputError(f"--kind {kind!r} is not one of {', '.join(KINDS)} (needed with --predict)")
         pred = parse_predict(predict)
-        table = read_table(path)
-        for v in pred:
-            if v not in table.variables:
-                raise InputError(f"--data {path}: missing column {v!r} (named in --predict); the columns are "
-                                 f"{', '.join(table.variables + ['value'])}")
+        table = read_table(path, list(pred), required=tuple(pred))
         fvars = fit_variables(table)
         expr = sp.Mul(*[sp.Symbol(v, positive=True) ** sp.nsimplify(pred.get(v, 0)) for v in fvars])
         bound = SimpleNamespace(quantity="value", kind=kind, expr=expr, reading=None)

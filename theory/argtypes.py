@@ -37,24 +37,63 @@ finite_float = _float
 
 # -- the same checks for Python values (the public API); messages name the parameter in API terms,
 # -- and the command line rewrites ``steps=-1`` to its flag (``--steps -1``) when it reports them.
-def require_int(name: str, value, low: int) -> int:
-    """``value`` is an integer (not a bool, not a float) >= ``low``; else an InputError naming it and the range."""
+def require_int(name: str, value, low: int, high: int | None = None) -> int:
+    """``value`` is an integer (a Python or numpy integer, or an integral Fraction; not a bool, not a
+    float) in ``[low, high]``; else an InputError naming it and the range."""
     import numbers
+    from fractions import Fraction
 
     from .errors import InputError
 
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-        raise InputError(f"{name}={value!r} is out of range: {name} must be an integer >= {low}")
+    if isinstance(value, Fraction) and value.denominator == 1:
+        value = value.numerator
+    ok = isinstance(value, numbers.Integral) and not _is_bool(value)
+    if not ok or value < low or (high is not None and value > high):
+        rng = f">= {low}" if high is None else f"in [{low}, {high}]"
+        raise InputError(f"{name}={_shown(value)} is out of range: {name} must be an integer {rng}")
     return int(value)
 
 
-def require_float(name: str, value, low: float, strict: bool) -> float:
-    """``value`` is a finite real number > ``low`` (``strict``) or >= ``low``; else an InputError naming it and the range."""
+def require_float(name: str, value, low: float, strict: bool, high: float | None = None) -> float:
+    """``value`` is a finite real number (int, float, Fraction or a numpy scalar; not a bool) > ``low``
+    (``strict``) or >= ``low``, and <= ``high``; else an InputError naming it and the range."""
     import numbers
 
     from .errors import InputError
 
-    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
-    if not ok or not (value > low if strict else value >= low):
-        raise InputError(f"{name}={value!r} is out of range: {name} must be a finite number {'>' if strict else '>='} {low:g}")
-    return float(value)
+    ok = isinstance(value, numbers.Real) and not _is_bool(value)
+    try:
+        x = float(value) if ok else math.nan
+    except (OverflowError, ValueError):
+        x = math.nan
+    if not math.isfinite(x) or not (x > low if strict else x >= low) or (high is not None and x > high):
+        rng = f"{'>' if strict else '>='} {low:g}" + (f" and <= {high:g}" if high is not None else "")
+        raise InputError(f"{name}={_shown(value)} is out of range: {name} must be a finite number {rng}")
+    return x
+
+
+def require_bool(name: str, value) -> bool:
+    """``value`` is True or False (a numpy bool too); 'no', 1 or None are refused."""
+    from .errors import InputError
+
+    if not _is_bool(value):
+        raise InputError(f"{name}={_shown(value)} is not accepted: {name} must be True or False")
+    return bool(value)
+
+
+def require_choice(name: str, value, choices) -> str:
+    """``value`` is one of ``choices`` (strings)."""
+    from .errors import InputError
+
+    if not isinstance(value, str) or value not in choices:
+        raise InputError(f"{name}={_shown(value)} is not accepted: {name} must be one of {', '.join(map(str, choices))}")
+    return value
+
+
+def _is_bool(value) -> bool:
+    return isinstance(value, bool) or type(value).__name__ == "bool_"
+
+
+def _shown(value) -> str:
+    s = repr(value)
+    return s if len(s) <= 60 else s[:50] + "..." + s[-6:]

@@ -7,7 +7,6 @@ Parquet) goes through :func:`atomic_file`.
 """
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from contextlib import contextmanager
@@ -51,7 +50,9 @@ def write_text(path: str, text: str) -> None:
 
 
 def write_json(path: str, obj, indent: int | None = 2) -> None:
-    write_text(path, json.dumps(obj, indent=indent) + ("\n" if indent else ""))
+    from .result import dumps
+
+    write_text(path, dumps(obj, indent=indent) + ("\n" if indent else ""))
 
 
 def save_figure_file(fig, path: str, dpi: int = 110) -> None:

@@ -219,9 +219,19 @@ def _normalize(claim: Claim) -> None:
     from .variables import shared_variable
 
     set_ = lambda name, value: object.__setattr__(claim, name, value)  # noqa: E731  (frozen: normalized once, here)
-    for name in ("seeds", "constants", "uses", "generalizes", "compared_with", "resolves", "readings", "unverified_parts"):
+    for name in ("seeds", "constants", "uses", "generalizes", "compared_with", "resolves", "readings", "unverified_parts", "variables"):
         value = getattr(claim, name)
-        set_(name, (value,) if isinstance(value, str) else tuple(value))
+        value = (value,) if isinstance(value, str) else value
+        if not isinstance(value, (list, tuple)) or (name != "variables" and not all(isinstance(x, str) for x in value)):
+            raise InputError(f"claim {claim.id}: {name}={value!r} is not a list{' of names' if name != 'variables' else ''}")
+        set_(name, tuple(value))
+    if not isinstance(claim.hypotheses, (dict, list, tuple)):
+        raise InputError(f"claim {claim.id}: hypotheses={claim.hypotheses!r} is not a dict such as {{'H1': 'n >= k*log(d)**2'}}")
+    if not isinstance(claim.bounds, (list, tuple)):
+        raise InputError(f"claim {claim.id}: bounds={claim.bounds!r} is not a list of ibcheck.Bound(...)")
+    for name in ("status", "kind", "title", "paper", "note"):
+        if not isinstance(getattr(claim, name), str):
+            raise InputError(f"claim {claim.id}: {name}={getattr(claim, name)!r} is not a string")
     set_("variables", tuple(v if isinstance(v, Variable) else shared_variable(v) for v in claim.variables))
     hyps = claim.hypotheses.items() if isinstance(claim.hypotheses, dict) else enumerate(claim.hypotheses)
     out = []

@@ -126,6 +126,8 @@ def suggest(claim_id: str, n: int = 3) -> list[str]:
 
 def get_claim(claim_id: str) -> Claim:
     """The claim with this id, or an :class:`InputError` that suggests the nearest ids."""
+    if not isinstance(claim_id, str):
+        raise InputError(f"claim id {claim_id!r} is not a string such as 'FVBS23.thm.4_2' (see `ibcheck claims`)")
     if claim_id in _BY_ID:
         return _BY_ID[claim_id]
     near = suggest(claim_id)

@@ -44,6 +44,12 @@ def plain(x: Any) -> Any:
     return f if math.isfinite(f) else None
 
 
+def dumps(obj: Any, indent: int | None = 2) -> str:
+    """The one JSON writer of the command line and the files: :func:`plain` first, then strict JSON
+    (``allow_nan=False``: a NaN that slipped through is an error here, not invalid JSON for the reader)."""
+    return json.dumps(plain(obj), indent=indent, allow_nan=False)
+
+
 class Result:
     """Mixin for the API's frozen dataclasses (see the module docstring)."""
 
@@ -78,7 +84,7 @@ class Result:
         return self.heading() + "\n" + pd.DataFrame(_cells(rows)).to_string(index=False)
 
     def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(plain(self.as_json()), indent=indent)
+        return dumps(self.as_json(), indent=indent)
 
     def _repr_html_(self) -> str:
         parts = [f"<h4>{html.escape(self.heading())}</h4>"]

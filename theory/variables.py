@@ -116,10 +116,10 @@ def rational_string(x) -> str:
 def shared_variable(name: str) -> Variable:
     """The registry's variable called ``name`` (d, k, n, eps, ...), else a positive real variable that
     grows (a user's own). Pitfall avoided: two claims that write ``d`` get the same symbol and domain."""
-    found = globals().get(name)
+    found = globals().get(name) if isinstance(name, str) else None
     if isinstance(found, Variable) and found.name == name:
         return found
-    if not isinstance(name, str) or not name.isidentifier():
+    if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
         from .errors import InputError
 
         raise InputError(f"variable {name!r} is not a name (a Python identifier such as d, k or n_train)")

@@ -7,6 +7,7 @@ import time
 
 from ibcheck.theory.argtypes import nonneg_int, pos_float, pos_int
 from ibcheck.theory.atomic import atomic_file
+from ibcheck.theory.result import dumps
 
 
 def register(sub) -> None:
@@ -83,7 +84,7 @@ def cmd_compare(args) -> int:
                                    scheduler=args.scheduler, dask=args.dask, margin=args.margin, progress=not args.json, budget=args.budget,
                                    inside_only=args.inside_only, constants=constants, spending=args.spending)
     if args.json:
-        print(json.dumps(summary, indent=2))
+        print(dumps(summary, indent=2))
         return 0
     app = summary["applicability"]
     print(f"{summary['claim']}: {summary['verdict']}  ({summary['tasks']['ran']} tasks run, {summary['tasks']['skipped']} reused, "
@@ -112,7 +113,7 @@ def cmd_verdict(args) -> int:
     result = verdict_from_csv(args.data, args.claim, args.quantity, args.reading, args.predict, args.kind, args.margin, constants)
     s = {**result.as_json(), "files": result.save(args.out)}
     if args.json:
-        print(json.dumps(s, indent=2))
+        print(dumps(s, indent=2))
         return 0
     app = s["applicability"]
     inside = f"; {app['cells_inside']}/{app['cells_total']} cells inside the hypotheses" if app else ""
@@ -132,7 +133,7 @@ def cmd_calibrate(args) -> int:
         f.write("# ibcheck calibrate\n\n" + text)
     with atomic_file(os.path.join(args.out, "calibration.json"), "w") as f:
         json.dump(clean(res), f, indent=2)
-    print(json.dumps(clean(res), indent=2) if args.json else text, end="")
+    print(dumps(clean(res), indent=2) if args.json else text, end="")
     return 0
 
 
@@ -142,7 +143,7 @@ def cmd_reproduce(args) -> int:
     r = run_reproduction(args.name, args.quick, args.idx_dir)
     s = {**r.as_json(), "files": r.save(args.out)}
     if args.json:
-        print(json.dumps(s, indent=2))
+        print(dumps(s, indent=2))
         return 0
     print(f"reproduce {s['name']}: {s['title']} ({s['seconds']:.0f} s) -> {s['files']['html']}")
     for r in s["rows"]:

@@ -2,9 +2,8 @@
 (eps, delta)-KKT points). The mathematics lives in :mod:`solvers.kkt`."""
 from __future__ import annotations
 
-import json
-
 from ibcheck.theory.argtypes import nonneg_float, nonneg_int, pos_int
+from ibcheck.theory.result import dumps
 
 
 def register(sub) -> None:
@@ -55,7 +54,7 @@ def cmd_kkt_check(args) -> int:
     res = kkt_trajectory(run, args.seed, args.polish)
     files = res.save(args.run_dir)
     if args.json:
-        print(json.dumps({**res.as_json(), "files": files}, indent=2))
+        print(dumps({**res.as_json(), "files": files}, indent=2))
         return 0
     print(res.text())
     if res.polish is not None:

@@ -6,11 +6,11 @@ The computations live in :mod:`ibcheck.solvers.radius` and :mod:`ibcheck.simulat
 """
 from __future__ import annotations
 
-import json
 import os
 
 from ibcheck.solvers.radius.bracket import METHODS
 from ibcheck.theory.argtypes import nonneg_int, pos_float, pos_int
+from ibcheck.theory.result import dumps
 
 
 def register(sub) -> None:
@@ -55,7 +55,7 @@ def cmd_radius(args) -> int:
     files = res.save(out_dir)
     report = {**res.as_json(), "files": {"csv": files["csv"], "png": files["png"]}}
     if args.json:
-        print(json.dumps(report, indent=2))
+        print(dumps(report, indent=2))
         return 0
     ref = report["reference"]
     print(res.text() + f"\nsqrt(d) = {ref['sqrt_d']:.3g}" + (f", sqrt(d/k) = {ref['sqrt_d_over_k']:.3g}" if ref["sqrt_d_over_k"] else ""))
@@ -75,7 +75,7 @@ def cmd_construct(args) -> int:
     result.save(args.out, args.overwrite)
     row = result.summary[0]
     if args.json:
-        print(json.dumps(result.as_json(), indent=2))
+        print(dumps(result.as_json(), indent=2))
     else:
         print(f"{row['claim']} construction from {args.source}: test accuracy {row['test_accuracy']:.4f} -> {args.out}")
     return 0

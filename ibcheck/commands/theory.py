@@ -1,12 +1,12 @@
 """``ibcheck`` subcommands of the symbolic layer: claims, bounds, window, graph, compare, scaling."""
 from __future__ import annotations
 
-import json
 import os
 import sys
 import tempfile
 
 from ibcheck.theory.errors import InputError
+from ibcheck.theory.result import dumps
 
 
 def register(sub) -> None:
@@ -95,7 +95,7 @@ def cmd_bounds(args) -> int:
 
     res = api.bounds(args.claim, parse_assignments(args.at) or None, args.reading)
     if args.json:
-        _emit(json.dumps(res.as_json(), indent=2, default=str) + "\n")
+        _emit(dumps(res.as_json(), indent=2) + "\n")
     elif args.latex:
         _emit(res.latex)
     else:
@@ -145,7 +145,7 @@ def cmd_window(args) -> int:
     claim = api.claim(args.claim)
     w = api.window(args.claim, args.free, parse_assignments(args.at))
     if args.json:
-        _emit(json.dumps(w.as_json(), indent=2) + "\n")
+        _emit(dumps(w.as_json(), indent=2) + "\n")
         return 0
     out = [f"{claim.id}: window of {args.free} at {args.at}"]
     for f in claim.flags:
@@ -171,7 +171,7 @@ def cmd_graph(args) -> int:
     g = G.claim_graph()
     if args.rests_on:
         deps = G.rests_on(args.rests_on, g)
-        _emit(json.dumps({"claim": args.rests_on, "rests_on": deps}, indent=2) + "\n" if args.json else "\n".join(deps) + "\n", args.out)
+        _emit(dumps({"claim": args.rests_on, "rests_on": deps}, indent=2) + "\n" if args.json else "\n".join(deps) + "\n", args.out)
         return 0
     if args.follows_at is not None:
         raw = parse_assignments(args.follows_at)
@@ -179,7 +179,7 @@ def cmd_graph(args) -> int:
             raise InputError("--follows-at expects a point such as d=1000,k=10,n=5000,eps=0.1,delta=0.1")
         rows = G.conclusions_at(raw, _claims_with_vars(raw))
         if args.json:
-            _emit(json.dumps([r.as_json() for r in rows], indent=2) + "\n", args.out)
+            _emit(dumps([r.as_json() for r in rows], indent=2) + "\n", args.out)
         else:
             lines = []
             for r in rows:

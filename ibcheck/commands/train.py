@@ -1,10 +1,10 @@
 """``ibcheck train``: one batched training run, written to a run directory."""
 from __future__ import annotations
 
-import json
 import sys
 
 from ibcheck.theory.argtypes import finite_float, nonneg_float, nonneg_int, pos_float, pos_int
+from ibcheck.theory.result import dumps
 
 
 def register(sub) -> None:
@@ -71,7 +71,7 @@ def cmd_train(args) -> int:
     result = api.train(cfg)
     result.save(args.out, args.overwrite)
     if args.json:
-        print(json.dumps(summary_json(result), indent=2))
+        print(dumps(summary_json(result), indent=2))
     else:
         print(f"{result.text()}\n-> {args.out}")
     return 0

@@ -112,7 +112,7 @@ def run_reproduction(name: str, quick: bool = True, idx_dir: str | None = None) 
     """Run the reproduction ``name`` (one of ``REPRODUCTIONS``) at the quick or the source's size."""
     from ..reporting import figure_png
 
-    if name not in REPRODUCTIONS:
+    if not isinstance(name, str) or name not in REPRODUCTIONS:
         raise InputError(f"unknown reproduction {name!r}: available are {', '.join(REPRODUCTIONS)}")
     if idx_dir is not None and name != "fa-digits":
         raise InputError("--idx-dir applies to fa-digits only")
