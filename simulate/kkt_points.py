@@ -14,7 +14,7 @@ from typing import ClassVar, Literal
 
 import numpy as np
 
-from ibcheck.theory.argtypes import require_int
+from ibcheck.theory.argtypes import require_bool, require_float, require_int
 from ibcheck.theory.errors import InputError
 from ibcheck.theory.result import Result
 
@@ -41,13 +41,15 @@ class KKTSearchConfig:
     max_patterns: int = 5000
 
     def __post_init__(self):
-        if self.data not in ("clusters", "sphere"):
+        if not isinstance(self.data, str) or self.data not in ("clusters", "sphere"):
             raise InputError(f"data={self.data!r} is out of range: data must be 'clusters' or 'sphere'")
-        for name in ("d", "k", "n", "width", "starts", "max_patterns"):
-            require_int(name, getattr(self, name), 1)
+        # the search solves small programs (SLSQP, cvxpy): sizes beyond these are typos, not instances
+        for name, high in (("d", 10_000), ("k", 10_000), ("n", 10_000), ("width", 10_000), ("starts", 10_000), ("max_patterns", 10**7)):
+            require_int(name, getattr(self, name), 1, high=high)
         require_int("seed", self.seed, 0)
-        if not (isinstance(self.sigma, (int, float)) and math.isfinite(self.sigma) and self.sigma >= 0):
-            raise InputError(f"sigma={self.sigma!r} is out of range: sigma must be a number >= 0")
+        require_float("sigma", self.sigma, 0.0, strict=False, high=1e6)
+        require_bool("include_global", self.include_global)
+        require_bool("bias", self.bias)
 
 
 def check_separable(X, y) -> dict:

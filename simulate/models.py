@@ -46,7 +46,7 @@ class ModelConfig:
     def __post_init__(self):
         if not isinstance(self.setting, str) or self.setting not in SETTINGS:
             raise InputError(f"setting={self.setting!r} is not one of {', '.join(SETTINGS)}")
-        require_int("width", self.width, 1)
+        require_int("width", self.width, 1, high=10**6)
         require_float("init_scale", self.init_scale, 0.0, strict=True)
         require_bool("bias", self.bias)
         if not isinstance(self.activation, str) or self.activation not in ACTIVATIONS:

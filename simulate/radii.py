@@ -174,7 +174,7 @@ def radii(target, X: np.ndarray | None = None, y: np.ndarray | None = None, meth
     bad = [m for m in methods if m not in METHODS]
     if bad or not methods:
         raise InputError(f"methods={list(methods)!r} is out of range: methods must be a non-empty subset of {', '.join(METHODS)}")
-    require_int("points", points, 1)
+    require_int("points", points, 1, high=10**6)
     require_int("seed", seed, 0)
     require_float("time_limit", time_limit, 0.0, strict=True)
     for nm in flip_norms or ():

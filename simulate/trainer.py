@@ -54,7 +54,7 @@ class TrainConfig:
     spacing: str = "log"  # of the recorded steps and checkpoints: "log" or "linear"
 
     def __post_init__(self):
-        require_int("steps", self.steps, 0)
+        require_int("steps", self.steps, 0, high=10**9)
         if self.lr is not None:
             require_float("lr", self.lr, 0.0, strict=True)
         if self.loss not in LOSSES:
@@ -69,7 +69,7 @@ class TrainConfig:
             require_float("max_seconds", self.max_seconds, 0.0, strict=True)
         if self.target_log10_loss is not None and not math.isfinite(self.target_log10_loss):
             raise InputError(f"target_log10_loss={self.target_log10_loss} must be a finite number")
-        require_int("checkpoints", self.checkpoints, 0)
+        require_int("checkpoints", self.checkpoints, 0, high=10_000)
         if self.spacing not in ("log", "linear"):
             raise InputError(f"spacing {self.spacing!r} is not one of log, linear")
         if self.dual not in ("auto", "on", "off"):

@@ -83,6 +83,10 @@ class RunConfig:
         for name, cls in (("data", DataConfig), ("model", ModelConfig), ("train", TrainConfig)):
             if not isinstance(getattr(self, name), cls):
                 raise InputError(f"{name}={getattr(self, name)!r} is not a {cls.__name__} (build one with ibcheck.{cls.__name__}(...))")
+        params = self.seeds * self.model.width * (self.data.d + 2) * (self.data.k if self.setting == "multiclass" else 1)
+        if params > MAX_ELEMENTS:
+            raise InputError(f"seeds={self.seeds} x width={self.model.width} x d={self.data.d} is {params} parameters: at most {MAX_ELEMENTS} "
+                             f"({MAX_ELEMENTS * 8 / 2**30:.1f} GiB of float64) are trained in one batch")
         if self.model.setting != self.setting:
             raise InputError(f"setting {self.setting} and model setting {self.model.setting} differ")
 

@@ -68,6 +68,18 @@ def test_sympy_objects_are_never_parsed_from_strings():
     assert as_sympy(2) == 2
 
 
+def test_strings_inside_containers_are_not_parsed_either(tmp_path):
+    """sympify(strict=True) still parses the strings inside a dict or a list: containers are refused."""
+    target = tmp_path / "PWNED2"
+    payload = INJECTION.format(f=target)
+    for expr in ({"d": payload}, [payload], (payload,)):
+        with pytest.raises(ibcheck.InputError):
+            ibcheck.Claim(id="INJ.3", variables=["d"], bounds=[ibcheck.Bound("r", "O", expr)])
+    with pytest.raises(ibcheck.InputError):
+        ibcheck.Claim(id="INJ.4", variables=["d"], hypotheses=[ibcheck.Hypothesis("H1", {"d": payload})])
+    assert not target.exists()
+
+
 def test_a_huge_point_value_is_refused_without_allocating():
     start = time.perf_counter()
     assert main(["bounds", "FVBS23.thm.4_2", "--at", "d=1e999999999,k=10"]) == 2

@@ -80,6 +80,13 @@ class Bound:
         from .expressions import as_sympy, parse_formula, parse_latex_bound
 
         kind, expr = self.kind, self.expr
+        for name in ("quantity", "kind"):
+            if not isinstance(getattr(self, name), str):
+                raise InputError(f"{where}: {name}={getattr(self, name)!r} is not a string")
+        if self.latex is not None and not isinstance(self.latex, str):
+            raise InputError(f"{where}: latex={self.latex!r} is not a string")
+        if self.reading is not None and not isinstance(self.reading, str):
+            raise InputError(f"{where}: reading={self.reading!r} is not a string")
         if self.latex is not None:
             kind_tex, expr = parse_latex_bound(self.latex, where)
             kind = kind or kind_tex
@@ -237,6 +244,8 @@ def _normalize(claim: Claim) -> None:
     out = []
     for key, h in hyps:
         if isinstance(h, Hypothesis):
+            if h.expr is not None and not isinstance(h.expr, (sp.Rel, sp.And, sp.Or)):
+                raise InputError(f"claim {claim.id}: hypotheses[{key!r}] has expr={h.expr!r}: a relation (sympy) or a string to parse")
             out.append(h)
             continue
         where = f"claim {claim.id}: hypotheses[{key!r}]"
@@ -249,6 +258,5 @@ def _normalize(claim: Claim) -> None:
     for i, b in enumerate(claim.bounds):
         if not isinstance(b, Bound):
             raise InputError(f"claim {claim.id}: bounds[{i}] is a {type(b).__name__}, not an ibcheck.Bound(quantity, kind, expr)")
-        bounds.append(b if isinstance(b.expr, sp.Basic) and b.latex is None and b.kind in BOUND_KINDS
-                      else b.parsed(f"claim {claim.id}: bounds[{i}]"))
+        bounds.append(b.parsed(f"claim {claim.id}: bounds[{i}]"))
     set_("bounds", tuple(bounds))

@@ -191,12 +191,23 @@ def _short(text: str) -> str:
 def as_sympy(value: Any, where: str = "formula") -> sp.Basic:
     """A formula given as text (parsed as data) or as a sympy object (``sympify(strict=True)``, which
     never parses strings). Pitfall avoided: plain ``sympify`` of a string is ``eval``."""
+    import numbers
+    from fractions import Fraction
+
     if isinstance(value, str):
         return parse_formula(value, where)
-    try:
-        return sp.sympify(value, strict=True)
-    except (sp.SympifyError, TypeError, ValueError):
-        raise InputError(f"{where}: {value!r} is not a formula (give a string such as 'sqrt(d/k)' or a sympy expression)") from None
+    if isinstance(value, sp.Basic):
+        return value
+    # numbers only: sympify(strict=True) still parses the strings inside a list or a dict
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InputError(f"{where}: {value!r} is not a formula (give a string such as 'sqrt(d/k)' or a sympy expression)")
+    if isinstance(value, numbers.Integral):
+        return sp.Integer(int(value))
+    if isinstance(value, Fraction):
+        return sp.Rational(value.numerator, value.denominator)
+    if not math.isfinite(float(value)):
+        raise InputError(f"{where}: {value!r} is not a finite number")
+    return sp.Float(float(value))
 
 
 def parse_latex_formula(text: str, where: str = "formula") -> sp.Basic:
