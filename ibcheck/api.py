@@ -9,6 +9,7 @@ Importing this module loads neither torch nor cvxpy; each call imports what it n
 """
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import TYPE_CHECKING, Literal, Mapping, Sequence
 
@@ -304,11 +305,17 @@ def compare(claim: str, grid: Mapping[str, Sequence[float]] | None = None, seeds
     if grid is not None:
         if not isinstance(grid, Mapping):
             raise InputError(f"grid={grid!r} is not a mapping: give e.g. grid={{'d': [64, 128, 256], 'k': [2, 4]}}")
+        import numbers
+
+        variables = {var.name: var for var in globals()["claim"](claim).variables} if isinstance(claim, str) else {}
         g = {}
         for v, vals in grid.items():
-            vals = list(vals)
-            if len(vals) < 1 or any(isinstance(x, bool) or not isinstance(x, (int, float)) or not x > 0 for x in vals):
-                raise InputError(f"grid[{v!r}]={vals!r} is out of range: grid values must be numbers > 0")
+            vals = _sequence(f"grid[{v!r}]", vals)
+            if any(isinstance(x, bool) or type(x).__name__ == "bool_" or not isinstance(x, numbers.Real) or not x > 0
+                   or not math.isfinite(float(x)) for x in vals):
+                raise InputError(f"grid[{v!r}]={vals!r} is out of range: grid values must be finite numbers > 0")
+            if v in variables:  # the claim's own domain: d an integer >= 2, eps in (0, 1), ...
+                vals = [variables[v].check(int(x) if isinstance(x, numbers.Integral) else float(x)) for x in vals]
             g[v] = sorted(vals)
     return compare_claim(claim, store=store, grid=g, seeds=seeds, budget=budget, quick=quick, workers=workers, margin=margin,
                          progress=progress, inside_only=inside_only, constants=_constants(constants), spending=spending)

@@ -111,3 +111,9 @@ def test_nan_and_bad_labels_are_refused_by_the_solvers_calls():
 def test_a_train_too_large_for_memory_is_refused_before_allocating():
     with pytest.raises(ibcheck.InputError, match="GiB"):
         ibcheck.DataConfig(d=10**6, n=10**6)
+
+
+@pytest.mark.parametrize("grid", [{"d": [1e-300, 64, 128]}, {"d": [64.5, 128, 256]}, {"d": [64, math.nan, 256]}, {"d": "64,128"}])
+def test_grid_values_outside_the_claims_domain_are_refused(grid):
+    with pytest.raises(ibcheck.InputError, match="out of range|not a list"):
+        ibcheck.compare("SSTTM18.cor.robust_upper", grid=grid, seeds=1)
