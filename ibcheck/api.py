@@ -311,8 +311,8 @@ def compare(claim: str, grid: Mapping[str, Sequence[float]] | None = None, seeds
         g = {}
         for v, vals in grid.items():
             vals = _sequence(f"grid[{v!r}]", vals)
-            if any(isinstance(x, bool) or type(x).__name__ == "bool_" or not isinstance(x, numbers.Real) or not x > 0
-                   or not math.isfinite(float(x)) for x in vals):
+            if any(isinstance(x, bool) or type(x).__name__ == "bool_" or not isinstance(x, numbers.Real)
+                   or not (math.isfinite(float(x)) and float(x) > 0) for x in vals):
                 raise InputError(f"grid[{v!r}]={vals!r} is out of range: grid values must be finite numbers > 0")
             if v in variables:  # the claim's own domain: d an integer >= 2, eps in (0, 1), ...
                 vals = [variables[v].check(int(x) if isinstance(x, numbers.Integral) else float(x)) for x in vals]
