@@ -111,6 +111,12 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = build_parser()
     args = parser.parse_args(argv)
+    if not os.environ.get("IBCHECK_DEBUG"):
+        import warnings
+
+        # numpy's overflow/invalid warnings from a diverging start are noise on a terminal: every
+        # result carries its own status (not a certificate, not proven, ...)
+        warnings.simplefilter("ignore", RuntimeWarning)
     try:
         load_user_claims(args.claims_files)
         if getattr(args, "out", None) is not None:  # before any computing: one line, exit 2, nothing written

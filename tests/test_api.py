@@ -103,7 +103,7 @@ def test_verdict_and_compare_write_nothing_until_saved(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda: ibcheck.kkt_points(d=0), "d=0 is out of range: d must be an integer >= 1"),
+    (lambda: ibcheck.kkt_points(d=0), "d=0 is out of range: d must be an integer in [1, 10000]"),
     (lambda: ibcheck.kkt_points(width=2.5), "width=2.5 is out of range"),
     (lambda: ibcheck.kkt_points(data="moons"), "data='moons' is out of range"),
     (lambda: ibcheck.kkt_points(colour=1), "unexpected keyword argument 'colour'"),

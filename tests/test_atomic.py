@@ -50,8 +50,12 @@ def test_kill_during_writing_leaves_a_whole_file(tmp_path):
 def test_a_failing_write_keeps_the_old_file(tmp_path):
     path = tmp_path / "a.json"
     write_json(str(path), {"ok": 1})
+    class Unwritable:
+        def __str__(self):
+            raise TypeError("cannot be written")
+
     with pytest.raises(TypeError):
-        write_json(str(path), {"bad": object()})
+        write_json(str(path), {"bad": Unwritable()})
     assert json.loads(path.read_text()) == {"ok": 1}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json"]  # no temp left behind
 
