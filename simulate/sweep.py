@@ -276,7 +276,7 @@ def _run_dask(todo, record, scheduler, workers):
     try:
         if scheduler:
             try:
-                client = Client(scheduler, timeout="10s")
+                client = Client(scheduler, timeout=os.environ.get("IBCHECK_DASK_TIMEOUT", "10s"))
             except (OSError, TimeoutError) as err:
                 raise InputError(f"--scheduler {scheduler}: cannot reach a Dask scheduler there ({type(err).__name__})") from None
         else:

@@ -9,6 +9,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 os.environ.setdefault("MPLBACKEND", "Agg")
+os.environ.setdefault("IBCHECK_DASK_TIMEOUT", "2s")  # the unreachable-scheduler tests wait this long, not 10 s
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # one thread per test process: pytest-xdist already runs a process per core, and BLAS, torch
     # and the solvers each starting a thread per core would oversubscribe them (and time unevenly)
