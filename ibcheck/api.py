@@ -307,7 +307,9 @@ def compare(claim: str, grid: Mapping[str, Sequence[float]] | None = None, seeds
             raise InputError(f"grid={grid!r} is not a mapping: give e.g. grid={{'d': [64, 128, 256], 'k': [2, 4]}}")
         import numbers
 
-        variables = {var.name: var for var in globals()["claim"](claim).variables} if isinstance(claim, str) else {}
+        from ibcheck.theory.registry import get_claim
+
+        variables = {var.name: var for var in get_claim(claim).variables}
         g = {}
         for v, vals in grid.items():
             vals = _sequence(f"grid[{v!r}]", vals)

@@ -70,7 +70,7 @@ run_sweep(_tasks(n_cells=10, seeds=2), {db!r}, "test", workers={workers}, progre
 """
 
 
-@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("workers", [1, pytest.param(2, marks=pytest.mark.slow)])
 def test_kill_minus_9_then_rerun_finishes_every_cell_exactly_once(tmp_path, workers):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     db = str(tmp_path / "k.sqlite")
@@ -255,6 +255,7 @@ E.EXPERIMENTS[{exp!r}] = E.Experiment(**{{**E.EXPERIMENTS[{exp!r}].__dict__, "me
 """
 
 
+@pytest.mark.slow
 def test_a_dead_local_worker_stops_the_sweep_with_one_line_and_a_rerun_resumes(tmp_path):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     db = str(tmp_path / "dead.sqlite")
