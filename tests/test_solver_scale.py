@@ -102,3 +102,17 @@ def test_global_max_margin_never_infeasible_on_feasible_data_and_exact_without_b
         assert g.net.margins(X * s, y).min() >= 1 - 1e-6
     X2, y2 = np.vstack([X, X[:1]]), np.append(y, -y[0])  # the same point with both labels
     assert ibcheck.global_max_margin(X2, y2).status == "infeasible"
+
+
+def test_global_max_margin_with_a_bias_at_a_large_scale_does_not_crash():
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((6, 2))
+    y = np.array([1, -1, 1, -1, 1, -1.0])
+    g = ibcheck.global_max_margin(X * 1e7, y)
+    assert g.certified and g.net.margins(X * 1e7, y).min() >= 1 - 1e-6
+
+
+def test_an_absurd_noise_scale_is_a_result_or_one_line_never_a_crash(cli, tmp_path):
+    res = cli("kkt", "--sigma", "1e100", "--d", "3", "--n", "6", "--width", "2", "--starts", "2", "--global", "--out", str(tmp_path / "k"))
+    assert res.returncode in (0, 2), res.stderr
+    assert "internal error" not in res.stderr and len(res.stderr.strip().splitlines()) <= 1
