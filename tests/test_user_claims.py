@@ -235,3 +235,31 @@ def test_a_verdict_on_a_users_claim_from_the_api(tmp_path):
     (tmp_path / "m.csv").write_text("\n".join(rows) + "\n")
     v = ibcheck.verdict(str(tmp_path / "m.csv"), claim="TOY26.thm.4")
     assert v.verdict == "consistent" and v.summary["applicability"]["cells_inside"] == 9
+
+
+def test_every_claim_a_file_builds_is_registered(tmp_path):
+    """A claim written as a bare expression, or built in a loop, is not dropped (issue 19, section 6)."""
+    path = tmp_path / "bare.py"
+    path.write_text('import ibcheck\n'
+                    'ibcheck.Claim(id="BARE26.thm.1", variables=["d"], bounds=[ibcheck.Bound("r", "O", "sqrt(d)")])\n'
+                    'for i in (2, 3):\n'
+                    '    ibcheck.Claim(id=f"BARE26.thm.{i}", variables=["d"], bounds=[ibcheck.Bound("r", "O", "d")])\n'
+                    'ibcheck.register(ibcheck.Claim(id="BARE26.thm.4", variables=["d"], bounds=[ibcheck.Bound("r", "O", "d")]))\n')
+    res = _cli("--claims", str(path), "claims", "--json")
+    assert res.returncode == 0, res.stderr
+    ids = {c["claim"] for c in json.loads(res.stdout)}
+    assert {f"BARE26.thm.{i}" for i in (1, 2, 3, 4)} <= ids
+
+
+def test_latex_with_the_kind_given_and_subscripts():
+    import ibcheck
+
+    wrapped = ibcheck.Claim(id="SUB26.thm.1", variables=["d", "k"], constants=["C1"],
+                            bounds=[ibcheck.Bound("r", latex=r"O(C_1 \sqrt{d/k}\,\log d)")])
+    plain = ibcheck.Claim(id="SUB26.thm.2", variables=["d", "k"], constants=["C1"],
+                          bounds=[ibcheck.Bound("r", "O", latex=r"C_{1} \sqrt{d/k}\,\log d")])
+    assert wrapped.bounds[0].kind == plain.bounds[0].kind == "O"
+    assert wrapped.bounds[0].expr == plain.bounds[0].expr
+    assert {s.name for s in plain.bounds[0].expr.free_symbols} == {"C1", "d", "k"}
+    with pytest.raises(ibcheck.InputError, match="subscript"):
+        ibcheck.Claim(id="SUB26.thm.3", variables=["d"], bounds=[ibcheck.Bound("r", "O", latex=r"c_{\mathrm{max}} d")])

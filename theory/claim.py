@@ -37,6 +37,14 @@ def tex(expr) -> str:
     return sp.latex(expr, symbol_names=names, ln_notation=True)
 
 
+def _wrapped(latex: str) -> bool:
+    """``\\Omega(...)``, ``O(...)``: the bound states its kind itself."""
+    from .expressions import _KINDS
+
+    s = latex.strip()
+    return any(s.startswith(name + opening) for name, _ in _KINDS for opening in ("(", "\\left(", "\\big("))
+
+
 @dataclass(frozen=True)
 class Hypothesis:
     """A named hypothesis (H1, H2, ...).
@@ -77,7 +85,7 @@ class Bound:
         """This bound with its formula parsed (a string in sympy syntax or LaTeX, or ``latex``),
         and its kind checked; errors name ``where`` (the claim and the field)."""
         from .errors import InputError
-        from .expressions import as_sympy, parse_formula, parse_latex_bound
+        from .expressions import as_sympy, parse_formula, parse_latex_bound, parse_latex_formula
 
         kind, expr = self.kind, self.expr
         for name in ("quantity", "kind"):
@@ -87,7 +95,9 @@ class Bound:
             raise InputError(f"{where}: latex={self.latex!r} is not a string")
         if self.reading is not None and not isinstance(self.reading, str):
             raise InputError(f"{where}: reading={self.reading!r} is not a string")
-        if self.latex is not None:
+        if self.latex is not None and kind and not _wrapped(self.latex):
+            expr = parse_latex_formula(self.latex, where)  # Bound("r", "O", latex=r"\sqrt{d/k}\,\log d"): the kind is given
+        elif self.latex is not None:
             kind_tex, expr = parse_latex_bound(self.latex, where)
             kind = kind or kind_tex
         elif isinstance(expr, str):
@@ -108,6 +118,11 @@ class Bound:
             return rf"{q} = {op}\left({e}\right)"
         op = {"<=": r"\le", ">=": r"\ge", "->": r"\to"}[self.kind]
         return rf"{q} {op} {e}"
+
+
+# While a claims file runs (theory.registry.load_claims), every Claim it builds lands here, bound to a
+# name or not: a claim written as a bare expression, or built in a loop, is registered all the same.
+_BUILT: list | None = None
 
 
 @dataclass(frozen=True)
@@ -160,6 +175,8 @@ class Claim(Result):
         for b in self.bounds:
             if b.reading is not None and b.reading not in self.readings:
                 raise InputError(f"claim {self.id}: bound reading {b.reading!r} not declared in readings")
+        if _BUILT is not None:
+            _BUILT.append(self)
 
     @property
     def unverified(self) -> bool:

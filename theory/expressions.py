@@ -230,6 +230,15 @@ def parse_latex_formula(text: str, where: str = "formula") -> sp.Basic:
     except (LaTeXParsingError, Exception) as err:  # antlr's own errors are not all LaTeXParsingError
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise InputError(f"{where}: cannot parse the LaTeX {text!r} at position {_position(text)}: {first}") from None
+    renamed = {}
+    for s in raw.free_symbols:  # C_1 and C_{1} as in a paper are the name C1 (sympy writes C_{1})
+        m = re.fullmatch(r"([A-Za-z]+)_\{?([A-Za-z0-9]+)\}?", s.name)
+        if m:
+            renamed[s] = sp.Symbol(m.group(1) + m.group(2))
+        elif "_" in s.name:
+            raise InputError(f"{where}: the subscript in {s.name!r} of {text!r} is not a plain name: LaTeX subscripts "
+                             "are read as digits or one letter (C_1, C_{12}); write longer names in sympy syntax (c_max)")
+    raw = raw.xreplace(renamed)
     rebuilt = re.sub(r"\be\b", "E", sp.sstr(raw).replace(", E)", ")"))  # e is Euler's number in a paper
     for greek, name in _GREEK.items():  # \varepsilon is the registry's eps, \lambda its lam
         rebuilt = re.sub(rf"\b{greek}\b", name, rebuilt)

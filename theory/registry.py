@@ -27,15 +27,16 @@ def all_claims() -> list[Claim]:
 
 def register(claims, source: str = "the API") -> list[Claim]:
     """Add a user's claims to the registry, so that every command and API call finds them by id.
-    Re-registering the same claim from the same source is a no-op; any other id clash is an error."""
+    Re-registering the same claim (equal in every field) is a no-op; any other id clash is an error."""
     claims = [claims] if isinstance(claims, Claim) else list(claims)
     for c in claims:
         if not isinstance(c, Claim):
             raise InputError(f"{source}: {c!r} is not an ibcheck.Claim")
-        if c.id in _BY_ID and not (_BY_ID[c.id] == c and _SOURCE[c.id] == source):
+        if c.id in _BY_ID and not _BY_ID[c.id] == c:
             raise InputError(f"{source}: claim id {c.id!r} clashes with a claim from {_SOURCE[c.id]}")
     for c in claims:
-        _BY_ID[c.id], _SOURCE[c.id] = c, source
+        if c.id not in _BY_ID:
+            _BY_ID[c.id], _SOURCE[c.id] = c, source
     return claims
 
 
@@ -54,13 +55,19 @@ def load_claims(path: str) -> list[Claim]:
 
     if not os.path.isfile(path):
         raise InputError(f"claims file {path!r} does not exist")
+    from . import claim as claim_module
+
+    outer, claim_module._BUILT = claim_module._BUILT, []
     try:
         ns = runpy.run_path(path, run_name="ibcheck_user_claims")
+        built = claim_module._BUILT
     except InputError as err:
         raise InputError(f"{path}: {err}") from None
     except Exception as err:  # the user's file: any error, as one line naming it
         raise InputError(f"{path}: {type(err).__name__}: {err}") from None
-    found: list[Claim] = []
+    finally:
+        claim_module._BUILT = outer
+    found: list[Claim] = [c for c in built if not any(c is o for o in built[:built.index(c)])]
     for value in ns.values():
         for c in value if isinstance(value, (list, tuple)) else [value]:
             if isinstance(c, Claim) and c not in found:
