@@ -30,14 +30,17 @@ from .api import (  # noqa: E402
     claim,
     claims,
     compare,
+    direction_error,
     experiment,
     global_max_margin,
     growth,
     kkt_certificate,
     kkt_points,
     load_run,
+    normalized_margin,
     radii,
     reproduce,
+    svm,
     train,
     verdict,
     window,
@@ -59,4 +62,5 @@ def __getattr__(name: str):
 
 __all__ = ["Bound", "Claim", "Hypothesis", "Variable", "load_claims", "register",
            "claims", "claim", "bounds", "window", "growth", "train", "load_run", "radii", "kkt_points", "kkt_certificate",
-           "global_max_margin", "experiment", "compare", "verdict", "reproduce", "InputError", "RunFailure", *_CONFIGS]
+           "global_max_margin", "svm", "normalized_margin", "direction_error",
+           "experiment", "compare", "verdict", "reproduce", "InputError", "RunFailure", *_CONFIGS]

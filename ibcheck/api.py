@@ -280,6 +280,53 @@ def global_max_margin(X: np.ndarray, y: np.ndarray, bias: bool = True, max_patte
     return _glob(np.asarray(X, float), np.asarray(y, float), bias=bias, max_patterns=max_patterns, candidates=list(candidates))
 
 
+def svm(X: np.ndarray, y: np.ndarray, bias: bool = True):
+    """The hard-margin linear SVM (SHNGS18's w_svm): ``w``, ``b``, the multipliers ``alpha``, the support
+    vectors, ``margin`` and the solver ``status`` ("optimal", "infeasible" when not separable,
+    "unbounded" for one class with a bias). Solved on unit-norm data and scaled back."""
+    from ibcheck.solvers.svm import hard_margin_svm
+    from ibcheck.solvers.validation import check_data
+    from ibcheck.theory.argtypes import require_bool
+
+    X, y = check_data(X, y)
+    return hard_margin_svm(X, y, bias=require_bool("bias", bias))
+
+
+def normalized_margin(network, X: np.ndarray, y: np.ndarray) -> float:
+    """LL20.def.normalized_margin: ``min_i y_i f(x_i) / ||theta||^L`` for an L-homogeneous network
+    (scale-free: it does not change when theta is multiplied by c > 0)."""
+    from ibcheck.solvers.networks import normalized_margin as _nm
+    from ibcheck.solvers.validation import check_data, check_network
+
+    check_network(network)
+    X, y = check_data(X, y, dim=_input_dim(network))
+    return _nm(network, X, y)
+
+
+def direction_error(w, reference) -> float:
+    """SHNGS18.thm.direction: ``|| w/||w|| - w_ref/||w_ref|| ||`` (e.g. GD's iterate against ``svm(X, y).w``)."""
+    from ibcheck.solvers.svm import direction_error as _de
+    from ibcheck.solvers.validation import check_X
+
+    a, b = check_X(_row(w, "w"), "w"), check_X(_row(reference, "reference"), "reference")
+    if a.shape != b.shape:
+        raise InputError(f"w has {a.shape[1]} entries and reference {b.shape[1]}: give two vectors of the same length")
+    return _de(a[0], b[0])
+
+
+def _row(v, name: str) -> list:
+    """A vector as a one-row matrix for check_X; anything else is refused naming ``name``."""
+    import numpy as np
+
+    try:
+        arr = np.asarray(v, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(f"{name} is not a vector of numbers") from None
+    if arr.ndim != 1:
+        raise InputError(f"{name} has shape {arr.shape}: give a vector (1-D)")
+    return [arr.tolist()]
+
+
 # -- simulate: theory against simulation ---------------------------------------------------------
 def experiment(claim: str, grid: Mapping[str, Sequence[float]], seeds: int = 3, **options):
     """Decorator binding ``measure(cell, seed) -> {quantity: value}`` to a claim, for :func:`compare`
@@ -351,4 +398,4 @@ def reproduce(name: str, quick: bool = True) -> Reproduction:
 
 
 __all__ = ["claims", "claim", "bounds", "window", "growth", "train", "load_run", "radii", "kkt_points", "kkt_certificate",
-           "global_max_margin", "experiment", "compare", "verdict", "reproduce"]
+           "global_max_margin", "svm", "normalized_margin", "direction_error", "experiment", "compare", "verdict", "reproduce"]

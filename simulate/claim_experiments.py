@@ -254,7 +254,7 @@ def measure_shngs18(cell: dict, seed: int) -> dict:
 
     The loss-based schedule reaches losses near 1e-700, T near 1e700 (kept as log10); points with T >= 100.
     """
-    from ibcheck.solvers.svm import hard_margin_svm
+    from ibcheck.solvers.svm import direction_error, hard_margin_svm
 
     from .models import ModelConfig
     from .trainer import TrainConfig
@@ -277,7 +277,7 @@ def measure_shngs18(cell: dict, seed: int) -> dict:
             continue
         w = nets[0].w
         norm = float(np.linalg.norm(w))
-        rows.append(_traj_row(r["log10_T"], direction_error=float(np.linalg.norm(w / norm - svm.direction)),
+        rows.append(_traj_row(r["log10_T"], direction_error=direction_error(w, svm.w),
                               log10_train_loss=r["log10_loss_mean"], param_norm=norm))
     return {"trajectory": rows, "status": res.summary[0]["status"]}
 

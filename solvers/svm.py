@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import cvxpy as cp
 import numpy as np
 
+from ibcheck.errors import InputError
+
 
 @dataclass
 class SVMResult:
@@ -29,6 +31,18 @@ class SVMResult:
     @property
     def direction(self) -> np.ndarray:
         return self.w / np.linalg.norm(self.w)
+
+
+def direction_error(w: np.ndarray, reference: np.ndarray) -> float:
+    """SHNGS18.thm.direction: ``|| w/||w|| - w_ref/||w_ref|| ||``, the distance between directions.
+
+    Pitfall avoided: comparing unnormalized vectors mixes the direction with the norm, which
+    grows like log t under GD on separable data; only the direction converges (at rate 1/log t)."""
+    w, reference = np.asarray(w, float).ravel(), np.asarray(reference, float).ravel()
+    nw, nr = float(np.linalg.norm(w)), float(np.linalg.norm(reference))
+    if nw == 0.0 or nr == 0.0:
+        raise InputError("direction_error: a zero vector has no direction")
+    return float(np.linalg.norm(w / nw - reference / nr))
 
 
 def hard_margin_svm(X: np.ndarray, y: np.ndarray, bias: bool = True, sv_tol: float = 1e-7) -> SVMResult:
