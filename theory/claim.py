@@ -33,7 +33,9 @@ _TEX_NAMES = {
 
 def tex(expr) -> str:
     """LaTeX of a formula with the sources' notation (eps as \\varepsilon, ln for log)."""
-    names = {s: _TEX_NAMES[s.name] for s in sp.sympify(expr, strict=True).free_symbols if s.name in _TEX_NAMES}
+    from .expressions import as_sympy
+
+    names = {s: _TEX_NAMES[s.name] for s in as_sympy(expr).free_symbols if s.name in _TEX_NAMES}
     return sp.latex(expr, symbol_names=names, ln_notation=True)
 
 

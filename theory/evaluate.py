@@ -18,6 +18,7 @@ import sympy as sp
 
 from .claim import Claim, Hypothesis
 from .errors import InputError
+from .expressions import as_sympy
 
 LN10 = mpmath.log(10)
 MAX_DECIMAL_EXPONENT = 10000  # |log10| of a value at a point; log space handles it, an exact integer stays small
@@ -116,7 +117,7 @@ def log_form(expr: sp.Expr) -> sp.Expr:
 
     ``log(sqrt(delta/3) * exp(d/32))`` becomes ``log(delta)/2 - log(3)/2 + d/32``.
     """
-    return sp.expand_log(sp.log(sp.sympify(expr, strict=True)), force=False)
+    return sp.expand_log(sp.log(as_sympy(expr)), force=False)
 
 
 @lru_cache(maxsize=4096)
@@ -128,7 +129,7 @@ def _compiled(expr: sp.Expr):
 
 def evaluate(expr: sp.Expr, values: Mapping[str, object]) -> mpmath.mpf | mpmath.mpc:
     """Evaluate a sympy expression with mpmath at the given values (names -> numbers)."""
-    names, fn = _compiled(sp.sympify(expr, strict=True))
+    names, fn = _compiled(as_sympy(expr))
     return fn(*[mpmath.mpf(values[n]) if isinstance(values[n], int) else values[n] for n in names])
 
 
@@ -227,11 +228,11 @@ def bound_value(expr: sp.Expr, point: Point | None) -> tuple[float | None, float
     """
     if point is None:
         return None, None
-    names = [s.name for s in sp.sympify(expr, strict=True).free_symbols]
+    names = [s.name for s in as_sympy(expr).free_symbols]
     if any(point.get(n) is None for n in names):
         return None, None
     values = {n: point.get(n) for n in names}
-    lg = log10_value(expr, values) if sp.sympify(expr, strict=True) != 0 else None
+    lg = log10_value(expr, values) if as_sympy(expr) != 0 else None
     if lg is None:
         v = evaluate(expr, values)
         return (float(mpmath.re(v)) if not isinstance(v, int) else float(v)), None

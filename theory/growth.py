@@ -28,6 +28,7 @@ from typing import ClassVar, Iterable, Literal, Mapping
 import sympy as sp
 
 from .errors import InputError
+from .expressions import as_sympy
 from .result import Result
 
 
@@ -94,7 +95,7 @@ def growth(expr: sp.Expr, tends_to: Mapping[str, str], signed: bool = True) -> G
     With ``signed`` (for comparisons) a negative term must be dominated by a positive one; without it
     (per-variable exponent tables) every term counts by its magnitude.
     """
-    expr = sp.sympify(expr, strict=True)
+    expr = as_sympy(expr)
     names = [v for v in tends_to if tends_to[v] in ("oo", "0")]
     for p in [*expr.atoms(sp.Pow), *expr.atoms(sp.exp)]:
         inside = {s.name for s in (p.exp if isinstance(p, sp.Pow) else p.args[0]).free_symbols} & set(names)
@@ -307,8 +308,8 @@ class GrowthRelation(Result):
 
 def couple(expr: sp.Expr, coupling: Mapping[str, sp.Expr]) -> sp.Expr:
     """Substitute a coupling such as ``{"k": d**alpha}`` into ``expr``."""
-    by_name = {s.name: s for s in sp.sympify(expr, strict=True).free_symbols}
-    return sp.sympify(expr, strict=True).subs({by_name[v]: sp.sympify(e, strict=True) for v, e in coupling.items() if v in by_name}, simultaneous=True)
+    by_name = {s.name: s for s in as_sympy(expr).free_symbols}
+    return as_sympy(expr).subs({by_name[v]: as_sympy(e) for v, e in coupling.items() if v in by_name}, simultaneous=True)
 
 
 def compare(a: sp.Expr, b: sp.Expr, tends_to: Mapping[str, str], coupling: Mapping[str, sp.Expr] | None = None) -> GrowthRelation:
@@ -365,7 +366,7 @@ def _compare_by_limit(a: sp.Expr, b: sp.Expr, tends_to: Mapping[str, str], why: 
     variable is decided exactly by the limit of ``a/b`` (sympy's Gruntz algorithm, complete for
     exp-log functions of one variable); several variables are refused with the reason, never guessed.
     Pitfall avoided: treating a variable in an exponent as a constant answered ``2**d < d**100``."""
-    a, b = sp.sympify(a, strict=True), sp.sympify(b, strict=True)
+    a, b = as_sympy(a), as_sympy(b)
     present = sorted(v for v in tends_to if tends_to[v] in ("oo", "0") and any(s.name == v for s in (a.free_symbols | b.free_symbols)))
     if len(present) != 1:
         raise GrowthError(f"{why}; with {len(present)} asymptotic variables ({', '.join(present)}) this is outside what ibcheck "
