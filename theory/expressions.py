@@ -189,8 +189,9 @@ def _short(text: str) -> str:
 
 
 def as_sympy(value: Any, where: str = "formula") -> sp.Basic:
-    """A formula given as text (parsed as data) or as a sympy object (``sympify(strict=True)``, which
-    never parses strings). Pitfall avoided: plain ``sympify`` of a string is ``eval``."""
+    """A formula given as text (parsed as data by the whitelist), a sympy object (returned as is) or a
+    number. Anything else, containers included, is refused. Pitfall avoided: sympy's own conversion
+    evaluates strings, even the strings inside a list or a dict when asked to be strict."""
     import numbers
     from fractions import Fraction
 
@@ -198,7 +199,7 @@ def as_sympy(value: Any, where: str = "formula") -> sp.Basic:
         return parse_formula(value, where)
     if isinstance(value, sp.Basic):
         return value
-    # numbers only: sympify(strict=True) still parses the strings inside a list or a dict
+    # numbers only: a container could hold strings that sympy's conversion would evaluate
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise InputError(f"{where}: {value!r} is not a formula (give a string such as 'sqrt(d/k)' or a sympy expression)")
     if isinstance(value, numbers.Integral):

@@ -308,10 +308,10 @@ def global_max_margin(X: np.ndarray, y: np.ndarray, bias: bool = True, max_patte
                                           "(and none is 0), so (P) is feasible: the inputs differ by less than the solver "
                                           "resolves relative to their norm; rescale or center X")
         return GlobalOptimum(float("nan"), status, len(D), 0, None, False, method, None, note)
+    net = _network(Vv, Uv, value, bias, block_tol)  # on the unit-norm rows; scaled back below
     value, lam = value / scale, lam / scale  # back to the units of X (see above)
-    net = _network(Vv, Uv, value * scale, bias, block_tol)
-    c = 1.0 / math.sqrt(scale)
-    net = replace(net, W=net.W * c, a=net.a * c, b=None if net.b is None else net.b * c)
+    shrink = 1.0 / math.sqrt(scale)
+    net = replace(net, W=net.W * shrink, a=net.a * shrink, b=None if net.b is None else net.b * shrink)
     certified = dmax is not None and dmax <= 1 + 1e-4
     if method == "enumeration" and not certified and dmax is not None:
         note = f"the program's multipliers give a dual check of {dmax:.6g} > 1: solver inaccuracy"
