@@ -21,6 +21,7 @@ if all(_os.path.isfile(_os.path.join(_root, layer, "__init__.py")) for layer in 
     # a source tree (a checkout, or a copy of one on PYTHONPATH): ibcheck.theory is <root>/theory
     __path__.append(_root)  # type: ignore[name-defined]  # noqa: F821
 
+from ibcheck.simulate.censored import AtLeast, AtMost  # noqa: E402
 from ibcheck.theory.claim import Bound, Claim, Hypothesis  # noqa: E402
 from ibcheck.theory.registry import load_claims, register  # noqa: E402
 from ibcheck.theory.variables import Variable  # noqa: E402
@@ -62,5 +63,5 @@ def __getattr__(name: str):
 
 __all__ = ["Bound", "Claim", "Hypothesis", "Variable", "load_claims", "register",
            "claims", "claim", "bounds", "window", "growth", "train", "load_run", "radii", "kkt_points", "kkt_certificate",
-           "global_max_margin", "svm", "normalized_margin", "direction_error",
+           "global_max_margin", "svm", "normalized_margin", "direction_error", "AtLeast", "AtMost",
            "experiment", "compare", "verdict", "reproduce", "InputError", "RunFailure", *_CONFIGS]

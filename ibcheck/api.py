@@ -341,11 +341,14 @@ def experiment(claim: str, grid: Mapping[str, Sequence[float]], seeds: int = 3, 
 def compare(claim: str, grid: Mapping[str, Sequence[float]] | None = None, seeds: int | None = None, budget: float | None = None,
             quick: bool = True, store: str | None = None, workers: int = 1, margin: float = 0.1, inside_only: bool = False,
             constants: Mapping[str, float] | None = None, spending: Literal["pocock", "obrien-fleming"] = "pocock",
-            progress: bool = False) -> Comparison:
+            progress: bool = False, margin_log: float = 0.25, offsets: Literal["fit", "known"] = "fit",
+            fit_from: Mapping[str, float] | None = None) -> Comparison:
     """Sweep the claim's experiment over ``grid`` x ``seeds`` (growing it in rounds within ``budget``
     seconds), fit the exponents with confidence intervals, and judge them: consistent, inconsistent or
     inconclusive, each with its reason and the hypotheses' status at the measured cells. ``store``
-    names a SQLite file that makes the sweep resumable."""
+    names a SQLite file that makes the sweep resumable. Every exponent the claim states is fitted,
+    log factors included (``margin_log`` is their margin; ``offsets="known"`` takes them as known on
+    request); ``fit_from={"T": 1e3}`` fits only late times."""
     from ibcheck.simulate.compare import compare_claim
 
     g = None
@@ -367,25 +370,46 @@ def compare(claim: str, grid: Mapping[str, Sequence[float]] | None = None, seeds
                 vals = [variables[v].check(int(x) if isinstance(x, numbers.Integral) else float(x)) for x in vals]
             g[v] = sorted(vals)
     return compare_claim(claim, store=store, grid=g, seeds=seeds, budget=budget, quick=quick, workers=workers, margin=margin,
-                         progress=progress, inside_only=inside_only, constants=_constants(constants), spending=spending)
+                         progress=progress, inside_only=inside_only, constants=_constants(constants), spending=spending,
+                         margin_log=margin_log, offsets=offsets, fit_from=_mapping_of_floats("fit_from", fit_from))
 
 
 def verdict(data: str, claim: str | None = None, quantity: str | None = None, reading: str | None = None,
             predict: str | None = None, kind: Literal["O", "Omega", "Theta"] | None = None, margin: float = 0.1,
-            constants: Mapping[str, float] | None = None) -> Comparison:
+            constants: Mapping[str, float] | None = None, margin_log: float = 0.25, offsets: Literal["fit", "known"] = "fit",
+            fit_from: Mapping[str, float] | None = None, trajectory: bool = False) -> Comparison:
     """Judge your own measurements (a CSV with the variables, ``seed`` and ``value``) against a claim
-    of the registry, or against a stated prediction (``predict="d=1/2,k=-1/2"`` with ``kind``)."""
+    of the registry, or against a stated prediction (``predict="d=1/2,k=-1/2"`` or ``"t=0,log(t)=-1"``
+    with ``kind``). ``trajectory=True``: each seed is one run measured along the fitted variable."""
     import os
 
     from ibcheck.simulate.user_data import verdict_from_csv
-    from ibcheck.theory.argtypes import require_float
+    from ibcheck.theory.argtypes import require_bool, require_float
 
     if not isinstance(data, (str, os.PathLike)):
         raise InputError(f"data={data!r} is not a path to a CSV file")
     for pname, value in (("claim", claim), ("quantity", quantity), ("reading", reading), ("predict", predict), ("kind", kind)):
         _text(pname, value, optional=True)
     require_float("margin", margin, 0.0, strict=True)
-    return verdict_from_csv(os.fspath(data), claim, quantity, reading, predict, kind, float(margin), _constants(constants))
+    return verdict_from_csv(os.fspath(data), claim, quantity, reading, predict, kind, float(margin), _constants(constants),
+                            require_float("margin_log", margin_log, 0.0, strict=True), _choice("offsets", offsets, ("fit", "known")),
+                            _mapping_of_floats("fit_from", fit_from), require_bool("trajectory", trajectory))
+
+
+def _mapping_of_floats(name: str, value) -> dict[str, float] | None:
+    from ibcheck.theory.argtypes import require_float
+
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise InputError(f"{name}={value!r} is not a mapping: give e.g. {name}={{'T': 1e3}}")
+    return {str(k): float(require_float(f"{name}[{k!r}]", x, 0.0, strict=True)) for k, x in value.items()}
+
+
+def _choice(name: str, value, accepted: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in accepted:
+        raise InputError(f"{name}={value!r} is not one of {', '.join(accepted)}")
+    return value
 
 
 def reproduce(name: str, quick: bool = True) -> Reproduction:

@@ -11,19 +11,20 @@ from dataclasses import dataclass, field
 
 from .drift import Drift, Extrapolated, correction_fit, drift_test, local_exponents
 from .fit import Fit, fit_exponents, seed_rows
-from .verdict import Judgement, Verdict, combine, judge_exponent
+from .terms import MARGINS, SHIFTS, Term, parse_term
+from .verdict import Judgement, Verdict, combine, judge_exponent, judge_variable
 
 
 @dataclass
 class Analysis:
     variables: list[str]
     kind: str
-    predicted: dict[str, float]
+    predicted: dict[str, float]  # keyed by term name: "T", "log(T)", ...
     offsets: dict[str, tuple[float, float]]
     fit: Fit
-    drift: dict[str, Drift]
+    drift: dict[str, Drift]  # keyed by variable (its power term)
     extrapolated: dict[str, Extrapolated]
-    judgements: dict[str, Judgement]
+    judgements: dict[str, Judgement]  # keyed by term name
     verdict: Verdict
     reason: str
     margin: float
@@ -31,6 +32,13 @@ class Analysis:
     cells_used: str = "all"  # "all" or "inside" (the hypotheses' window only)
     notes: list[str] = field(default_factory=list)
     lack_of_fit: dict = field(default_factory=dict)  # {"F", "p_value"}: is the scatter of cell means beyond seed noise?
+    terms: list[Term] = field(default_factory=list)
+    variable_verdicts: dict[str, tuple[str, str]] = field(default_factory=dict)  # variable -> (verdict, reason)
+    margins: dict[str, float] = field(default_factory=dict)  # keyed by term name
+
+    @property
+    def term_names(self) -> list[str]:
+        return [t.name for t in self.terms]
 
     @property
     def power(self) -> dict:
@@ -39,85 +47,149 @@ class Analysis:
                 "negative_control": {v: {"exponent_tested": j.negative_control.predicted, "verdict": j.negative_control.verdict}
                                      for v, j in self.judgements.items()}}
 
+    def conf_int(self, term: str, alpha: float | None = None) -> tuple[float, float]:
+        """The two-sided CI of one term's exponent at level 1 - alpha (default: the level of this look)."""
+        return self.fit.conf_int(term, self.alpha if alpha is None else alpha)
+
     def open_exponents(self) -> list[tuple[str, bool]]:
-        """Exponents a growing sweep should keep working on, each with whether to extend the grid.
+        """Terms a growing sweep should keep working on, each with whether to extend the grid.
 
         Open: ``inconclusive`` ones (extend when the local exponent drifts, when the fit lacks fit,
         since seeds cannot help there, or when the estimate lies outside the prediction's band,
         since an ``inconsistent`` must then be checked at larger scale), and ``inconsistent`` ones that the largest-scale window
         alone does not yet confirm: an ``inconsistent`` stands as decisive only when the largest
         scales say so too, so the sweep goes on toward larger scale, where a pre-asymptotic
-        exponent reveals its drift.
+        exponent reveals its drift. A decided variable's terms are closed.
         """
         out = []
         lof_p, lof_F = self.lack_of_fit.get("p_value"), self.lack_of_fit.get("F")
         # model error dominates the spread (significant, or at least twice the seed noise): seeds cannot help
         lacking = (lof_p is not None and lof_p < 0.05) or (lof_F is not None and lof_F > 2.0)
-        for v, j in self.judgements.items():
+        for t in self.terms:
+            j = self.judgements[t.name]
+            var_verdict = self.variable_verdicts.get(t.variable, (j.verdict, ""))[0]
+            drift = self.drift.get(t.variable)
+            drifting = drift is not None and drift.significant
+            if var_verdict == "consistent":
+                continue
             if j.verdict == "inconclusive":
-                leaning = self._outside_band(v)
-                out.append((v, self.drift[v].significant or lacking or leaning))
+                out.append((t.name, drifting or lacking or self._outside_band(t.name)))
             elif j.verdict == "inconsistent" and (j.last_window is None or j.last_window.verdict != "inconsistent"):
-                out.append((v, True))
+                out.append((t.name, True))
         return out
 
     def _outside_band(self, v: str) -> bool:
         """Does the point estimate lie on the wrong side of the prediction's margin?"""
         from .verdict import LOWER, UPPER
 
-        est, pred = self.fit.estimate[v], self.predicted[v]
+        est, pred, m = self.fit.estimate[v], self.predicted[v], self.margins.get(v, self.margin)
         if self.kind in UPPER:
-            return est > pred + self.margin
+            return est > pred + m
         if self.kind in LOWER:
-            return est < pred - self.margin
-        return abs(est - pred) > self.margin
+            return est < pred - m
+        return abs(est - pred) > m
 
     def fits_json(self) -> list[dict]:
         f = self.fit
         out = []
-        for v in self.variables:
+        for t in self.terms:
+            v = t.name
             j = self.judgements[v]
-            out.append({"variable": v, "estimate": f.estimate[v], "ci_low": f.ci[v][0], "ci_high": f.ci[v][1], "se": f.se[v],
-                        "predicted": self.predicted[v], "bca_low": f.bca[v][0] if f.bca else None,
-                        "bca_high": f.bca[v][1] if f.bca else None, "bca_note": f.bca_note, "log_offset": self.offsets.get(v, (0.0, 0.0))[0],
+            ex = self.extrapolated.get(v) if t.order == 0 else None
+            lo, hi = self.conf_int(v)
+            out.append({"variable": v, "term_of": t.variable, "order": t.order, "estimate": f.estimate[v], "ci_low": f.ci[v][0],
+                        "ci_high": f.ci[v][1], "ci_level": 0.95, "decision_ci": [lo, hi], "decision_level": 1 - self.alpha,
+                        "se": f.se[v], "predicted": self.predicted[v], "margin": self.margins.get(v, self.margin),
+                        "bca_low": f.bca[v][0] if f.bca else None, "bca_high": f.bca[v][1] if f.bca else None, "bca_note": f.bca_note,
+                        "log_offset": self.offsets.get(t.variable, (0.0, 0.0))[0] if t.order == 0 else None,
                         "verdict": j.verdict, "reason": j.reason, "plain_verdict": j.plain.verdict,
-                        "extrapolated": self.extrapolated[v].estimate,
-                        "extrapolated_ci": list(self.extrapolated[v].ci) if self.extrapolated[v].ci else None})
+                        "extrapolated": ex.estimate if ex else None,
+                        "extrapolated_ci": list(ex.ci) if ex and ex.ci else None})
         return out
 
     def as_json(self) -> dict:
         return {
-            "variables": self.variables, "kind": self.kind, "predicted": self.predicted, "verdict": self.verdict,
-            "reason": self.reason, "cells_used": self.cells_used, "margin": self.margin, "alpha": self.alpha,
+            "variables": self.variables, "terms": self.term_names, "kind": self.kind, "predicted": self.predicted, "verdict": self.verdict,
+            "reason": self.reason, "cells_used": self.cells_used, "margin": self.margin, "margins": self.margins, "alpha": self.alpha,
             "fits": self.fits_json(), "df": self.fit.df, "cells": self.fit.n_cells, "dropped_rows": self.fit.dropped,
+            "censored_rows": self.fit.censored, "runs": self.fit.runs if self.fit.trajectory else None,
+            "restriction": self.fit.restriction or None, "excluded_rows": self.fit.excluded,
             "curvature": self.fit.curvature, "interaction": self.fit.interaction,
             "drift": {v: d.as_json() for v, d in self.drift.items()},
             "extrapolated": {v: e.as_json() for v, e in self.extrapolated.items()},
-            "lack_of_fit": self.lack_of_fit, "power": self.power, "judgements": {v: j.as_json() for v, j in self.judgements.items()}, "notes": self.notes,
+            "lack_of_fit": self.lack_of_fit, "power": self.power, "judgements": {v: j.as_json() for v, j in self.judgements.items()},
+            "variable_verdicts": {v: {"verdict": vv, "reason": r} for v, (vv, r) in self.variable_verdicts.items()}, "notes": self.notes,
         }
+
+
+def fit_terms(variables: list[str], predicted: dict[str, float]) -> list[Term]:
+    """Every power term of ``variables``, and the log terms ``predicted`` names (``"log(t)"``), in order."""
+    terms = [Term(v) for v in variables]
+    for name in predicted:
+        t = parse_term(name)
+        if t.variable not in variables:
+            continue
+        if t not in terms:
+            terms.append(t)
+    return sorted(terms, key=lambda t: (variables.index(t.variable), t.order))
 
 
 def analyze(rows: list[dict], variables: list[str], kind: str, predicted: dict[str, float],
             offsets: dict[str, tuple[float, float]] | None = None, margin: float = 0.1, alpha: float = 0.05,
-            bootstrap: bool = True, cells_used: str = "all", extrapolate: bool = True) -> Analysis:
+            bootstrap: bool = True, cells_used: str = "all", extrapolate: bool = True, trajectory: bool = False,
+            restriction: dict[str, float] | None = None, margin_log: float = MARGINS[1]) -> Analysis:
     """Fit the exponents of ``rows`` along ``variables`` and judge them against ``predicted``.
 
-    ``alpha`` is the level of this look (smaller than 0.05 when a sequential design spends
-    alpha over several looks).
+    ``predicted`` is keyed by term: ``{"t": 0, "log(t)": -1}`` fits and tests both exponents (a
+    log term is fitted wherever the prediction names it). ``alpha`` is the level of this look
+    (smaller than 0.05 when a sequential design spends alpha over several looks). ``margin`` is
+    the power exponents' equivalence margin, ``margin_log`` the log exponents' (log-log: twice it).
+    ``offsets`` (a known log factor moved to the left-hand side) only on explicit request.
     """
     offsets = dict(offsets or {})
-    fit = fit_exponents(rows, variables, offsets, bootstrap=bootstrap)
-    srows, _ = seed_rows(rows, variables, offsets)
+    terms = fit_terms(list(variables), predicted)
+    fit = fit_exponents(rows, terms, offsets, bootstrap=bootstrap, trajectory=trajectory, restriction=restriction)
+    srows, _ = seed_rows(rows, variables, offsets, restriction)
+    margins = {t.name: (margin if t.order == 0 else margin_log * (MARGINS[t.order] / MARGINS[1])) for t in terms}
+    has_logs = any(t.order for t in terms)
     drifts, extra, judgements = {}, {}, {}
     for v in variables:
-        local = local_exponents(srows, fit.cells, variables, v)
-        drifts[v] = drift_test(fit.cells, variables, v, fit.estimate[v], predicted[v], local, alpha)
-        extra[v] = correction_fit(fit.cells, variables, v) if extrapolate else Extrapolated(v, None, None, note="not computed")
-        judgements[v] = judge_exponent(v, kind, fit.estimate[v], fit.se[v], fit.df, predicted[v], drifts[v], margin, alpha)
-    verdict = combine([j.verdict for j in judgements.values()])
-    reason = "; ".join(f"{v}: {j.reason}" for v, j in judgements.items())
-    return Analysis(list(variables), kind, {v: predicted[v] for v in variables}, offsets, fit, drifts, extra, judgements,
-                    verdict, reason, margin, alpha, cells_used, lack_of_fit=lack_of_fit(fit))
+        local = local_exponents(srows, fit.cells, variables, v, trajectory=trajectory)
+        drifts[v] = drift_test(fit.curvature.get(v), v, fit.estimate[v], predicted.get(v, 0.0), local, alpha)
+        if extrapolate and not trajectory and not has_logs:
+            extra[v] = correction_fit(fit.cells, variables, v)
+        else:
+            why = "a trajectory" if trajectory else "the fit has log terms" if has_logs else "not requested"
+            extra[v] = Extrapolated(v, None, None, note=f"not computed ({why})")
+    for t in terms:
+        judgements[t.name] = judge_exponent(t.name, kind, fit.estimate[t.name], fit.se[t.name], fit.df, predicted.get(t.name, 0.0),
+                                            drifts[t.variable] if t.order == 0 else None, margins[t.name], alpha, SHIFTS[t.order])
+    per_var = {}
+    for v in variables:
+        chain = [(t.name, judgements[t.name]) for t in terms if t.variable == v]
+        per_var[v] = judge_variable(kind, chain)
+    verdict = combine([vv for vv, _ in per_var.values()])
+    reason = "; ".join(r if len([t for t in terms if t.variable == v]) > 1 else f"{v}: {r}" for v, (_, r) in per_var.items())
+    notes = []
+    if fit.unidentified:
+        cells = ", ".join(_cell_text(c, variables) for c in fit.unidentified)
+        notes.append(f"{len(fit.unidentified)} cell(s) have every row censored on one side ({cells}): their mean is only a bound, "
+                     "so the fit cannot place them")
+        if verdict != "inconsistent":
+            verdict = "inconclusive"
+        reason = f"censored: {notes[-1]}; {reason}"
+    if offsets and any(p or q for p, q in offsets.values()):
+        notes.append("log factors entered as known offsets (by request): their exponents are assumed, not tested")
+    if fit.restriction:
+        notes.append("fit restricted to " + ", ".join(f"{v} >= {x:g}" for v, x in fit.restriction.items())
+                     + f" ({fit.excluded} earlier rows left out by request)")
+    return Analysis(list(variables), kind, {t.name: predicted.get(t.name, 0.0) for t in terms}, offsets, fit, drifts, extra,
+                    judgements, verdict, reason, margin, alpha, cells_used, notes=notes, lack_of_fit=lack_of_fit(fit),
+                    terms=terms, variable_verdicts=per_var, margins=margins)
+
+
+def _cell_text(c: dict, variables: list[str]) -> str:
+    return " ".join(f"{v}={c[v]:g}" if c.get(v) is not None else f"log {v}={c['log_' + v]:.3g}" for v in variables)
 
 
 def lack_of_fit(fit: Fit) -> dict:
@@ -129,7 +201,7 @@ def lack_of_fit(fit: Fit) -> dict:
     from scipy import stats
 
     pe_df = sum(c["n_seeds"] - 1 for c in fit.cells)
-    if pe_df < 1 or fit.df < 1:
+    if fit.trajectory or pe_df < 1 or fit.df < 1:
         return {"F": None, "p_value": None}
     s2 = sum((c["n_seeds"] - 1) * (c["sd_log"] or 0.0) ** 2 for c in fit.cells) / pe_df
     rss = sum(c["residual"] ** 2 for c in fit.cells)

@@ -14,6 +14,7 @@ from typing import Callable
 
 import numpy as np
 
+from .censored import AtLeast, AtMost, censored_quantile
 from .seeds import rng, stream
 
 
@@ -45,6 +46,7 @@ class LongRun:
     schedule: str = "loss-based"
     target_log10_loss: float = -800.0
     records: int = 400
+    up: float = 2 ** 0.2  # the loss-based step's growth factor after a step that lowered the loss (1: a fixed alpha)
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,8 @@ class Experiment:
     max_grid: dict = field(default_factory=dict)  # the largest value a budgeted sweep may extend each variable to
     design: type | None = None  # the dataclass of the fixed parameters the measure reads (their defaults)
     user: bool = False  # a user's experiment (ibcheck.experiment): its fixed values are its own, its results checked
+    time_variable: str | None = None  # trajectories: the variable the series run along (default: T or t, or the one not swept)
+    cost: Callable[[dict], float] | None = None  # relative work of one task at a cell (reference seconds; default 1)
 
     def __post_init__(self):
         if self.user:
@@ -124,7 +128,7 @@ def measure_lpll25_nonrobust(cell: dict, seed: int) -> dict:
     net, ds, summ = _fa_run(cell, seed)
     X, y = ds.sample(design(TrainedNetwork, cell).points, stream("claim-measure", seed, 0))
     r = universal_radius(net, X, y, universal_directions("lpll25", means=ds.means, J_plus=ds.J_plus))
-    return {"flip_radius_median": float(np.median(r)), "test_accuracy": summ["test_accuracy"], "status": summ["status"]}
+    return {"flip_radius_median": censored_quantile(r, 0.5), "test_accuracy": summ["test_accuracy"], "status": summ["status"]}
 
 
 def _cluster_data(cell, seed):
@@ -191,7 +195,7 @@ def measure_fvbs23_4_2(cell: dict, seed: int) -> dict:
     net, ds, summ = _two_layer_gd(cell, seed, "clusters")
     X, y = ds.sample(200, stream("claim-measure", seed, 4))
     r = universal_radius(net, X, y, universal_directions("fvbs23", means=ds.means, J_plus=ds.J_plus))
-    return {"universal_flip_norm": float(np.quantile(r, 1 - design(TrainedNetwork, cell).eps)), "status": summ["status"]}
+    return {"universal_flip_norm": censored_quantile(r, 1 - design(TrainedNetwork, cell).eps), "status": summ["status"]}
 
 
 def measure_vys22(cell: dict, seed: int) -> dict:
@@ -216,8 +220,9 @@ def measure_bcgt21(cell: dict, seed: int) -> dict:
 
     d, k = int(cell["d"]), int(cell["k"])
     net = random_networks(ModelConfig("random-net", width=k), d, [seed])[0]
-    _, r = flip_along_gradient(net, sphere_points(200, d, rng("claim-measure", seed, 5)))
-    return {"flip_norm": float(np.median(r[np.isfinite(r)])) if np.isfinite(r).any() else float("inf")}
+    t_max = 100.0
+    _, r = flip_along_gradient(net, sphere_points(200, d, rng("claim-measure", seed, 5)), t_max=t_max)
+    return {"flip_norm": censored_quantile(r, 0.5, limit=t_max)}  # no flip within t_max: at least t_max, never dropped
 
 
 def _traj_row(log10_T: float, **values) -> dict:
@@ -239,7 +244,7 @@ def measure_ll20_rates(cell: dict, seed: int) -> dict:
     p = design(LongRun, cell)
     cfg = RunConfig(setting="two-layer", data=DataConfig(d=20, k=4, n=40, sigma=0.5, seed=seed, n_test=10),
                     model=ModelConfig("two-layer", width=10, init_scale=1.0),
-                    train=TrainConfig(steps=p.steps, lr=p.lr, loss="exp", reduction="sum", schedule=p.schedule,
+                    train=TrainConfig(steps=p.steps, lr=p.lr, loss="exp", reduction="sum", schedule=p.schedule, up=p.up,
                                       target_log10_loss=p.target_log10_loss, records=p.records, spacing="linear", progress=False),
                     seeds=1, seed0=seed)
     res = run(cfg)
@@ -347,13 +352,15 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
                hypothesis_values=lambda cell: {"gamma": 0.5}, max_grid={"d": 4096, "k": 3200}),
     Experiment("LL20.thm.rates", "LL20.thm.rates", ("train_loss", "param_norm"),
                "two-layer network, GD with the loss-based step (LL20) to loss 1e-800, exponential loss; T = sum of step sizes",
-               measure_ll20_rates, design=LongRun, grid={"run": [0]}, quick_grid={"run": [0]}, fixed={"target_log10_loss": -800}, trajectory=True, seeds=3,
-               quick_seeds=2),
+               measure_ll20_rates, design=LongRun, grid={"run": [0]}, quick_grid={"run": [0]},
+               # eta_t = alpha / L with a fixed alpha: a growing alpha shifts log L against log T at every change and
+               # swamps the log T factor the theorem states
+               fixed={"target_log10_loss": -800, "lr": 0.002, "up": 1.0, "steps": 6000}, trajectory=True, seeds=8, quick_seeds=6),
     Experiment("SHNGS18.thm.direction", "SHNGS18.thm.direction", ("direction_error", "train_loss", "param_norm"),
                "linear model, GD with the loss-based step on separable data (logistic loss); T = sum of step sizes",
                measure_shngs18, design=LongRun, grid={"run": [0]}, quick_grid={"run": [0]}, fixed={"steps": 6000, "lr": 0.5, "records": 120},
                quick_fixed={"steps": 3000, "lr": 0.5, "records": 120},
-               trajectory=True, seeds=3, quick_seeds=2),
+               trajectory=True, seeds=6, quick_seeds=4),
     Experiment("SSTTM18.cor.robust_upper", "SSTTM18.cor.robust_upper", ("robust_sample_threshold",), "Gaussian model, class-mean estimator",
                measure_ssttm18, design=GaussianModel, grid={"d": [10**3, 10**4, 10**5, 10**6, 10**7]}, quick_grid={"d": [10**4, 10**5, 10**6]},
                fixed={"eps": 0.25}, seeds=3, quick_seeds=2,
@@ -364,12 +371,20 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
 
 
 def experiment(claim: str, grid: dict, seeds: int = 3, quick_grid: dict | None = None, quick_seeds: int | None = None,
-               fixed: dict | None = None, max_grid: dict | None = None, description: str = "", quantities: tuple[str, ...] = ()):
+               fixed: dict | None = None, max_grid: dict | None = None, description: str = "", quantities: tuple[str, ...] = (),
+               trajectory: bool | str = False, cost=None):
     """Decorator: bind ``measure(cell, seed) -> {quantity: value}`` to ``claim`` (a user's experiment).
 
-    The quantities default to the claim's bounds; every one must come back finite, or the row is
-    recorded as failed with the reason. ``grid`` maps swept variables to values, ``fixed`` adds
-    settings every cell sees; ``quick_grid``/``quick_seeds`` are used with ``quick=True``."""
+    The quantities default to the claim's bounds; every one must come back finite (or a bound:
+    ``AtLeast(r)``/``AtMost(r)``), or the row is recorded as failed with the reason. ``grid`` maps
+    swept variables to values, ``fixed`` adds settings every cell sees; ``quick_grid``/``quick_seeds``
+    are used with ``quick=True``.
+
+    ``trajectory=True``: ``measure(cell, seed)`` returns one run as series, e.g.
+    ``{"t": [...], "margin_gap": [...]}``; it runs once per seed, is stored once, and the fit runs
+    along the time variable (the claim's one variable that is not swept; ``trajectory="t"`` names it)
+    with each run fitted on its own and the runs combined. ``cost(cell)`` is the relative work of one
+    task (default 1), which ``budget`` counts."""
     from ibcheck.theory.argtypes import require_int
     from ibcheck.theory.errors import InputError
 
@@ -377,12 +392,18 @@ def experiment(claim: str, grid: dict, seeds: int = 3, quick_grid: dict | None =
     if not isinstance(grid, dict) or not grid:
         raise InputError(f"experiment {claim}: grid={grid!r} must map each swept variable to its values, e.g. {{'d': [64, 128, 256]}}")
 
+    if not isinstance(trajectory, (bool, str)) or trajectory == "":
+        raise InputError(f"experiment {claim}: trajectory={trajectory!r} must be True, False or the name of the time variable")
+    if cost is not None and not callable(cost):
+        raise InputError(f"experiment {claim}: cost={cost!r} must be a function of the cell (its relative work)")
+
     def register(measure: Callable[[dict, int], dict]) -> Callable[[dict, int], dict]:
         if claim in EXPERIMENTS and not EXPERIMENTS[claim].user:
             raise InputError(f"experiment {claim}: the claim already has a built-in experiment")
         EXPERIMENTS[claim] = Experiment(claim, claim, tuple(quantities), description or f"your measure {measure.__name__}", measure,
                                         dict(grid), dict(quick_grid or grid), dict(fixed or {}), seeds, quick_seeds or seeds,
-                                        max_grid=dict(max_grid or {}), user=True)
+                                        trajectory=bool(trajectory), max_grid=dict(max_grid or {}), user=True,
+                                        time_variable=trajectory if isinstance(trajectory, str) else None, cost=cost)
         return measure
 
     return register
@@ -405,9 +426,39 @@ def check_user_value(exp: Experiment, value) -> str | None:
         x = value.get(q)
         if x is None:
             return f"quantity {q!r} missing from the measure's result (it returned {', '.join(value) or 'nothing'})"
+        if isinstance(x, (AtLeast, AtMost)):
+            continue  # a censored value: checked when built (a finite bound > 0)
+        if exp.trajectory and isinstance(x, (list, tuple)):
+            continue  # checked with the series (check_series)
         if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
-            return f"quantity {q!r} is {x!r}, not a finite number"
+            return f"quantity {q!r} is {x!r}, not a finite number (a bound is ibcheck.AtLeast(r) or ibcheck.AtMost(r))"
     return None
+
+
+def as_trajectory(exp: Experiment, value: dict) -> tuple[dict | None, str | None]:
+    """A user's series ``{"t": [...], "q": [...]}`` as trajectory points ``{"trajectory": [{"t": .., "q": ..}, ...]}``,
+    or (None, why it cannot be used)."""
+    tv = exp.time_variable
+    if tv is None or tv not in value:
+        return None, (f"a trajectory measure returns series keyed by the time variable ({tv or 't'}) and each quantity, "
+                      f"e.g. {{'t': [...], 'gap': [...]}}; it returned {', '.join(value) or 'nothing'}")
+    qs = user_quantities(exp)
+    series = {k: value[k] for k in (tv, *qs)}
+    n = None
+    for k, xs in series.items():
+        if not isinstance(xs, (list, tuple, np.ndarray)):
+            return None, f"{k!r} is {type(xs).__name__}, not a series (a list of numbers, one per time)"
+        if n is None:
+            n = len(xs)
+        if len(xs) != n:
+            return None, f"the series have different lengths ({tv}: {len(series[tv])}, {k}: {len(xs)})"
+        for i, x in enumerate(xs):
+            if isinstance(x, bool) or not isinstance(x, (int, float, np.floating, np.integer)) or not (math.isfinite(float(x)) and x > 0):
+                return None, f"{k}[{i}] is {x!r}, not a finite number > 0"
+    if not n or n < 3:
+        return None, f"a trajectory needs at least 3 points; it has {n or 0}"
+    points = [{k: float(series[k][i]) for k in series} for i in range(n)]
+    return {"trajectory": points, **{k: v for k, v in value.items() if k not in series}}, None
 
 
 def experiment_for(claim_id: str) -> Experiment:
@@ -417,7 +468,19 @@ def experiment_for(claim_id: str) -> Experiment:
 
     if claim_id in EXPERIMENTS:
         exp = EXPERIMENTS[claim_id]
-        return replace(exp, quantities=user_quantities(exp)) if exp.user else exp
+        if not exp.user:
+            return exp
+        exp = replace(exp, quantities=user_quantities(exp))
+        if exp.trajectory and exp.time_variable is None:
+            from ibcheck.theory import get_claim
+
+            claim = get_claim(claim_id)
+            free = [v.name for v in claim.variables if v.name not in exp.grid and v.name not in exp.fixed and v.tends_to != "const"]
+            if len(free) != 1:
+                raise InputError(f"experiment {claim_id}: trajectory=True, but the time variable is ambiguous among "
+                                 f"{', '.join(free) or 'none'}: name it, e.g. trajectory='t'")
+            exp = replace(exp, time_variable=free[0])
+        return exp
     from ibcheck.theory import get_claim
 
     get_claim(claim_id)  # unknown ids get the nearest-id suggestion

@@ -20,27 +20,25 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import ClassVar, Mapping
 
-import sympy as sp
-
 from ibcheck.theory import get_claim
 from ibcheck.theory.argtypes import require_float, require_int
 from ibcheck.theory.atomic import write_json
-from ibcheck.theory.describe import bound_exponents
 from ibcheck.theory.errors import InputError
-from ibcheck.theory.evaluate import make_point
 from ibcheck.theory.result import Result
 
 from .analysis import Analysis, analyze
 from .applicability import Applicability, applicability
+from .censored import decode
 from .claim_experiments import Experiment, experiment_for
+from .design import PARAMS, TESTABLE, bound_specs
 from .rounds import CellKey, cell_key, cost_model, needed_for_decision, plan_round
 from .rundir import clean
 from .sequential import RULES, preview_look, previous_seconds, take_look
 from .sweep import Task, code_version, connect, local_pool, rows_for, run_sweep, task_key
+from .terms import SHIFTS, parse_term
 
-TESTABLE = ("O", "o", "<=", "Omega", "omega", ">=", "Theta")
 LN10 = math.log(10.0)
-PARAMS = {"L": "2"}  # parameters that enter exponents, at the value the experiments use (two-layer: L = 2)
+__all__ = ["PARAMS", "TESTABLE", "CompareOptions", "Comparison", "compare_claim", "compare_and_save"]
 
 
 def parse_grid(items: list[str] | None) -> dict | None:
@@ -95,7 +93,7 @@ def _stored_cells(con, exp: Experiment, fixed: dict, version: str) -> dict[CellK
 
 def _fit_variable_names(exp: Experiment, claim, grid: dict) -> list[str]:
     if exp.trajectory:
-        return ["T" if "T" in claim.variable_names else "t"]
+        return [exp.time_variable or ("T" if "T" in claim.variable_names else "t")]
     fv = []
     for v, vals in grid.items():
         if len(vals) >= 3:
@@ -121,19 +119,50 @@ def _data_rows(exp: Experiment, rows: list[dict], quantity: str, fit_vars: list[
         if exp.trajectory:
             v0 = fit_vars[0]
             for tr in r["value"].get("trajectory", []):
-                row = {"seed": r["seed"], "run": r["seed"]}
-                if tr.get("log10_T") is not None:
-                    row["log_" + v0] = round(float(tr["log10_T"]) * LN10, 9)
+                row = {"seed": r["seed"], "run": r["seed"]}  # one run per seed: the unit the fit combines
+                lg = tr.get("log10_" + v0, tr.get("log10_T"))
+                if lg is not None:
+                    row["log_" + v0] = round(float(lg) * LN10, 9)
                 else:
-                    row[v0] = float(f"{tr['T']:.10g}")
+                    row[v0] = float(f"{tr.get(v0, tr.get('T')):.10g}")
                 if tr.get("log10_" + quantity) is not None:
                     row["log_value"] = float(tr["log10_" + quantity]) * LN10
                 else:
                     row["value"] = tr.get(quantity)
                 out.append(row)
         else:
-            out.append({**{v: r[v] for v in fit_vars}, "value": r["value"].get(quantity), "seed": r["seed"]})
+            value, censor = decode(r["value"].get(quantity))
+            out.append({**{v: r[v] for v in fit_vars}, "value": value, "censor": censor, "seed": r["seed"]})
     return out
+
+
+def row_counts(rows: list[dict], quantities, cell_vars: list[str]) -> list[dict]:
+    """Per cell: rows stored, failed (or diverged), and censored per quantity (bounds, not values)."""
+    cells: dict = {}
+    for r in rows:
+        key = cell_key({v: r[v] for v in cell_vars})
+        c = cells.setdefault(key, {"cell": dict(key), "rows": 0, "failed": 0, "censored": {q: 0 for q in quantities}})
+        c["rows"] += 1
+        if r["status"] != "ok" or not isinstance(r["value"], dict):
+            c["failed"] += 1
+            continue
+        for q in quantities:
+            if decode(r["value"].get(q))[1] is not None:
+                c["censored"][q] += 1
+    return [cells[k] for k in sorted(cells, key=lambda k: [str(x) for x in k])]
+
+
+def censoring_note(counts: list[dict], quantity: str, threshold: float = 0.05) -> str | None:
+    """The cells where censored or failed rows pass ``threshold`` of the cell, named (None if none)."""
+    parts = []
+    for c in counts:
+        n = c["rows"]
+        cens, failed = c["censored"].get(quantity, 0), c["failed"]
+        if n and (cens > threshold * n or failed > threshold * n):
+            where = " ".join(f"{k}={v:g}" for k, v in c["cell"].items())
+            what = [f"{cens} censored" if cens else "", f"{failed} failed" if failed else ""]
+            parts.append(f"{where}: {' and '.join(w for w in what if w)} of {n}")
+    return "; ".join(parts) if parts else None
 
 
 EXTRAPOLATED = "extrapolated: the hypotheses fail at every simulated cell, so this tests the stated scaling beyond the theorem"
@@ -144,24 +173,19 @@ def _label(quantity: str, reading: str | None) -> str:
 
 
 def _analyze_all(exp: Experiment, claim, rows: list[dict], fit_vars: list[str], cell_vars: list[str], margin: float, alpha: float,
-                 keep=None, bootstrap: bool = True, extrapolate: bool = True) -> list[dict]:
+                 keep=None, bootstrap: bool = True, extrapolate: bool = True, offsets: str = "fit", restriction=None,
+                 margin_log: float = 0.25) -> list[dict]:
     """Every testable bound of every measured quantity, analysed at level ``alpha``."""
-    point = make_point(claim, {k: v for k, v in PARAMS.items() if k in claim.variable_names})
     results = []
-    for quantity in exp.quantities:
-        data = _data_rows(exp, rows, quantity, fit_vars, keep, cell_vars)
-        bounds = [b for b in claim.bounds if b.quantity == quantity and b.kind in TESTABLE]
-        if not bounds or not data:
+    for spec in bound_specs(claim, fit_vars, tuple(exp.quantities), offsets):
+        data = _data_rows(exp, rows, spec.quantity, fit_vars, keep, cell_vars)
+        if not data:
             continue
-        for b in bounds:
-            ex = bound_exponents(claim, b, point)
-            offsets = {v: (float(sp.Rational(ex["log_exponents"].get(v, "0"))), float(sp.Rational(ex["loglog_exponents"].get(v, "0"))))
-                       for v in fit_vars}
-            predicted = {v: float(sp.Rational(ex["exponents"].get(v, "0"))) for v in fit_vars}
-            an = analyze(data, fit_vars, b.kind, predicted, offsets, margin, alpha, bootstrap=bootstrap,
-                         cells_used="all" if keep is None else "inside", extrapolate=extrapolate)
-            results.append({"quantity": quantity, "kind": b.kind, "reading": b.reading, "expr": sp.sstr(b.expr),
-                            "label": _label(quantity, b.reading), "analysis": an, "_data": data, "_bound": b})
+        an = analyze(data, fit_vars, spec.kind, spec.predicted(), spec.offset_table(), margin, alpha, bootstrap=bootstrap,
+                     cells_used="all" if keep is None else "inside", extrapolate=extrapolate, trajectory=exp.trajectory,
+                     restriction=restriction, margin_log=margin_log)
+        results.append({"quantity": spec.quantity, "kind": spec.kind, "reading": spec.reading, "expr": spec.expr,
+                        "label": spec.label, "analysis": an, "_data": data, "_bound": spec.bound, "spec": spec})
     return results
 
 
@@ -171,20 +195,35 @@ def _decisive(results: list[dict]) -> bool:
 
 def _undecided(results: list[dict]) -> list[tuple]:
     """(fit cells, variables, variable, extend) for every exponent still open (see Analysis.open_exponents)."""
-    return [(r["analysis"].fit.cells, r["analysis"].variables, v, ext) for r in results for v, ext in r["analysis"].open_exponents()]
+    return [(r["analysis"].fit.cells, r["analysis"].terms, v, ext) for r in results for v, ext in r["analysis"].open_exponents()]
 
 
 def _ci_widths(results: list[dict]) -> dict:
-    return {r["label"]: {v: r["analysis"].fit.ci[v][1] - r["analysis"].fit.ci[v][0] for v in r["analysis"].variables} for r in results}
+    return {r["label"]: {v: ci[1] - ci[0] for v, ci in r["analysis"].fit.ci.items()} for r in results}
 
 
-def _result_json(r: dict, app: Applicability | None) -> dict:
+def _deciding_term(an: Analysis) -> str:
+    """The term that carries the first variable's test: its log term when its power is pinned."""
+    from .verdict import pinned
+
+    chain = [t.name for t in an.terms if t.variable == an.variables[0]]
+    for name in chain[:-1]:
+        if not pinned(an.judgements[name].plain):
+            return name
+    return chain[-1]
+
+
+def _result_json(r: dict, app: Applicability | None, counts: list[dict] | None = None) -> dict:
     an: Analysis = r["analysis"]
-    v0 = an.variables[0]
+    v0 = _deciding_term(an)
     j0 = an.judgements[v0]
     reason = an.reason
     if app is not None and app.total and app.inside == 0 and any(not h["qualitative"] and not h["skipped"] for h in app.hypotheses.values()):
         reason = f"{EXTRAPOLATED}; {reason}"
+    note = censoring_note(counts, r["quantity"]) if counts else None
+    if note:
+        reason = (f"{reason}; rows that are bounds or failed above 5% of a cell ({note}): censored rows enter the fit as bounds "
+                  "(Tobit), failed rows are not measurements")
     return {
         "quantity": r["quantity"], "kind": r["kind"], "reading": r["reading"], "expr": r["expr"], "label": r["label"],
         "fits": an.fits_json(), "verdict": an.verdict, "reason": reason, "cells_used": an.cells_used,
@@ -192,7 +231,8 @@ def _result_json(r: dict, app: Applicability | None) -> dict:
                              "has_power": an.power["has_power"]},
         "power": an.power, "drift": {v: d.as_json() for v, d in an.drift.items()},
         "extrapolated": {v: e.as_json() for v, e in an.extrapolated.items()},
-        "df": an.fit.df, "cells": an.fit.n_cells, "dropped_rows": an.fit.dropped, "alpha": an.alpha,
+        "df": an.fit.df, "cells": an.fit.n_cells, "dropped_rows": an.fit.dropped, "alpha": an.alpha, "notes": list(an.notes),
+        "runs": an.fit.runs if an.fit.trajectory else None, "per_run": an.fit.per_run or None,
         "curvature": an.fit.curvature, "interaction": an.fit.interaction,
         "cell_table": [{**{v: c[v] for v in an.variables}, **{"log_" + v: c["log_" + v] for v in an.variables},
                         "mean_log": c["mean_log"], "sd_log": c["sd_log"], "n_seeds": c["n_seeds"], "residual": c.get("residual")}
@@ -229,7 +269,8 @@ def _what_would_decide(results: list[dict], seconds: float, tasks: int) -> list[
         for v, j in an.judgements.items():
             if j.verdict != "inconclusive":
                 continue
-            need = needed_for_decision(an.kind, an.fit.estimate[v], an.fit.se[v], an.fit.df, an.predicted[v], an.margin, an.alpha)
+            need = needed_for_decision(an.kind, an.fit.estimate[v], an.fit.se[v], an.fit.df, an.predicted[v], an.margins.get(v, an.margin),
+                                       an.alpha, shift=SHIFTS[parse_term(v).order])
             f = need["factor"]
             if math.isfinite(f):
                 text = (f"about {f:.1f}x the measurements ({f * seconds:.0f} s of budget at the current cost, {math.ceil(f * tasks)} tasks) "
@@ -330,7 +371,9 @@ class CompareOptions:
     rounds that grow the sweep until every exponent is decided, alpha spent by ``spending``;
     ``workers``, ``scheduler`` or ``dask`` run the tasks in parallel; ``margin`` is the equivalence
     margin of an exponent; ``inside_only`` fits only the cells where the hypotheses hold, with
-    ``constants`` for the claim's unknown constants; ``bootstrap`` adds BCa intervals."""
+    ``constants`` for the claim's unknown constants; ``bootstrap`` adds BCa intervals. ``margin_log`` is a
+    log exponent's margin; ``offsets="known"`` (explicit request) takes stated log factors as known instead
+    of fitting them; ``fit_from`` ({variable: x0}) fits only rows with variable >= x0 (late times)."""
 
     grid: Mapping[str, list] | None = None
     seeds: int | None = None
@@ -345,6 +388,9 @@ class CompareOptions:
     constants: Mapping[str, float] | None = None
     spending: str = "pocock"
     bootstrap: bool = True
+    margin_log: float = 0.25
+    offsets: str = "fit"
+    fit_from: Mapping[str, float] | None = None
 
     def __post_init__(self):
         if self.seeds is not None:
@@ -353,6 +399,12 @@ class CompareOptions:
         require_float("margin", self.margin, 0.0, strict=True)
         if self.budget is not None:
             require_float("budget", self.budget, 0.0, strict=True)
+        require_float("margin_log", self.margin_log, 0.0, strict=True)
+        if self.offsets not in ("fit", "known"):
+            raise InputError(f"offsets={self.offsets!r} is not one of fit (every stated exponent is fitted), known (log factors as "
+                             "known offsets)")
+        for v, x in (self.fit_from or {}).items():
+            require_float(f"from {v}", x, 0.0, strict=True)
         if self.spending not in RULES:
             raise InputError(f"spending={self.spending!r} is not one of {', '.join(RULES)}")
 
@@ -386,6 +438,10 @@ def compare_claim(claim_id: str, options: CompareOptions | None = None, store: s
             raise InputError(f"--constants {c}: {claim.id} has no constant {c!r}; its constants are {', '.join(claim.constants) or 'none'}")
     fit_vars = _fit_variable_names(exp, claim, grid)
     cell_vars = list(grid)
+    for v in o.fit_from or {}:
+        if v not in fit_vars:
+            raise InputError(f"--from {v}: {v} is not a fitted variable here; the fitted variables are {', '.join(fit_vars)}")
+    how = {"offsets": o.offsets, "restriction": dict(o.fit_from or {}), "margin_log": o.margin_log}
     fixed = exp.fixed_at(quick)
     version = code_version()
     if inside_only:
@@ -422,7 +478,7 @@ def compare_claim(claim_id: str, options: CompareOptions | None = None, store: s
             keys = [t.key for t in tasks]
             fraction = min(clock / budget, 1.0) if budget else 1.0
             alpha = preview_look(con, design_id, keys, fraction, spending).alpha if budget else 0.05
-            results = _analyze_all(exp, claim, rows, fit_vars, cell_vars, margin, alpha, keep, bootstrap=False, extrapolate=False)
+            results = _analyze_all(exp, claim, rows, fit_vars, cell_vars, margin, alpha, keep, bootstrap=False, extrapolate=False, **how)
             plan = None
             if budget and not _decisive(results):
                 left = budget - clock
@@ -439,7 +495,7 @@ def compare_claim(claim_id: str, options: CompareOptions | None = None, store: s
                     fraction = 1.0  # no further round fits: this is the final look, it spends what is left
                     alpha = preview_look(con, design_id, keys, fraction, spending).alpha
                     results = _analyze_all(exp, claim, rows, fit_vars, cell_vars, margin, alpha, keep, bootstrap=False,
-                                           extrapolate=False)
+                                           extrapolate=False, **how)
                     plan = None
             look = take_look(con, design_id, keys, fraction, clock, spending) if budget else None
             rounds.append({"round": len(rounds), "added": plan_text, "tasks_run": counts["ran"], "tasks_total": counts["tasks"],
@@ -463,17 +519,20 @@ def compare_claim(claim_id: str, options: CompareOptions | None = None, store: s
     if not results:
         raise InputError(f"{claim_id}: no successful measurements to fit ({statuses})")
     # the final look again with what does not enter the verdicts: BCa intervals and the correction-to-scaling fit
-    results = _analyze_all(exp, claim, rows, fit_vars, cell_vars, margin, alpha, keep, bootstrap=bootstrap, extrapolate=True)
+    results = _analyze_all(exp, claim, rows, fit_vars, cell_vars, margin, alpha, keep, bootstrap=bootstrap, extrapolate=True, **how)
     seconds = time.perf_counter() - t_start
-    res_json = [_result_json(r, app) for r in results]
+    counts = row_counts(rows, exp.quantities, cell_vars)
+    res_json = [_result_json(r, app, counts) for r in results]
     grid_now = {v: sorted({dict(k)[v] for k in cells}) for v in cell_vars}
     summary = {
         "claim": claim.id, "title": claim.title, "status": claim.status, "flags": claim.flags, "experiment": exp.description,
         "grid": grid_now, "initial_grid": grid, "seeds": seeds, "fit_variables": fit_vars, "margin": margin,
+        "margin_log": o.margin_log, "offsets": o.offsets, "fit_from": dict(o.fit_from or {}) or None,
         **verdict_summary(results, res_json, app),
         "rounds": rounds, "budget": budget, "spending": spending if budget else None, "alpha": alpha,
         "inside_only": inside_only, "constants": dict(constants or {}),
         "would_decide": _what_would_decide(results, prior + seconds, len(rows)),
+        "censored": [{"cell": c["cell"], "rows": c["rows"], "censored": c["censored"], "failed": c["failed"]} for c in counts],
         "results": res_json,
         "tasks": {**totals, "skipped": totals["tasks"] - totals["ran"]}, "task_status": statuses, "seconds": seconds,
         "code_version": version, "fixed": fixed,

@@ -200,6 +200,27 @@ def _rounds_table(summary: dict) -> list[str]:
     return md + [markdown_table(rows), ""]
 
 
+def _fit_text(summary: dict, results: list[dict]) -> str:
+    """How the exponents were fitted, in one paragraph (what the reader needs to trust a CI)."""
+    an = results[0]["analysis"] if results else None
+    fv = ", ".join(summary["fit_variables"])
+    terms = ", ".join(an.term_names) if an is not None else fv
+    if an is not None and an.fit.trajectory:
+        how = (f"each run's log measure regressed on the terms {terms} along its trajectory; the {an.fit.runs} runs' coefficients "
+               f"combined (mean, CI from their spread, {an.fit.df} degrees of freedom): one run is one observation")
+    else:
+        how = (f"OLS of the seed-averaged log measure on the terms {terms} over the cells "
+               f"({'inside the window only' if summary['inside_only'] else 'all cells'}), t-based CIs (BCa bootstrap over cells beside "
+               "them); censored rows enter the cell means through a Tobit likelihood")
+    logs = "every stated exponent, log factors included, is fitted and tested"
+    if any(r["analysis"].offsets for r in results):
+        logs = "log factors entered as **known offsets by request** (their exponents are assumed, not tested)"
+    frm = summary.get("fit_from")
+    restricted = f" Restricted by request to {', '.join(f'{v} >= {x:g}' for v, x in frm.items())}." if frm else ""
+    return (f"Fit: {how}; {logs}. Margins: {summary['margin']} for a power exponent, {summary.get('margin_log', 0.25)} for a log "
+            f"exponent.{restricted}")
+
+
 def write_report(summary: dict, results: list[dict], claim, exp, out: str) -> dict:
     """report.md, report.html and the PNGs of one comparison; returns their paths."""
     summary = {**summary, "experiment_trajectory": exp.trajectory}
@@ -208,9 +229,7 @@ def write_report(summary: dict, results: list[dict], claim, exp, out: str) -> di
           f"**Verdict: {summary['verdict']}**. {summary['reason']}", "",
           f"Experiment: {exp.description}. Grid: {summary['grid']}, {summary['seeds']} seed(s) per cell at the start, "
           f"fixed settings {summary['fixed']}.",
-          f"Fit: OLS of the seed-averaged log measure on log({', '.join(summary['fit_variables'])}) over the cells "
-          f"({'inside the window only' if summary['inside_only'] else 'all cells'}), t-based CIs (BCa bootstrap over cells beside "
-          f"them); stated polylog factors are known offsets. Margin {summary['margin']}.", "",
+          _fit_text(summary, results), "",
           f"Provenance: {summary['provenance']}. Tasks: {summary['task_status']}.", ""]
     md += _cell_table(summary, results)
     md += _rounds_table(summary)
@@ -231,17 +250,20 @@ def write_report(summary: dict, results: list[dict], claim, exp, out: str) -> di
                + ("" if an.power["has_power"] else " — **no power**: a stronger exponent is not rejected either")
                + "; smallest detectable deviation (one-sided CI half-width, beyond the margin): "
                + ", ".join(f"{v}: {x:.3f}" for v, x in an.power["detectable_deviation"].items()) + f". Look level alpha = {an.alpha:.4g}.", "",
-               "| variable | predicted | estimate | 95% CI (t) | 95% CI (BCa) | local exponent (first -> last window) | drift p | "
-               "direction | extrapolated (correction to scaling) | verdict | why |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+               "| term | predicted | margin | estimate | 95% CI (t) | CI at the look's level | 95% CI (BCa) | local exponent "
+               "(first -> last window) | drift p | direction | extrapolated (correction to scaling) | verdict | why |",
+               "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for f in rj["fits"]:
             v = f["variable"]
-            dr = an.drift[v]
-            loc = f"{dr.local[0].estimate:.3f} -> {dr.local[-1].estimate:.3f}" if dr.local else "-"
-            ex = an.extrapolated[v]
-            ext = f"{ex.estimate:.3f} {_ci(ex.ci)}" if ex.estimate is not None else ex.note
+            dr = an.drift.get(v)
+            loc = f"{dr.local[0].estimate:.3f} -> {dr.local[-1].estimate:.3f}" if dr is not None and dr.local else "-"
+            ex = an.extrapolated.get(v)
+            ext = (f"{ex.estimate:.3f} {_ci(ex.ci)}" if ex.estimate is not None else ex.note) if ex is not None else "-"
             bca = f"[{f['bca_low']:.3f}, {f['bca_high']:.3f}]" if f["bca_low"] is not None else (f.get("bca_note") or "-")
-            md.append(f"| {v} | {f['predicted']:g} | {f['estimate']:.3f} | [{f['ci_low']:.3f}, {f['ci_high']:.3f}] | {bca} | {loc} | "
-                      f"{_fmt(dr.p_value, '.2g')} | {dr.direction} | {ext} | {f['verdict']} | {f['reason']} |")
+            dci = f"{_ci(f['decision_ci'])} ({f['decision_level']:.4g})" if f.get("decision_ci") else "-"
+            md.append(f"| {v} | {f['predicted']:g} | {f.get('margin', summary['margin']):g} | {f['estimate']:.3f} | "
+                      f"[{f['ci_low']:.3f}, {f['ci_high']:.3f}] | {dci} | {bca} | {loc} | "
+                      f"{_fmt(dr.p_value, '.2g') if dr else '-'} | {dr.direction if dr else '-'} | {ext} | {f['verdict']} | {f['reason']} |")
         extra = [f"curvature in log {v}: {c['coef']:.3g} (p = {c['p_value']:.2g})" for v, c in an.fit.curvature.items()]
         if an.fit.interaction:
             extra.append(f"log d x log k interaction: {an.fit.interaction['coef']:.3g} (p = {an.fit.interaction['p_value']:.2g})")

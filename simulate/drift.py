@@ -22,7 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, stats
 
-from .fit import design
+from .estimate import combine_runs, ols
+from .fit import design, run_groups
 
 OMEGAS = tuple(float(w) for w in np.geomspace(0.05, 2.0, 16))  # correction exponents w tried
 MIN_LEVELS_EXTRAPOLATION = 5
@@ -95,18 +96,12 @@ class Extrapolated:
                 "omega": self.omega, "B": self.B, "df": self.df, "note": self.note}
 
 
-def _ols_slope(X: np.ndarray, y: np.ndarray, j: int, level: float):
+def _slope(X: np.ndarray, y: np.ndarray, j: int, level: float):
     """Coefficient j of OLS y ~ X (X has the intercept column), its SE, df and t-CI."""
-    beta, *_ = np.linalg.lstsq(X, y, rcond=None)
-    df = len(y) - X.shape[1]
-    if df <= 0:
-        return float(beta[j]), None, df, None
-    resid = y - X @ beta
-    s2 = float(resid @ resid) / df
-    cov = s2 * np.linalg.pinv(X.T @ X)
-    se = float(math.sqrt(max(cov[j, j], 0.0)))
-    t = stats.t.ppf(0.5 + level / 2, df)
-    return float(beta[j]), se, df, (float(beta[j] - t * se), float(beta[j] + t * se))
+    e = ols(X, y)
+    if e.df <= 0:
+        return float(e.beta[j]), None, e.df, None
+    return float(e.beta[j]), e.se(j), e.df, e.conf_int(j, 1 - level)
 
 
 def windows(levels: list[float]) -> list[tuple[int, int]]:
@@ -127,15 +122,19 @@ def windows(levels: list[float]) -> list[tuple[int, int]]:
     return out
 
 
-def local_exponents(rows: list[dict], cells: list[dict], variables: list[str], v: str, level: float = 0.95) -> list[LocalExponent]:
+def local_exponents(rows: list[dict], cells: list[dict], variables: list[str], v: str, level: float = 0.95,
+                    trajectory: bool = False) -> list[LocalExponent]:
     """Slopes along ``v`` over sliding windows of adjacent scales.
 
     Within a window the regression runs on the seed-level rows (``rows``: dicts with ``log_<v>``
     for every variable and ``lm``, the offset-corrected log measure), with the other variables
     that vary inside the window as covariates, so that the window's own replication gives its
-    CI. ``cells`` fixes the distinct scales.
+    CI. ``cells`` fixes the distinct scales. Along trajectories each run is fitted inside the
+    window and the runs are combined (one run is one observation).
     """
     levels = sorted({c["log_" + v] for c in cells})
+    if trajectory:
+        return _local_runs(rows, levels, v, level)
     out = []
     for i, j in windows(levels):
         lo, hi = levels[i], levels[j]
@@ -143,27 +142,45 @@ def local_exponents(rows: list[dict], cells: list[dict], variables: list[str], v
         varying = [u for u in variables if len({round(r["log_" + u], 12) for r in sub}) > 1]
         X = np.hstack([np.ones((len(sub), 1)), np.array([[r["log_" + u] for u in varying] for r in sub]).reshape(len(sub), len(varying))])
         y = np.array([r["lm"] for r in sub])
-        est, se, df, ci = _ols_slope(X, y, 1 + varying.index(v), level)
+        est, se, df, ci = _slope(X, y, 1 + varying.index(v), level)
         n_cells = len({tuple(round(r["log_" + u], 12) for u in variables) for r in sub})
         out.append(LocalExponent(v, lo, hi, est, se, df, ci, n_cells))
     return out
 
 
-def drift_test(cells: list[dict], variables: list[str], v: str, estimate: float, predicted: float,
-               local: list[LocalExponent], alpha: float = 0.05) -> Drift:
-    """The squared-term test on the cell means (see the module docstring) and its direction."""
-    L = design(cells, variables)
-    y = np.array([c["mean_log"] for c in cells])
-    i = variables.index(v)
-    if len({round(x, 12) for x in L[:, i]}) < 3 or len(cells) <= len(variables) + 2:
+def _local_runs(rows: list[dict], levels: list[float], v: str, level: float) -> list[LocalExponent]:
+    """Local exponents along trajectories: per window, each run's slope, combined across runs."""
+    out = []
+    runs = run_groups(rows)
+    for i, j in windows(levels):
+        lo, hi = levels[i], levels[j]
+        ests = []
+        for pts in runs.values():
+            sub = [r for r in pts if lo - 1e-12 <= r["log_" + v] <= hi + 1e-12]
+            if len({round(r["log_" + v], 12) for r in sub}) >= 3:
+                X = np.column_stack([np.ones(len(sub)), [r["log_" + v] for r in sub]])
+                ests.append(ols(X, np.array([r["lm"] for r in sub])))
+        if len(ests) < 2:
+            continue
+        c = combine_runs(ests)
+        ci = c.conf_int(1, 1 - level)
+        out.append(LocalExponent(v, lo, hi, float(c.beta[1]), c.se(1), c.df, ci, len(ests)))
+    return out
+
+
+def drift_test(curvature: dict | None, v: str, estimate: float, predicted: float, local: list[LocalExponent],
+               alpha: float = 0.05) -> Drift:
+    """The squared-term test and its direction (see the module docstring).
+
+    ``curvature`` is the fit's squared-term coefficient along ``v`` (:attr:`Fit.curvature`: the
+    regression is run once, by the fit); None where the design has too few scales."""
+    if not curvature or not math.isfinite(curvature.get("se", float("nan"))):
         return Drift(v, local, None, None, "flat", predicted, alpha)
-    X = np.hstack([np.ones((len(cells), 1)), L, ((L[:, i] - L[:, i].mean()) ** 2)[:, None]])
-    b2, se2, df2, _ = _ols_slope(X, y, X.shape[1] - 1, 0.95)
+    b2, se2 = curvature["coef"], curvature["se"]
     slope = 2.0 * b2
-    if se2 is None or se2 == 0:
-        p = 0.0 if se2 == 0 and b2 != 0 else None
-    else:
-        p = float(2 * stats.t.sf(abs(b2 / se2), df2))
+    p = curvature["p_value"] if se2 > 0 else (0.0 if b2 != 0 else None)
+    if p is not None and not math.isfinite(p):
+        p = None
     gap = predicted - estimate
     if slope == 0:
         direction = "flat"

@@ -60,7 +60,8 @@ def variance_gains(cells: list[dict], variables: list[str], v: str) -> list[floa
     Each of the two is normalized to sum 1 over the cells before adding.
     """
     L = design(cells, variables)
-    i = variables.index(v)
+    names = [getattr(u, "name", u) for u in variables]
+    i = names.index(v)
     X = np.hstack([np.ones((len(cells), 1)), L, ((L[:, i] - L[:, i].mean()) ** 2)[:, None]])
     A = np.linalg.pinv(X.T @ X) @ X.T
     pooled2 = _pooled_variance(cells)
@@ -126,7 +127,8 @@ def plan_round(undecided: list[tuple[list[dict], list[str], str, bool]], design_
     left = seconds
     # 1. Grid extension along drifting variables (not for trajectories: their scale is T along each run).
     if not trajectory:
-        for cells, fvars, v, drifting in undecided:
+        for cells, fvars, term, drifting in undecided:
+            v = term.split("(")[-1].rstrip(")")  # the variable of a term: log(log(d)) -> d
             if not drifting or v in plan.extended or v not in cell_vars:
                 continue
             values = sorted({dict(k)[v] for k in design_cells})
@@ -185,7 +187,8 @@ def _match(fit_cell: dict, v: str, design_cells: dict) -> object:
     return x if x is not None else next(dict(k)[v] for k in design_cells)
 
 
-def needed_for_decision(kind: str, estimate: float, se: float, df: int, predicted: float, margin: float, alpha: float) -> dict:
+def needed_for_decision(kind: str, estimate: float, se: float, df: int, predicted: float, margin: float, alpha: float,
+                        shift: float = 0.5) -> dict:
     """How much smaller the SE must be to decide this exponent (consistent with power, or inconsistent).
 
     Returns ``{"se_needed": ..., "factor": (se / se_needed)^2}``: the factor by which the number
@@ -194,14 +197,14 @@ def needed_for_decision(kind: str, estimate: float, se: float, df: int, predicte
     """
     t1 = float(stats.t.ppf(1 - alpha, max(df, 1)))
     if kind in ("O", "o", "<="):
-        bound, nc = predicted + margin, predicted - 0.5 + margin
+        bound, nc = predicted + margin, predicted - shift + margin
         if estimate <= bound:
             # consistent needs U <= bound and the control rejected: L > nc
             need = min(bound - estimate, estimate - nc) if estimate > nc else 0.0
         else:
             need = estimate - bound
     elif kind in ("Omega", "omega", ">="):
-        bound, nc = predicted - margin, predicted + 0.5 - margin
+        bound, nc = predicted - margin, predicted + shift - margin
         if estimate >= bound:
             need = min(estimate - bound, nc - estimate) if estimate < nc else 0.0
         else:

@@ -182,7 +182,8 @@ def _init_worker() -> None:
 
 def run_task(task: Task) -> tuple[str, str, object, str | None, float]:
     """Run one task in a worker; never raises (a failure is a recorded status)."""
-    from .claim_experiments import EXPERIMENTS, check_user_value
+    from .censored import encode
+    from .claim_experiments import EXPERIMENTS, as_trajectory, check_user_value, experiment_for
 
     t0 = time.perf_counter()
     try:
@@ -192,8 +193,13 @@ def run_task(task: Task) -> tuple[str, str, object, str | None, float]:
             for path in claim_files():
                 load_claims(path)
         exp = EXPERIMENTS[task.experiment]
+        if exp.user:
+            exp = experiment_for(task.experiment)  # its quantities and time variable resolved
         value = exp.measure({**task.fixed, **task.cell}, task.seed)
         why = check_user_value(exp, value) if exp.user else None
+        if why is None and exp.user and exp.trajectory:
+            value, why = as_trajectory(exp, value)
+        value = encode(value)  # AtLeast/AtMost -> {"at_least": x}: stored as bounds, never as values
         if why is not None:  # recorded as failed with the reason, never dropped
             return task.key, "failed", None, why, time.perf_counter() - t0
         status = "diverged" if isinstance(value, dict) and value.get("status") == "diverged" else "ok"

@@ -24,6 +24,8 @@ import sympy as sp
 from ibcheck.theory.argtypes import require_float
 from ibcheck.theory.errors import InputError
 
+from .terms import parse_term
+
 KINDS = ("O", "Omega", "Theta")
 
 
@@ -111,18 +113,46 @@ def _refuse_repeats(path: str, variables: list[str], rows: list[dict]) -> None:
 
 
 def parse_predict(text: str) -> dict[str, float]:
-    """``'d=1/2,k=-1/2'`` -> ``{"d": 0.5, "k": -0.5}`` (exact fractions accepted)."""
-    from ibcheck.theory.evaluate import parse_assignments
-
-    out = {}
-    for name, value in parse_assignments(text, "--predict").items():
+    """``'d=1/2,k=-1/2'`` -> ``{"d": 0.5, "k": -0.5}``; log terms by name: ``'t=0,log(t)=-1'``,
+    ``'log(log(t))=1'`` (exact fractions accepted). Keys are term names (:mod:`simulate.terms`)."""
+    out: dict[str, float] = {}
+    if not text or not text.strip():
+        raise InputError("--predict is empty: give VAR=exponent pairs, e.g. d=1/2,k=-1/2 or t=0,log(t)=-1")
+    for part in _split_top(text.replace(" ", "")):
+        if not part:
+            continue
+        if "=" not in part:
+            raise InputError(f"--predict expects TERM=exponent pairs separated by commas (e.g. t=0,log(t)=-1), got {part!r}")
+        name, value = part.rsplit("=", 1)
+        term = parse_term(name)
+        if term.name in out:
+            raise InputError(f"--predict gives {term.name} twice")
         try:
-            out[name] = float(Fraction(value))
+            out[term.name] = float(Fraction(value))
         except (ValueError, ZeroDivisionError):
             raise InputError(f"--predict {name}={value!r} is not a number or a fraction such as 1/2") from None
     if not out:
-        raise InputError("--predict is empty: give VAR=exponent pairs, e.g. d=1/2,k=-1/2")
+        raise InputError("--predict is empty: give VAR=exponent pairs, e.g. d=1/2,k=-1/2 or t=0,log(t)=-1")
     return out
+
+
+def _split_top(text: str) -> list[str]:
+    """Split on commas outside parentheses."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return parts + [cur]
+
+
+def predicted_variables(pred: dict[str, float]) -> list[str]:
+    """The variables the terms of a prediction speak of, in order."""
+    return list(dict.fromkeys(parse_term(k).variable for k in pred))
 
 
 def fit_variables(table: Table) -> list[str]:
@@ -163,20 +193,27 @@ def claim_bounds(claim, quantity: str | None, reading: str | None) -> list:
 
 
 def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | None = None, reading: str | None = None,
-                     predict: str | None = None, kind: str | None = None, margin: float = 0.1, constants: dict | None = None):
+                     predict: str | None = None, kind: str | None = None, margin: float = 0.1, constants: dict | None = None,
+                     margin_log: float = 0.25, offsets: str = "fit", fit_from: dict | None = None, trajectory: bool = False):
     """Judge a CSV of measurements (columns: the variables, ``seed``, ``value``) against a claim of the
-    registry, or against a stated prediction (``predict="d=1/2,k=-1/2"`` with ``kind``). Returns a
-    :class:`~ibcheck.simulate.compare.Comparison`; ``save(directory)`` writes the report."""
+    registry, or against a stated prediction (``predict="d=1/2,k=-1/2"`` or ``"t=0,log(t)=-1"`` with
+    ``kind``). Every exponent the claim states is fitted, log factors included (``offsets="known"``
+    on request takes them as known). ``fit_from`` ({variable: x0}) keeps rows with variable >= x0.
+    ``trajectory``: each seed is one run measured along the fitted variable (a time), so each run is
+    fitted on its own and the runs are combined (one run is one observation).
+    Returns a :class:`~ibcheck.simulate.compare.Comparison`; ``save(directory)`` writes the report."""
     from ibcheck.theory import get_claim
-    from ibcheck.theory.describe import bound_exponents
-    from ibcheck.theory.evaluate import make_point
 
     from .analysis import analyze
-    from .compare import PARAMS, _label, _result_json, verdict_summary
+    from .compare import _result_json, verdict_summary
+    from .design import bound_specs
 
     if (claim_id is None) == (predict is None):
         raise InputError("give either --claim CLAIM (a claim of the registry) or --predict 'd=1/2,...' with --kind")
     require_float("margin", margin, 0.0, strict=True)
+    require_float("margin_log", margin_log, 0.0, strict=True)
+    if offsets not in ("fit", "known"):
+        raise InputError(f"--offsets {offsets!r} is not one of fit, known")
     app = None
     if claim_id is not None:
         if kind is not None:
@@ -185,13 +222,8 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
         table = read_table(path, list(claim.variable_names))
         fvars = fit_variables(table)
         bounds = claim_bounds(claim, quantity, reading)
-        point = make_point(claim, {k: v for k, v in PARAMS.items() if k in claim.variable_names})
-        specs = []
-        for b in bounds:
-            ex = bound_exponents(claim, b, point)
-            offsets = {v: (float(sp.Rational(ex["log_exponents"].get(v, "0"))), float(sp.Rational(ex["loglog_exponents"].get(v, "0"))))
-                       for v in fvars}
-            specs.append((b, b.kind, {v: float(sp.Rational(ex["exponents"].get(v, "0"))) for v in fvars}, offsets))
+        wanted = {(b.quantity, b.reading) for b in bounds}
+        specs = [sp_ for sp_ in bound_specs(claim, fvars, offsets=offsets) if (sp_.quantity, sp_.reading) in wanted]
         for c in constants or {}:
             if c not in claim.constants:
                 raise InputError(f"--constants {c}: {claim.id} has no constant {c!r}; its constants are {', '.join(claim.constants) or 'none'}")
@@ -200,29 +232,54 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
         shim = SimpleNamespace(claim_values=lambda cell, value: dict(cell), skip_hypotheses={})
         app = applicability(claim, shim, [{**{v: r[v] for v in table.variables}, "seed": r["seed"], "status": "ok", "value": {}}
                                            for r in table.rows], table.variables, {}, constants)
+        jobs = [(spec.bound, spec.kind, spec.predicted(), spec.offset_table(), spec.label, spec.expr) for spec in specs]
     else:
         if kind not in KINDS:
             raise InputError(f"--kind {kind!r} is not one of {', '.join(KINDS)} (needed with --predict)")
         pred = parse_predict(predict)
-        table = read_table(path, list(pred), required=tuple(pred))
+        pvars = predicted_variables(pred)
+        table = read_table(path, pvars, required=tuple(pvars))
         fvars = fit_variables(table)
-        expr = sp.Mul(*[sp.Symbol(v, positive=True) ** sp.nsimplify(pred.get(v, 0)) for v in fvars])
+        for name in pred:
+            if parse_term(name).order and parse_term(name).variable not in fvars:
+                raise InputError(f"--predict {name}: {parse_term(name).variable} has fewer than 3 distinct values, so its log term "
+                                 "cannot be fitted")
+        factors = []
+        for name, x in pred.items():
+            t = parse_term(name)
+            base = sp.Symbol(t.variable, positive=True)
+            for _ in range(t.order):
+                base = sp.log(base)
+            factors.append(base ** sp.nsimplify(x))
+        expr = sp.Mul(*factors)
         bound = SimpleNamespace(quantity="value", kind=kind, expr=expr, reading=None)
         claim = SimpleNamespace(id="user prediction", title=f"{kind}({sp.sstr(expr)}) stated with --predict", paper="your data",
                                 status="user", flags=[], constants=())
-        specs = [(bound, kind, {v: pred.get(v, 0.0) for v in fvars}, {})]
-    data = [{**{v: r[v] for v in fvars}, "value": r["value"], "seed": r["seed"]} for r in table.rows]
+        predicted = {**{v: 0.0 for v in fvars}, **{k: x for k, x in pred.items() if parse_term(k).variable in fvars}}
+        jobs = [(bound, kind, predicted, {}, "value", sp.sstr(expr))]
+    for v in fit_from or {}:
+        if v not in fvars:
+            raise InputError(f"--from {v}: {v} is not a fitted column here; the fitted columns are {', '.join(fvars)}")
+        require_float(f"from {v}", fit_from[v], 0.0, strict=True)
+    if trajectory:
+        if len(fvars) != 1:
+            raise InputError(f"--trajectory fits along one variable (the time); the CSV varies {', '.join(fvars)}")
+        if any(r["seed"] is None for r in table.rows):
+            raise InputError("--trajectory needs a seed column naming each row's run")
+    data = [{**{v: r[v] for v in fvars}, "value": r["value"], "seed": r["seed"], "run": r["seed"]} for r in table.rows]
     results = []
-    for b, k, predicted, offsets in specs:
-        an = analyze(data, fvars, k, predicted, offsets, margin)
-        results.append({"quantity": b.quantity, "kind": k, "reading": b.reading, "expr": sp.sstr(b.expr),
-                        "label": _label(b.quantity, b.reading), "analysis": an, "_data": data, "_bound": b})
+    for b, k, predicted, offs, label, expr_text in jobs:
+        an = analyze(data, fvars, k, predicted, offs, margin, margin_log=margin_log, restriction=dict(fit_from or {}),
+                     trajectory=trajectory, extrapolate=not trajectory)
+        results.append({"quantity": b.quantity, "kind": k, "reading": b.reading, "expr": expr_text,
+                        "label": label, "analysis": an, "_data": data, "_bound": b})
     res_json = [_result_json(r, app) for r in results]
     pa = results[0]["analysis"]
     summary = {
         "claim": claim.id, "title": claim.title, "status": claim.status, "flags": list(claim.flags), "experiment": f"your measurements ({path})",
         "data": os.path.abspath(path), "rows": len(table.rows), "grid": {v: sorted({r[v] for r in table.rows}) for v in table.variables},
-        "seeds": max(c["n_seeds"] for c in pa.fit.cells), "fit_variables": fvars, "margin": margin,
+        "seeds": max(c["n_seeds"] for c in pa.fit.cells), "fit_variables": fvars, "margin": margin, "margin_log": margin_log,
+        "offsets": offsets, "fit_from": dict(fit_from or {}) or None,
         **verdict_summary(results, res_json, app),
         "rounds": [], "budget": None, "spending": None, "alpha": 0.05, "inside_only": False, "constants": dict(constants or {}),
         "would_decide": [], "results": res_json, "fixed": {},
@@ -231,4 +288,4 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
     }
     from .compare import Comparison
 
-    return Comparison(summary, tuple(results), tuple(data), claim, SimpleNamespace(description=summary["experiment"], trajectory=False))
+    return Comparison(summary, tuple(results), tuple(data), claim, SimpleNamespace(description=summary["experiment"], trajectory=trajectory))

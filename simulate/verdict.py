@@ -87,7 +87,7 @@ def exponent_verdict(kind: str, estimate: float, se: float, df: int, predicted: 
 
 
 def negative_control_exponent(kind: str, predicted: float, shift: float = 0.5) -> float:
-    """A wrong, stronger prediction the data must reject."""
+    """A wrong, stronger prediction the data must reject (``shift``: 0.5 for a power, 1 for a log exponent)."""
     return predicted - shift if kind in UPPER else predicted + shift
 
 
@@ -112,14 +112,14 @@ class Judgement:
 
 
 def judge_exponent(variable: str, kind: str, estimate: float, se: float, df: int, predicted: float, drift=None,
-                   margin: float = 0.1, alpha: float = 0.05) -> Judgement:
+                   margin: float = 0.1, alpha: float = 0.05, shift: float = 0.5) -> Judgement:
     """The reported verdict of one exponent: the plain test, then the drift and power rules.
 
     ``drift`` is a :class:`simulate.drift.Drift` (or None): its significance, direction and the
     last local exponent (the largest-scale window) enter the drift rule.
     """
     plain = exponent_verdict(kind, estimate, se, df, predicted, margin, alpha)
-    nc = exponent_verdict(kind, estimate, se, df, negative_control_exponent(kind, predicted), margin, alpha)
+    nc = exponent_verdict(kind, estimate, se, df, negative_control_exponent(kind, predicted, shift), margin, alpha)
     has_power = nc.verdict == "inconsistent"
     half = float(stats.t.ppf(1 - alpha, df) * se) if df > 0 else float("inf")
     last = None
@@ -145,6 +145,45 @@ def judge_exponent(variable: str, kind: str, estimate: float, se: float, df: int
         reason = (f"no power: a stronger exponent ({nc.predicted:g}) is not rejected either ({nc.reason}); "
                   f"the plain fit says {plain.reason}")
     return Judgement(variable, verdict, reason, plain, nc, has_power, half, last)
+
+
+def pinned(v: Verdict) -> bool:
+    """Is the exponent equivalent to its prediction (both one-sided bounds inside the margin)?"""
+    return v.predicted - v.margin < v.lower and v.upper < v.predicted + v.margin
+
+
+def judge_variable(kind: str, chain: list[tuple[str, Judgement]]) -> tuple[str, str]:
+    """The verdict of one variable whose bound states several factors, ``chain`` ordered as
+    x, log x, log log x: (verdict, reason).
+
+    Growth is lexicographic: ``x^a (log x)^b`` is ``O(x^a0 (log x)^b0)`` iff ``a < a0``, or
+    ``a = a0`` and ``b <= b0``. So for ``O`` a power decided below its band (or above it, for
+    ``Omega``) settles the variable by itself; a power pinned to its prediction (both one-sided
+    bounds inside the band) hands the test to the log exponent; a power neither pinned nor
+    decided leaves it ``inconclusive``. ``Theta`` needs every factor consistent.
+
+    Pitfall avoided: a constant quantity has the power exponent 0 that ``O(1/log t)`` predicts;
+    only the log exponent (0 against -1) tells them apart.
+    """
+    if len(chain) == 1:
+        return chain[0][1].verdict, chain[0][1].reason
+    if kind in TWO:
+        verdict = combine([j.verdict for _, j in chain])
+        return verdict, "; ".join(f"{name}: {j.reason}" for name, j in chain)
+    parts = []
+    for i, (name, j) in enumerate(chain):
+        last = i == len(chain) - 1
+        p = j.plain
+        beyond = p.upper < p.predicted - p.margin if kind in UPPER else p.lower > p.predicted + p.margin
+        if last or j.verdict == "inconsistent" or beyond:
+            why = "" if last or j.verdict == "inconsistent" else " (beyond its band, so the factors after it do not matter)"
+            return j.verdict, "; ".join(parts + [f"{name}: {j.reason}{why}"])
+        if not pinned(p):
+            nxt = chain[i + 1][0]
+            return "inconclusive", "; ".join(parts + [f"{name}: [{p.lower:.3f}, {p.upper:.3f}] is not pinned to {p.predicted:g} +- "
+                                                      f"{p.margin:g}, so the {nxt} exponent cannot decide yet"])
+        parts.append(f"{name}: pinned, [{p.lower:.3f}, {p.upper:.3f}] inside {p.predicted:g} +- {p.margin:g}")
+    raise AssertionError("unreachable")
 
 
 def combine(verdicts: list[str]) -> str:

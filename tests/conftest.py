@@ -94,6 +94,13 @@ def cli():
 
 
 @pytest.fixture
+def isolated_registry():
+    """Claims and experiments a test registers (ibcheck.load_claims) are gone after it."""
+    with _process_state_restored():
+        yield
+
+
+@pytest.fixture
 def float64_default():
     """torch's default dtype set to float64 for one test, then restored."""
     import torch

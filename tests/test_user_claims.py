@@ -154,7 +154,8 @@ def test_a_users_experiment_runs_on_the_sweep_machinery(tmp_path):
     import sqlite3
 
     errors = sorted(e.splitlines()[0] for (e,) in sqlite3.connect(out / "sweep.sqlite").execute("SELECT error FROM results WHERE status='failed'"))
-    assert errors == ["ValueError: no data here", "quantity 'radius' is nan, not a finite number",
+    assert errors == ["ValueError: no data here", "quantity 'radius' is nan, not a finite number (a bound is ibcheck.AtLeast(r) or "
+                      "ibcheck.AtMost(r))",
                       "quantity 'radius' missing from the measure's result (it returned something else)"]
     assert "'failed': 3" in (out / "report.md").read_text()
     again = json.loads(_cli("--claims", str(path), "compare", "TOY26.thm.2", "--out", str(out), "--json").stdout)

@@ -7,6 +7,7 @@ exponents, log_exponents, value``) are produced here and nowhere else.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import ClassVar, Mapping
 
 import sympy as sp
@@ -23,13 +24,25 @@ def tends_to_map(claim: Claim) -> dict[str, str]:
     return {v.name: ("0" if v.tends_to == "0" else "oo") for v in claim.variables}
 
 
-def bound_exponents(claim: Claim, b: Bound, point: Point | None = None) -> dict:
-    """``exponents``, ``log_exponents`` and ``loglog_exponents`` of one bound, as rational strings.
+@dataclass(frozen=True)
+class BoundExponents:
+    """The exponents of one bound per variable, as exact fractions: ``x^power (log x)^log (log log x)^loglog``."""
+
+    power: Mapping[str, Fraction | sp.Expr]  # an Expr only where a parameter (L) is left symbolic
+    log: Mapping[str, Fraction | sp.Expr]
+    loglog: Mapping[str, Fraction | sp.Expr]
+
+
+def exponent_fractions(claim: Claim, b: Bound, point: Point | None = None) -> BoundExponents:
+    """The exponents of bound ``b`` as :class:`BoundExponents` (raises GrowthError where there is none).
 
     A parameter (a variable declared ``tends_to="const"``, such as ``L`` in ``log(T)**(2 - 2/L)``)
     inside an exponent is held fixed, with exponent 0; a value given at the point for it is
-    substituted first. A growing variable inside an exponent (``exp(d/32)``) is super-polynomial:
-    ``exponent_error`` says so instead of a wrong power.
+    substituted first. A growing variable inside an exponent (``exp(d/32)``) is super-polynomial
+    and raises GrowthError instead of giving a wrong power.
+
+    Pitfall avoided: exponents that leave theory as strings must be parsed back by every caller;
+    these are ``Fraction`` objects, exact and typed.
     """
     expr = b.expr
     in_exp = {s for p in expr.atoms(sp.Pow) for s in p.exp.free_symbols}
@@ -38,16 +51,38 @@ def bound_exponents(claim: Claim, b: Bound, point: Point | None = None) -> dict:
         expr = expr.subs({s: sp.nsimplify(str(v)) for s, v in subs.items()})
     params = {v.name for v in claim.variables if v.tends_to == "const"} & {s.name for s in in_exp}
     tends = tends_to_map(claim)
+    e = exponents(expr, {v: w for v, w in tends.items() if v not in params})
+
+    def table(t) -> dict[str, Fraction | sp.Expr]:
+        out = {v: _fraction(x) for v, x in t.items()}
+        out.update({v: Fraction(0) for v in params})
+        return out
+
+    return BoundExponents(table(e.power), table(e.log), table(e.loglog))
+
+
+def _fraction(x) -> Fraction | sp.Expr:
+    x = sp.nsimplify(x) if not isinstance(x, sp.Basic) else x
+    if x.is_Rational:
+        return Fraction(int(x.p), int(x.q))
+    return x
+
+
+def _sym(x: Fraction | sp.Expr) -> sp.Expr:
+    return sp.Rational(x.numerator, x.denominator) if isinstance(x, Fraction) else x
+
+
+def bound_exponents(claim: Claim, b: Bound, point: Point | None = None) -> dict:
+    """``exponents``, ``log_exponents`` and ``loglog_exponents`` of one bound, as rational strings
+    (for JSON; :func:`exponent_fractions` gives them typed), or ``exponent_error``."""
     try:
-        e = exponents(expr, {v: w for v, w in tends.items() if v not in params})
-        for table in (e.power, e.log, e.loglog):
-            table.update({v: sp.Integer(0) for v in params})
+        e = exponent_fractions(claim, b, point)
     except GrowthError as err:
         return {"exponents": None, "log_exponents": None, "loglog_exponents": None, "exponent_error": str(err)}
     return {
-        "exponents": {v: rational_string(x) for v, x in e.power.items()},
-        "log_exponents": {v: rational_string(x) for v, x in e.log.items()},
-        "loglog_exponents": {v: rational_string(x) for v, x in e.loglog.items()},
+        "exponents": {v: rational_string(_sym(x)) for v, x in e.power.items()},
+        "log_exponents": {v: rational_string(_sym(x)) for v, x in e.log.items()},
+        "loglog_exponents": {v: rational_string(_sym(x)) for v, x in e.loglog.items()},
     }
 
 

@@ -20,6 +20,7 @@ def register(sub) -> None:
     p.add_argument("--dask", action="store_true", help="run on a Dask LocalCluster of --workers workers")
     p.add_argument("--scheduler", default=None, help="address of a running Dask scheduler, e.g. tcp://10.0.0.5:8786")
     p.add_argument("--margin", type=pos_float, default=0.1, help="equivalence margin of the exponent tests")
+    _fit_options(p)
     _design_options(p)
     p.add_argument("--out", required=True)
     p.add_argument("--json", action="store_true")
@@ -30,10 +31,14 @@ def register(sub) -> None:
     p.add_argument("--claim", default=None, help="a claim of the registry (see `ibcheck claims`)")
     p.add_argument("--quantity", default=None, help="which bounded quantity of the claim the values measure")
     p.add_argument("--reading", default=None, help="one reading of an ambiguous claim (default: every reading)")
-    p.add_argument("--predict", default=None, help="for a claim not in the registry: exponents, e.g. 'd=1/2,k=-1/2'")
+    p.add_argument("--predict", default=None, help="for a claim not in the registry: exponents per term, e.g. 'd=1/2,k=-1/2' "
+                                                     "or 't=0,log(t)=-1'")
     p.add_argument("--kind", default=None, help="with --predict: O, Omega or Theta")
     p.add_argument("--margin", type=pos_float, default=0.1, help="equivalence margin of the exponent tests")
     p.add_argument("--constants", default=None, help="values of the claim's symbolic constants, e.g. C=0.5 (default 1)")
+    p.add_argument("--trajectory", action="store_true", help="each seed is one run measured along the (single) fitted variable: "
+                                                              "fit each run, combine the runs")
+    _fit_options(p)
     p.add_argument("--out", required=True)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_verdict)
@@ -63,6 +68,33 @@ def register(sub) -> None:
     p.set_defaults(func=cmd_report)
 
 
+def _fit_options(p) -> None:
+    p.add_argument("--margin-log", type=pos_float, default=0.25, help="equivalence margin of a log exponent (log-log: twice it)")
+    p.add_argument("--offsets", choices=("fit", "known"), default="fit",
+                   help="fit (default): every stated exponent is fitted, log factors included; known: stated log factors are "
+                        "taken as known offsets and not tested (the report says so)")
+    p.add_argument("--from", dest="fit_from", default=None, metavar="VAR=VALUE",
+                   help="fit only rows with VAR >= VALUE, e.g. T=1e3 (late times); the report says so")
+
+
+def _parse_from(text):
+    if not text:
+        return None
+    from ibcheck.theory.errors import InputError
+    from ibcheck.theory.evaluate import parse_assignments
+
+    out = {}
+    for name, value in parse_assignments(text, "--from").items():
+        try:
+            x = float(value)
+        except ValueError:
+            raise InputError(f"--from {name}={value!r} is not a number") from None
+        if not (x > 0 and x < float("inf")):
+            raise InputError(f"--from {name}={value} is out of range: must be a finite number > 0")
+        out[name] = x
+    return out
+
+
 def _design_options(p, report: bool = False) -> None:
     what = "for all comparisons together (shared out in turn; leftovers pass on)" if report else "for this comparison"
     p.add_argument("--budget", type=pos_float, default=None,
@@ -82,7 +114,8 @@ def cmd_compare(args) -> int:
     constants = parse_constants(args.constants, get_claim(args.claim))
     summary = compare_and_save(args.claim, args.out, grid=grid, seeds=args.seeds, quick=args.quick, workers=args.workers,
                                    scheduler=args.scheduler, dask=args.dask, margin=args.margin, progress=not args.json, budget=args.budget,
-                                   inside_only=args.inside_only, constants=constants, spending=args.spending)
+                                   inside_only=args.inside_only, constants=constants, spending=args.spending,
+                                   margin_log=args.margin_log, offsets=args.offsets, fit_from=_parse_from(args.fit_from))
     if args.json:
         print(dumps(summary, indent=2))
         return 0
@@ -110,7 +143,8 @@ def cmd_verdict(args) -> int:
         from ibcheck.simulate.applicability import parse_constants
 
         constants = parse_constants(args.constants)
-    result = verdict_from_csv(args.data, args.claim, args.quantity, args.reading, args.predict, args.kind, args.margin, constants)
+    result = verdict_from_csv(args.data, args.claim, args.quantity, args.reading, args.predict, args.kind, args.margin, constants,
+                              args.margin_log, args.offsets, _parse_from(args.fit_from), args.trajectory)
     s = {**result.as_json(), "files": result.save(args.out)}
     if args.json:
         print(dumps(s, indent=2))

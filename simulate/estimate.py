@@ -1,0 +1,115 @@
+"""The statistics kernels: one least-squares routine, one way to combine runs, one censored mean.
+
+Every fit in the verdict engine (exponents, drift, local exponents, the next round's variance
+gains) goes through :func:`ols`; trajectories go through :func:`combine_runs`; censored
+measurements through :func:`censored_cell_means`.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import optimize, stats
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Coefficients, their covariance and the residual degrees of freedom of one linear fit."""
+
+    beta: np.ndarray
+    cov: np.ndarray
+    df: int
+    resid: np.ndarray
+
+    def se(self, j: int) -> float:
+        return float(math.sqrt(max(float(self.cov[j, j]), 0.0)))
+
+    def conf_int(self, j: int, alpha: float = 0.05) -> tuple[float, float]:
+        """The two-sided (1 - alpha) t interval of coefficient j (infinite without degrees of freedom)."""
+        if self.df <= 0:
+            return (-math.inf, math.inf)
+        t = float(stats.t.ppf(1 - alpha / 2, self.df))
+        b, s = float(self.beta[j]), self.se(j)
+        return (b - t * s, b + t * s)
+
+
+def ols(X: np.ndarray, y: np.ndarray) -> Estimate:
+    """Ordinary least squares of y on the columns of X (give the intercept column yourself).
+
+    Pitfall avoided: ``inv(X'X)`` on a nearly collinear design (log x beside log log x over a
+    short range) loses every digit; the pseudo-inverse keeps the estimate and lets the
+    covariance show the collinearity as a large SE. With no residual degree of freedom the
+    covariance is nan, never 0."""
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    beta, *_ = np.linalg.lstsq(X, y, rcond=None)
+    resid = y - X @ beta
+    df = len(y) - X.shape[1]
+    s2 = float(resid @ resid) / df if df > 0 else float("nan")
+    cov = s2 * np.linalg.pinv(X.T @ X)
+    return Estimate(beta, cov, df, resid)
+
+
+def combine_runs(estimates: list[Estimate]) -> Estimate:
+    """One estimate from independent runs: the mean of the per-run coefficients, with the
+    covariance of that mean from their spread across runs and R - 1 degrees of freedom.
+
+    Pitfall avoided: the points along one GD run are not independent observations; pooling
+    them in one regression reports a CI from hundreds of points where there are R runs. The
+    spread between runs is the honest error (a run is one observation)."""
+    B = np.array([e.beta for e in estimates], dtype=float)
+    R = B.shape[0]
+    mean = B.mean(axis=0)
+    if R < 2:
+        return Estimate(mean, np.full((B.shape[1], B.shape[1]), np.nan), 0, np.zeros(0))
+    cov = np.cov(B, rowvar=False, ddof=1).reshape(B.shape[1], B.shape[1]) / R
+    return Estimate(mean, cov, R - 1, B - mean)
+
+
+@dataclass(frozen=True)
+class CensoredMeans:
+    """Per cell: the maximum-likelihood mean of log y under censoring, with a pooled sd."""
+
+    means: list[float]
+    identified: list[bool]  # False: every row of the cell is censored on one side (the mean is only a bound)
+    sigma: float
+
+
+def censored_cell_means(cells: list[list[tuple[float, int]]]) -> CensoredMeans:
+    """Tobit means of log y per cell, with one noise sd shared by the cells.
+
+    ``cells[c]`` lists (log y, side) per seed: side 0 is an exact value, +1 a lower bound
+    (``AtLeast``: the value is at least y), -1 an upper bound (``AtMost``).
+
+    Pitfall avoided: dropping the censored rows (a radius search that found no flip up to its
+    limit) biases a cell's mean toward the seeds that did flip, and so the fitted exponent.
+    The Tobit likelihood uses each bound for what it is: P(y >= bound) or P(y <= bound).
+    A cell whose rows are all censored on one side has no finite maximum; its mean is reported
+    as not identified (capped 10 sd beyond its bounds), never as the bound itself."""
+    flat = [(c, ly, side) for c, rows in enumerate(cells) for ly, side in rows]
+    ys = np.array([ly for _, ly, _ in flat])
+    exact = [ly for _, ly, s in flat if s == 0]
+    spread = float(np.std(exact, ddof=1)) if len(exact) > 2 else 0.0
+    sd0 = max(spread, 0.05 * max(1.0, float(np.ptp(ys)) if len(ys) > 1 else 1.0), 1e-3)
+    identified = [any(s == 0 for _, s in rows) or len({s for _, s in rows}) > 1 for rows in cells]
+    lo, hi = float(ys.min()) - 10 * (sd0 + 1.0), float(ys.max()) + 10 * (sd0 + 1.0)
+    idx = np.array([c for c, _, _ in flat])
+    side = np.array([s for _, _, s in flat])
+
+    def nll(p: np.ndarray) -> float:
+        mu, s = p[:-1][idx], math.exp(p[-1])
+        z = (ys - mu) / s
+        ll = np.where(side == 0, stats.norm.logpdf(z) - math.log(s),
+                      np.where(side > 0, stats.norm.logsf(z), stats.norm.logcdf(z)))
+        return -float(ll.sum())
+
+    start = []
+    for rows in cells:
+        vals = [ly for ly, _ in rows]
+        start.append(float(np.mean(vals)))
+    x0 = np.array(start + [math.log(sd0)])
+    bounds = [(lo, hi)] * len(cells) + [(math.log(1e-6), math.log(1e3))]
+    res = optimize.minimize(nll, x0, method="L-BFGS-B", bounds=bounds)
+    means = [float(m) for m in res.x[:-1]]
+    return CensoredMeans(means, identified, float(math.exp(res.x[-1])))

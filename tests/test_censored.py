@@ -1,0 +1,114 @@
+"""Censored measurements are bounds: used through a Tobit likelihood, counted, never dropped.
+And a user's trajectory experiment runs once per seed."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import ibcheck
+from ibcheck.simulate.analysis import analyze
+from ibcheck.simulate.censored import AtLeast, censored_quantile, decode, encode
+from ibcheck.simulate.fit import fit_exponents
+
+DS = [64, 128, 256, 512, 1024]
+
+
+def _censored_rows(limit: float, seeds: int = 40, slope: float = 0.5, seed: int = 0) -> tuple[list[dict], int]:
+    """y = d^slope with log-normal noise; every value above ``limit`` is reported as AtLeast(limit),
+    as a radius search capped at ``limit`` would."""
+    rng = np.random.default_rng(seed)
+    rows, cens = [], 0
+    for d in DS:
+        for s in range(seeds):
+            y = 0.2 * d ** slope * math.exp(0.4 * rng.standard_normal())
+            if y > limit:
+                rows.append({"d": d, "value": limit, "censor": "at_least", "seed": s})
+                cens += 1
+            else:
+                rows.append({"d": d, "value": y, "seed": s})
+    return rows, cens
+
+
+def test_tobit_recovers_the_slope_that_dropping_censored_rows_biases():
+    rows, cens = _censored_rows(limit=5.0)
+    assert cens > 0.15 * len([r for r in rows if r["d"] == DS[-1]])  # a real share of the largest cell is censored
+    fit = fit_exponents(rows, ["d"], bootstrap=False)
+    assert fit.censored == cens and fit.dropped == 0
+    lo, hi = fit.ci["d"]
+    assert lo < 0.5 < hi
+    dropped = fit_exponents([r for r in rows if "censor" not in r], ["d"], bootstrap=False)
+    naive = fit_exponents([{k: v for k, v in r.items() if k != "censor"} for r in rows], ["d"], bootstrap=False)
+    # dropping them, or taking the bound as the value, pulls the exponent down
+    assert dropped.estimate["d"] < fit.estimate["d"] - 0.05
+    assert naive.estimate["d"] < fit.estimate["d"] - 0.05
+
+
+def test_a_fully_censored_cell_is_named_and_keeps_the_verdict_open():
+    rows, _ = _censored_rows(limit=2.5, seeds=6)
+    rows = [r for r in rows if r["d"] != DS[-1]] + [{"d": DS[-1], "value": 2.5, "censor": "at_least", "seed": s} for s in range(6)]
+    an = analyze(rows, ["d"], "Omega", {"d": 0.5})
+    assert an.fit.unidentified and an.verdict == "inconclusive"
+    assert "censored" in an.reason and "d=1024" in an.reason
+
+
+def test_censored_quantile_never_drops_infinite_radii():
+    r = np.array([1.0, 2.0, 3.0, np.inf, np.inf])
+    assert censored_quantile(r, 0.5) == pytest.approx(3.0)
+    assert censored_quantile(r, 0.9, limit=100.0) == AtLeast(100.0)
+    assert censored_quantile(np.array([1.0, 2.0, 3.0, 4.0]), 0.5) == pytest.approx(2.5)  # numpy's median where all are finite
+    assert decode(encode({"r": AtLeast(4.0)})["r"]) == (4.0, "at_least")
+    with pytest.raises(ibcheck.InputError):
+        ibcheck.AtLeast(float("nan"))
+
+
+def test_a_user_measure_may_return_bounds_and_the_summary_counts_them(tmp_path, isolated_registry):
+    claims = tmp_path / "claims.py"
+    claims.write_text('''
+import math, random
+import ibcheck
+
+ibcheck.Claim("my.censored", "a radius that grows like sqrt(d)", variables=[ibcheck.Variable("d", "int", low=2)],
+              bounds=[ibcheck.Bound("radius", "Omega", "sqrt(d)")])
+
+@ibcheck.experiment("my.censored", grid={"d": [64, 128, 256, 512, 1024]}, seeds=8)
+def measure(cell, seed):
+    rnd = random.Random(seed * 7919 + cell["d"])
+    y = 0.2 * math.sqrt(cell["d"]) * math.exp(0.3 * rnd.gauss(0, 1))
+    return {"radius": ibcheck.AtLeast(5.0) if y > 5.0 else y}
+''')
+    ibcheck.load_claims(str(claims))
+    c = ibcheck.compare("my.censored", quick=False)
+    s = c.as_json()
+    cens = {c_["cell"]["d"]: c_["censored"]["radius"] for c_ in s["censored"]}
+    assert cens[1024] > 0 and sum(cens.values()) > 0
+    assert s["results"][0]["dropped_rows"] == 0
+    assert "censored" in s["results"][0]["reason"]  # above 5% of the largest cell: named
+
+
+def test_a_user_trajectory_experiment_runs_once_per_seed(tmp_path, isolated_registry):
+    calls = tmp_path / "calls.txt"
+    claims = tmp_path / "claims.py"
+    claims.write_text(f'''
+import math
+import ibcheck
+
+ibcheck.Claim("my.rate", "a margin gap that closes like 1/log t", variables=[ibcheck.Variable("t", "real", low=1)],
+              bounds=[ibcheck.Bound("margin_gap", "O", "1/log(t)")])
+
+@ibcheck.experiment("my.rate", grid={{"width": [8]}}, seeds=5, trajectory=True)
+def measure(cell, seed):
+    with open({str(calls)!r}, "a") as f:
+        f.write("x\\n")
+    ts = [10.0 ** e for e in range(2, 40, 2)]
+    return {{"t": ts, "margin_gap": [(1 + 0.05 * seed) / math.log(t) for t in ts]}}
+''')
+    ibcheck.load_claims(str(claims))
+    c = ibcheck.compare("my.rate", quick=False)
+    s = c.as_json()
+    assert calls.read_text().count("x") == 5  # one run per seed, not one per point
+    fit = {f["variable"]: f for f in s["results"][0]["fits"]}
+    assert set(fit) == {"t", "log(t)"}
+    assert s["results"][0]["runs"] == 5 and s["results"][0]["df"] == 4
+    assert s["verdict"] == "consistent", s["reason"]
