@@ -74,7 +74,8 @@ class Analysis:
                 continue
             if j.verdict == "inconclusive":
                 out.append((t.name, drifting or lacking or self._outside_band(t.name)))
-            elif j.verdict == "inconsistent" and (j.last_window is None or j.last_window.verdict != "inconsistent"):
+            elif j.verdict == "inconsistent" and t.order == 0 and (j.last_window is None or j.last_window.verdict != "inconsistent"):
+                # (a log exponent has no local-exponent drift to wait for: its inconsistent stands)
                 out.append((t.name, True))
         return out
 
@@ -174,10 +175,7 @@ def analyze(rows: list[dict], variables: list[str], kind: str, predicted: dict[s
     if fit.unidentified:
         cells = ", ".join(_cell_text(c, variables) for c in fit.unidentified)
         notes.append(f"{len(fit.unidentified)} cell(s) have every row censored on one side ({cells}): their mean is only a bound, "
-                     "so the fit cannot place them")
-        if verdict != "inconsistent":
-            verdict = "inconclusive"
-        reason = f"censored: {notes[-1]}; {reason}"
+                     "so the exponents come from a Tobit regression on the rows (the bounds enter its likelihood)")
     if offsets and any(p or q for p, q in offsets.values()):
         notes.append("log factors entered as known offsets (by request): their exponents are assumed, not tested")
     if fit.restriction:

@@ -30,12 +30,13 @@ from ibcheck.theory.errors import InputError
 from .analysis import analyze
 from .rounds import cell_key, plan_round
 from .seeds import stream
-from .sequential import spending
+from .sequential import SequentialPolicy, data_hash
 
 PREDICTED = {"d": 0.5, "k": -0.5}
 GRID = {"d": [64, 128, 256], "k": [2, 4, 8]}
 MAX_GRID = {"d": 8192, "k": 64}
 SEEDS = 2
+TRAJECTORY_RUNS = 3
 DEFAULT_BUDGET = 20.0  # synthetic seconds
 
 
@@ -63,6 +64,25 @@ def _wrong_k(d, k, rng):
     return 3.0 * d ** 0.5 * k ** -0.25 * math.exp(0.15 * rng.standard_normal())
 
 
+def _censored(d, k, rng):
+    """The exact law, reported as AtLeast(cap) above a search limit that grows with the cell (as a radius
+    search's limit does) and censors about a fifth of every cell's seeds."""
+    y, cap = _exact(d, k, rng), 3.0 * d ** 0.5 * k ** -0.5 * math.exp(0.13)
+    return ("at_least", cap) if y > cap else y
+
+
+# trajectories: one run is a series over t = 1e2 ... 1e40 with its own level and AR(1) noise along the run
+TIMES = tuple(10.0 ** e for e in range(2, 42, 2))
+
+
+def _series(f, rng) -> list[float]:
+    level, e, out = 0.3 * rng.standard_normal(), 0.0, []
+    for t in TIMES:
+        e = 0.9 * e + 0.03 * rng.standard_normal()
+        out.append(f(t) * math.exp(level + e))
+    return out
+
+
 @dataclass(frozen=True)
 class Scenario:
     name: str
@@ -70,19 +90,32 @@ class Scenario:
     truth_holds: bool  # is the claim true (asymptotically)?
     offsets: dict = field(default_factory=dict)
     note: str = ""
+    trajectory: bool = False
+    kind: str = "Theta"
+    predicted: dict = field(default_factory=lambda: dict(PREDICTED))
 
 
+LOG_CLAIM = {"t": 0.0, "log(t)": -1.0}
 SCENARIOS = {s.name: s for s in [
     Scenario("exact", _exact, True, note="pure power law, log-normal noise"),
     Scenario("corrected", _corrected, True, note="correction to scaling 1 + 4 d^-1/2 (pre-asymptotic)"),
-    Scenario("polylog", _polylog, True, {"d": (2.0, 0.0)}, note="ln(d)^2 factor stated in the claim"),
+    Scenario("polylog", _polylog, True, {"d": (2.0, 0.0)}, note="ln(d)^2 factor stated in the claim, taken as a known offset by request"),
     Scenario("heavy_tails", _heavy, True, note="Student-t(3) noise in log space"),
+    Scenario("censored", _censored, True, note="exact law, about 20% of each cell reported as AtLeast(search limit)"),
     Scenario("wrong_d", _wrong_d, False, note="d exponent 0.75 (wrong by 0.25)"),
     Scenario("wrong_k", _wrong_k, False, note="k exponent -0.25 (wrong by 0.25)"),
+    Scenario("log_rate", lambda rng: _series(lambda t: 1 / math.log(t), rng), True, trajectory=True, kind="O", predicted=LOG_CLAIM,
+             note="trajectory 1/log t, claim O(1/log t): runs with their own level and AR(1) noise"),
+    Scenario("log_constant", lambda rng: _series(lambda t: 0.3, rng), False, trajectory=True, kind="O", predicted=LOG_CLAIM,
+             note="trajectory constant in t, claim O(1/log t) (the log exponent is wrong by 1)"),
+    Scenario("log_wrong_half", lambda rng: _series(lambda t: math.log(t) ** -0.5, rng), False, trajectory=True, kind="Theta",
+             predicted=LOG_CLAIM, note="trajectory (log t)^-1/2, claim Theta(1/log t) (log exponent wrong by 0.5)"),
 ]}
 
 
 def cost(cell: dict) -> float:
+    if "run" in cell:
+        return 0.05  # one synthetic run
     return 0.002 * (float(cell["d"]) / 64) * (float(cell["k"]) / 2)
 
 
@@ -96,39 +129,65 @@ class Trial:
     reason: str
 
 
-def run_trial(sc: Scenario, seed: int, budget: float = DEFAULT_BUDGET, rule: str = "pocock", kind: str = "Theta") -> Trial:
-    """One synthetic comparison, rounds and looks included (see the module docstring)."""
+def _rows(sc: Scenario, values: dict) -> list[dict]:
+    rows = []
+    for (k, s), v in values.items():
+        if sc.trajectory:
+            rows += [{"t": t, "value": y, "seed": s, "run": s} for t, y in zip(TIMES, v)]
+        elif isinstance(v, tuple):
+            rows.append({**dict(k), "seed": s, "value": v[1], "censor": v[0]})
+        else:
+            rows.append({**dict(k), "seed": s, "value": v})
+    return rows
+
+
+def run_trial(sc: Scenario, seed: int, budget: float = DEFAULT_BUDGET, rule: str = "pocock", kind: str | None = None) -> Trial:
+    """One synthetic comparison, rounds and looks included (see the module docstring): the same
+    analysis, round planner and sequential policy (exact boundaries) as ``compare --budget``."""
     rng = np.random.default_rng(seed)
-    cells = {cell_key(dict(zip(GRID, c))): SEEDS for c in itertools.product(*GRID.values())}
+    kind = kind or sc.kind
+    if sc.trajectory:
+        cells = {cell_key({"run": 0}): TRAJECTORY_RUNS}
+        variables, cell_vars = ["t"], ["run"]
+    else:
+        cells = {cell_key(dict(zip(GRID, c))): SEEDS for c in itertools.product(*GRID.values())}
+        variables, cell_vars = ["d", "k"], list(GRID)
+    policy = SequentialPolicy(rule)
     values: dict = {}
-    used, spent_alpha, looks = 0.0, 0.0, 0
+    past: list[dict] = []
+    used = 0.0
     while True:
         for k, n in cells.items():
             for s in range(n):
                 if (k, s) not in values:
                     c = dict(k)
-                    values[(k, s)] = sc.draw(float(c["d"]), float(c["k"]), rng)
+                    values[(k, s)] = sc.draw(rng) if sc.trajectory else sc.draw(float(c["d"]), float(c["k"]), rng)
                     used += cost(c)
-        rows = [{**dict(k), "seed": s, "value": v} for (k, s), v in values.items()]
-        frac = min(used / budget, 1.0)
-        level = max(spending(rule, frac) - spent_alpha, 0.0)
-        an = analyze(rows, ["d", "k"], kind, PREDICTED, sc.offsets, alpha=level, bootstrap=False, extrapolate=False)
-        looks += 1
-        undecided = [(an.fit.cells, an.variables, v, ext) for v, ext in an.open_exponents()]
+        rows = _rows(sc, values)
+        keys = [f"{k}/{s}" for k, s in values]
+        look = policy.level(past, keys, used, budget)
+
+        def judge(level):
+            return analyze(rows, variables, kind, sc.predicted, sc.offsets, alpha=level, bootstrap=False, extrapolate=False,
+                           trajectory=sc.trajectory)
+
+        an = judge(look.alpha)
+        undecided = [(an.fit.cells, an.terms, v, ext) for v, ext in an.open_exponents()]
+        decided = an.verdict != "inconclusive" and not undecided
         plan = None
-        if undecided and used < budget:
+        if not decided and used < budget:
             left = budget - used
-            plan = plan_round(undecided, cells, list(GRID), cost, min(left, max(used, 0.15 * budget)), MAX_GRID, SEEDS, False,
+            plan = plan_round(undecided, cells, cell_vars, cost, min(left, max(used, 0.15 * budget)), MAX_GRID, SEEDS, sc.trajectory,
                               max_tasks=100_000)
             if plan.empty:
                 plan = None
-        if plan is None and undecided and frac < 1.0:
-            # the final look spends what is left
-            level = max(spending(rule, 1.0) - spent_alpha, 0.0)
-            an = analyze(rows, ["d", "k"], kind, PREDICTED, sc.offsets, alpha=level, bootstrap=False, extrapolate=False)
-        spent_alpha += level
+        if plan is None and not decided and look.fraction < 1.0:
+            look = policy.level(past, keys, budget, budget)  # the final look spends what is left
+            an = judge(look.alpha)
+        past.append({"data_hash": data_hash(keys), "work": look.work, "budget": look.budget, "fraction": look.fraction,
+                     "alpha": look.alpha, "spent": look.spent, "boundary": look.boundary})
         if plan is None:
-            return Trial(sc.name, an.verdict, looks, used, dict(an.fit.estimate), an.reason)
+            return Trial(sc.name, an.verdict, len(past), used, dict(an.fit.estimate), an.reason)
         for k, n in plan.seeds.items():
             cells[k] += n
         for k, n in plan.new_cells.items():

@@ -85,6 +85,24 @@ class Experiment:
     user: bool = False  # a user's experiment (ibcheck.experiment): its fixed values are its own, its results checked
     time_variable: str | None = None  # trajectories: the variable the series run along (default: T or t, or the one not swept)
     cost: Callable[[dict], float] | None = None  # relative work of one task at a cell (reference seconds; default 1)
+    # built-ins: (seconds, {variable: exponent}) of one task on the reference machine (2 cores, one worker),
+    # fitted to the timings stored by `make report`; budgets count this, never the wall clock
+    cost_model: tuple[float, dict] | None = None
+
+    def cost_of(self, cell: dict) -> float:
+        """The declared work of one task at ``cell`` (reference seconds): deterministic, so a budget
+        gives the same rounds and verdicts under any machine load."""
+        if self.cost is not None:
+            c = float(self.cost(dict(cell)))
+            if not (math.isfinite(c) and c > 0):
+                from ibcheck.theory.errors import InputError
+
+                raise InputError(f"experiment {self.name}: cost({cell}) = {c!r}, not a finite number > 0")
+            return c
+        if self.cost_model is None:
+            return 1.0
+        scale, exps = self.cost_model
+        return scale * math.prod(float(cell[v]) ** e for v, e in exps.items() if v in cell)
 
     def __post_init__(self):
         if self.user:
@@ -324,49 +342,50 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
     Experiment("LPLL25.thm.nonrobust", "LPLL25.thm.nonrobust", ("flip_radius_median",), "fa network, GD from small init, clusters",
                measure_lpll25_nonrobust, grid={"d": [128, 256, 512, 1024], "k": [2, 4, 8]}, quick_grid={"d": [64, 128, 256], "k": [2, 4, 8]},
                design=TrainedNetwork,
-               max_grid={"d": 2048, "k": 16}),
+               max_grid={"d": 2048, "k": 16}, cost_model=(0.46, {'d': 0.064, 'k': 0.105})),
     Experiment("LPLL25.prop.robust_exists", "LPLL25.prop.robust_exists", ("robust_radius",), "construction, certified radius",
                measure_lpll25_robust_exists, grid={"d": [128, 256, 512, 1024], "k": [2, 4, 8]}, quick_grid={"d": [64, 128, 256], "k": [2, 4, 8]},
-               max_grid={"d": 2048, "k": 16}),
+               max_grid={"d": 2048, "k": 16}, cost_model=(0.0031, {'d': 0.32})),
     Experiment("FVBS23.thm.4_1", "FVBS23.thm.4_1", ("robust_radius",), "construction, certified radius",
                measure_fvbs23_robust, grid={"d": [128, 256, 512, 1024], "k": [2, 4, 8]}, quick_grid={"d": [64, 128, 256], "k": [2, 4, 8]},
-               max_grid={"d": 2048, "k": 16}),
+               max_grid={"d": 2048, "k": 16}, cost_model=(0.0025, {'d': 0.375})),
     Experiment("LPLL25.thm.5_5", "LPLL25.thm.5_5", ("robust_radius",), "k-class network's binary read-out, attack/universal radius",
                measure_lpll25_5_5, grid={"d": [128, 256, 512], "k": [2, 4, 8]}, quick_grid={"d": [64, 128, 256], "k": [2, 4, 6]}, quick_seeds=1,
                design=TrainedNetwork,
-               fixed={"width": 1, "points": 60}),
+               fixed={"width": 1, "points": 60}, cost_model=(0.54, {'d': 0.074, 'k': 0.139})),
     Experiment("FVBS23.thm.4_2", "FVBS23.thm.4_2", ("universal_flip_norm",), "two-layer network, loss-based GD, clusters",
                measure_fvbs23_4_2, grid={"d": [128, 256, 512, 1024], "k": [2, 4, 8]}, quick_grid={"d": [128, 256, 512, 1024], "k": [2, 4, 8]},
                design=TrainedNetwork,
                quick_seeds=2, fixed={"width": 20, "init_scale": 0.5, "steps": 400, "lr": 0.05, "n_per_cluster": 20},
                hypothesis_values=lambda cell: {"n": design(TrainedNetwork, cell).n_per_cluster * int(cell["k"]),
-                                               "eps": design(TrainedNetwork, cell).eps, "delta": 0.1}, max_grid={"d": 2048, "k": 16}),
+                                               "eps": design(TrainedNetwork, cell).eps, "delta": 0.1}, max_grid={"d": 2048, "k": 16},
+               cost_model=(0.25, {'d': 0.013, 'k': 0.144})),
     Experiment("VYS22.thm.main", "VYS22.thm.main", ("universal_flip_norm", "universal_flip_eta"),
                "two-layer network, loss-based GD to loss 1e-800 (near the KKT direction), sphere; n <= sqrt(d)/9 keeps H1",
                measure_vys22, grid={"d": [2048, 4096, 8192, 16384], "n": [2, 4, 8]}, quick_grid={"d": [2048, 4096, 8192, 16384], "n": [2, 4, 8]},
                design=TrainedNetwork,
                fixed={"width": 20, "init_scale": 0.5, "steps": 4000, "lr": 0.05, "target_log10_loss": -800}, seeds=3, quick_seeds=2,
-               max_grid={"d": 65536, "n": 16}),
+               max_grid={"d": 65536, "n": 16}, cost_model=(0.000109, {'d': 0.552, 'n': 0.418})),
     Experiment("BCGT21.thm.one_step", "BCGT21.thm.one_step", ("flip_norm",), "random ReLU network, one gradient step",
                measure_bcgt21, grid={"d": [64, 256, 1024], "k": [100, 400, 1600]}, quick_grid={"d": [64, 128, 256], "k": [50, 100, 200]},
-               hypothesis_values=lambda cell: {"gamma": 0.5}, max_grid={"d": 4096, "k": 3200}),
+               hypothesis_values=lambda cell: {"gamma": 0.5}, max_grid={"d": 4096, "k": 3200}, cost_model=(4.7e-4, {'d': -0.906, 'k': 2.142})),
     Experiment("LL20.thm.rates", "LL20.thm.rates", ("train_loss", "param_norm"),
                "two-layer network, GD with the loss-based step (LL20) to loss 1e-800, exponential loss; T = sum of step sizes",
                measure_ll20_rates, design=LongRun, grid={"run": [0]}, quick_grid={"run": [0]},
                # eta_t = alpha / L with a fixed alpha: a growing alpha shifts log L against log T at every change and
                # swamps the log T factor the theorem states
-               fixed={"target_log10_loss": -800, "lr": 0.002, "up": 1.0, "steps": 6000}, trajectory=True, seeds=8, quick_seeds=6),
+               fixed={"target_log10_loss": -800, "lr": 0.002, "up": 1.0, "steps": 6000}, trajectory=True, seeds=8, quick_seeds=6, cost_model=(1.0, {})),
     Experiment("SHNGS18.thm.direction", "SHNGS18.thm.direction", ("direction_error", "train_loss", "param_norm"),
                "linear model, GD with the loss-based step on separable data (logistic loss); T = sum of step sizes",
                measure_shngs18, design=LongRun, grid={"run": [0]}, quick_grid={"run": [0]}, fixed={"steps": 6000, "lr": 0.5, "records": 120},
                quick_fixed={"steps": 3000, "lr": 0.5, "records": 120},
-               trajectory=True, seeds=6, quick_seeds=4),
+               trajectory=True, seeds=6, quick_seeds=4, cost_model=(3.0, {})),
     Experiment("SSTTM18.cor.robust_upper", "SSTTM18.cor.robust_upper", ("robust_sample_threshold",), "Gaussian model, class-mean estimator",
                measure_ssttm18, design=GaussianModel, grid={"d": [10**3, 10**4, 10**5, 10**6, 10**7]}, quick_grid={"d": [10**4, 10**5, 10**6]},
                fixed={"eps": 0.25}, seeds=3, quick_seeds=2,
                hypothesis_values=lambda cell: {"sigma": float(cell["d"]) ** 0.25, "eps": design(GaussianModel, cell).eps},
                skip_hypotheses={"H3": "n is the quantity measured (the sample threshold), not a setting of the design"},
-               max_grid={"d": 10**7}),
+               max_grid={"d": 10**7}, cost_model=(3.2e-07, {'d': 0.954})),
 ]}
 
 

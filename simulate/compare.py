@@ -31,10 +31,11 @@ from .applicability import Applicability, applicability
 from .censored import decode
 from .claim_experiments import Experiment, experiment_for
 from .design import PARAMS, TESTABLE, bound_specs
-from .rounds import CellKey, cell_key, cost_model, needed_for_decision, plan_round
+from .rounds import CellKey, cell_key, needed_for_decision, plan_round
 from .rundir import clean
-from .sequential import RULES, preview_look, previous_seconds, take_look
-from .sweep import Task, code_version, connect, local_pool, rows_for, run_sweep, task_key
+from .sequential import RULES, SequentialPolicy
+from .store import SweepStore
+from .sweep import Task, code_version, local_pool, run_sweep, task_key
 from .terms import SHIFTS, parse_term
 
 LN10 = math.log(10.0)
@@ -77,18 +78,6 @@ def _tasks(exp: Experiment, cells: dict[CellKey, int], version: str, fixed: dict
         for s in range(n):
             tasks.append(Task(task_key(exp.claim, exp.name, cell, s, fixed, version), exp.claim, exp.name, cell, s, dict(fixed)))
     return tasks
-
-
-def _stored_cells(con, exp: Experiment, fixed: dict, version: str) -> dict[CellKey, int]:
-    """Cells and seeds a budgeted run of the same design stored earlier (a rerun continues from them)."""
-    out: dict[CellKey, int] = {}
-    for key, cell, seed in con.execute("SELECT key, cell, seed FROM results WHERE claim=? AND experiment=? AND code_version=?",
-                                       (exp.claim, exp.name, version)):
-        c = json.loads(cell)
-        if task_key(exp.claim, exp.name, c, seed, fixed, version) == key:
-            ck = cell_key(c)
-            out[ck] = max(out.get(ck, 0), seed + 1)
-    return out
 
 
 def _fit_variable_names(exp: Experiment, claim, grid: dict) -> list[str]:
@@ -273,7 +262,7 @@ def _what_would_decide(results: list[dict], seconds: float, tasks: int) -> list[
                                        an.alpha, shift=SHIFTS[parse_term(v).order])
             f = need["factor"]
             if math.isfinite(f):
-                text = (f"about {f:.1f}x the measurements ({f * seconds:.0f} s of budget at the current cost, {math.ceil(f * tasks)} tasks) "
+                text = (f"about {f:.1f}x the measurements ({f * seconds:.0f} s of budget in reference seconds, {math.ceil(f * tasks)} tasks) "
                         f"would bring the SE from {an.fit.se[v]:.3g} to {need['se_needed']:.3g}, if the spread is seed noise; "
                         "a drift or lack of fit shrinks only with a larger grid")
             else:
@@ -391,6 +380,7 @@ class CompareOptions:
     margin_log: float = 0.25
     offsets: str = "fit"
     fit_from: Mapping[str, float] | None = None
+    max_seconds: float | None = None
 
     def __post_init__(self):
         if self.seeds is not None:
@@ -403,6 +393,8 @@ class CompareOptions:
         if self.offsets not in ("fit", "known"):
             raise InputError(f"offsets={self.offsets!r} is not one of fit (every stated exponent is fitted), known (log factors as "
                              "known offsets)")
+        if self.max_seconds is not None:
+            require_float("max_seconds", self.max_seconds, 0.0, strict=True)
         for v, x in (self.fit_from or {}).items():
             require_float(f"from {v}", x, 0.0, strict=True)
         if self.spending not in RULES:
@@ -448,71 +440,76 @@ def compare_claim(claim_id: str, options: CompareOptions | None = None, store: s
         _precheck_inside(claim, exp, grid, fixed, constants, fit_vars)
     db = store
     design_id = task_key(exp.claim, exp.name, {}, 0, fixed, version)
-    con = connect(db)
-    cells = _initial_cells(grid, seeds)
-    prior = 0.0
-    if budget is not None:
-        for k, n in _stored_cells(con, exp, fixed, version).items():
-            cells[k] = max(cells.get(k, 0), n)
-        prior = previous_seconds(con, design_id)
-    t_start = time.perf_counter()
+    policy = SequentialPolicy(spending)
+    cost = exp.cost_of
     rounds, totals, results, app, look = [], {"tasks": 0, "ran": 0, "skipped": 0, "failed": 0}, [], None, None
-    plan_text = "initial grid" + (" (and the cells of earlier runs)" if prior else "")
-    pool = local_pool(workers) if budget and workers > 1 and not (scheduler or dask) else None
-    try:
-        while True:
-            t_round = time.perf_counter()
-            tasks = _tasks(exp, cells, version, fixed)
-            con_keys = {k for (k,) in con.execute("SELECT key FROM results")}
-            ran_keys = {t.key for t in tasks} - con_keys
-            counts = run_sweep(tasks, db, version, workers=workers, scheduler=scheduler, dask=dask, progress=progress, pool=pool)
-            for k in ("ran", "failed"):
-                totals[k] += counts[k]
-            totals["tasks"] = counts["tasks"]
-            rows = rows_for(con, [t.key for t in tasks])
-            app = applicability(claim, exp, rows, cell_vars, fixed, constants)
-            keep = app.inside_keys() if inside_only else None
-            if inside_only:
-                _check_inside_count(app, fit_vars)
-            clock = prior + time.perf_counter() - t_start
-            keys = [t.key for t in tasks]
-            fraction = min(clock / budget, 1.0) if budget else 1.0
-            alpha = preview_look(con, design_id, keys, fraction, spending).alpha if budget else 0.05
-            results = _analyze_all(exp, claim, rows, fit_vars, cell_vars, margin, alpha, keep, bootstrap=False, extrapolate=False, **how)
-            plan = None
-            if budget and not _decisive(results):
-                left = budget - clock
-                cost = cost_model(rows, cell_vars)
-                # wall seconds per predicted task-second in this round (pool start, database writes, imbalance)
-                ran = [r for r in rows if r["key"] in ran_keys]
-                predicted_cpu = sum(cost({v: r[v] for v in cell_vars}) for r in ran)
-                overhead = max(1.0, (time.perf_counter() - t_round) * max(1, workers) / predicted_cpu) if predicted_cpu > 0 else 1.0
-                # rounds grow geometrically (each about as long as everything before it), so the looks stay few
-                span = 0.85 * min(left, max(clock - prior, 0.15 * budget, 1.0)) * max(1, workers) / overhead
-                plan = plan_round(_undecided(results), cells, cell_vars, cost, span, exp.max_grid, seeds, exp.trajectory,
-                                  max_tasks=100_000) if left > 1.0 else None
-                if plan is None or plan.empty:
-                    fraction = 1.0  # no further round fits: this is the final look, it spends what is left
-                    alpha = preview_look(con, design_id, keys, fraction, spending).alpha
+    t_start = time.perf_counter()
+    capped = False
+    with SweepStore(db) as st:
+        cells = _initial_cells(grid, seeds)
+        stored = st.stored_cells(exp.claim, exp.name, dict(fixed), version)
+        continued = bool(stored) and any(n > cells.get(k, 0) for k, n in stored.items())
+        for k, n in stored.items():  # every stored row of this design is analysed (a rerun continues from them)
+            cells[k] = max(cells.get(k, 0), n)
+        plan_text = "initial grid" + (" and the cells of earlier runs" if continued else "")
+        pool = local_pool(workers) if budget and workers > 1 and not (scheduler or dask) else None
+        try:
+            while True:
+                t_round = time.perf_counter()
+                tasks = _tasks(exp, cells, version, fixed)
+                counts = run_sweep(tasks, db, version, workers=workers, scheduler=scheduler, dask=dask, progress=progress, pool=pool)
+                for k in ("ran", "failed"):
+                    totals[k] += counts[k]
+                totals["tasks"] = counts["tasks"]
+                keys = [t.key for t in tasks]
+                rows = st.rows(keys)
+                app = applicability(claim, exp, rows, cell_vars, fixed, constants)
+                keep = app.inside_keys() if inside_only else None
+                if inside_only:
+                    _check_inside_count(app, fit_vars)
+                work = sum(cost(dict(k)) * n for k, n in cells.items())  # deterministic: the design's declared cost
+                past = st.looks(design_id)
+                look = policy.level(past, keys, work, budget)
+                alpha = look.alpha
+                results = _analyze_all(exp, claim, rows, fit_vars, cell_vars, margin, alpha, keep, bootstrap=False, extrapolate=False, **how)
+                plan = None
+                wall = time.perf_counter() - t_start
+                capped = o.max_seconds is not None and wall >= o.max_seconds
+                if budget and not _decisive(results) and not look.repeated and look.fraction < 1.0 and not capped:
+                    left = budget - work
+                    # rounds grow geometrically (each about as large as everything before it), so the looks stay few
+                    span = min(left, max(work, 0.15 * budget))
+                    plan = plan_round(_undecided(results), cells, cell_vars, cost, span, exp.max_grid, seeds, exp.trajectory,
+                                      max_tasks=100_000) if left > 0 else None
+                    if plan is not None and plan.empty:
+                        plan = None
+                    if plan is None:
+                        # no further round fits: this is the final look, it spends what is left
+                        look = policy.level(past, keys, budget, budget)
+                        alpha = look.alpha
+                        results = _analyze_all(exp, claim, rows, fit_vars, cell_vars, margin, alpha, keep, bootstrap=False,
+                                               extrapolate=False, **how)
+                elif budget and capped and not _decisive(results) and not look.repeated and look.fraction < 1.0:
+                    look = policy.level(past, keys, budget, budget)  # the wall-clock cap ends the sweep: a final look
+                    alpha = look.alpha
                     results = _analyze_all(exp, claim, rows, fit_vars, cell_vars, margin, alpha, keep, bootstrap=False,
                                            extrapolate=False, **how)
-                    plan = None
-            look = take_look(con, design_id, keys, fraction, clock, spending) if budget else None
-            rounds.append({"round": len(rounds), "added": plan_text, "tasks_run": counts["ran"], "tasks_total": counts["tasks"],
-                           "seconds": time.perf_counter() - t_round, "clock": clock, "look": look.as_json() if look else None,
-                           "alpha": alpha, "ci_width": _ci_widths(results),
-                           "verdicts": {r["label"]: r["analysis"].verdict for r in results}})
-            if plan is None:
-                break
-            for k, n in plan.seeds.items():
-                cells[k] = cells[k] + n
-            for k, n in plan.new_cells.items():
-                cells[k] = max(cells.get(k, 0), n)
-            plan_text = plan.describe()
-    finally:
-        con.close()
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
+                if budget is not None or past:
+                    st.record_look(design_id, look, keys)
+                rounds.append({"round": len(rounds), "added": plan_text, "tasks_run": counts["ran"], "tasks_total": counts["tasks"],
+                               "seconds": time.perf_counter() - t_round, "work": work, "look": look.as_json(),
+                               "alpha": alpha, "ci_width": _ci_widths(results),
+                               "verdicts": {r["label"]: r["analysis"].verdict for r in results}})
+                if plan is None:
+                    break
+                for k, n in plan.seeds.items():
+                    cells[k] = cells[k] + n
+                for k, n in plan.new_cells.items():
+                    cells[k] = max(cells.get(k, 0), n)
+                plan_text = plan.describe()
+        finally:
+            if pool is not None:
+                pool.shutdown(cancel_futures=True)
     statuses: dict[str, int] = {}
     for r in rows:
         statuses[r["status"]] = statuses.get(r["status"], 0) + 1
@@ -530,8 +527,10 @@ def compare_claim(claim_id: str, options: CompareOptions | None = None, store: s
         "margin_log": o.margin_log, "offsets": o.offsets, "fit_from": dict(o.fit_from or {}) or None,
         **verdict_summary(results, res_json, app),
         "rounds": rounds, "budget": budget, "spending": spending if budget else None, "alpha": alpha,
+        "work": {"units": "reference seconds (the experiment's declared cost per task)", "used": rounds[-1]["work"] if rounds else 0.0,
+                 "budget": budget, "wall_seconds": time.perf_counter() - t_start, "wall_cap": o.max_seconds, "cap_bound": capped},
         "inside_only": inside_only, "constants": dict(constants or {}),
-        "would_decide": _what_would_decide(results, prior + seconds, len(rows)),
+        "would_decide": _what_would_decide(results, rounds[-1]["work"] if rounds else 0.0, len(rows)),
         "censored": [{"cell": c["cell"], "rows": c["rows"], "censored": c["censored"], "failed": c["failed"]} for c in counts],
         "results": res_json,
         "tasks": {**totals, "skipped": totals["tasks"] - totals["ran"]}, "task_status": statuses, "seconds": seconds,

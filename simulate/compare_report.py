@@ -190,11 +190,13 @@ def _rounds_table(summary: dict) -> list[str]:
         return [f"One look at level alpha = {summary['alpha']:g} (no --budget: a fixed design).", ""]
     label = summary["results"][0]["label"]
     md = ["## Rounds", "",
-          f"Budget {summary['budget']:g} s; alpha spending: {summary['spending']} (Lan-DeMets), each look tested at the increment "
-          "of the spending function over the information fraction (the fraction of the budget used), so that the chance of any "
-          "false decision over all looks stays at most 0.05.", ""]
+          f"Budget {summary['budget']:g} s of work (reference seconds: each task weighted by the experiment's declared cost, the "
+          f"same under any machine load); alpha spending: {summary['spending']} (Lan-DeMets), each look tested at the nominal level "
+          "of the exact group-sequential boundary at the information fractions (work over budget) of all looks so far, so that the "
+          "chance of any false decision over all looks is 0.05.", ""]
     rows = [{"round": r["round"], "added": r["added"], "tasks run": r["tasks_run"], "seconds": f"{r['seconds']:.1f}",
              "budget used": _fmt(r["look"]["fraction"] if r.get("look") else None, ".0%"), "alpha of the look": f"{r['alpha']:.4g}",
+             "look": (r["look"].get("note") or "-") if r.get("look") else "-",
              f"CI width of {label}": ", ".join(f"{v}: {x:.3f}" for v, x in r["ci_width"].get(label, {}).items()),
              "verdict": r["verdicts"].get(label, "-")} for r in rounds]
     return md + [markdown_table(rows), ""]

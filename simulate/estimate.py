@@ -97,12 +97,19 @@ def censored_cell_means(cells: list[list[tuple[float, int]]]) -> CensoredMeans:
     idx = np.array([c for c, _, _ in flat])
     side = np.array([s for _, _, s in flat])
 
-    def nll(p: np.ndarray) -> float:
+    def nll(p: np.ndarray) -> tuple[float, np.ndarray]:
         mu, s = p[:-1][idx], math.exp(p[-1])
         z = (ys - mu) / s
-        ll = np.where(side == 0, stats.norm.logpdf(z) - math.log(s),
-                      np.where(side > 0, stats.norm.logsf(z), stats.norm.logcdf(z)))
-        return -float(ll.sum())
+        logpdf = stats.norm.logpdf(z)
+        ll = np.where(side == 0, logpdf - math.log(s), np.where(side > 0, stats.norm.logsf(z), stats.norm.logcdf(z)))
+        # d ll / d z: -z (exact), -phi/(1 - Phi) (a lower bound), phi/Phi (an upper bound); in log space for the tails
+        dz = np.where(side == 0, -z, np.where(side > 0, -np.exp(logpdf - stats.norm.logsf(z)), np.exp(logpdf - stats.norm.logcdf(z))))
+        g_mu = -dz / s  # dz/dmu = -1/s
+        g_ls = np.where(side == 0, z * z - 1.0, -dz * z)  # dz/dlog s = -z, plus -1 from log s for exact values
+        grad = np.zeros_like(p)
+        np.add.at(grad, idx, g_mu)
+        grad[-1] = g_ls.sum()
+        return -float(ll.sum()), -grad
 
     start = []
     for rows in cells:
@@ -110,6 +117,45 @@ def censored_cell_means(cells: list[list[tuple[float, int]]]) -> CensoredMeans:
         start.append(float(np.mean(vals)))
     x0 = np.array(start + [math.log(sd0)])
     bounds = [(lo, hi)] * len(cells) + [(math.log(1e-6), math.log(1e3))]
-    res = optimize.minimize(nll, x0, method="L-BFGS-B", bounds=bounds)
+    res = optimize.minimize(nll, x0, method="L-BFGS-B", jac=True, bounds=bounds)
     means = [float(m) for m in res.x[:-1]]
     return CensoredMeans(means, identified, float(math.exp(res.x[-1])))
+
+
+def censored_regression(X: np.ndarray, y: np.ndarray, side: np.ndarray, df: int) -> Estimate:
+    """Tobit regression of y on X (rows: exact values, lower bounds (+1) or upper bounds (-1)),
+    by maximum likelihood; the covariance from the observed information, with ``df`` degrees of
+    freedom given by the caller (the cells, not the rows, for a fit across cells).
+
+    Used where a cell's rows are all censored on one side: its mean has no finite estimate, but
+    its bounds still pull the regression through the likelihood."""
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    side = np.asarray(side)
+    b0, *_ = np.linalg.lstsq(X, y, rcond=None)
+    r0 = y - X @ b0
+    s0 = max(float(np.std(r0)), 1e-3)
+
+    def nll(p: np.ndarray) -> tuple[float, np.ndarray]:
+        beta, s = p[:-1], math.exp(p[-1])
+        z = (y - X @ beta) / s
+        logpdf = stats.norm.logpdf(z)
+        ll = np.where(side == 0, logpdf - math.log(s), np.where(side > 0, stats.norm.logsf(z), stats.norm.logcdf(z)))
+        dz = np.where(side == 0, -z, np.where(side > 0, -np.exp(logpdf - stats.norm.logsf(z)), np.exp(logpdf - stats.norm.logcdf(z))))
+        grad = np.concatenate([X.T @ (-dz / s), [float(np.where(side == 0, z * z - 1.0, -dz * z).sum())]])
+        return -float(ll.sum()), -grad
+
+    res = optimize.minimize(nll, np.concatenate([b0, [math.log(s0)]]), method="L-BFGS-B", jac=True)
+    p = res.x
+    # observed information by central differences of the analytic gradient
+    k = len(p)
+    H = np.zeros((k, k))
+    for j in range(k):
+        h = 1e-5 * max(1.0, abs(p[j]))
+        e = np.zeros(k)
+        e[j] = h
+        H[:, j] = (nll(p + e)[1] - nll(p - e)[1]) / (2 * h)
+    H = 0.5 * (H + H.T)
+    cov = np.linalg.pinv(H)[:-1, :-1]
+    resid = y - X @ p[:-1]
+    return Estimate(p[:-1], cov, df, resid)

@@ -26,7 +26,7 @@ from scipy import stats
 
 from ibcheck.theory.errors import InputError
 
-from .estimate import Estimate, censored_cell_means, combine_runs, ols
+from .estimate import Estimate, censored_cell_means, censored_regression, combine_runs, ols
 from .terms import Term
 
 SIDES = {None: 0, "at_least": 1, "at_most": -1}
@@ -51,7 +51,7 @@ class Fit:
     trajectory: bool = False
     runs: int = 0  # trajectories: the runs combined
     censored: int = 0  # rows that are bounds (AtLeast/AtMost), used through the Tobit means
-    unidentified: list[dict] = field(default_factory=list)  # cells whose rows are all censored on one side
+    unidentified: list[dict] = field(default_factory=list)  # cells whose rows are all censored on one side (fitted by Tobit on the rows)
     excluded: int = 0  # rows left out by an explicit restriction (--from)
     restriction: dict = field(default_factory=dict)  # {variable: smallest value kept}
     per_run: list[dict] = field(default_factory=list)  # trajectories: each run's coefficients
@@ -204,14 +204,22 @@ def fit_exponents(rows: list[dict], variables, offsets=None, level: float = 0.95
     usable = [c for c in cells if c["identified"]]
     unidentified = [c for c in cells if not c["identified"]]
     p = len(terms) + 1
-    if len(usable) <= p:
-        raise InputError(f"{len(usable)} grid cells cannot fit {p} parameters: give a larger grid")
+    if len(usable) < 2 or len(cells) <= p:
+        raise InputError(f"{len(usable)} grid cells with a finite mean ({len(cells)} in all) cannot fit {p} parameters: give a larger "
+                         "grid, or raise the search limit of the censored cells")
     L = design(usable, terms)
     if not np.all(np.isfinite(L)):
         raise InputError("a log term needs log x > 0 at every cell (x > 1; x > e for log(log x)): raise the grid's smallest value")
     Xd = np.hstack([np.ones((len(usable), 1)), L])
     yv = np.array([c["mean_log"] for c in usable])
     est = ols(Xd, yv)
+    if unidentified:
+        # a cell whose rows are all bounds on one side: the regression itself is fitted by Tobit on the rows,
+        # so that its bounds pull the fit (dropping the cell would bias it), with the cells' degrees of freedom
+        srows, _ = seed_rows(rows, names, offsets, restriction)
+        Xr = np.hstack([np.ones((len(srows), 1)), design(srows, terms)])
+        est = censored_regression(Xr, np.array([r["lm"] for r in srows]), np.array([r["side"] for r in srows]), len(cells) - p)
+        est = Estimate(est.beta, est.cov, est.df, yv - Xd @ est.beta)
     fit = _fit_from(est, terms, names, usable, level)
     fit.dropped, fit.excluded, fit.restriction = dropped, excluded, dict(restriction or {})
     fit.censored = sum(c["censored"] for c in cells)

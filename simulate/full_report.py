@@ -78,13 +78,16 @@ def write_full_report(out: str, options: ReportOptions) -> str:
     scaling_report(None, inside(out, "scaling"))
     rows, errors, decided = [], [], set()
     t_cmp = time.perf_counter()
+    used = 0.0  # work (reference seconds) of the comparisons so far: deterministic, unlike the wall clock
     for i, name in enumerate(names):
-        share = max((options.budget - (time.perf_counter() - t_cmp)) / (len(names) - i), 1.0) if options.budget else None
-        print(f"[{time.perf_counter() - t0:6.1f} s] comparing {name}" + (f" (budget {share:.0f} s)" if share else "") + " ...", file=sys.stderr)
+        share = max((options.budget - used) / (len(names) - i), 1.0) if options.budget else None
+        print(f"[{time.perf_counter() - t0:6.1f} s] comparing {name}" + (f" (budget {share:.0f} s of work)" if share else "") + " ...",
+              file=sys.stderr)
         try:
             cs = {k: v for k, v in options.constants.items() if k in get_claim(name).constants} or None
             s = compare_and_save(name, inside(out, "compare", slug(name)), quick=options.quick, workers=options.workers,
                                  progress=False, budget=share, inside_only=options.inside_only, constants=cs, spending=options.spending)
+            used += float(s.get("work", {}).get("used") or 0.0)
             rows += [_index_row(name, r, s) for r in s["results"]]
             decided |= {name for r in s["results"] if r["verdict"] in ("consistent", "inconsistent")}
         except InputError as err:

@@ -1,74 +1,46 @@
-"""Repeated looks without an inflated error rate: alpha spending over the looks of a sweep.
+"""Repeated looks without an inflated error rate: the ledger of looks and the level of each.
 
-A sweep that grows until it decides looks at its data several times. Testing every look at
-level 0.05 would call a true claim ``inconsistent`` far more often than 5% of the time. The
-Lan-DeMets spending functions fix the total:
+A sweep that grows until it decides looks at its data several times; testing every look at 0.05
+would call a true claim ``inconsistent`` far more often than 5% of the time. Each look gets the
+nominal level of the exact group-sequential boundary for Lan-DeMets spending
+(:mod:`simulate.boundaries`) at the information fractions of all looks so far.
 
-* O'Brien-Fleming type: ``alpha*(t) = 2 (1 - Phi(z_{1 - alpha/2} / sqrt(t)))`` (strict early,
-  close to alpha at the end; the default);
-* Pocock type: ``alpha*(t) = alpha ln(1 + (e - 1) t)`` (even over the looks).
-
-``t`` in (0, 1] is the information fraction; here it is the fraction of the time budget used
-so far, which does not depend on the data. Look r is tested at level
-``alpha*(t_r) - (alpha spent by the earlier looks)``; by the union bound the probability of any
-false decision over all looks is at most alpha, whatever the correlation between the looks
-(conservative: the exact group-sequential boundary would be a little wider).
-
-Looks are stored in the sweep's SQLite file, so a rerun with a larger budget continues the
-same ledger; a rerun that adds no data repeats the last look (same data, same level) instead
-of spending again.
+* **Information fraction**: the deterministic work of the design so far (seed-runs weighted by
+  the experiment's declared cost per cell) over the budget, so the same command on the same code
+  and store gives the same looks and levels under any machine load.
+* **The ledger** lives in the sweep's SQLite file (:class:`simulate.store.SweepStore`). A rerun
+  that adds no data repeats the last look (same data, same level). A continuation with a larger
+  budget re-places the earlier looks at their work over the new budget and recomputes every
+  boundary: the earlier looks did not decide (a decided sweep stops), and their recomputed
+  boundaries are stricter than the ones they were tested at, so they stay undecided. If the
+  earlier budget had reached its final look, the two runs together keep their error rate below
+  ``alpha + (alpha - alpha*(t))`` with t the old final look's new fraction; the look reports it.
+* A rerun without a budget analyses every stored row of the design as a final look at t = 1.
 """
 from __future__ import annotations
 
 import hashlib
 import math
-import sqlite3
-import time
 from dataclasses import dataclass
 
-from scipy import stats
+from .boundaries import RULES, boundaries, nominal_levels, spending
 
-from ibcheck.theory.errors import InputError
-
-RULES = ("obrien-fleming", "pocock")
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS looks (
-    design TEXT NOT NULL,
-    look INTEGER NOT NULL,
-    data_hash TEXT NOT NULL,
-    fraction REAL NOT NULL,
-    alpha REAL NOT NULL,
-    spent REAL NOT NULL,
-    rule TEXT NOT NULL,
-    seconds REAL NOT NULL,
-    created REAL NOT NULL,
-    PRIMARY KEY (design, look)
-)
-"""
+__all__ = ["RULES", "Look", "SequentialPolicy", "data_hash", "spending"]
 
 
-def spending(rule: str, t: float, alpha: float = 0.05) -> float:
-    """Cumulative alpha spent by information fraction ``t`` (Lan-DeMets); 0 at t = 0, alpha at t = 1."""
-    if rule not in RULES:
-        raise InputError(f"--spending {rule!r} is not one of {', '.join(RULES)}")
-    t = min(max(float(t), 0.0), 1.0)
-    if t == 0:
-        return 0.0
-    if rule == "pocock":
-        return alpha * math.log(1 + (math.e - 1) * t)
-    z = stats.norm.ppf(1 - alpha / 2)
-    return float(2 * stats.norm.sf(z / math.sqrt(t)))
-
-
-@dataclass
+@dataclass(frozen=True)
 class Look:
     look: int
     fraction: float
-    alpha: float  # the level this look is tested at
-    spent: float  # cumulative alpha after this look
+    alpha: float  # the nominal one-sided level this look is tested at
+    spent: float  # cumulative alpha after this look (the spending function at its fraction)
     rule: str
+    work: float = 0.0  # the design's work so far (reference seconds)
+    budget: float | None = None  # the largest budget of the ledger when this look was taken
+    boundary: float | None = None  # the z boundary of this look
     repeated: bool = False  # the same data as the previous look: no new alpha spent
+    family_alpha: float | None = None  # the bound on the error rate over this ledger's runs together (see the module docstring)
+    note: str = ""
 
     def as_json(self) -> dict:
         return dict(self.__dict__)
@@ -78,32 +50,47 @@ def data_hash(keys) -> str:
     return hashlib.sha256("\n".join(sorted(keys)).encode()).hexdigest()[:16]
 
 
-def previous_seconds(con: sqlite3.Connection, design: str) -> float:
-    """Budget seconds used by earlier runs of the same design (the last look's clock)."""
-    con.execute(SCHEMA)
-    row = con.execute("SELECT seconds FROM looks WHERE design=? ORDER BY look DESC LIMIT 1", (design,)).fetchone()
-    return float(row[0]) if row else 0.0
+@dataclass(frozen=True)
+class SequentialPolicy:
+    """Looks and their levels: ``rule`` (pocock or obrien-fleming) spends ``alpha`` over the
+    information fractions (work / budget)."""
 
+    rule: str = "pocock"
+    alpha: float = 0.05
 
-def preview_look(con: sqlite3.Connection, design: str, keys, fraction: float, rule: str, alpha: float = 0.05) -> Look:
-    """The level a look at the data ``keys`` at information fraction ``fraction`` would get (nothing recorded)."""
-    con.execute(SCHEMA)
-    last = con.execute("SELECT look, data_hash, alpha, spent, fraction FROM looks WHERE design=? ORDER BY look DESC LIMIT 1",
-                       (design,)).fetchone()
-    if last and last[1] == data_hash(keys):
-        return Look(last[0], last[4], last[2], last[3], rule, repeated=True)
-    spent_before = last[3] if last else 0.0
-    level = max(spending(rule, fraction, alpha) - spent_before, 0.0)
-    return Look(last[0] + 1 if last else 1, min(max(fraction, 0.0), 1.0), level, spent_before + level, rule)
-
-
-def take_look(con: sqlite3.Connection, design: str, keys, fraction: float, seconds: float, rule: str, alpha: float = 0.05) -> Look:
-    """Record a look at the data ``keys`` at information fraction ``fraction`` and return its level.
-
-    ``seconds`` is the budget clock (cumulative over runs of the same design)."""
-    look = preview_look(con, design, keys, fraction, rule, alpha)
-    if not look.repeated:
-        with con:
-            con.execute("INSERT INTO looks VALUES (?,?,?,?,?,?,?,?,?)",
-                        (design, look.look, data_hash(keys), look.fraction, look.alpha, look.spent, rule, seconds, time.time()))
-    return look
+    def level(self, past: list[dict], keys, work: float, budget: float | None) -> Look:
+        """The level of a look at the rows ``keys`` after ``work`` units, given the ledger's ``past`` looks
+        (dicts with data_hash, work, budget, fraction, alpha, spent; oldest first). Nothing is recorded."""
+        h = data_hash(keys)
+        if past and past[-1]["data_hash"] == h:
+            p = past[-1]
+            return Look(len(past), p["fraction"], p["alpha"], p["spent"], self.rule, p["work"], p["budget"], p.get("boundary"),
+                        repeated=True, note="the same rows as the previous look: its level, no new alpha spent")
+        budgets = [p["budget"] for p in past if p["budget"]] + ([budget] if budget else [])
+        if not budgets:
+            return Look(len(past) + 1, 1.0, self.alpha, self.alpha, self.rule, work, None, None,
+                        note="one fixed look (no budget, no earlier looks)")
+        b_max = max(budgets)
+        fractions = [min(p["work"] / b_max, 1.0) for p in past]
+        t = 1.0 if budget is None else min(work / b_max, 1.0)
+        note = ""
+        if budget is None:
+            note = "no budget: every stored row, analysed as the final look"
+        if fractions and t <= fractions[-1]:
+            if fractions[-1] >= 1.0:
+                return Look(len(past) + 1, 1.0, 0.0, self.alpha, self.rule, work, b_max, math.inf,
+                            note="the ledger's alpha is spent (its final look was taken at this budget): "
+                                 "a larger --budget continues it")
+            t = min(1.0, fractions[-1] + 1e-6)
+        fractions.append(t)
+        levels = nominal_levels(fractions, self.rule, self.alpha)
+        bounds = boundaries(fractions, self.rule, self.alpha)
+        family = None
+        old_final = [p for p in past if p["fraction"] >= 1.0 and p["budget"] and p["budget"] < b_max]
+        if old_final:
+            t_old = min(old_final[-1]["work"] / b_max, 1.0)
+            family = self.alpha + (self.alpha - spending(self.rule, t_old, self.alpha))
+            note = (note + "; " if note else "") + (f"continues a ledger whose final look was at budget {old_final[-1]['budget']:g}: "
+                                                    f"both runs together err at most {family:.3g}")
+        return Look(len(past) + 1, t, levels[-1], spending(self.rule, t, self.alpha), self.rule, work, b_max, bounds[-1],
+                     family_alpha=family, note=note)

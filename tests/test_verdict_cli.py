@@ -77,7 +77,8 @@ def test_calibrate_cli_writes_the_table(cli, tmp_path):
     res = cli("calibrate", "--trials", "3", "--out", str(tmp_path / "cal"), check_rc=0)
     assert "| exact" in res.stdout and "wrong_d" in res.stdout
     data = json.loads((tmp_path / "cal" / "calibration.json").read_text())
-    assert set(data["scenarios"]) == {"exact", "corrected", "polylog", "heavy_tails", "wrong_d", "wrong_k"}
+    assert set(data["scenarios"]) == {"exact", "corrected", "polylog", "heavy_tails", "censored", "wrong_d", "wrong_k", "log_rate",
+                                      "log_constant", "log_wrong_half"}
     assert cli("calibrate", "--trials", "0", "--out", str(tmp_path / "c2")).returncode == 2
 
 
@@ -108,9 +109,11 @@ def test_budgeted_sweep_grows_and_a_rerun_continues(cli, tmp_path):
         assert n_first > 18 and first["rounds"][1]["added"] != "initial grid"
     again = json.loads(cli("compare", "BCGT21.thm.one_step", "--quick", "--budget", "8", "--out", str(out), "--json", check_rc=0).stdout)
     assert again["tasks"]["skipped"] >= n_first  # every earlier (cell, seed) reused
-    looks = con.execute("SELECT alpha, spent FROM looks ORDER BY look").fetchall()
+    looks = con.execute("SELECT alpha, spent, fraction, budget FROM ledger ORDER BY look").fetchall()
     con.close()
     assert looks and looks[-1][1] <= 0.05 + 1e-12
-    assert sum(a for a, _ in looks) == pytest.approx(looks[-1][1])
+    assert all(0 <= a <= 0.05 for a, *_ in looks)
+    assert [f for _, _, f, _ in looks] == sorted(f for _, _, f, _ in looks)  # the ledger continues: fractions only grow
+    assert again["rounds"][0]["look"]["alpha"] > 0 or again["rounds"][0]["look"]["repeated"]
     md = (out / "report.md").read_text()
     assert "## Rounds" in md and "alpha spending: pocock" in md

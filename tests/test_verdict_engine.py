@@ -1,6 +1,5 @@
 """The verdict engine: drift rule, power rule, alpha spending, hypotheses at every cell, calibration."""
 import math
-import sqlite3
 
 import mpmath
 import numpy as np
@@ -8,10 +7,11 @@ import pytest
 import sympy as sp
 
 from ibcheck.simulate.analysis import analyze
+from ibcheck.simulate.boundaries import nominal_levels
 from ibcheck.simulate.calibrate import calibrate
 from ibcheck.simulate.drift import correction_fit, windows
 from ibcheck.simulate.fit import fit_exponents
-from ibcheck.simulate.sequential import spending, take_look
+from ibcheck.simulate.sequential import SequentialPolicy, data_hash, spending
 from ibcheck.simulate.verdict import judge_exponent
 
 
@@ -111,37 +111,64 @@ def test_spending_functions(rule):
         assert spending(rule, 0.25) < 1e-4  # strict early
 
 
-def test_look_ledger_spends_at_most_alpha_and_repeats_do_not_spend(tmp_path):
-    con = sqlite3.connect(str(tmp_path / "s.sqlite"))
-    looks = [take_look(con, "design", [f"k{i}" for i in range(n)], t, t * 100, "pocock") for n, t in ((5, 0.2), (9, 0.5), (14, 0.8))]
-    again = take_look(con, "design", [f"k{i}" for i in range(14)], 0.9, 90, "pocock")
+def _record(past, look, keys):
+    past.append({"data_hash": data_hash(keys), "work": look.work, "budget": look.budget, "fraction": look.fraction,
+                 "alpha": look.alpha, "spent": look.spent, "boundary": look.boundary})
+
+
+def test_look_ledger_spends_exactly_alpha_and_repeats_do_not_spend():
+    pol, past = SequentialPolicy("pocock"), []
+    looks = []
+    for n, w in ((5, 20.0), (9, 50.0), (14, 80.0)):
+        keys = [f"k{i}" for i in range(n)]
+        looks.append(pol.level(past, keys, w, 100.0))
+        _record(past, looks[-1], keys)
+    again = pol.level(past, [f"k{i}" for i in range(14)], 90.0, 100.0)
     assert again.repeated and again.alpha == looks[-1].alpha
-    final = take_look(con, "design", [f"k{i}" for i in range(20)], 1.0, 100, "pocock")
-    levels = [lk.alpha for lk in looks] + [final.alpha]
-    assert sum(levels) == pytest.approx(0.05) and final.spent == pytest.approx(0.05)
+    final = pol.level(past, [f"k{i}" for i in range(20)], 100.0, 100.0)
+    assert final.fraction == 1.0 and final.spent == pytest.approx(0.05)
+    # exact boundaries: each look at least as generous as its spending increment (Bonferroni)
+    incs = [spending("pocock", t) - spending("pocock", s) for s, t in zip((0, 0.2, 0.5, 0.8), (0.2, 0.5, 0.8, 1.0))]
+    assert all(lk.alpha >= inc - 1e-9 for lk, inc in zip(looks + [final], incs))
+    assert final.alpha > 1.5 * incs[-1]
 
 
-def test_alpha_spending_keeps_the_false_rejection_rate_over_repeated_looks():
-    """Five looks at a growing sample of a true null: naive 0.05 per look inflates, spending does not."""
+def test_a_continuation_with_a_larger_budget_can_still_decide():
+    """The issue's case: a budget-150 run took its final look at fraction 1; a rerun with budget 300
+    must get a real level (not 0), with the error bound of both runs stated."""
+    pol, past = SequentialPolicy("pocock"), []
+    for n, w in ((5, 50.0), (9, 150.0)):
+        keys = [f"k{i}" for i in range(n)]
+        _record(past, pol.level(past, keys, w, 150.0), keys)
+    assert past[-1]["fraction"] == 1.0
+    spent_out = pol.level(past, [f"k{i}" for i in range(12)], 150.0, 150.0)
+    assert spent_out.alpha == 0.0 and "larger --budget" in spent_out.note  # same budget: nothing left, and it says so
+    cont = pol.level(past, [f"k{i}" for i in range(12)], 220.0, 300.0)
+    assert cont.alpha > 0.005 and 0 < cont.fraction < 1
+    assert cont.family_alpha is not None and cont.family_alpha <= 0.1 and "both runs together" in cont.note
+
+
+def test_exact_spending_keeps_the_false_rejection_rate_and_beats_bonferroni():
+    """Five looks at a growing sample of a true null: naive 0.05 per look inflates; the exact boundaries
+    keep the rate at 0.05 (not far below it, as the Bonferroni increments do)."""
     rng = np.random.default_rng(7)
-    trials, looks = 2000, 5
+    trials, looks = 4000, 5
     from scipy import stats
 
-    naive = spent = 0
+    ts = [i / looks for i in range(1, looks + 1)]
+    exact = nominal_levels(ts, "pocock")
+    bonf = [spending("pocock", t) - spending("pocock", t - 1 / looks) for t in ts]
+    naive = rej_exact = rej_bonf = 0
     for _ in range(trials):
         x = rng.standard_normal(looks * 20)
-        used, rejected_naive, rejected_spent = 0.0, False, False
-        for i in range(1, looks + 1):
-            z = x[: 20 * i].mean() * math.sqrt(20 * i)
-            t = i / looks
-            level = spending("pocock", t) - used
-            used += level
-            rejected_naive |= z > stats.norm.ppf(0.95)
-            rejected_spent |= z > stats.norm.ppf(1 - level)
-        naive += rejected_naive
-        spent += rejected_spent
+        z = [x[: 20 * i].mean() * math.sqrt(20 * i) for i in range(1, looks + 1)]
+        naive += any(zi > stats.norm.ppf(0.95) for zi in z)
+        rej_exact += any(zi > stats.norm.isf(a) for zi, a in zip(z, exact))
+        rej_bonf += any(zi > stats.norm.isf(a) for zi, a in zip(z, bonf))
+    se = 2 * math.sqrt(0.05 * 0.95 / trials)
     assert naive / trials > 0.08  # the inflation this guards against
-    assert spent / trials <= 0.05 + 2 * math.sqrt(0.05 * 0.95 / trials)
+    assert abs(rej_exact / trials - 0.05) <= se
+    assert rej_bonf < rej_exact
 
 
 # ---------------------------------------------------------------------------------------------

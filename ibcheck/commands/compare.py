@@ -98,8 +98,13 @@ def _parse_from(text):
 def _design_options(p, report: bool = False) -> None:
     what = "for all comparisons together (shared out in turn; leftovers pass on)" if report else "for this comparison"
     p.add_argument("--budget", type=pos_float, default=None,
-                   help=f"seconds {what}: after the initial grid, add seeds and scale in rounds until every exponent "
-                        "verdict is decisive or the budget is spent (alpha spent over the looks)")
+                   help=f"work {what}, in reference seconds (seed-runs weighted by the experiment's declared cost per cell, "
+                        "the same under any machine load): after the initial grid, add seeds and scale in rounds until every "
+                        "exponent verdict is decisive or the budget is spent (alpha spent over the looks)")
+    if not report:
+        p.add_argument("--max-seconds", type=pos_float, default=None,
+                       help="a wall-clock cap: the sweep stops after the round that passes it (reported, since the verdict then "
+                            "depends on the machine's speed)")
     p.add_argument("--spending", default="pocock", help="alpha-spending rule over the looks: pocock (default) or obrien-fleming")
     p.add_argument("--inside-only", action="store_true", help="fit only the cells where every hypothesis of the claim holds")
     p.add_argument("--constants", default=None, help="values of the claim's symbolic constants, e.g. C=0.5,C1=2 (default 1)")
@@ -115,7 +120,8 @@ def cmd_compare(args) -> int:
     summary = compare_and_save(args.claim, args.out, grid=grid, seeds=args.seeds, quick=args.quick, workers=args.workers,
                                    scheduler=args.scheduler, dask=args.dask, margin=args.margin, progress=not args.json, budget=args.budget,
                                    inside_only=args.inside_only, constants=constants, spending=args.spending,
-                                   margin_log=args.margin_log, offsets=args.offsets, fit_from=_parse_from(args.fit_from))
+                                   margin_log=args.margin_log, offsets=args.offsets, fit_from=_parse_from(args.fit_from),
+                                   max_seconds=args.max_seconds)
     if args.json:
         print(dumps(summary, indent=2))
         return 0

@@ -1,0 +1,93 @@
+"""Budgets count deterministic work: the same command gives the same rounds and verdict under any
+load. One comparison at a time per store: a concurrent run is refused, never mixed into the ledger."""
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+
+from ibcheck.simulate.store import SweepStore
+
+
+def _burn(seconds: float) -> None:
+    end = time.time() + seconds
+    x = 0
+    while time.time() < end:
+        x += 1
+
+
+def _signature(s: dict) -> list:
+    return [(r["added"], round(r["work"], 9), r["tasks_total"], round(r["alpha"], 12), r["look"]["fraction"], sorted(r["verdicts"].items()))
+            for r in s["rounds"]] + [s["verdict"]]
+
+
+NOISY = """
+import math, os, random, time
+import ibcheck
+
+ibcheck.Claim("rep.noisy", "a quantity growing like sqrt(d), measured with noise", variables=[ibcheck.Variable("d", "int", low=2)],
+              bounds=[ibcheck.Bound("y", "Theta", "sqrt(d)")])
+
+@ibcheck.experiment("rep.noisy", grid={"d": [64, 128, 256]}, seeds=2, max_grid={"d": 4096}, cost=lambda cell: cell["d"] / 64)
+def measure(cell, seed):
+    end = time.process_time() + float(os.environ.get("REP_BURN", "0.02"))  # CPU per task: a wall-clock budget would feel the load
+    while time.process_time() < end:
+        pass
+    rnd = random.Random(seed * 1000003 + cell["d"])
+    return {"y": math.sqrt(cell["d"]) * math.exp(0.4 * rnd.gauss(0, 1))}
+"""
+
+
+def test_the_same_budgeted_command_gives_the_same_rounds_under_cpu_load(cli, tmp_path):
+    claims = tmp_path / "noisy.py"
+    claims.write_text(NOISY)
+    argv = ["--claims", str(claims), "compare", "rep.noisy", "--budget", "60", "--json"]
+    quiet = json.loads(cli(*argv, "--out", str(tmp_path / "a"), check_rc=0).stdout)
+    burners = [mp.get_context("spawn").Process(target=_burn, args=(120.0,)) for _ in range(3)]
+    for b in burners:
+        b.start()
+    try:
+        loaded = json.loads(cli(*argv, "--out", str(tmp_path / "b"), check_rc=0).stdout)
+    finally:
+        for b in burners:
+            b.terminate()
+            b.join()
+    assert len(quiet["rounds"]) >= 2  # the budget grew the sweep: there were rounds to plan
+    assert _signature(loaded) == _signature(quiet)
+    assert quiet["work"]["used"] <= 60.0 + 1e-9  # never past the budget, in the units it is counted in
+
+
+def test_a_second_comparison_on_the_same_store_is_refused(cli, tmp_path):
+    out = tmp_path / "c"
+    out.mkdir()
+    with SweepStore(str(out / "sweep.sqlite")):  # another comparison holds the store
+        res = cli("compare", "BCGT21.thm.one_step", "--quick", "--out", str(out))
+    assert res.returncode == 2 and res.stderr.count("\n") == 1
+    assert "in use by another comparison" in res.stderr
+    assert not (out / "report.md").exists()
+    # once it is free, the same command runs
+    cli("compare", "BCGT21.thm.one_step", "--quick", "--out", str(out), check_rc=0)
+
+
+def test_concurrent_processes_never_mix_one_ledger(tmp_path):
+    out = tmp_path / "d"
+    claims = tmp_path / "noisy.py"
+    claims.write_text(NOISY)
+    exe = os.path.join(os.path.dirname(sys.executable), "ibcheck")
+    cmd = [exe, "--claims", str(claims), "compare", "rep.noisy", "--budget", "60", "--out", str(out), "--json"]
+    env = {**os.environ, "REP_BURN": "0.1"}  # long enough that the two runs overlap
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for _ in range(2)]
+    results = [(p.returncode, *p.communicate(timeout=300)) for p in procs]
+    results = [(p.returncode, o, e) for p, (_, o, e) in zip(procs, results)]
+    assert sorted(rc for rc, _, _ in results) == [0, 2], [(rc, e[-300:]) for rc, _, e in results]
+    out1 = next(o for rc, o, _ in results if rc == 0)
+    err2 = next(e for rc, _, e in results if rc == 2)
+    assert "in use by another comparison" in err2
+    db = out / "sweep.sqlite"
+    looks = sqlite3.connect(str(db)).execute("SELECT look, fraction FROM ledger ORDER BY look").fetchall()
+    assert [lk for lk, _ in looks] == list(range(1, len(looks) + 1))
+    assert len(looks) == len(json.loads(out1)["rounds"])  # every look is the first run's
