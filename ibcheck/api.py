@@ -339,7 +339,7 @@ def experiment(claim: str, grid: Mapping[str, Sequence[float]], seeds: int = 3, 
 
 
 def compare(claim: str, grid: Mapping[str, Sequence[float]] | None = None, seeds: int | None = None, budget: float | None = None,
-            quick: bool = True, store: str | None = None, workers: int = 1, margin: float = 0.1, inside_only: bool = False,
+            quick: bool = False, store: str | None = None, workers: int = 1, margin: float = 0.1, inside_only: bool = False,
             constants: Mapping[str, float] | None = None, spending: Literal["pocock", "obrien-fleming"] = "pocock",
             progress: bool = False, margin_log: float = 0.25, offsets: Literal["fit", "known"] = "fit",
             fit_from: Mapping[str, float] | None = None) -> Comparison:
@@ -348,7 +348,9 @@ def compare(claim: str, grid: Mapping[str, Sequence[float]] | None = None, seeds
     inconclusive, each with its reason and the hypotheses' status at the measured cells. ``store``
     names a SQLite file that makes the sweep resumable. Every exponent the claim states is fitted,
     log factors included (``margin_log`` is their margin; ``offsets="known"`` takes them as known on
-    request); ``fit_from={"T": 1e3}`` fits only late times."""
+    request); ``fit_from={"T": 1e3}`` fits only late times. ``quick=True`` takes the experiment's
+    small design (its quick grid, seeds and settings), as ``ibcheck compare --quick`` does; the
+    default, here and on the command line, is the full design."""
     from ibcheck.simulate.compare import compare_claim
 
     g = None
@@ -412,7 +414,7 @@ def _choice(name: str, value, accepted: tuple[str, ...]) -> str:
     return value
 
 
-def reproduce(name: str, quick: bool = True) -> Reproduction:
+def reproduce(name: str, quick: bool = False) -> Reproduction:
     """One reproduction of the sources' experiments, side by side with their numbers: measurements,
     the criteria (quantity, source value, measured, rule, verdict) and the figures."""
     from ibcheck.simulate.reproductions import run_reproduction

@@ -155,26 +155,59 @@ def plan_round(undecided: list[tuple[list[dict], list[str], str, bool]], design_
             key = next(iter(design_cells)) if trajectory else cell_key({u: _match(c, u, design_cells) for u in cell_vars})
             gains[key] = gains.get(key, 0.0) + gi / total
     n0 = dict(design_cells)
+    weight = scale_weights(design_cells, [u for u in cell_vars if any(u == _term_variable(t) for _, _, t, _ in undecided)])
+    cap = seed_cap(design_cells, weight)
     heap = []
     for k, g in gains.items():
         if k not in n0 or g <= 0:
             continue
         n = n0[k]
         base = g / (1.0 / n - 1.0 / (n + 1))  # a^2 s^2, summed over the undecided exponents
-        heapq.heappush(heap, (-g / max(cost(dict(k)), 1e-3), k, base, n))
+        heapq.heappush(heap, (-g * weight[k] / max(cost(dict(k)), 1e-3), k, base, n))
     added = 0
     while heap and left > 0 and added < max_tasks:
         _, k, base, n = heapq.heappop(heap)
         c = cost(dict(k))
-        if c > left:
+        if c > left or n >= cap[k]:
             continue
         plan.seeds[k] = plan.seeds.get(k, 0) + 1
         left -= c
         plan.estimated_seconds += c
         added += 1
         g = base * (1.0 / (n + 1) - 1.0 / (n + 2))
-        heapq.heappush(heap, (-g / max(c, 1e-3), k, base, n + 1))
+        heapq.heappush(heap, (-g * weight[k] / max(c, 1e-3), k, base, n + 1))
     return plan
+
+
+def _term_variable(term: str) -> str:
+    return term.split("(")[-1].rstrip(")")
+
+
+def scale_weights(design_cells: dict[CellKey, int], variables: list[str]) -> dict[CellKey, float]:
+    """Per cell, 0.25 at the smallest scale of the undecided variables to 1 at the largest (mean over them).
+
+    Pitfall avoided: gain per second alone pours seeds into the cheapest cells, which are the
+    smallest, pre-asymptotic ones (389 seeds at t = 10 in a user's sweep); the asymptotic
+    exponent lives at the large scales."""
+    out = {}
+    for k in design_cells:
+        c = dict(k)
+        pos = []
+        for v in variables:
+            vals = sorted({float(dict(j)[v]) for j in design_cells})
+            if len(vals) < 2:
+                continue
+            lo, hi = math.log(vals[0]), math.log(vals[-1])
+            pos.append((math.log(float(c[v])) - lo) / (hi - lo))
+        out[k] = 0.25 + 0.75 * (sum(pos) / len(pos)) if pos else 1.0
+    return out
+
+
+def seed_cap(design_cells: dict[CellKey, int], weight: dict[CellKey, float]) -> dict[CellKey, int]:
+    """The most seeds a cell may hold: four times the seeds of the best-weighted (largest-scale) cells, at least 8."""
+    top = max(weight.values())
+    n_top = max(n for k, n in design_cells.items() if weight[k] == top)
+    return {k: max(8, 4 * n_top) if weight[k] < top else 10**9 for k in design_cells}
 
 
 def _match(fit_cell: dict, v: str, design_cells: dict) -> object:

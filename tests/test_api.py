@@ -150,3 +150,16 @@ def test_import_ibcheck_is_light():
            "print('torch' in sys.modules, 'cvxpy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "False"]
+
+
+def test_the_api_and_the_cli_agree_on_the_quick_default():
+    import argparse
+    import inspect
+
+    from ibcheck.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name, fn in (("compare", ibcheck.compare), ("reproduce", ibcheck.reproduce)):
+        cli_default = sub.choices[name].parse_known_args(["X", "--out", "o"])[0].quick
+        assert inspect.signature(fn).parameters["quick"].default is cli_default is False

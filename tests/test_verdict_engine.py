@@ -232,3 +232,20 @@ def test_calibration_targets_at_small_n():
     for name in ("wrong_d", "wrong_k"):
         assert sc[name]["counts"]["consistent"] <= 1, (name, sc[name])
     assert sc["exact"]["counts"]["consistent"] >= 16
+
+
+def test_rounds_favour_large_scales_over_cheap_small_cells():
+    """A user's t grid where the smallest t is 1000x cheaper: seeds must not pile up there."""
+    from ibcheck.simulate.rounds import cell_key, plan_round
+
+    rng = np.random.default_rng(0)
+    ts = [10, 100, 1000, 10000]
+    design = {cell_key({"t": t}): 3 for t in ts}
+    rows = [{"t": t, "value": t ** -0.5 * math.exp(0.5 * rng.standard_normal()), "seed": s} for t in ts for s in range(3)]
+    an = analyze(rows, ["t"], "Theta", {"t": -0.5}, bootstrap=False, extrapolate=False)
+    undecided = [(an.fit.cells, an.terms, "t", False)]
+    plan = plan_round(undecided, design, ["t"], lambda c: 0.001 * c["t"], 200.0, {}, 3, False, max_tasks=100_000)
+    small = plan.seeds.get(cell_key({"t": 10}), 0)
+    large = plan.seeds.get(cell_key({"t": 10000}), 0)
+    assert large > 0
+    assert small + 3 <= 4 * (large + 3) or small + 3 <= 8  # capped at 4x the largest scale's seeds
