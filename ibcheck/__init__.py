@@ -49,7 +49,7 @@ from .api import (  # noqa: E402
 from .errors import InputError, RunFailure  # noqa: E402
 
 _CONFIGS = {"RunConfig": "training", "DataConfig": "training", "ModelConfig": "models", "TrainConfig": "trainer",
-            "KKTSearchConfig": "kkt_points"}
+            "KKTSearchConfig": "kkt_points", "ComparisonResult": "compare", "CompareOptions": "compare"}
 
 
 def __getattr__(name: str):

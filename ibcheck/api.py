@@ -18,7 +18,7 @@ from .errors import InputError
 if TYPE_CHECKING:
     import numpy as np
 
-    from ibcheck.simulate.compare import Comparison
+    from ibcheck.simulate.compare import ComparisonResult
     from ibcheck.simulate.kkt_points import KKTPoints, KKTSearchConfig
     from ibcheck.simulate.radii import Direction, Radii
     from ibcheck.simulate.reproductions import Reproduction
@@ -342,7 +342,7 @@ def compare(claim: str, grid: Mapping[str, Sequence[float]] | None = None, seeds
             quick: bool = False, store: str | None = None, workers: int = 1, margin: float = 0.1, inside_only: bool = False,
             constants: Mapping[str, float] | None = None, spending: Literal["pocock", "obrien-fleming"] = "pocock",
             progress: bool = False, margin_log: float = 0.25, offsets: Literal["fit", "known"] = "fit",
-            fit_from: Mapping[str, float] | None = None) -> Comparison:
+            fit_from: Mapping[str, float] | None = None) -> ComparisonResult:
     """Sweep the claim's experiment over ``grid`` x ``seeds`` (growing it in rounds within ``budget``
     seconds), fit the exponents with confidence intervals, and judge them: consistent, inconsistent or
     inconclusive, each with its reason and the hypotheses' status at the measured cells. ``store``
@@ -379,7 +379,7 @@ def compare(claim: str, grid: Mapping[str, Sequence[float]] | None = None, seeds
 def verdict(data: str, claim: str | None = None, quantity: str | None = None, reading: str | None = None,
             predict: str | None = None, kind: Literal["O", "Omega", "Theta"] | None = None, margin: float = 0.1,
             constants: Mapping[str, float] | None = None, margin_log: float = 0.25, offsets: Literal["fit", "known"] = "fit",
-            fit_from: Mapping[str, float] | None = None, trajectory: bool = False) -> Comparison:
+            fit_from: Mapping[str, float] | None = None, trajectory: bool = False) -> ComparisonResult:
     """Judge your own measurements (a CSV with the variables, ``seed`` and ``value``) against a claim
     of the registry, or against a stated prediction (``predict="d=1/2,k=-1/2"`` or ``"t=0,log(t)=-1"``
     with ``kind``). ``trajectory=True``: each seed is one run measured along the fitted variable."""

@@ -39,7 +39,8 @@ from .sweep import Task, code_version, local_pool, run_sweep, task_key
 from .terms import SHIFTS, parse_term
 
 LN10 = math.log(10.0)
-__all__ = ["PARAMS", "TESTABLE", "CompareOptions", "Comparison", "compare_claim", "compare_and_save"]
+__all__ = ["PARAMS", "TESTABLE", "BoundResult", "CompareOptions", "Comparison", "ComparisonResult", "TermResult", "compare_claim",
+           "compare_and_save"]
 
 
 def parse_grid(items: list[str] | None) -> dict | None:
@@ -273,13 +274,71 @@ def _what_would_decide(results: list[dict], seconds: float, tasks: int) -> list[
 
 
 @dataclass(frozen=True)
-class Comparison(Result):
-    """One claim against simulation: the summary (fits, verdicts with their reasons, applicability,
-    drift, power, rounds, provenance) and what the report is drawn from. ``save(directory)`` writes
-    the Markdown, HTML, PNGs, summary.json and a Parquet file of the raw rows."""
+class TermResult:
+    """One fitted exponent: its term (``T``, ``log(T)``), prediction, estimate and CIs."""
+
+    term: str
+    predicted: float
+    estimate: float
+    se: float
+    df: int
+    ci: tuple[float, float]  # 95%
+    decision_ci: tuple[float, float]  # at the level of the look that decided (1 - alpha)
+    decision_level: float
+    margin: float
+    verdict: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class BoundResult:
+    """One tested bound of the claim: its quantity, kind and reading, the verdict with its reason,
+    and every fitted term. ``conf_int(term, alpha)`` gives any level from the fit."""
+
+    label: str
+    quantity: str
+    kind: str
+    reading: str | None
+    expr: str
+    verdict: str
+    reason: str
+    terms: tuple[TermResult, ...]
+    analysis: Analysis = field(repr=False, compare=False)
+
+    def term(self, name: str) -> TermResult:
+        for t in self.terms:
+            if t.term == name:
+                return t
+        raise InputError(f"{self.label} has no fitted term {name!r}; its terms are {', '.join(t.term for t in self.terms)}")
+
+    def conf_int(self, term: str | None = None, alpha: float = 0.05) -> tuple[float, float]:
+        """The two-sided (1 - alpha) CI of one term's exponent (default: the first variable's power)."""
+        require_float("alpha", alpha, 0.0, strict=True, high=1.0)
+        return self.analysis.fit.conf_int(term or self.terms[0].term, alpha)
+
+
+def _bound_results(results: list[dict], res_json: list[dict]) -> tuple[BoundResult, ...]:
+    out = []
+    for r, rj in zip(results, res_json):
+        an: Analysis = r["analysis"]
+        terms = tuple(TermResult(f["variable"], f["predicted"], f["estimate"], f["se"], an.fit.df, (f["ci_low"], f["ci_high"]),
+                                 tuple(f["decision_ci"]), f["decision_level"], f["margin"], f["verdict"], f["reason"])
+                      for f in rj["fits"])
+        out.append(BoundResult(rj["label"], rj["quantity"], rj["kind"], rj["reading"], rj["expr"], rj["verdict"], rj["reason"], terms, an))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class ComparisonResult(Result):
+    """One claim against simulation (or your measurements), typed like a statsmodels results object.
+
+    ``verdict`` and ``reason``; ``bounds`` (one :class:`BoundResult` per tested bound and reading);
+    ``conf_int(quantity, alpha, term=..., reading=...)``; ``summary()`` (text); ``to_json()`` (the
+    summary.json contract, which :meth:`save` writes beside the Markdown, HTML, PNGs and a Parquet
+    file of the raw rows). ``record`` is the JSON-ready record everything else is read from."""
 
     name: ClassVar[str] = "summary"
-    summary: dict
+    record: dict = field(repr=False)
     results: tuple = field(repr=False, default=())
     rows: tuple = field(repr=False, default=())
     claim: object = field(repr=False, default=None)
@@ -287,19 +346,52 @@ class Comparison(Result):
 
     @property
     def verdict(self) -> str:
-        return self.summary["verdict"]
+        return self.record["verdict"]
+
+    @property
+    def reason(self) -> str:
+        return self.record["reason"]
+
+    @property
+    def bounds(self) -> tuple[BoundResult, ...]:
+        return _bound_results(list(self.results), self.record["results"])
+
+    def bound(self, quantity: str, reading: str | None = None) -> BoundResult:
+        """The tested bound on ``quantity`` (and ``reading``, for an ambiguous claim)."""
+        found = [b for b in self.bounds if b.quantity == quantity and (reading is None or b.reading == reading)]
+        if not found:
+            have = ", ".join(b.label for b in self.bounds)
+            raise InputError(f"no tested bound on {quantity!r}" + (f" with reading {reading!r}" if reading else "") + f"; the bounds are {have}")
+        if len(found) > 1:
+            raise InputError(f"{quantity!r} has several readings ({', '.join(b.reading or '-' for b in found)}): give reading=")
+        return found[0]
+
+    def conf_int(self, quantity: str, alpha: float = 0.05, term: str | None = None, reading: str | None = None) -> tuple[float, float]:
+        """The two-sided (1 - alpha) CI of one exponent of the bound on ``quantity`` (default term: its first variable's power)."""
+        return self.bound(quantity, reading).conf_int(term, alpha)
+
+    def summary(self) -> str:
+        """A text summary: the verdict, then per bound and term the prediction, estimate, CIs and verdict."""
+        lines = [self.heading(), ""]
+        for b in self.bounds:
+            lines.append(f"{b.label}  {b.kind}({b.expr}): {b.verdict}")
+            for t in b.terms:
+                lines.append(f"  {t.term:<14} predicted {t.predicted:>7.4g}  estimate {t.estimate:>8.4f}  95% CI [{t.ci[0]:.4f}, {t.ci[1]:.4f}]"
+                             f"  at {t.decision_level:.4g}: [{t.decision_ci[0]:.4f}, {t.decision_ci[1]:.4f}]  margin {t.margin:g}  {t.verdict}")
+            lines.append(f"  why: {b.reason}")
+        return "\n".join(lines) + "\n"
 
     def as_json(self) -> dict:
-        return clean(self.summary)
+        return clean(self.record)
 
     def heading(self) -> str:
-        s = self.summary
+        s = self.record
         return f"{s['claim']}: {s['verdict']} ({s['reason']})"
 
     def table(self) -> list[dict]:
-        return [{"quantity": r["label"], "kind": r["kind"], "variable": f["variable"], "estimate": f["estimate"],
-                 "ci": f"[{f['ci_low']:.3f}, {f['ci_high']:.3f}]" if f["ci_low"] is not None else "-", "predicted": f["predicted"],
-                 "verdict": f["verdict"], "bound verdict": r["verdict"]} for r in self.summary["results"] for f in r["fits"]]
+        return [{"quantity": b.label, "kind": b.kind, "term": t.term, "estimate": t.estimate,
+                 "ci": f"[{t.ci[0]:.3f}, {t.ci[1]:.3f}]", "predicted": t.predicted, "verdict": t.verdict, "bound verdict": b.verdict}
+                for b in self.bounds for t in b.terms]
 
     def figure(self):
         """Measured log quantity against log of the first fit variable, with the fitted and predicted slopes."""
@@ -326,14 +418,17 @@ class Comparison(Result):
         return fig
 
     def save(self, directory: str) -> dict[str, str]:  # type: ignore[override]
+        """Write report.md, report.html, the PNGs, results.parquet and summary.json (its only producer)."""
         from .compare_report import write_report
 
         os.makedirs(directory, exist_ok=True)
-        files = write_report(self.summary, list(self.results), self.claim, self.experiment, directory)
+        files = write_report(self.record, list(self.results), self.claim, self.experiment, directory)
         files["parquet"] = _rows_parquet(self.rows, os.path.join(directory, "results.parquet"))
-        summary = {**self.summary, "files": files}
-        write_json(os.path.join(directory, "summary.json"), clean(summary))
+        write_json(os.path.join(directory, "summary.json"), clean({**self.record, "files": files}))
         return files
+
+
+Comparison = ComparisonResult  # the name earlier versions exported
 
 
 def _rows_parquet(rows, path: str) -> str | None:
@@ -415,10 +510,10 @@ def compare_claim(claim_id: str, options: CompareOptions | None = None, store: s
 
         with tempfile.TemporaryDirectory(prefix="ibcheck-compare-") as tmp:
             c = compare_claim(claim_id, o, os.path.join(tmp, "sweep.sqlite"))
-        fixed, version = c.summary["fixed"], c.summary["code_version"]
+        fixed, version = c.record["fixed"], c.record["code_version"]
         prov = (f"every number comes from the rows of this comparison (results.parquet when saved; the sweep store was temporary): "
                 f"keyed by (claim, experiment, cell, seed, fixed {fixed}, code {version})")
-        return Comparison({**c.summary, "provenance": prov}, c.results, c.rows, c.claim, c.experiment)
+        return ComparisonResult({**c.record, "provenance": prov}, c.results, c.rows, c.claim, c.experiment)
     quick, workers, scheduler, dask, margin, progress = o.quick, o.workers, o.scheduler, o.dask, o.margin, o.progress
     budget, inside_only, constants, spending, bootstrap = o.budget, o.inside_only, o.constants, o.spending, o.bootstrap
     claim = get_claim(claim_id)
@@ -537,7 +632,7 @@ def compare_claim(claim_id: str, options: CompareOptions | None = None, store: s
         "code_version": version, "fixed": fixed,
         "provenance": f"every number comes from {db}: rows keyed by (claim, experiment, cell, seed, fixed {fixed}, code {version})",
     }
-    return Comparison(summary, tuple(results), tuple(rows), claim, exp)
+    return ComparisonResult(summary, tuple(results), tuple(rows), claim, exp)
 
 
 def _min_inside(fit_vars: list[str]) -> int:
@@ -576,4 +671,4 @@ def compare_and_save(claim_id: str, out: str, **options) -> dict:
             shutil.rmtree(out, ignore_errors=True)
         raise
     files = comparison.save(out)
-    return clean({**comparison.summary, "files": files})
+    return clean({**comparison.record, "files": files})

@@ -17,13 +17,13 @@ import math
 import os
 from dataclasses import dataclass
 from fractions import Fraction
-from types import SimpleNamespace
 
 import sympy as sp
 
 from ibcheck.theory.argtypes import require_float
 from ibcheck.theory.errors import InputError
 
+from .measurements import Measurements
 from .terms import parse_term
 
 KINDS = ("O", "Omega", "Theta")
@@ -201,7 +201,7 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
     on request takes them as known). ``fit_from`` ({variable: x0}) keeps rows with variable >= x0.
     ``trajectory``: each seed is one run measured along the fitted variable (a time), so each run is
     fitted on its own and the runs are combined (one run is one observation).
-    Returns a :class:`~ibcheck.simulate.compare.Comparison`; ``save(directory)`` writes the report."""
+    Returns a :class:`~ibcheck.simulate.compare.ComparisonResult`; ``save(directory)`` writes the report."""
     from ibcheck.theory import get_claim
 
     from .analysis import analyze
@@ -227,12 +227,6 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
         for c in constants or {}:
             if c not in claim.constants:
                 raise InputError(f"--constants {c}: {claim.id} has no constant {c!r}; its constants are {', '.join(claim.constants) or 'none'}")
-        from .applicability import applicability
-
-        shim = SimpleNamespace(claim_values=lambda cell, value: dict(cell), skip_hypotheses={})
-        app = applicability(claim, shim, [{**{v: r[v] for v in table.variables}, "seed": r["seed"], "status": "ok", "value": {}}
-                                           for r in table.rows], table.variables, {}, constants)
-        jobs = [(spec.bound, spec.kind, spec.predicted(), spec.offset_table(), spec.label, spec.expr) for spec in specs]
     else:
         if kind not in KINDS:
             raise InputError(f"--kind {kind!r} is not one of {', '.join(KINDS)} (needed with --predict)")
@@ -244,19 +238,8 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
             if parse_term(name).order and parse_term(name).variable not in fvars:
                 raise InputError(f"--predict {name}: {parse_term(name).variable} has fewer than 3 distinct values, so its log term "
                                  "cannot be fitted")
-        factors = []
-        for name, x in pred.items():
-            t = parse_term(name)
-            base = sp.Symbol(t.variable, positive=True)
-            for _ in range(t.order):
-                base = sp.log(base)
-            factors.append(base ** sp.nsimplify(x))
-        expr = sp.Mul(*factors)
-        bound = SimpleNamespace(quantity="value", kind=kind, expr=expr, reading=None)
-        claim = SimpleNamespace(id="user prediction", title=f"{kind}({sp.sstr(expr)}) stated with --predict", paper="your data",
-                                status="user", flags=[], constants=())
-        predicted = {**{v: 0.0 for v in fvars}, **{k: x for k, x in pred.items() if parse_term(k).variable in fvars}}
-        jobs = [(bound, kind, predicted, {}, "value", sp.sstr(expr))]
+        claim = prediction_claim(pred, kind, pvars)
+        specs = bound_specs(claim, fvars, offsets=offsets)
     for v in fit_from or {}:
         if v not in fvars:
             raise InputError(f"--from {v}: {v} is not a fitted column here; the fitted columns are {', '.join(fvars)}")
@@ -266,13 +249,19 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
             raise InputError(f"--trajectory fits along one variable (the time); the CSV varies {', '.join(fvars)}")
         if any(r["seed"] is None for r in table.rows):
             raise InputError("--trajectory needs a seed column naming each row's run")
-    data = [{**{v: r[v] for v in fvars}, "value": r["value"], "seed": r["seed"], "run": r["seed"]} for r in table.rows]
+    meas = Measurements(f"your measurements ({path})", tuple(table.variables),
+                        tuple({**r, "run": r["seed"]} for r in table.rows), trajectory)
+    from .applicability import applicability
+
+    app = applicability(claim, meas, [{**{v: r[v] for v in table.variables}, "seed": r["seed"], "status": "ok", "value": {}}
+                                      for r in table.rows], table.variables, {}, constants)
+    data = meas.fit_rows(fvars)
     results = []
-    for b, k, predicted, offs, label, expr_text in jobs:
-        an = analyze(data, fvars, k, predicted, offs, margin, margin_log=margin_log, restriction=dict(fit_from or {}),
-                     trajectory=trajectory, extrapolate=not trajectory)
-        results.append({"quantity": b.quantity, "kind": k, "reading": b.reading, "expr": expr_text,
-                        "label": label, "analysis": an, "_data": data, "_bound": b})
+    for spec in specs:
+        an = analyze(data, fvars, spec.kind, spec.predicted(), spec.offset_table(), margin, margin_log=margin_log,
+                     restriction=dict(fit_from or {}), trajectory=trajectory, extrapolate=not trajectory)
+        results.append({"quantity": spec.quantity, "kind": spec.kind, "reading": spec.reading, "expr": spec.expr,
+                        "label": spec.label, "analysis": an, "_data": data, "_bound": spec.bound, "spec": spec})
     res_json = [_result_json(r, app) for r in results]
     pa = results[0]["analysis"]
     summary = {
@@ -286,6 +275,25 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
         "provenance": f"every number comes from {os.path.abspath(path)} ({len(table.rows)} rows)",
         "task_status": {"rows": len(table.rows)},
     }
-    from .compare import Comparison
+    from .compare import ComparisonResult
 
-    return Comparison(summary, tuple(results), tuple(data), claim, SimpleNamespace(description=summary["experiment"], trajectory=trajectory))
+    return ComparisonResult(summary, tuple(results), tuple(data), claim, meas)
+
+
+def prediction_claim(pred: dict[str, float], kind: str, variables: list[str]):
+    """A stated prediction (``--predict 't=0,log(t)=-1'`` with ``--kind O``) as a real, unregistered
+    :class:`~ibcheck.theory.claim.Claim` with one bound on ``value``: the same object a claims file
+    builds, so the same analysis reads its exponents (no stand-in)."""
+    from ibcheck.theory.claim import Bound, Claim
+    from ibcheck.theory.variables import Variable
+
+    factors = []
+    for name, x in pred.items():
+        t = parse_term(name)
+        base = sp.Symbol(t.variable, positive=True)
+        for _ in range(t.order):
+            base = sp.log(base)
+        factors.append(base ** sp.nsimplify(x))
+    expr = sp.Mul(*factors)
+    return Claim("user.prediction", title=f"{kind}({sp.sstr(expr)}) stated with --predict", paper="your data", status="order",
+                 variables=tuple(Variable(v, "real", low=0) for v in variables), bounds=(Bound("value", kind, expr),))

@@ -96,7 +96,7 @@ def test_verdict_and_compare_write_nothing_until_saved(tmp_path, monkeypatch):
     c = ibcheck.compare("SSTTM18.cor.robust_upper", grid={"d": [256, 512, 1024]}, seeds=2)
     assert sorted(os.listdir(tmp_path)) == ["m.csv"]
     assert v.verdict == "consistent"
-    assert c.verdict in ("consistent", "inconsistent", "inconclusive") and c.summary["reason"]
+    assert c.verdict in ("consistent", "inconsistent", "inconclusive") and c.reason
     files = v.save(str(tmp_path / "v"))
     assert {"markdown", "html", "parquet"} <= set(files) and os.path.isfile(tmp_path / "v" / "summary.json")
     assert "<table" in c._repr_html_()

@@ -123,3 +123,22 @@ def test_known_offsets_only_on_request():
     rows = _runs(lambda t: 0.3)
     an = analyze(rows, ["t"], "O", {"t": 0.0}, offsets={"t": (-1.0, 0.0)}, trajectory=True)
     assert any("known offsets (by request)" in n for n in an.notes)
+
+
+def test_the_comparison_result_is_typed(tmp_path):
+    rows = _runs(lambda t: 1 / math.log(t))
+    _write_csv(tmp_path / "d.csv", rows)
+    c = ibcheck.verdict(str(tmp_path / "d.csv"), predict="t=0,log(t)=-1", kind="O", trajectory=True)
+    assert isinstance(c, ibcheck.ComparisonResult)
+    b = c.bound("value")
+    assert [t.term for t in b.terms] == ["t", "log(t)"]
+    lo95, hi95 = c.conf_int("value", 0.05, term="log(t)")
+    lo50, hi50 = c.conf_int("value", 0.5, term="log(t)")
+    assert lo95 < lo50 < hi50 < hi95 and (lo95, hi95) == pytest.approx(b.term("log(t)").ci)
+    text = c.summary()
+    assert "log(t)" in text and "95% CI" in text and c.verdict in text
+    assert json.loads(c.to_json())["results"][0]["fits"][1]["variable"] == "log(t)"
+    with pytest.raises(ibcheck.InputError):
+        c.conf_int("nosuch")
+    with pytest.raises(ibcheck.InputError):
+        c.conf_int("value", 0.05, term="log(q)")

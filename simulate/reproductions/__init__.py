@@ -128,7 +128,7 @@ def comparison_rows(m, comparison, quantity: str, source: str, note: str = "", f
     """One criterion per bound of a comparison (only the primary one with ``first_only``), judged by the comparison itself."""
     from .criteria import Judged
 
-    for r in comparison.summary["results"][:1] if first_only else comparison.summary["results"]:
+    for r in comparison.record["results"][:1] if first_only else comparison.record["results"]:
         f = r["fits"][0]
         rd = f" [{r['reading']}]" if r["reading"] else ""
         m.add(quantity.format(quantity=r["quantity"], reading=rd), source.format(kind=r["kind"], expr=r["expr"]),
