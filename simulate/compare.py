@@ -30,7 +30,7 @@ from .analysis import Analysis, analyze
 from .applicability import Applicability, applicability
 from .censored import decode
 from .claim_experiments import Experiment, experiment_for
-from .design import PARAMS, TESTABLE, bound_specs
+from .design import PARAMS, TESTABLE, BoundSpec, Design, bound_specs
 from .rounds import CellKey, cell_key, needed_for_decision, plan_round
 from .rundir import clean
 from .sequential import RULES, SequentialPolicy
@@ -164,10 +164,10 @@ def _label(quantity: str, reading: str | None) -> str:
 
 def _analyze_all(exp: Experiment, claim, rows: list[dict], fit_vars: list[str], cell_vars: list[str], margin: float, alpha: float,
                  keep=None, bootstrap: bool = True, extrapolate: bool = True, offsets: str = "fit", restriction=None,
-                 margin_log: float = 0.25) -> list[dict]:
-    """Every testable bound of every measured quantity, analysed at level ``alpha``."""
+                 margin_log: float = 0.25, specs: tuple[BoundSpec, ...] | None = None) -> list[dict]:
+    """Every testable bound of every measured quantity (``specs``, the design's), analysed at level ``alpha``."""
     results = []
-    for spec in bound_specs(claim, fit_vars, tuple(exp.quantities), offsets):
+    for spec in specs if specs is not None else bound_specs(claim, fit_vars, tuple(exp.quantities), offsets):
         data = _data_rows(exp, rows, spec.quantity, fit_vars, keep, cell_vars)
         if not data:
             continue
@@ -528,9 +528,12 @@ def compare_claim(claim_id: str, options: CompareOptions | None = None, store: s
     for v in o.fit_from or {}:
         if v not in fit_vars:
             raise InputError(f"--from {v}: {v} is not a fitted variable here; the fitted variables are {', '.join(fit_vars)}")
-    how = {"offsets": o.offsets, "restriction": dict(o.fit_from or {}), "margin_log": o.margin_log}
     fixed = exp.fixed_at(quick)
     version = code_version()
+    design = Design(claim.id, exp.name, {v: tuple(x) for v, x in grid.items()}, seeds, dict(fixed), version, tuple(fit_vars),
+                    exp.trajectory, tuple(bound_specs(claim, fit_vars, tuple(exp.quantities), o.offsets)),
+                    dict(o.fit_from or {}), margin, o.margin_log)
+    how = {"offsets": o.offsets, "restriction": dict(design.restriction), "margin_log": design.margin_log, "specs": design.bounds}
     if inside_only:
         _precheck_inside(claim, exp, grid, fixed, constants, fit_vars)
     db = store
@@ -552,7 +555,8 @@ def compare_claim(claim_id: str, options: CompareOptions | None = None, store: s
             while True:
                 t_round = time.perf_counter()
                 tasks = _tasks(exp, cells, version, fixed)
-                counts = run_sweep(tasks, db, version, workers=workers, scheduler=scheduler, dask=dask, progress=progress, pool=pool)
+                counts = run_sweep(tasks, db, version, workers=workers, scheduler=scheduler, dask=dask, progress=progress, pool=pool,
+                                   experiment=exp)
                 for k in ("ran", "failed"):
                     totals[k] += counts[k]
                 totals["tasks"] = counts["tasks"]
@@ -630,6 +634,9 @@ def compare_claim(claim_id: str, options: CompareOptions | None = None, store: s
         "results": res_json,
         "tasks": {**totals, "skipped": totals["tasks"] - totals["ran"]}, "task_status": statuses, "seconds": seconds,
         "code_version": version, "fixed": fixed,
+        "design": {"claim": design.claim, "experiment": design.experiment, "fit_variables": list(design.fit_variables),
+                   "trajectory": design.trajectory, "bounds": [{"label": b.label, "kind": b.kind, "terms": {t.name: str(x) for t, x in
+                                                                 b.spec.predicted}} for b in design.bounds]},
         "provenance": f"every number comes from {db}: rows keyed by (claim, experiment, cell, seed, fixed {fixed}, code {version})",
     }
     return ComparisonResult(summary, tuple(results), tuple(rows), claim, exp)

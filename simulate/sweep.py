@@ -180,21 +180,45 @@ def _init_worker() -> None:
         pass
 
 
-def run_task(task: Task) -> tuple[str, str, object, str | None, float]:
-    """Run one task in a worker; never raises (a failure is a recorded status)."""
+def resolve(experiment_name: str):
+    """The experiment of a task, resolved in the parent (its quantities and time variable included)."""
+    from .claim_experiments import experiment_for
+
+    return experiment_for(experiment_name)
+
+
+def pack(exp) -> bytes:
+    """An experiment, measure included, as bytes a worker can run without any registry: cloudpickle
+    carries a user's measure by value (it was defined in a claims file no worker can import)."""
+    import cloudpickle
+
+    return cloudpickle.dumps(exp)
+
+
+@functools.lru_cache(maxsize=8)
+def _unpack(payload: bytes):
+    import pickle
+
+    return pickle.loads(payload)
+
+
+def run_task(task: Task, payload: bytes | None = None) -> tuple[str, str, object, str | None, float]:
+    """Run one task in a worker with the experiment ``payload`` (:func:`pack`; None: resolve it here).
+    Never raises: a failure is a recorded status."""
+    try:
+        exp = _unpack(payload) if payload is not None else resolve(task.experiment)
+    except Exception as err:  # recorded, never dropped
+        return task.key, "failed", None, f"the experiment could not be loaded in the worker: {type(err).__name__}: {err}", 0.0
+    return execute(task, exp)
+
+
+def execute(task: Task, exp) -> tuple[str, str, object, str | None, float]:
+    """Run one task with the resolved experiment ``exp``; never raises (a failure is a recorded status)."""
     from .censored import encode
-    from .claim_experiments import EXPERIMENTS, as_trajectory, check_user_value, experiment_for
+    from .claim_experiments import as_trajectory, check_user_value
 
     t0 = time.perf_counter()
     try:
-        if task.experiment not in EXPERIMENTS:  # a user's experiment, in a fresh worker: load the user's files
-            from ibcheck.theory.registry import claim_files, load_claims
-
-            for path in claim_files():
-                load_claims(path)
-        exp = EXPERIMENTS[task.experiment]
-        if exp.user:
-            exp = experiment_for(task.experiment)  # its quantities and time variable resolved
         value = exp.measure({**task.fixed, **task.cell}, task.seed)
         why = check_user_value(exp, value) if exp.user else None
         if why is None and exp.user and exp.trajectory:
@@ -216,13 +240,18 @@ def local_pool(workers: int) -> ProcessPoolExecutor:
 
 
 def run_sweep(tasks: list[Task], db: str, version: str, workers: int = 1, scheduler: str | None = None, dask: bool = False,
-              progress: bool = True, pool: ProcessPoolExecutor | None = None) -> dict:
+              progress: bool = True, pool: ProcessPoolExecutor | None = None, experiment=None) -> dict:
     """Run the tasks not yet in ``db``; returns counts of done / skipped / failed.
 
+    ``experiment``: the resolved experiment every task runs (default: resolved here from the tasks'
+    experiment name); the workers receive it, measure included, and look nothing up.
     ``pool``: an open :func:`local_pool` to reuse (a budgeted sweep runs several rounds)."""
     con = connect(db)
     have = done_keys(con)
     todo = [t for t in tasks if t.key not in have]
+    if todo and experiment is None:
+        experiment = resolve(todo[0].experiment)
+    job = functools.partial(run_task, payload=pack(experiment)) if todo and (workers > 1 or pool or scheduler or dask) else None
     by_key = {t.key: t for t in todo}
     bar = _bar(len(todo), progress)
     failed = 0
@@ -239,15 +268,15 @@ def run_sweep(tasks: list[Task], db: str, version: str, workers: int = 1, schedu
         if not todo:
             pass
         elif scheduler or dask:
-            _run_dask(todo, record, scheduler, workers)
+            _run_dask(todo, record, scheduler, workers, job)
         elif pool is not None:
-            _collect([pool.submit(run_task, t) for t in todo], record, len(tasks))
+            _collect([pool.submit(job, t) for t in todo], record, len(tasks))
         elif workers <= 1:
             for t in todo:
-                record(run_task(t))
+                record(execute(t, experiment))
         else:
             with local_pool(workers) as ex:
-                _collect([ex.submit(run_task, t) for t in todo], record, len(tasks))
+                _collect([ex.submit(job, t) for t in todo], record, len(tasks))
     finally:
         if bar is not None:
             bar.close()
@@ -272,7 +301,7 @@ def _collect(futs, record, total: int) -> None:
                          f"every finished row is saved in the sweep database: rerun the same command to resume") from None
 
 
-def _run_dask(todo, record, scheduler, workers):
+def _run_dask(todo, record, scheduler, workers, job):
     try:
         from distributed import Client, LocalCluster
         from distributed import as_completed as das_completed
@@ -289,7 +318,7 @@ def _run_dask(todo, record, scheduler, workers):
             cluster = LocalCluster(n_workers=max(1, workers), threads_per_worker=1, processes=True, dashboard_address=None)
             client = Client(cluster)
         with client:
-            futs = client.map(run_task, todo, pure=False)
+            futs = client.map(job, todo, pure=False)
             task_of = {f.key: t for f, t in zip(futs, todo)}
             for f in das_completed(futs):
                 try:

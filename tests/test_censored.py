@@ -117,3 +117,25 @@ def measure(cell, seed):
     assert set(fit) == {"t", "log(t)"}
     assert s["results"][0]["runs"] == 5 and s["results"][0]["df"] == 4
     assert s["verdict"] == "consistent", s["reason"]
+
+
+def test_workers_receive_the_measure_not_a_name_to_look_up(tmp_path, isolated_registry):
+    """The claims file is gone before the sweep starts: spawned workers cannot load it, so they must
+    run the measure they were sent (a user's function, carried by value)."""
+    claims = tmp_path / "gone.py"
+    claims.write_text('''
+import math
+import ibcheck
+
+ibcheck.Claim("my.gone", "sqrt growth", variables=[ibcheck.Variable("d", "int", low=2)],
+              bounds=[ibcheck.Bound("y", "Theta", "sqrt(d)")])
+
+@ibcheck.experiment("my.gone", grid={"d": [16, 64, 256, 1024]}, seeds=3)
+def measure(cell, seed):
+    return {"y": math.sqrt(cell["d"]) * (1 + 0.01 * seed)}
+''')
+    ibcheck.load_claims(str(claims))
+    claims.unlink()
+    c = ibcheck.compare("my.gone", workers=2)
+    assert c.record["task_status"] == {"ok": 12}
+    assert c.verdict == "consistent"
