@@ -23,7 +23,8 @@ if all(_os.path.isfile(_os.path.join(_root, layer, "__init__.py")) for layer in 
 
 from ibcheck.simulate.censored import AtLeast, AtMost  # noqa: E402
 from ibcheck.theory.claim import Bound, Claim, Hypothesis  # noqa: E402
-from ibcheck.theory.registry import load_claims, register  # noqa: E402
+from ibcheck.theory.registry import Registry, load_claims, register  # noqa: E402
+from ibcheck.theory.registry import using as using_registry  # noqa: E402
 from ibcheck.theory.variables import Variable  # noqa: E402
 
 from .api import (  # noqa: E402
@@ -61,7 +62,7 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'ibcheck' has no attribute {name!r}")
 
 
-__all__ = ["Bound", "Claim", "Hypothesis", "Variable", "load_claims", "register",
+__all__ = ["Bound", "Claim", "Hypothesis", "Variable", "load_claims", "register", "Registry", "using_registry",
            "claims", "claim", "bounds", "window", "growth", "train", "load_run", "radii", "kkt_points", "kkt_certificate",
            "global_max_margin", "svm", "normalized_margin", "direction_error", "AtLeast", "AtMost",
            "experiment", "compare", "verdict", "reproduce", "InputError", "RunFailure", *_CONFIGS]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -17,29 +18,27 @@ from ibcheck.theory.errors import InputError
 
 
 @dataclass(frozen=True)
-class AtLeast:
+class _Bounded:
+    value: float
+    side: ClassVar[str] = ""
+
+    def __post_init__(self):
+        _check(self)
+
+    def to_json(self) -> dict:
+        return {self.side: float(self.value)}
+
+
+class AtLeast(_Bounded):
     """A measurement known only to be >= ``value`` (e.g. no flip found up to radius ``value``)."""
 
-    value: float
-
-    def __post_init__(self):
-        _check(self)
-
-    def to_json(self) -> dict:
-        return {"at_least": float(self.value)}
+    side = "at_least"
 
 
-@dataclass(frozen=True)
-class AtMost:
+class AtMost(_Bounded):
     """A measurement known only to be <= ``value``."""
 
-    value: float
-
-    def __post_init__(self):
-        _check(self)
-
-    def to_json(self) -> dict:
-        return {"at_most": float(self.value)}
+    side = "at_most"
 
 
 Censored = AtLeast | AtMost

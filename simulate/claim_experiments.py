@@ -9,6 +9,7 @@ exponents are read from ``theory`` at comparison time, never retyped here.
 from __future__ import annotations
 
 import math
+from collections.abc import MutableMapping
 from dataclasses import dataclass, field, fields
 from typing import Callable
 
@@ -338,7 +339,7 @@ def measure_ssttm18(cell: dict, seed: int) -> dict:
     return {"robust_sample_threshold": float(hi)}
 
 
-EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
+BUILTIN: dict[str, Experiment] = {e.name: e for e in [
     Experiment("LPLL25.thm.nonrobust", "LPLL25.thm.nonrobust", ("flip_radius_median",), "fa network, GD from small init, clusters",
                measure_lpll25_nonrobust, grid={"d": [128, 256, 512, 1024], "k": [2, 4, 8]}, quick_grid={"d": [64, 128, 256], "k": [2, 4, 8]},
                design=TrainedNetwork,
@@ -389,6 +390,36 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
 ]}
 
 
+class _Experiments(MutableMapping):
+    """The experiments of the current registry (:func:`ibcheck.theory.registry.current`): a user's
+    (registered there by :func:`experiment`) over the built-in ones. A test's own registry sees
+    the built-ins and only its own user experiments."""
+
+    def _own(self) -> dict:
+        from ibcheck.theory.registry import current
+
+        return current().experiments
+
+    def __getitem__(self, name: str) -> Experiment:
+        own = self._own()
+        return own[name] if name in own else BUILTIN[name]
+
+    def __setitem__(self, name: str, exp: Experiment) -> None:
+        self._own()[name] = exp
+
+    def __delitem__(self, name: str) -> None:
+        del self._own()[name]
+
+    def __iter__(self):
+        return iter(dict.fromkeys([*BUILTIN, *self._own()]))
+
+    def __len__(self) -> int:
+        return len(dict.fromkeys([*BUILTIN, *self._own()]))
+
+
+EXPERIMENTS = _Experiments()
+
+
 def experiment(claim: str, grid: dict, seeds: int = 3, quick_grid: dict | None = None, quick_seeds: int | None = None,
                fixed: dict | None = None, max_grid: dict | None = None, description: str = "", quantities: tuple[str, ...] = (),
                trajectory: bool | str = False, cost=None):
@@ -417,7 +448,7 @@ def experiment(claim: str, grid: dict, seeds: int = 3, quick_grid: dict | None =
         raise InputError(f"experiment {claim}: cost={cost!r} must be a function of the cell (its relative work)")
 
     def register(measure: Callable[[dict, int], dict]) -> Callable[[dict, int], dict]:
-        if claim in EXPERIMENTS and not EXPERIMENTS[claim].user:
+        if claim in BUILTIN:
             raise InputError(f"experiment {claim}: the claim already has a built-in experiment")
         EXPERIMENTS[claim] = Experiment(claim, claim, tuple(quantities), description or f"your measure {measure.__name__}", measure,
                                         dict(grid), dict(quick_grid or grid), dict(fixed or {}), seeds, quick_seeds or seeds,

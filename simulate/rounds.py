@@ -19,7 +19,6 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
 
 from .fit import design
 
@@ -86,25 +85,6 @@ def _pooled_variance(cells: list[dict]) -> float:
     if df < 1:
         return 1.0
     return sum((c["n_seeds"] - 1) * c["sd_log"] ** 2 for c in cells if c.get("sd_log") is not None) / df
-
-
-def cost_model(task_rows: list[dict], cell_vars: list[str]):
-    """seconds per task as a power law in the cell variables (log-log OLS); a callable on a cell."""
-    pts = [(r, r["seconds"]) for r in task_rows if r.get("seconds") and r["seconds"] > 0]
-    if not pts:
-        return lambda cell: 1.0
-    varying = [v for v in cell_vars if len({float(r[v]) for r, _ in pts}) > 1]
-    y = np.log([s for _, s in pts])
-    if not varying or len(pts) <= len(varying) + 1:
-        med = float(np.exp(np.median(y)))
-        return lambda cell: med
-    X = np.hstack([np.ones((len(pts), 1)), np.log([[float(r[v]) for v in varying] for r, _ in pts])])
-    beta, *_ = np.linalg.lstsq(X, y, rcond=None)
-
-    def predict(cell: dict) -> float:
-        return float(np.exp(beta[0] + sum(b * math.log(float(cell[v])) for b, v in zip(beta[1:], varying))))
-
-    return predict
 
 
 def next_value(values: list[float]) -> float:
@@ -226,28 +206,28 @@ def needed_for_decision(kind: str, estimate: float, se: float, df: int, predicte
 
     Returns ``{"se_needed": ..., "factor": (se / se_needed)^2}``: the factor by which the number
     of measurements must grow if the spread is seed noise (a spread from lack of fit does not
-    shrink with seeds; then a larger grid is what decides).
+    shrink with seeds; then a larger grid is what decides). The rules are the verdict's own
+    (:func:`simulate.verdict.exponent_verdict` and its negative control), searched by bisection
+    on the SE at the same estimate and degrees of freedom: no copy of a threshold lives here.
     """
-    t1 = float(stats.t.ppf(1 - alpha, max(df, 1)))
-    if kind in ("O", "o", "<="):
-        bound, nc = predicted + margin, predicted - shift + margin
-        if estimate <= bound:
-            # consistent needs U <= bound and the control rejected: L > nc
-            need = min(bound - estimate, estimate - nc) if estimate > nc else 0.0
-        else:
-            need = estimate - bound
-    elif kind in ("Omega", "omega", ">="):
-        bound, nc = predicted - margin, predicted + shift - margin
-        if estimate >= bound:
-            need = min(estimate - bound, nc - estimate) if estimate < nc else 0.0
-        else:
-            need = bound - estimate
-    else:
-        lo, hi = predicted - margin, predicted + margin
-        if lo < estimate < hi:
-            need = min(estimate - lo, hi - estimate)
-        else:
-            need = max(lo - estimate, estimate - hi) * t1 / float(stats.t.ppf(1 - alpha / 2, max(df, 1)))
-    se_needed = need / t1 if need > 0 else 0.0
-    factor = (se / se_needed) ** 2 if se_needed > 0 else math.inf
-    return {"se_needed": se_needed, "factor": factor}
+    from .verdict import exponent_verdict, negative_control_exponent
+
+    control = negative_control_exponent(kind, predicted, shift)
+
+    def decisive(s: float) -> bool:
+        v = exponent_verdict(kind, estimate, s, max(df, 1), predicted, margin, alpha)
+        if v.verdict == "inconsistent":
+            return True
+        return v.verdict == "consistent" and exponent_verdict(kind, estimate, s, max(df, 1), control, margin, alpha).verdict == "inconsistent"
+
+    if not (se > 0 and math.isfinite(se)):
+        return {"se_needed": 0.0, "factor": math.inf}
+    if decisive(se):
+        return {"se_needed": se, "factor": 1.0}
+    if not decisive(se * 1e-9):
+        return {"se_needed": 0.0, "factor": math.inf}  # on a decision boundary: no SE decides it
+    lo, hi = se * 1e-9, se
+    for _ in range(80):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if decisive(mid) else (lo, mid)
+    return {"se_needed": lo, "factor": (se / lo) ** 2}

@@ -38,19 +38,15 @@ class CliResult:
 def _process_state_restored():
     """The registry, the environment, the working directory and torch's default dtype as they were:
     an in-process ``ibcheck`` call leaves nothing behind for the next test."""
-    from ibcheck.simulate import claim_experiments as E
     from ibcheck.theory import registry as R
 
-    saved = [(d, dict(d)) for d in (R._BY_ID, R._SOURCE, E.EXPERIMENTS)]
     env, cwd = dict(os.environ), os.getcwd()
     torch = sys.modules.get("torch")
     dtype = torch.get_default_dtype() if torch is not None else None
     try:
-        yield
+        with R.using(R.current().copy()):  # the call's own registry: its claims and experiments go with it
+            yield
     finally:
-        for d, old in saved:
-            d.clear()
-            d.update(old)
         os.environ.clear()
         os.environ.update(env)
         os.chdir(cwd)

@@ -78,3 +78,23 @@ def test_unknown_id_suggests_nearest():
         get_claim("FVBS23.thm.4_3")
     assert "FVBS23.thm.4_2" in str(e.value)
     assert "LPLL25.thm.nonrobust" in suggest("LPLL25.thm.nonrobst")
+
+
+def test_a_test_builds_its_own_registry():
+    import ibcheck
+    from ibcheck.simulate.claim_experiments import EXPERIMENTS
+
+    mine = ibcheck.Registry()
+    with ibcheck.using_registry(mine):
+        ibcheck.register(ibcheck.Claim("own.claim", variables=["d"], bounds=[ibcheck.Bound("y", "O", "d")]))
+
+        @ibcheck.experiment("own.claim", grid={"d": [2, 4, 8]})
+        def measure(cell, seed):
+            return {"y": float(cell["d"])}
+
+        assert ibcheck.claim("own.claim").id == "own.claim" and "own.claim" in EXPERIMENTS
+        assert "FVBS23.thm.4_2" in EXPERIMENTS  # the built-ins are in every registry
+    assert "own.claim" in mine.claims and "own.claim" in mine.experiments
+    with pytest.raises(ibcheck.InputError, match="unknown claim id"):
+        ibcheck.claim("own.claim")
+    assert "own.claim" not in EXPERIMENTS

@@ -24,15 +24,12 @@ toy = ibcheck.Claim(
 
 @pytest.fixture(autouse=True)
 def _restore_registry():
-    """Claims and experiments registered in this process by a test are gone after it (the built-ins stay)."""
-    from ibcheck.simulate import claim_experiments as E
+    """Each test gets its own registry (the built-ins and what earlier code registered): the claims
+    and experiments it registers are gone after it."""
     from ibcheck.theory import registry as R
 
-    saved = [(d, dict(d)) for d in (R._BY_ID, R._SOURCE, E.EXPERIMENTS)]
-    yield
-    for d, old in saved:
-        d.clear()
-        d.update(old)
+    with R.using(R.current().copy()):
+        yield
 
 
 def _cli(*args, env=None):

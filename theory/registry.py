@@ -1,6 +1,7 @@
 """Look claims up by id, with near-miss suggestions for typos."""
 from __future__ import annotations
 
+import contextlib
 import difflib
 from dataclasses import dataclass
 from typing import ClassVar
@@ -10,34 +11,89 @@ from .claims import ALL
 from .errors import InputError
 from .result import Result
 
-_BY_ID: dict[str, Claim] = {}
-for _c in ALL:
-    if _c.id in _BY_ID:
-        raise RuntimeError(f"duplicate claim id {_c.id}")
-    _BY_ID[_c.id] = _c
+
+class Registry:
+    """Claims, and the experiments bound to them, by id.
+
+    One default instance serves the command line and the API (:func:`current`); a test or a
+    notebook builds its own (``Registry()`` starts with THEORY.md's claims, ``copy()`` with
+    everything registered so far) and makes it current for a block: ``with using(Registry()):``.
+    Experiments are kept opaque here (the simulate layer defines them; theory never imports it)."""
+
+    def __init__(self, claims=ALL):
+        self.claims: dict[str, Claim] = {}
+        self.sources: dict[str, str] = {}
+        self.experiments: dict[str, object] = {}
+        for c in claims:
+            if c.id in self.claims:
+                raise RuntimeError(f"duplicate claim id {c.id}")
+            self.claims[c.id], self.sources[c.id] = c, "built-in"
+
+    def copy(self) -> Registry:
+        other = Registry(())
+        other.claims, other.sources, other.experiments = dict(self.claims), dict(self.sources), dict(self.experiments)
+        return other
+
+    def all_claims(self) -> list[Claim]:
+        return list(self.claims.values())
+
+    def register(self, claims, source: str = "the API") -> list[Claim]:
+        claims = [claims] if isinstance(claims, Claim) else list(claims)
+        for c in claims:
+            if not isinstance(c, Claim):
+                raise InputError(f"{source}: {c!r} is not an ibcheck.Claim")
+            if c.id in self.claims and not self.claims[c.id] == c:
+                raise InputError(f"{source}: claim id {c.id!r} clashes with a claim from {self.sources[c.id]}")
+        for c in claims:
+            if c.id not in self.claims:
+                self.claims[c.id], self.sources[c.id] = c, source
+        return claims
+
+    def suggest(self, claim_id: str, n: int = 3) -> list[str]:
+        lower = {i.lower(): i for i in self.claims}
+        hits = difflib.get_close_matches(claim_id.lower(), list(lower), n=n, cutoff=0.3)
+        if not hits:
+            prefix = claim_id.split(".")[0].lower()
+            hits = [i for i in lower if i.startswith(prefix)][:n]
+        return [lower[h] for h in hits]
+
+    def get_claim(self, claim_id: str) -> Claim:
+        if not isinstance(claim_id, str):
+            raise InputError(f"claim id {claim_id!r} is not a string such as 'FVBS23.thm.4_2' (see `ibcheck claims`)")
+        if claim_id in self.claims:
+            return self.claims[claim_id]
+        near = self.suggest(claim_id)
+        hint = f"; did you mean {', '.join(near)}?" if near else ""
+        raise InputError(f"unknown claim id {claim_id!r}{hint} (see `ibcheck claims`)")
 
 
-_SOURCE: dict[str, str] = {c.id: "built-in" for c in ALL}
+_STACK: list[Registry] = [Registry()]
+
+
+def current() -> Registry:
+    """The registry every lookup uses now: the default one, unless a block made another current."""
+    return _STACK[-1]
+
+
+@contextlib.contextmanager
+def using(registry: Registry):
+    """Make ``registry`` current for a block (a test's own claims and experiments, gone after it)."""
+    _STACK.append(registry)
+    try:
+        yield registry
+    finally:
+        _STACK.remove(registry)
 
 
 def all_claims() -> list[Claim]:
     """Every registered claim: THEORY.md's in order, then the user's in the order they were loaded."""
-    return list(_BY_ID.values())
+    return current().all_claims()
 
 
 def register(claims, source: str = "the API") -> list[Claim]:
     """Add a user's claims to the registry, so that every command and API call finds them by id.
     Re-registering the same claim (equal in every field) is a no-op; any other id clash is an error."""
-    claims = [claims] if isinstance(claims, Claim) else list(claims)
-    for c in claims:
-        if not isinstance(c, Claim):
-            raise InputError(f"{source}: {c!r} is not an ibcheck.Claim")
-        if c.id in _BY_ID and not _BY_ID[c.id] == c:
-            raise InputError(f"{source}: claim id {c.id!r} clashes with a claim from {_SOURCE[c.id]}")
-    for c in claims:
-        if c.id not in _BY_ID:
-            _BY_ID[c.id], _SOURCE[c.id] = c, source
-    return claims
+    return current().register(claims, source)
 
 
 def claim_files() -> list[str]:
@@ -123,20 +179,9 @@ def claim_ids() -> list[str]:
 
 def suggest(claim_id: str, n: int = 3) -> list[str]:
     """The registered ids nearest to ``claim_id`` (case-insensitive)."""
-    lower = {i.lower(): i for i in _BY_ID}
-    hits = difflib.get_close_matches(claim_id.lower(), list(lower), n=n, cutoff=0.3)
-    if not hits:
-        prefix = claim_id.split(".")[0].lower()
-        hits = [i for i in lower if i.startswith(prefix)][:n]
-    return [lower[h] for h in hits]
+    return current().suggest(claim_id, n)
 
 
 def get_claim(claim_id: str) -> Claim:
     """The claim with this id, or an :class:`InputError` that suggests the nearest ids."""
-    if not isinstance(claim_id, str):
-        raise InputError(f"claim id {claim_id!r} is not a string such as 'FVBS23.thm.4_2' (see `ibcheck claims`)")
-    if claim_id in _BY_ID:
-        return _BY_ID[claim_id]
-    near = suggest(claim_id)
-    hint = f"; did you mean {', '.join(near)}?" if near else ""
-    raise InputError(f"unknown claim id {claim_id!r}{hint} (see `ibcheck claims`)")
+    return current().get_claim(claim_id)
