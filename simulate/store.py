@@ -83,6 +83,14 @@ class SweepStore:
             self._lock_fd = None
 
     # -- rows -----------------------------------------------------------------------------------
+    def run(self, tasks: list, version: str, experiment, **executor) -> dict:
+        """Run the tasks not stored yet (:func:`simulate.sweep.run_sweep` on this store's connection:
+        ``executor`` is workers, scheduler, dask, pool, progress)."""
+        from .sweep import run_sweep
+
+        assert self.con is not None
+        return run_sweep(tasks, self.con, version, experiment=experiment, **executor)
+
     def rows(self, keys: list[str]) -> list[dict]:
         assert self.con is not None
         return rows_for(self.con, keys)

@@ -239,14 +239,17 @@ def local_pool(workers: int) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"), initializer=_init_worker)
 
 
-def run_sweep(tasks: list[Task], db: str, version: str, workers: int = 1, scheduler: str | None = None, dask: bool = False,
-              progress: bool = True, pool: ProcessPoolExecutor | None = None, experiment=None) -> dict:
-    """Run the tasks not yet in ``db``; returns counts of done / skipped / failed.
+def run_sweep(tasks: list[Task], db: str | sqlite3.Connection, version: str, workers: int = 1, scheduler: str | None = None,
+              dask: bool = False, progress: bool = True, pool: ProcessPoolExecutor | None = None, experiment=None) -> dict:
+    """Run the tasks not yet in ``db`` (a path, or the open connection of a
+    :class:`~ibcheck.simulate.store.SweepStore`, which then stays the file's one owner); returns
+    counts of done / skipped / failed.
 
     ``experiment``: the resolved experiment every task runs (default: resolved here from the tasks'
     experiment name); the workers receive it, measure included, and look nothing up.
     ``pool``: an open :func:`local_pool` to reuse (a budgeted sweep runs several rounds)."""
-    con = connect(db)
+    own = not isinstance(db, sqlite3.Connection)
+    con = connect(db) if own else db
     have = done_keys(con)
     todo = [t for t in tasks if t.key not in have]
     if todo and experiment is None:
@@ -280,7 +283,8 @@ def run_sweep(tasks: list[Task], db: str, version: str, workers: int = 1, schedu
     finally:
         if bar is not None:
             bar.close()
-        con.close()
+        if own:
+            con.close()
     return {"tasks": len(tasks), "ran": len(todo), "skipped": len(tasks) - len(todo), "failed": failed}
 
 
