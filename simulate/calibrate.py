@@ -28,7 +28,7 @@ from ibcheck.theory.argtypes import require_float, require_int
 from ibcheck.theory.errors import InputError
 
 from .analysis import analyze
-from .rounds import cell_key, plan_round
+from .rounds import cell_key
 from .seeds import stream
 from .sequential import SequentialPolicy, data_hash
 
@@ -175,12 +175,8 @@ def run_trial(sc: Scenario, seed: int, budget: float = DEFAULT_BUDGET, rule: str
         undecided = [(an.fit.cells, an.terms, v, ext) for v, ext in an.open_exponents()]
         decided = an.verdict != "inconclusive" and not undecided
         plan = None
-        if not decided and used < budget:
-            left = budget - used
-            plan = plan_round(undecided, cells, cell_vars, cost, min(left, max(used, 0.15 * budget)), MAX_GRID, SEEDS, sc.trajectory,
-                              max_tasks=100_000)
-            if plan.empty:
-                plan = None
+        if not decided:
+            plan = policy.next_round(undecided, cells, cell_vars, cost, used, budget, MAX_GRID, SEEDS, sc.trajectory)
         if plan is None and not decided and look.fraction < 1.0:
             look = policy.level(past, keys, budget, budget)  # the final look spends what is left
             an = judge(look.alpha)

@@ -29,17 +29,16 @@ from .censored import decode
 from .claim_experiments import Experiment, experiment_for
 from .comparison import BoundResult, Comparison, ComparisonResult, TermResult
 from .design import PARAMS, TESTABLE, BoundSpec, Design, bound_specs
-from .rounds import CellKey, cell_key, needed_for_decision, plan_round
+from .executor import Executor
+from .measurements import Measurements
+from .rounds import CellKey, cell_key, needed_for_decision
 from .rundir import clean
 from .sequential import RULES, SequentialPolicy
 from .store import SweepStore
-from .sweep import Task, code_version, local_pool, task_key
+from .sweep import Task, code_version, task_key
 from .terms import SHIFTS, parse_term
 
 LN10 = math.log(10.0)
-# the smallest round, as a share of the budget: rounds otherwise double the work done so far, and a
-# first round smaller than this would spend a look on too little new data
-MIN_ROUND = 0.15
 __all__ = ["PARAMS", "TESTABLE", "BoundResult", "CompareOptions", "Comparison", "ComparisonResult", "TermResult", "compare_claim",
            "compare_and_save"]
 
@@ -97,34 +96,8 @@ def _fit_variable_names(exp: Experiment, claim, grid: dict) -> list[str]:
 
 
 def _data_rows(exp: Experiment, rows: list[dict], quantity: str, fit_vars: list[str], keep=None, cell_vars=()) -> list[dict]:
-    """Fit rows of one quantity; ``keep`` (a set of cell keys) restricts them to those cells.
-
-    Trajectory rows carry ``log_T`` and ``log_value`` when the run gives ``log10_T`` and
-    ``log10_<quantity>`` (T and the loss leave float64's range under the loss-based schedule)."""
-    out = []
-    for r in rows:
-        if r["status"] != "ok" or not isinstance(r["value"], dict):
-            continue
-        if keep is not None and cell_key({v: r[v] for v in cell_vars}) not in keep:
-            continue
-        if exp.trajectory:
-            v0 = fit_vars[0]
-            for tr in r["value"].get("trajectory", []):
-                row = {"seed": r["seed"], "run": r["seed"]}  # one run per seed: the unit the fit combines
-                lg = tr.get("log10_" + v0, tr.get("log10_T"))
-                if lg is not None:
-                    row["log_" + v0] = round(float(lg) * LN10, 9)
-                else:
-                    row[v0] = float(f"{tr.get(v0, tr.get('T')):.10g}")
-                if tr.get("log10_" + quantity) is not None:
-                    row["log_value"] = float(tr["log10_" + quantity]) * LN10
-                else:
-                    row["value"] = tr.get(quantity)
-                out.append(row)
-        else:
-            value, censor = decode(r["value"].get(quantity))
-            out.append({**{v: r[v] for v in fit_vars}, "value": value, "censor": censor, "seed": r["seed"]})
-    return out
+    """Fit rows of one quantity (see :meth:`Measurements.from_store`)."""
+    return Measurements.from_store(exp, rows, quantity, fit_vars, keep, list(cell_vars)).fit_rows(fit_vars)
 
 
 def row_counts(rows: list[dict], quantities, cell_vars: list[str]) -> list[dict]:
@@ -378,12 +351,11 @@ def compare_claim(claim_id: str, options: CompareOptions | None = None, store: s
         for k, n in stored.items():  # every stored row of this design is analysed (a rerun continues from them)
             cells[k] = max(cells.get(k, 0), n)
         plan_text = "initial grid" + (" and the cells of earlier runs" if continued else "")
-        pool = local_pool(workers) if budget and workers > 1 and not (scheduler or dask) else None
-        try:
+        with Executor(workers, scheduler, dask, progress) as executor:
             while True:
                 t_round = time.perf_counter()
                 tasks = _tasks(exp, cells, version, fixed)
-                counts = st.run(tasks, version, exp, workers=workers, scheduler=scheduler, dask=dask, progress=progress, pool=pool)
+                counts = executor.run(st, tasks, version, exp)
                 for k in ("ran", "failed"):
                     totals[k] += counts[k]
                 totals["tasks"] = counts["tasks"]
@@ -402,13 +374,8 @@ def compare_claim(claim_id: str, options: CompareOptions | None = None, store: s
                 wall = time.perf_counter() - t_start
                 capped = o.max_seconds is not None and wall >= o.max_seconds
                 if budget and not _decisive(results) and not look.repeated and look.fraction < 1.0 and not capped:
-                    left = budget - work
-                    # rounds grow geometrically (each about as large as everything before it), so the looks stay few
-                    span = min(left, max(work, MIN_ROUND * budget))
-                    plan = plan_round(_undecided(results), cells, cell_vars, cost, span, exp.max_grid, seeds, exp.trajectory,
-                                      max_tasks=100_000) if left > 0 else None
-                    if plan is not None and plan.empty:
-                        plan = None
+                    plan = policy.next_round(_undecided(results), cells, cell_vars, cost, work, budget, exp.max_grid, seeds,
+                                             exp.trajectory)
                     if plan is None:
                         # no further round fits: this is the final look, it spends what is left
                         look = policy.level(past, keys, budget, budget)
@@ -433,9 +400,6 @@ def compare_claim(claim_id: str, options: CompareOptions | None = None, store: s
                 for k, n in plan.new_cells.items():
                     cells[k] = max(cells.get(k, 0), n)
                 plan_text = plan.describe()
-        finally:
-            if pool is not None:
-                pool.shutdown(cancel_futures=True)
     statuses: dict[str, int] = {}
     for r in rows:
         statuses[r["status"]] = statuses.get(r["status"], 0) + 1

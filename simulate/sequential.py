@@ -25,6 +25,10 @@ from dataclasses import dataclass
 
 from .boundaries import RULES, boundaries, nominal_levels, spending
 
+# the smallest round, as a share of the budget: rounds otherwise double the work done so far, and a
+# first round smaller than this would spend a look on too little new data
+MIN_ROUND = 0.15
+
 __all__ = ["RULES", "Look", "SequentialPolicy", "data_hash", "spending"]
 
 
@@ -57,6 +61,21 @@ class SequentialPolicy:
 
     rule: str = "pocock"
     alpha: float = 0.05
+
+    def next_round(self, undecided: list, cells: dict, cell_vars: list[str], cost, work: float, budget: float, max_grid: dict,
+                   base_seeds: int, trajectory: bool):
+        """The next round's plan (:func:`simulate.rounds.plan_round`), or None when none fits the budget.
+
+        Rounds grow geometrically, each about as large as the work before it (at least
+        ``MIN_ROUND`` of the budget), so that the looks stay few."""
+        from .rounds import plan_round
+
+        left = budget - work
+        if left <= 0:
+            return None
+        plan = plan_round(undecided, cells, cell_vars, cost, min(left, max(work, MIN_ROUND * budget)), max_grid, base_seeds,
+                          trajectory, max_tasks=100_000)
+        return None if plan.empty else plan
 
     def level(self, past: list[dict], keys, work: float, budget: float | None) -> Look:
         """The level of a look at the rows ``keys`` after ``work`` units, given the ledger's ``past`` looks
