@@ -91,3 +91,19 @@ def test_concurrent_processes_never_mix_one_ledger(tmp_path):
     looks = sqlite3.connect(str(db)).execute("SELECT look, fraction FROM ledger ORDER BY look").fetchall()
     assert [lk for lk, _ in looks] == list(range(1, len(looks) + 1))
     assert len(looks) == len(json.loads(out1)["rounds"])  # every look is the first run's
+
+
+def test_a_rerun_without_budget_analyses_every_stored_row(cli, tmp_path):
+    """The issue's case: a compare without --budget used only the initial seeds (45 of 568 stored rows)."""
+    claims = tmp_path / "noisy.py"
+    claims.write_text(NOISY)
+    out = tmp_path / "e"
+    grown = json.loads(cli("--claims", str(claims), "compare", "rep.noisy", "--budget", "60", "--out", str(out), "--json",
+                           check_rc=0).stdout)
+    stored = sqlite3.connect(str(out / "sweep.sqlite")).execute("SELECT COUNT(*) FROM results").fetchone()[0]
+    assert stored > 6 and grown["tasks"]["tasks"] == stored
+    plain = json.loads(cli("--claims", str(claims), "compare", "rep.noisy", "--out", str(out), "--json", check_rc=0).stdout)
+    assert plain["tasks"]["tasks"] == stored and plain["tasks"]["ran"] == 0
+    assert sum(c["n_seeds"] for c in plain["results"][0]["cell_table"]) == stored
+    look = plain["rounds"][-1]["look"]
+    assert look["repeated"] and look["alpha"] == grown["rounds"][-1]["alpha"]  # the same rows: the ledger's last level
