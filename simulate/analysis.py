@@ -123,6 +123,40 @@ class Analysis:
         }
 
 
+@dataclass(frozen=True)
+class BoundAnalysis:
+    """One tested bound of a design (:class:`simulate.design.BoundSpec`) with its analysis and the
+    rows it was fitted on: what the typed result and the report are built from."""
+
+    spec: object  # BoundSpec
+    analysis: Analysis
+    data: tuple = ()
+
+    @property
+    def quantity(self) -> str:
+        return self.spec.quantity  # type: ignore[attr-defined]
+
+    @property
+    def kind(self) -> str:
+        return self.spec.kind  # type: ignore[attr-defined]
+
+    @property
+    def reading(self) -> str | None:
+        return self.spec.reading  # type: ignore[attr-defined]
+
+    @property
+    def expr(self) -> str:
+        return self.spec.expr  # type: ignore[attr-defined]
+
+    @property
+    def label(self) -> str:
+        return self.spec.label  # type: ignore[attr-defined]
+
+    @property
+    def bound(self):
+        return self.spec.bound  # type: ignore[attr-defined]
+
+
 def fit_terms(variables: list[str], predicted: dict[str, float]) -> list[Term]:
     """Every power term of ``variables``, and the log terms ``predicted`` names (``"log(t)"``), in order."""
     terms = [Term(v) for v in variables]

@@ -23,7 +23,7 @@ from ibcheck.theory import get_claim
 from ibcheck.theory.argtypes import require_float, require_int
 from ibcheck.theory.errors import InputError
 
-from .analysis import Analysis, analyze
+from .analysis import Analysis, BoundAnalysis, analyze
 from .applicability import Applicability, applicability
 from .censored import decode
 from .claim_experiments import Experiment, experiment_for
@@ -148,8 +148,7 @@ def _analyze_all(exp: Experiment, claim, rows: list[dict], fit_vars: list[str], 
         an = analyze(data, fit_vars, spec.kind, spec.predicted(), spec.offset_table(), margin, alpha, bootstrap=bootstrap,
                      cells_used="all" if keep is None else "inside", extrapolate=extrapolate, trajectory=exp.trajectory,
                      restriction=restriction, margin_log=margin_log)
-        results.append({"quantity": spec.quantity, "kind": spec.kind, "reading": spec.reading, "expr": spec.expr,
-                        "label": spec.label, "analysis": an, "_data": data, "_bound": spec.bound, "spec": spec})
+        results.append(BoundAnalysis(spec, an, tuple(data)))
     return results
 
 
@@ -159,11 +158,11 @@ def _decisive(results: list[dict]) -> bool:
 
 def _undecided(results: list[dict]) -> list[tuple]:
     """(fit cells, variables, variable, extend) for every exponent still open (see Analysis.open_exponents)."""
-    return [(r["analysis"].fit.cells, r["analysis"].terms, v, ext) for r in results for v, ext in r["analysis"].open_exponents()]
+    return [(r.analysis.fit.cells, r.analysis.terms, v, ext) for r in results for v, ext in r.analysis.open_exponents()]
 
 
 def _ci_widths(results: list[dict]) -> dict:
-    return {r["label"]: {v: ci[1] - ci[0] for v, ci in r["analysis"].fit.ci.items()} for r in results}
+    return {r.label: {v: ci[1] - ci[0] for v, ci in r.analysis.fit.ci.items()} for r in results}
 
 
 def _deciding_term(an: Analysis) -> str:
@@ -178,18 +177,18 @@ def _deciding_term(an: Analysis) -> str:
 
 
 def _result_json(r: dict, app: Applicability | None, counts: list[dict] | None = None) -> dict:
-    an: Analysis = r["analysis"]
+    an: Analysis = r.analysis
     v0 = _deciding_term(an)
     j0 = an.judgements[v0]
     reason = an.reason
     if app is not None and app.total and app.inside == 0 and any(not h["qualitative"] and not h["skipped"] for h in app.hypotheses.values()):
         reason = f"{EXTRAPOLATED}; {reason}"
-    note = censoring_note(counts, r["quantity"]) if counts else None
+    note = censoring_note(counts, r.quantity) if counts else None
     if note:
         reason = (f"{reason}; rows that are bounds or failed above 5% of a cell ({note}): censored rows enter the fit as bounds "
                   "(Tobit), failed rows are not measurements")
     return {
-        "quantity": r["quantity"], "kind": r["kind"], "reading": r["reading"], "expr": r["expr"], "label": r["label"],
+        "quantity": r.quantity, "kind": r.kind, "reading": r.reading, "expr": r.expr, "label": r.label,
         "fits": an.fits_json(), "verdict": an.verdict, "reason": reason, "cells_used": an.cells_used,
         "negative_control": {"variable": v0, "exponent_tested": j0.negative_control.predicted, "verdict": j0.negative_control.verdict,
                              "has_power": an.power["has_power"]},
@@ -208,7 +207,7 @@ def verdict_summary(results: list[dict], res_json: list[dict], app: Applicabilit
     """The summary.json keys every judged comparison shares (compare and ``ibcheck verdict``):
     the primary bound's fits, verdict, reason, negative control and power, every reading, and
     per bound the drift and the extrapolated exponents."""
-    primary, pa = res_json[0], results[0]["analysis"]
+    primary, pa = res_json[0], results[0].analysis
     v0 = pa.variables[0]
     return {
         "fits": [{k: f[k] for k in ("variable", "estimate", "ci_low", "ci_high", "predicted", "verdict")} for f in primary["fits"]],
@@ -229,7 +228,7 @@ def _what_would_decide(results: list[dict], seconds: float, tasks: int) -> list[
     """For each undecided exponent: the SE that would decide it, and the budget that would buy it (if seed noise)."""
     out = []
     for r in results:
-        an: Analysis = r["analysis"]
+        an: Analysis = r.analysis
         for v, j in an.judgements.items():
             if j.verdict != "inconclusive":
                 continue
@@ -242,7 +241,7 @@ def _what_would_decide(results: list[dict], seconds: float, tasks: int) -> list[
                         "a drift or lack of fit shrinks only with a larger grid")
             else:
                 text = "the estimate sits on a decision boundary: more seeds cannot decide it; a grid reaching larger scale can"
-            out.append({"label": r["label"], "variable": v, "se": an.fit.se[v], "se_needed": need["se_needed"],
+            out.append({"label": r.label, "variable": v, "se": an.fit.se[v], "se_needed": need["se_needed"],
                         "factor": f if math.isfinite(f) else None, "budget_seconds": f * seconds if math.isfinite(f) else None, "text": text})
     return out
 
@@ -392,7 +391,7 @@ def compare_claim(claim_id: str, options: CompareOptions | None = None, store: s
                 rounds.append({"round": len(rounds), "added": plan_text, "tasks_run": counts["ran"], "tasks_total": counts["tasks"],
                                "seconds": time.perf_counter() - t_round, "work": work, "look": look.as_json(),
                                "alpha": alpha, "ci_width": _ci_widths(results),
-                               "verdicts": {r["label"]: r["analysis"].verdict for r in results}})
+                               "verdicts": {r.label: r.analysis.verdict for r in results}})
                 if plan is None:
                     break
                 for k, n in plan.seeds.items():

@@ -42,8 +42,8 @@ def _plots(res: dict, summary: dict, claim, out: str, tag: str) -> dict:
     from .fit import seed_rows
     from .reporting import save_figure
 
-    an = res["analysis"]
-    fit, b = an.fit, res["_bound"]
+    an = res.analysis
+    fit, b = an.fit, res.bound
     v0 = an.variables[0]
     others = an.variables[1:]
     files = {}
@@ -59,7 +59,7 @@ def _plots(res: dict, summary: dict, claim, out: str, tag: str) -> dict:
         return all(matches) if matches else True
 
     # 1. log-log: raw seeds faint, cell means bold (hollow outside the window), fitted line, theory slope dotted.
-    srows, _ = seed_rows(res["_data"], an.variables, an.offsets)
+    srows, _ = seed_rows(res.data, an.variables, an.offsets)
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     groups: dict[tuple, list] = {}
     for c in fit.cells:
@@ -85,9 +85,9 @@ def _plots(res: dict, summary: dict, claim, out: str, tag: str) -> dict:
         ax.text(0.02, 0.02, "the hypotheses fail at every cell (extrapolated)", transform=ax.transAxes, fontsize=7, color="tab:red")
     off = " - polylog offset" if any(p or q for p, q in an.offsets.values()) else ""
     ax.set_xlabel(f"log10 {v0}")
-    ax.set_ylabel(f"log10 {res['quantity']}{off}")
+    ax.set_ylabel(f"log10 {res.quantity}{off}")
     f0 = an.fits_json()[0]
-    title = (f"{claim.id}: {res['quantity']} {res['kind']}({res['expr']})" + (f" [{res['reading']}]" if res["reading"] else "")
+    title = (f"{claim.id}: {res.quantity} {res.kind}({res.expr})" + (f" [{res.reading}]" if res.reading else "")
              + f"\nfit {f0['estimate']:.3f} [{f0['ci_low']:.3f}, {f0['ci_high']:.3f}] vs theory {pred0:g} (dotted): {an.verdict}")
     files["loglog"] = f"{tag}_loglog.png"
     save_figure(fig, ax, os.path.join(out, files["loglog"]), title, legend_fontsize=6)
@@ -118,7 +118,7 @@ def _plots(res: dict, summary: dict, claim, out: str, tag: str) -> dict:
     fixed = {**PARAMS, "c": "0.5"}
     fig, ax = plt.subplots(figsize=(5.2, 4.2))
     xs, ys = [], []
-    for r in res["_data"]:
+    for r in res.data:
         try:
             vals = {s.name: float(r.get(s.name, fixed.get(s.name, "nan"))) for s in syms}
             xv = float(expr.subs({s: vals[s.name] for s in syms}))
@@ -134,7 +134,7 @@ def _plots(res: dict, summary: dict, claim, out: str, tag: str) -> dict:
         k = float(np.median(np.array(ys) / np.array(xs)))
         ax.loglog([lo, hi], [k * lo, k * hi], "k--", lw=1, label="slope 1")
     ax.set_xlabel(f"theory: {sp.sstr(expr)}")
-    ax.set_ylabel(res["quantity"])
+    ax.set_ylabel(res.quantity)
     files["collapse"] = f"{tag}_collapse.png"
     save_figure(fig, ax, os.path.join(out, files["collapse"]), "collapse: points on one line of slope 1 if the theory's form holds",
                 legend_fontsize=7)
@@ -160,8 +160,8 @@ def _cell_table(summary: dict, results: list[dict]) -> list[str]:
     measure = {}
     traj = summary.get("experiment_trajectory", False)
     if not traj:
-        for c in q["analysis"].fit.cells:
-            measure[tuple(round(c["log_" + v], 9) for v in q["analysis"].variables)] = (c["mean_log"], c["n_seeds"])
+        for c in q.analysis.fit.cells:
+            measure[tuple(round(c["log_" + v], 9) for v in q.analysis.variables)] = (c["mean_log"], c["n_seeds"])
     md = ["## Hypotheses at every cell", "",
           f"{app['cells_inside']} of {app['cells_total']} cells lie inside the hypotheses' window. Constants: "
           + (", ".join(f"{k}={v:g}" for k, v in app["constants"].items()) or "none set") + f" ({app['constants_note']}). "
@@ -175,13 +175,13 @@ def _cell_table(summary: dict, results: list[dict]) -> list[str]:
     rows = []
     for c in app["cells"]:
         hv = ["yes" if c["hypotheses"].get(h) else "no" if c["hypotheses"].get(h) is False else "?" for h in hyps]
-        key = tuple(round(math.log(float(c["cell"][v])), 9) for v in q["analysis"].variables if v in c["cell"])
+        key = tuple(round(math.log(float(c["cell"][v])), 9) for v in q.analysis.variables if v in c["cell"])
         m = measure.get(key)
-        mtxt = f"{math.exp(m[0]):.4g}" if m and not any(p or qq for p, qq in q["analysis"].offsets.values()) else \
+        mtxt = f"{math.exp(m[0]):.4g}" if m and not any(p or qq for p, qq in q.analysis.offsets.values()) else \
             (f"exp({m[0]:.4g}) after offset" if m else "(trajectory)" if traj else "-")
         rows.append([f"{c['cell'][v]:g}" for v in cols] + ["**yes**" if c["inside"] else "no"] + hv + [mtxt, str(c["seeds"])])
     return md + [markdown_table([dict(zip(range(len(r)), r)) for r in rows], None, cols + ["inside"] + hyps
-                                + [f"{q['label']} (geometric mean)", "seeds"]), ""]
+                                + [f"{q.label} (geometric mean)", "seeds"]), ""]
 
 
 def _rounds_table(summary: dict) -> list[str]:
@@ -204,7 +204,7 @@ def _rounds_table(summary: dict) -> list[str]:
 
 def _fit_text(summary: dict, results: list[dict]) -> str:
     """How the exponents were fitted, in one paragraph (what the reader needs to trust a CI)."""
-    an = results[0]["analysis"] if results else None
+    an = results[0].analysis if results else None
     fv = ", ".join(summary["fit_variables"])
     terms = ", ".join(an.term_names) if an is not None else fv
     if an is not None and an.fit.trajectory:
@@ -215,7 +215,7 @@ def _fit_text(summary: dict, results: list[dict]) -> str:
                f"({'inside the window only' if summary['inside_only'] else 'all cells'}), t-based CIs (BCa bootstrap over cells beside "
                "them); censored rows enter the cell means through a Tobit likelihood")
     logs = "every stated exponent, log factors included, is fitted and tested"
-    if any(r["analysis"].offsets for r in results):
+    if any(r.analysis.offsets for r in results):
         logs = "log factors entered as **known offsets by request** (their exponents are assumed, not tested)"
     frm = summary.get("fit_from")
     restricted = f" Restricted by request to {', '.join(f'{v} >= {x:g}' for v, x in frm.items())}." if frm else ""
@@ -241,12 +241,12 @@ def write_report(summary: dict, results: list[dict], claim, exp, out: str) -> di
         md.append("")
     files = {}
     for i, (res, rj) in enumerate(zip(results, summary["results"])):
-        an = res["analysis"]
-        tag = f"{res['quantity']}" + (f"_{res['reading']}" if res["reading"] else "") + f"_{i}"
+        an = res.analysis
+        tag = f"{res.quantity}" + (f"_{res.reading}" if res.reading else "") + f"_{i}"
         pf = _plots(res, summary, claim, out, tag)
         files.update({f"{tag}_{k}": v for k, v in pf.items()})
         nc = rj["negative_control"]
-        md += [f"## {res['quantity']} {res['kind']}( {res['expr']} )" + (f" — reading `{res['reading']}`" if res["reading"] else ""), "",
+        md += [f"## {res.quantity} {res.kind}( {res.expr} )" + (f" — reading `{res.reading}`" if res.reading else ""), "",
                f"**Verdict: {rj['verdict']}**. {rj['reason']}", "",
                f"Power: negative control (exponent {nc['exponent_tested']:g} in {nc['variable']}): {nc['verdict']}"
                + ("" if an.power["has_power"] else " — **no power**: a stronger exponent is not rejected either")

@@ -67,7 +67,7 @@ class BoundResult:
 def _bound_results(results: list[dict], res_json: list[dict]) -> tuple[BoundResult, ...]:
     out = []
     for r, rj in zip(results, res_json):
-        an: Analysis = r["analysis"]
+        an: Analysis = r.analysis
         terms = tuple(TermResult(f["variable"], f["predicted"], f["estimate"], f["se"], an.fit.df, (f["ci_low"], f["ci_high"]),
                                  tuple(f["decision_ci"]), f["decision_level"], f["margin"], f["verdict"], f["reason"])
                       for f in rj["fits"])
@@ -147,7 +147,7 @@ class ComparisonResult(Result):
         if not self.results:
             return None
         r = self.results[0]
-        an = r["analysis"]
+        an = r.analysis
         v = an.variables[0]
         fig, ax = new_figure()
         xs = [c["log_" + v] for c in an.fit.cells]
@@ -159,7 +159,7 @@ class ComparisonResult(Result):
             ax.plot(xx, [y0 + an.fit.estimate[v] * (x - x0) for x in xx], label=f"fit {an.fit.estimate[v]:.3f}")
             ax.plot(xx, [y0 + an.predicted[v] * (x - x0) for x in xx], "--", label=f"predicted {an.predicted[v]:g}")
         ax.set_xlabel(f"log {v}")
-        ax.set_ylabel(f"log {r['label']}")
+        ax.set_ylabel(f"log {r.label}")
         ax.legend(fontsize=7)
         ax.set_title(self.heading()[:110], fontsize=8)
         return fig

@@ -204,7 +204,7 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
     Returns a :class:`~ibcheck.simulate.compare.ComparisonResult`; ``save(directory)`` writes the report."""
     from ibcheck.theory import get_claim
 
-    from .analysis import analyze
+    from .analysis import BoundAnalysis, analyze
     from .compare import _result_json, verdict_summary
     from .design import bound_specs
 
@@ -260,10 +260,9 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
     for spec in specs:
         an = analyze(data, fvars, spec.kind, spec.predicted(), spec.offset_table(), margin, margin_log=margin_log,
                      restriction=dict(fit_from or {}), trajectory=trajectory, extrapolate=not trajectory)
-        results.append({"quantity": spec.quantity, "kind": spec.kind, "reading": spec.reading, "expr": spec.expr,
-                        "label": spec.label, "analysis": an, "_data": data, "_bound": spec.bound, "spec": spec})
+        results.append(BoundAnalysis(spec, an, tuple(data)))
     res_json = [_result_json(r, app) for r in results]
-    pa = results[0]["analysis"]
+    pa = results[0].analysis
     summary = {
         "claim": claim.id, "title": claim.title, "status": claim.status, "flags": list(claim.flags), "experiment": f"your measurements ({path})",
         "data": os.path.abspath(path), "rows": len(table.rows), "grid": {v: sorted({r[v] for r in table.rows}) for v in table.variables},
