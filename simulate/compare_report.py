@@ -223,9 +223,11 @@ def _fit_text(summary: dict, results: list[dict]) -> str:
             f"exponent.{restricted}")
 
 
-def write_report(summary: dict, results: list[dict], claim, exp, out: str) -> dict:
-    """report.md, report.html and the PNGs of one comparison; returns their paths."""
-    summary = {**summary, "experiment_trajectory": exp.trajectory}
+def write_report(result, out: str) -> dict:
+    """report.md, report.html and the PNGs of one comparison (a :class:`~simulate.comparison.ComparisonResult`:
+    its record, its per-bound analyses, its claim and what was measured); returns their paths."""
+    claim, exp, results = result.claim, result.experiment, list(result.results)
+    summary = {**result.record, "experiment_trajectory": exp.trajectory}
     md = [f"# {claim.id}: theory against simulation", "",
           f"*{claim.title}* ({claim.paper}); status **{claim.status}**" + (f"; flags: {', '.join(claim.flags)}" if claim.flags else ""), "",
           f"**Verdict: {summary['verdict']}**. {summary['reason']}", "",

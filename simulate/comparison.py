@@ -169,7 +169,7 @@ class ComparisonResult(Result):
         from .compare_report import write_report
 
         os.makedirs(directory, exist_ok=True)
-        files = write_report(self.record, list(self.results), self.claim, self.experiment, directory)
+        files = write_report(self, directory)
         files["parquet"] = _rows_parquet(self.rows, os.path.join(directory, "results.parquet"))
         write_json(os.path.join(directory, "summary.json"), clean({**self.record, "files": files}))
         return files
