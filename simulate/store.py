@@ -3,6 +3,7 @@
 * **rows**: one per (claim, experiment, cell, seed, fixed settings, code version), written by the
   sweep (:mod:`simulate.sweep`) one transaction each, so a killed sweep resumes;
 * **ledger**: the looks of the sequential design (:mod:`simulate.sequential`), keyed by design;
+* **schema and SQL**: every statement on the file lives here (the sweep calls :func:`write_row`);
 * **lock**: one comparison at a time per store. A second ``compare`` on the same ``--out`` while
   one runs is refused with one line: two runs interleaving their looks in one ledger would give
   each the other's alpha, and the last to finish would overwrite the other's report.
@@ -14,11 +15,30 @@ import json
 import os
 import sqlite3
 import time
+from typing import TYPE_CHECKING
 
 from ibcheck.theory.errors import InputError
 
 from .rounds import CellKey, cell_key
-from .sweep import connect, rows_for, task_key
+
+if TYPE_CHECKING:
+    from .sweep import Task
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS results (
+    key TEXT PRIMARY KEY,
+    claim TEXT NOT NULL,
+    experiment TEXT NOT NULL,
+    cell TEXT NOT NULL,
+    seed INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    value TEXT,
+    error TEXT,
+    seconds REAL,
+    code_version TEXT NOT NULL,
+    created REAL NOT NULL
+)
+"""
 
 LEDGER = """
 CREATE TABLE IF NOT EXISTS ledger (
@@ -36,6 +56,47 @@ CREATE TABLE IF NOT EXISTS ledger (
     PRIMARY KEY (design, look)
 )
 """
+
+
+def connect(db: str) -> sqlite3.Connection:
+    d = os.path.dirname(os.path.abspath(db))
+    if not os.path.isdir(d):
+        raise InputError(f"database directory {d} does not exist")
+    con = sqlite3.connect(db, timeout=60)
+    try:
+        con.execute("PRAGMA journal_mode=WAL")
+        con.execute("PRAGMA synchronous=NORMAL")
+        con.execute(SCHEMA)
+        con.commit()
+        con.execute("SELECT key, cell, seed, status, value FROM results LIMIT 1").fetchall()
+    except sqlite3.DatabaseError as err:
+        con.close()
+        raise InputError(f"{db} is not a usable sweep database ({err}): it was left untouched; move it away or choose another "
+                         "--out") from None
+    return con
+
+
+def done_keys(con: sqlite3.Connection) -> set[str]:
+    return {r[0] for r in con.execute("SELECT key FROM results")}
+
+
+def write_row(con: sqlite3.Connection, task: Task, status: str, value, error: str | None, seconds: float, version: str) -> None:
+    """One row, one transaction: either the whole row is there or none of it."""
+    with con:
+        con.execute("INSERT OR IGNORE INTO results VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    (task.key, task.claim, task.experiment, json.dumps(task.cell, sort_keys=True), task.seed, status,
+                     None if value is None else json.dumps(value), error, seconds, version, time.time()))
+
+
+def rows_for(con: sqlite3.Connection, keys: list[str]) -> list[dict]:
+    out = []
+    for i in range(0, len(keys), 500):
+        chunk = keys[i:i + 500]
+        q = f"SELECT key, cell, seed, status, value, error, seconds FROM results WHERE key IN ({','.join('?' * len(chunk))})"
+        for key, cell, seed, status, value, error, secs in con.execute(q, chunk):
+            out.append({"key": key, **json.loads(cell), "seed": seed, "status": status,
+                        "value": None if value is None else json.loads(value), "error": error, "seconds": secs})
+    return out
 
 
 class SweepStore:
@@ -101,6 +162,8 @@ class SweepStore:
 
     def stored_cells(self, claim: str, experiment: str, fixed: dict, version: str) -> dict[CellKey, int]:
         """Cells and seeds of the same design stored earlier (a rerun continues from them)."""
+        from .sweep import task_key
+
         assert self.con is not None
         out: dict[CellKey, int] = {}
         for key, cell, seed in self.con.execute("SELECT key, cell, seed FROM results WHERE claim=? AND experiment=? AND code_version=?",

@@ -26,21 +26,7 @@ from dataclasses import dataclass
 
 from ibcheck.theory.errors import InputError, RunFailure
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS results (
-    key TEXT PRIMARY KEY,
-    claim TEXT NOT NULL,
-    experiment TEXT NOT NULL,
-    cell TEXT NOT NULL,
-    seed INTEGER NOT NULL,
-    status TEXT NOT NULL,
-    value TEXT,
-    error TEXT,
-    seconds REAL,
-    code_version TEXT NOT NULL,
-    created REAL NOT NULL
-)
-"""
+from .store import connect, done_keys, write_row  # the file's one owner: its schema and its SQL
 
 
 @dataclass(frozen=True)
@@ -116,47 +102,6 @@ def task_key(claim: str, experiment: str, cell: dict, seed: int, fixed: dict, ve
     blob = json.dumps({"claim": claim, "experiment": experiment, "cell": cell, "seed": seed, "fixed": fixed, "code": version},
                       sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
-
-
-def connect(db: str) -> sqlite3.Connection:
-    d = os.path.dirname(os.path.abspath(db))
-    if not os.path.isdir(d):
-        raise InputError(f"database directory {d} does not exist")
-    con = sqlite3.connect(db, timeout=60)
-    try:
-        con.execute("PRAGMA journal_mode=WAL")
-        con.execute("PRAGMA synchronous=NORMAL")
-        con.execute(SCHEMA)
-        con.commit()
-        con.execute("SELECT key, cell, seed, status, value FROM results LIMIT 1").fetchall()
-    except sqlite3.DatabaseError as err:
-        con.close()
-        raise InputError(f"{db} is not a usable sweep database ({err}): it was left untouched; move it away or choose another "
-                         "--out") from None
-    return con
-
-
-def done_keys(con: sqlite3.Connection) -> set[str]:
-    return {r[0] for r in con.execute("SELECT key FROM results")}
-
-
-def write_row(con: sqlite3.Connection, task: Task, status: str, value, error: str | None, seconds: float, version: str) -> None:
-    """One row, one transaction: either the whole row is there or none of it."""
-    with con:
-        con.execute("INSERT OR IGNORE INTO results VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                    (task.key, task.claim, task.experiment, json.dumps(task.cell, sort_keys=True), task.seed, status,
-                     None if value is None else json.dumps(value), error, seconds, version, time.time()))
-
-
-def rows_for(con: sqlite3.Connection, keys: list[str]) -> list[dict]:
-    out = []
-    for i in range(0, len(keys), 500):
-        chunk = keys[i:i + 500]
-        q = f"SELECT key, cell, seed, status, value, error, seconds FROM results WHERE key IN ({','.join('?' * len(chunk))})"
-        for key, cell, seed, status, value, error, secs in con.execute(q, chunk):
-            out.append({"key": key, **json.loads(cell), "seed": seed, "status": status,
-                        "value": None if value is None else json.loads(value), "error": error, "seconds": secs})
-    return out
 
 
 # ---------------------------------------------------------------------------------------------
