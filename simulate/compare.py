@@ -1,14 +1,17 @@
-"""Theory against simulation for one claim: sweep, hypotheses, fit, drift, power, verdict, report.
+"""Theory against simulation for one claim: the stages, in the order data flow through them.
 
-``compare_claim`` runs the claim's experiment over its grid and seeds (resumably, through
-:mod:`simulate.sweep`), evaluates the claim's hypotheses at every cell
-(:mod:`simulate.applicability`), fits the exponents of each measured quantity and judges them
-(:mod:`simulate.analysis`: drift, extrapolation, power), reads the predicted exponents from
-``theory`` (never retyped), and writes Markdown, a self-contained HTML file, PNGs, a JSON
-summary and a Parquet export of the raw rows (:mod:`simulate.compare_report`).
-
-With a budget the sweep grows in rounds (:mod:`simulate.rounds`) until every exponent verdict
-is decisive or the budget is spent, spending alpha over the looks (:mod:`simulate.sequential`).
+1. :class:`~simulate.design.Design` (frozen): grid, seeds, fixed settings, code version, and per
+   bound its fit terms with exact exponents from ``theory``.
+2. :class:`~simulate.store.SweepStore`: the SQLite file (rows, ledger, lock).
+3. :class:`~simulate.executor.Executor`: runs the tasks the store lacks, with the resolved experiment.
+4. :class:`~simulate.measurements.Measurements`: the stored rows as fit rows (a CSV gives the same).
+5. :func:`~simulate.analysis.analyze`: fit, drift, power and verdict per bound
+   (:class:`~simulate.analysis.BoundAnalysis`), with the hypotheses at every cell
+   (:mod:`simulate.applicability`).
+6. :class:`~simulate.sequential.SequentialPolicy`: the level of each look (exact boundaries) and
+   the next round, within a budget of deterministic work.
+7. :class:`~simulate.comparison.ComparisonResult`: the typed result, the only producer of
+   summary.json; ``save`` writes the report (:mod:`simulate.compare_report`).
 """
 from __future__ import annotations
 
@@ -251,8 +254,9 @@ class CompareOptions:
     """How one claim is swept and judged.
 
     ``grid`` maps each swept variable to its values (default: the experiment's grid, or its quick
-    grid with ``quick``); ``seeds`` per cell (default: the experiment's); ``budget`` seconds of
-    rounds that grow the sweep until every exponent is decided, alpha spent by ``spending``;
+    grid with ``quick``); ``seeds`` per cell (default: the experiment's); ``budget`` work (reference
+    seconds: each task weighted by its experiment's declared cost) of rounds that grow the sweep until
+    every exponent is decided, alpha spent by ``spending``; ``max_seconds`` a wall-clock cap;
     ``workers``, ``scheduler`` or ``dask`` run the tasks in parallel; ``margin`` is the equivalence
     margin of an exponent; ``inside_only`` fits only the cells where the hypotheses hold, with
     ``constants`` for the claim's unknown constants; ``bootstrap`` adds BCa intervals. ``margin_log`` is a

@@ -16,7 +16,7 @@ from ibcheck.theory.errors import InputError
 
 @dataclass(frozen=True)
 class ReportOptions:
-    """``budget``: seconds shared by the comparisons (None: fixed designs); ``only``: these claims
+    """``budget``: work (reference seconds) shared by the comparisons (None: fixed designs); ``only``: these claims
     and no reproductions; ``constants``: the claims' unknown constants, where a claim has them."""
 
     quick: bool = True
