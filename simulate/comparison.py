@@ -64,14 +64,16 @@ class BoundResult:
         return self.analysis.fit.conf_int(term or self.terms[0].term, alpha)
 
 
-def _bound_results(results: list[dict], res_json: list[dict]) -> tuple[BoundResult, ...]:
+def _bound_results(results: list, res_json: list[dict]) -> tuple[BoundResult, ...]:
+    """The typed bounds, read from each :class:`~simulate.analysis.BoundAnalysis` itself; only the
+    reported reason (which adds the extrapolation and censoring notes) comes from the record."""
     out = []
     for r, rj in zip(results, res_json):
         an: Analysis = r.analysis
-        terms = tuple(TermResult(f["variable"], f["predicted"], f["estimate"], f["se"], an.fit.df, (f["ci_low"], f["ci_high"]),
-                                 tuple(f["decision_ci"]), f["decision_level"], f["margin"], f["verdict"], f["reason"])
-                      for f in rj["fits"])
-        out.append(BoundResult(rj["label"], rj["quantity"], rj["kind"], rj["reading"], rj["expr"], rj["verdict"], rj["reason"], terms, an))
+        terms = tuple(TermResult(n, an.predicted[n], an.fit.estimate[n], an.fit.se[n], an.fit.df, an.fit.ci[n], an.conf_int(n),
+                                 1 - an.alpha, an.margins.get(n, an.margin), an.judgements[n].verdict, an.judgements[n].reason)
+                      for n in an.term_names)
+        out.append(BoundResult(r.label, r.quantity, r.kind, r.reading, r.expr, an.verdict, rj["reason"], terms, an))
     return tuple(out)
 
 
