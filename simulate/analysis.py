@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .design import BoundSpec
 from .drift import Drift, Extrapolated, correction_fit, drift_test, local_exponents
 from .fit import Fit, fit_exponents, seed_rows
 from .terms import MARGINS, SHIFTS, Term, parse_term
@@ -128,33 +129,33 @@ class BoundAnalysis:
     """One tested bound of a design (:class:`simulate.design.BoundSpec`) with its analysis and the
     rows it was fitted on: what the typed result and the report are built from."""
 
-    spec: object  # BoundSpec
+    spec: BoundSpec
     analysis: Analysis
     data: tuple = ()
 
     @property
     def quantity(self) -> str:
-        return self.spec.quantity  # type: ignore[attr-defined]
+        return self.spec.quantity
 
     @property
     def kind(self) -> str:
-        return self.spec.kind  # type: ignore[attr-defined]
+        return self.spec.kind
 
     @property
     def reading(self) -> str | None:
-        return self.spec.reading  # type: ignore[attr-defined]
+        return self.spec.reading
 
     @property
     def expr(self) -> str:
-        return self.spec.expr  # type: ignore[attr-defined]
+        return self.spec.expr
 
     @property
     def label(self) -> str:
-        return self.spec.label  # type: ignore[attr-defined]
+        return self.spec.label
 
     @property
     def bound(self):
-        return self.spec.bound  # type: ignore[attr-defined]
+        return self.spec.bound
 
 
 def fit_terms(variables: list[str], predicted: dict[str, float]) -> list[Term]:

@@ -110,7 +110,3 @@ class Design:
     restriction: Mapping[str, float] = field(default_factory=dict)
     margin: float = 0.1
     margin_log: float = 0.25
-
-    @property
-    def cell_variables(self) -> list[str]:
-        return list(self.grid)

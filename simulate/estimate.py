@@ -67,6 +67,23 @@ def combine_runs(estimates: list[Estimate]) -> Estimate:
     return Estimate(mean, cov, R - 1, B - mean)
 
 
+def tobit_terms(y: np.ndarray, mu: np.ndarray, log_s: float, side: np.ndarray) -> tuple[float, np.ndarray, float]:
+    """The Tobit log-likelihood of rows y (side 0 exact, +1 a lower bound, -1 an upper bound) around
+    means mu with sd exp(log_s): (log-likelihood, its gradient per row in mu, its derivative in log s).
+
+    Pitfall avoided: ``log(1 - Phi(z))`` underflows for a bound far below the mean; logsf/logcdf
+    and the ratios phi/(1 - Phi), phi/Phi are taken in log space."""
+    s = math.exp(log_s)
+    z = (y - mu) / s
+    logpdf = stats.norm.logpdf(z)
+    ll = np.where(side == 0, logpdf - log_s, np.where(side > 0, stats.norm.logsf(z), stats.norm.logcdf(z)))
+    # d ll / d z: -z (exact), -phi/(1 - Phi) (a lower bound), phi/Phi (an upper bound)
+    dz = np.where(side == 0, -z, np.where(side > 0, -np.exp(logpdf - stats.norm.logsf(z)), np.exp(logpdf - stats.norm.logcdf(z))))
+    g_mu = -dz / s  # dz/dmu = -1/s
+    g_ls = np.where(side == 0, z * z - 1.0, -dz * z)  # dz/dlog s = -z, plus -1 from log s for exact values
+    return float(ll.sum()), g_mu, float(g_ls.sum())
+
+
 @dataclass(frozen=True)
 class CensoredMeans:
     """Per cell: the maximum-likelihood mean of log y under censoring, with a pooled sd."""
@@ -98,18 +115,11 @@ def censored_cell_means(cells: list[list[tuple[float, int]]]) -> CensoredMeans:
     side = np.array([s for _, _, s in flat])
 
     def nll(p: np.ndarray) -> tuple[float, np.ndarray]:
-        mu, s = p[:-1][idx], math.exp(p[-1])
-        z = (ys - mu) / s
-        logpdf = stats.norm.logpdf(z)
-        ll = np.where(side == 0, logpdf - math.log(s), np.where(side > 0, stats.norm.logsf(z), stats.norm.logcdf(z)))
-        # d ll / d z: -z (exact), -phi/(1 - Phi) (a lower bound), phi/Phi (an upper bound); in log space for the tails
-        dz = np.where(side == 0, -z, np.where(side > 0, -np.exp(logpdf - stats.norm.logsf(z)), np.exp(logpdf - stats.norm.logcdf(z))))
-        g_mu = -dz / s  # dz/dmu = -1/s
-        g_ls = np.where(side == 0, z * z - 1.0, -dz * z)  # dz/dlog s = -z, plus -1 from log s for exact values
+        ll, g_mu, g_ls = tobit_terms(ys, p[:-1][idx], p[-1], side)
         grad = np.zeros_like(p)
         np.add.at(grad, idx, g_mu)
-        grad[-1] = g_ls.sum()
-        return -float(ll.sum()), -grad
+        grad[-1] = g_ls
+        return -ll, -grad
 
     start = []
     for rows in cells:
@@ -137,13 +147,8 @@ def censored_regression(X: np.ndarray, y: np.ndarray, side: np.ndarray, df: int)
     s0 = max(float(np.std(r0)), 1e-3)
 
     def nll(p: np.ndarray) -> tuple[float, np.ndarray]:
-        beta, s = p[:-1], math.exp(p[-1])
-        z = (y - X @ beta) / s
-        logpdf = stats.norm.logpdf(z)
-        ll = np.where(side == 0, logpdf - math.log(s), np.where(side > 0, stats.norm.logsf(z), stats.norm.logcdf(z)))
-        dz = np.where(side == 0, -z, np.where(side > 0, -np.exp(logpdf - stats.norm.logsf(z)), np.exp(logpdf - stats.norm.logcdf(z))))
-        grad = np.concatenate([X.T @ (-dz / s), [float(np.where(side == 0, z * z - 1.0, -dz * z).sum())]])
-        return -float(ll.sum()), -grad
+        ll, g_mu, g_ls = tobit_terms(y, X @ p[:-1], p[-1], side)
+        return -ll, -np.concatenate([X.T @ g_mu, [g_ls]])
 
     res = optimize.minimize(nll, np.concatenate([b0, [math.log(s0)]]), method="L-BFGS-B", jac=True)
     p = res.x

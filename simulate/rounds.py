@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .fit import design
+from .terms import parse_term
 
 CellKey = tuple  # tuple(sorted(cell.items()))
 
@@ -108,7 +109,7 @@ def plan_round(undecided: list[tuple[list[dict], list[str], str, bool]], design_
     # 1. Grid extension along drifting variables (not for trajectories: their scale is T along each run).
     if not trajectory:
         for cells, fvars, term, drifting in undecided:
-            v = term.split("(")[-1].rstrip(")")  # the variable of a term: log(log(d)) -> d
+            v = parse_term(term).variable
             if not drifting or v in plan.extended or v not in cell_vars:
                 continue
             values = sorted({dict(k)[v] for k in design_cells})
@@ -135,8 +136,7 @@ def plan_round(undecided: list[tuple[list[dict], list[str], str, bool]], design_
             key = next(iter(design_cells)) if trajectory else cell_key({u: _match(c, u, design_cells) for u in cell_vars})
             gains[key] = gains.get(key, 0.0) + gi / total
     n0 = dict(design_cells)
-    weight = scale_weights(design_cells, [u for u in cell_vars if any(u == _term_variable(t) for _, _, t, _ in undecided)])
-    cap = seed_cap(design_cells, weight)
+    cap = seed_cap(design_cells, [u for u in cell_vars if any(u == parse_term(t).variable for _, _, t, _ in undecided)])
     heap = []
     for k, g in gains.items():
         if k not in n0 or g <= 0:
@@ -159,38 +159,26 @@ def plan_round(undecided: list[tuple[list[dict], list[str], str, bool]], design_
     return plan
 
 
-def _term_variable(term: str) -> str:
-    return term.split("(")[-1].rstrip(")")
-
-
-def scale_weights(design_cells: dict[CellKey, int], variables: list[str]) -> dict[CellKey, float]:
-    """Per cell, its place along the undecided variables' scales: 0.25 at the smallest to 1 at the
-    largest (mean over them); :func:`seed_cap` reads it."""
-    out = {}
-    for k in design_cells:
-        c = dict(k)
-        pos = []
-        for v in variables:
-            vals = sorted({float(dict(j)[v]) for j in design_cells})
-            if len(vals) < 2:
-                continue
-            lo, hi = math.log(vals[0]), math.log(vals[-1])
-            pos.append((math.log(float(c[v])) - lo) / (hi - lo))
-        out[k] = 0.25 + 0.75 * (sum(pos) / len(pos)) if pos else 1.0
-    return out
-
-
-def seed_cap(design_cells: dict[CellKey, int], weight: dict[CellKey, float]) -> dict[CellKey, int]:
-    """The most seeds a cell may hold: eight times the seeds of the largest-scale cells, at least 16.
+def seed_cap(design_cells: dict[CellKey, int], variables: list[str]) -> dict[CellKey, int]:
+    """The most seeds a cell may hold: eight times the seeds of the largest-scale cells along the
+    undecided ``variables`` (the cells at the largest mean log-scale position), at least 16.
 
     Pitfall avoided: gain per unit of work alone pours seeds into the cheapest cells, which are
     the smallest, pre-asymptotic ones (530 seeds at t = 10 against 14 at t = 10^4 in a user's t
     grid); the asymptotic exponent lives at the large scales. A cap, not a reweighting of the
     gains: in calibration a reweighting cost a quarter more looks and a third of the power on the
     pre-asymptotic scenario, while the cap alone changed neither."""
-    top = max(weight.values())
-    n_top = max(n for k, n in design_cells.items() if weight[k] == top)
-    return {k: max(16, 8 * n_top) if weight[k] < top else 10**9 for k in design_cells}
+    spans = {}
+    for v in variables:
+        logs = [math.log(float(dict(k)[v])) for k in design_cells]
+        if max(logs) > min(logs):
+            spans[v] = (min(logs), max(logs))
+    if not spans:
+        return {k: 10**9 for k in design_cells}
+    place = {k: round(sum((math.log(float(dict(k)[v])) - lo) / (hi - lo) for v, (lo, hi) in spans.items()), 9) for k in design_cells}
+    top = max(place.values())
+    n_top = max(n for k, n in design_cells.items() if place[k] == top)
+    return {k: max(16, 8 * n_top) if place[k] < top else 10**9 for k in design_cells}
 
 
 def _match(fit_cell: dict, v: str, design_cells: dict) -> object:
