@@ -32,6 +32,7 @@ from .api import (  # noqa: E402
     claim,
     claims,
     compare,
+    design,
     direction_error,
     experiment,
     global_max_margin,
@@ -63,6 +64,6 @@ def __getattr__(name: str):
 
 
 __all__ = ["Bound", "Claim", "Hypothesis", "Variable", "load_claims", "register", "Registry", "using_registry",
-           "claims", "claim", "bounds", "window", "growth", "train", "load_run", "radii", "kkt_points", "kkt_certificate",
+           "claims", "claim", "bounds", "window", "design", "growth", "train", "load_run", "radii", "kkt_points", "kkt_certificate",
            "global_max_margin", "svm", "normalized_margin", "direction_error", "AtLeast", "AtMost",
            "experiment", "compare", "verdict", "reproduce", "InputError", "RunFailure", *_CONFIGS]

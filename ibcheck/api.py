@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ibcheck.simulate.radii import Direction, Radii
     from ibcheck.simulate.reproductions import Reproduction
     from ibcheck.simulate.training import Run, RunConfig
+    from ibcheck.simulate.window_design import WindowDesign
     from ibcheck.solvers.kkt.certificate import KKTCertificate
     from ibcheck.solvers.kkt.global_opt import GlobalOptimum
     from ibcheck.solvers.radius.bracket import Method
@@ -376,6 +377,21 @@ def compare(claim: str, grid: Mapping[str, Sequence[float]] | None = None, seeds
                          margin_log=margin_log, offsets=offsets, fit_from=_mapping_of_floats("fit_from", fit_from))
 
 
+def design(claim: str, quick: bool = True, budget: float | None = None, seeds: int | None = None) -> "WindowDesign":
+    """The grid :func:`compare` would run for ``claim``'s experiment: each cell with the free settings picked inside
+    the claim's applicability window (e.g. FVBS23's n), whether every hypothesis holds there and which binds, and
+    the estimated work per task; where no cell is inside, the smallest inside cell beyond the grid."""
+    from ibcheck.simulate.window_design import window_design
+    from ibcheck.theory.argtypes import require_bool, require_float, require_int
+
+    require_bool("quick", quick)
+    if budget is not None:
+        require_float("budget", budget, 0.0, strict=True)
+    if seeds is not None:
+        require_int("seeds", seeds, 1)
+    return window_design(_text("claim", claim), quick=quick, budget=budget, seeds=seeds)
+
+
 def verdict(data: str, claim: str | None = None, quantity: str | None = None, reading: str | None = None,
             predict: str | None = None, kind: Literal["O", "Omega", "Theta"] | None = None, margin: float = 0.1,
             constants: Mapping[str, float] | None = None, margin_log: float = 0.25, offsets: Literal["fit", "known"] = "fit",
@@ -423,5 +439,5 @@ def reproduce(name: str, quick: bool = False) -> Reproduction:
     return run_reproduction(_text("name", name), require_bool("quick", quick))
 
 
-__all__ = ["claims", "claim", "bounds", "window", "growth", "train", "load_run", "radii", "kkt_points", "kkt_certificate",
+__all__ = ["claims", "claim", "bounds", "window", "design", "growth", "train", "load_run", "radii", "kkt_points", "kkt_certificate",
            "global_max_margin", "svm", "normalized_margin", "direction_error", "experiment", "compare", "verdict", "reproduce"]

@@ -17,6 +17,7 @@ import numpy as np
 
 from .censored import AtLeast, AtMost, censored_quantile
 from .seeds import rng, stream
+from .window_design import FreeSetting
 
 
 # -- the fixed parameters of each family of experiments, with their defaults declared once ------------
@@ -36,6 +37,7 @@ class TrainedNetwork:
     target_log10_loss: float | None = None
     k: int = 2
     eps: float = 0.1
+    networks: int = 3  # KKT claims: networks trained on each sample, from different initializations
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,7 @@ class GaussianModel:
     """SSTTM18's Gaussian model at a fixed l_inf radius."""
 
     eps: float = 0.25
+    sigma_scale: float = 1.0  # sigma = sigma_scale d^(1/4): 1/32 is the edge of SSTTM18.cor.robust_upper's H1, 1 is c = 1
 
 
 def design(cls, cell: dict):
@@ -89,6 +92,20 @@ class Experiment:
     # built-ins: (seconds, {variable: exponent}) of one task on the reference machine (2 cores, one worker),
     # fitted to the timings stored by `make report`; budgets count this, never the wall clock
     cost_model: tuple[float, dict] | None = None
+    # a free variable of the claim (FVBS23: n) picked inside the applicability window at each cell (window_design)
+    free: FreeSetting | None = None
+    kkt: bool = False  # the claim speaks of KKT points: rows carry certificates (kkt_sample) and only certified networks are measured
+
+    def settings_at(self, cell: dict) -> dict:
+        """The free settings the window design picks at ``cell`` (``{}`` without a window design, or where the
+        window is empty: the experiment's own default then applies and the cell is outside)."""
+        if self.free is None:
+            return {}
+        base = dict(cell)
+        if self.hypothesis_values is not None:
+            base.update(self.hypothesis_values(cell))
+        value, _ = self.free.window(self.claim, base)
+        return {} if value is None else {self.free.variable: value}
 
     def cost_of(self, cell: dict) -> float:
         """The declared work of one task at ``cell`` (reference seconds): deterministic, so a budget
@@ -102,6 +119,7 @@ class Experiment:
             return c
         if self.cost_model is None:
             return 1.0
+        cell = {**cell, **self.settings_at(cell)}
         scale, exps = self.cost_model
         return scale * math.prod(float(cell[v]) ** e for v, e in exps.items() if v in cell)
 
@@ -124,6 +142,7 @@ class Experiment:
         out.update({k: v for k, v in (value or {}).items() if isinstance(v, (int, float)) and not isinstance(v, bool)})
         if self.hypothesis_values is not None:
             out.update(self.hypothesis_values(cell))
+        out.update(self.settings_at(cell))
         return out
 
 
@@ -207,28 +226,100 @@ def _two_layer_gd(cell, seed, kind):
     return res.networks[0], res.datasets[0], res.summary[0]
 
 
-def measure_fvbs23_4_2(cell: dict, seed: int) -> dict:
-    """FVBS23.thm.4_2 over GD limits: the norm of z = eta sum_j y^(j) mu^(j) that flips >= 1 - eps of test points."""
-    from ibcheck.solvers.radius.universal import universal_directions, universal_radius
+def _largest(values: list) -> float | AtLeast:
+    """The largest of measurements some of which may be censored (``AtLeast``): a censored one above
+    every exact one makes the largest a bound too."""
+    exact = [float(v) for v in values if not isinstance(v, AtLeast)]
+    bounds = [v.value for v in values if isinstance(v, AtLeast)]
+    if bounds and (not exact or max(bounds) >= max(exact)):
+        return AtLeast(max(bounds))
+    return max(exact)
 
-    net, ds, summ = _two_layer_gd(cell, seed, "clusters")
+
+def _flip_norms(sample, X, y, v, q: float) -> list:
+    """Per network of ``sample`` (None where uncertified): the q-quantile over (X, y) of the flip radius along ``-y v``."""
+    from ibcheck.solvers.radius.universal import universal_radius
+
+    out = []
+    for c in sample.networks:
+        out.append(censored_quantile(universal_radius(c.net, X, y, v), q) if c.certified() else None)
+    return out
+
+
+def kkt_row(sample, norms: list, quantity: str) -> dict:
+    """The row of a KKT claim: the largest ``quantity`` over the certified networks (never an uncertified one),
+    each network's value and residuals (so the verdict can be recomputed at other thresholds)."""
+    from .censored import encode
+    from .kkt_sample import largest_over_certified
+
+    largest_over_certified([0.0] * len(norms), sample)  # raises UncertifiedSample: the row fails, with the reason
+    rec = sample.record()
+    for net, x in zip(rec["kkt_networks"], norms):
+        net[quantity] = encode(x)
+    return {quantity: _largest([x for x in norms if x is not None]), **rec}
+
+
+def transfer_fractions(sample, X, y, v, norms: list) -> list[float]:
+    """FVBS23.thm.4_2, "transferable": for every ordered pair (i, j) of certified networks, the fraction of the
+    points (X, y) that ``z_i = eta_i v`` (the flip found for network i) flips on network j: sign N_j(x - y z_i) != sign N_j(x)."""
+    ok = [(c, x) for c, x in zip(sample.networks, norms) if x is not None and c.certified() and not isinstance(x, AtLeast)]
+    out = []
+    for i, (ci, eta) in enumerate(ok):
+        Xz = X - y[:, None] * (eta * v)[None, :]
+        for j, (cj, _) in enumerate(ok):
+            if i != j:
+                out.append(float(np.mean(np.sign(cj.net.forward(Xz)) != np.sign(cj.net.forward(X)))))
+    return out
+
+
+def measure_fvbs23_4_2(cell: dict, seed: int) -> dict:
+    """FVBS23.thm.4_2 on its own objects: certified KKT points of (P) on one sample (several initializations,
+    polished where needed); the largest over them of the norm of ``z = eta sum_j y^(j) mu^(j)`` that flips
+    >= 1 - eps of the test points, and how the z of one KKT point transfers to the others."""
+    from ibcheck.solvers.radius.universal import universal_directions
+
+    from .kkt_sample import kkt_sample
+
+    p = design(TrainedNetwork, cell)
+    sample = kkt_sample(cell, seed, "clusters", p.networks)
+    ds = sample.dataset
     X, y = ds.sample(200, stream("claim-measure", seed, 4))
-    r = universal_radius(net, X, y, universal_directions("fvbs23", means=ds.means, J_plus=ds.J_plus))
-    return {"universal_flip_norm": censored_quantile(r, 1 - design(TrainedNetwork, cell).eps), "status": summ["status"]}
+    v = universal_directions("fvbs23", means=ds.means, J_plus=ds.J_plus)
+    norms = _flip_norms(sample, X, y, v, 1 - p.eps)
+    row = kkt_row(sample, norms, "universal_flip_norm")
+    fr = transfer_fractions(sample, X, y, v, norms)
+    row.update({"transfer_min": min(fr) if fr else None, "transfer_mean": float(np.mean(fr)) if fr else None,
+                "transfer_pairs": len(fr), "transfer_target": 1 - p.eps})
+    return row
 
 
 def measure_vys22(cell: dict, seed: int) -> dict:
-    """VYS22.thm.main: the norm (and eta) of delta = eta sum_i y_i x_i that flips every training point."""
+    """VYS22.thm.main on its own objects: certified KKT points of (P) on one sample on the sphere; the largest over
+    them of the norm (and eta) of ``delta = eta sum_i y_i x_i`` that flips every training point."""
     from ibcheck.solvers.radius.universal import universal_directions, universal_radius
 
-    net, ds, summ = _two_layer_gd(cell, seed, "sphere")
+    from .kkt_sample import kkt_sample
+
+    sample = kkt_sample(cell, seed, "sphere", design(TrainedNetwork, cell).networks)
+    ds = sample.dataset
     v_raw = (ds.y[:, None] * ds.X).sum(0)
-    r = universal_radius(net, ds.X, ds.y, universal_directions("vys22", X_train=ds.X, y_train=ds.y))
-    norm = float(r.max())
+    v = universal_directions("vys22", X_train=ds.X, y_train=ds.y)
+    norms = [_all_flipped(universal_radius(c.net, ds.X, ds.y, v)) if c.certified() else None for c in sample.networks]
+    row = kkt_row(sample, norms, "universal_flip_norm")
     G = ds.X @ ds.X.T
     np.fill_diagonal(G, 0)
-    return {"universal_flip_norm": norm, "universal_flip_eta": norm / float(np.linalg.norm(v_raw)),
-            "max_ip": float(np.abs(G).max()), "status": summ["status"]}
+    return {**row, "universal_flip_eta": _scaled(row["universal_flip_norm"], 1 / float(np.linalg.norm(v_raw))),
+            "max_ip": float(np.abs(G).max())}
+
+
+def _all_flipped(r: np.ndarray) -> float | AtLeast:
+    """The radius that flips every point: the largest radius, or at least the largest finite one if some never flips."""
+    finite = r[np.isfinite(r)]
+    return float(r.max()) if len(finite) == len(r) else AtLeast(float(finite.max()) if len(finite) else 1.0)
+
+
+def _scaled(x, c: float):
+    return AtLeast(x.value * c) if isinstance(x, AtLeast) else float(x) * c
 
 
 def measure_bcgt21(cell: dict, seed: int) -> dict:
@@ -307,18 +398,20 @@ def measure_shngs18(cell: dict, seed: int) -> dict:
 
 
 def measure_ssttm18(cell: dict, seed: int) -> dict:
-    """SSTTM18.cor.robust_upper: the smallest n at which the class-mean estimator's l_inf-robust error is <= 1%.
+    """SSTTM18.cor.robust_upper / robust_lower: the smallest n at which the class-mean estimator's l_inf-robust error is <= 1%.
 
-    Gaussian model with sigma = d^(1/4) and a fixed eps. The estimator is exactly
+    Gaussian model with sigma = sigma_scale d^(1/4) and a fixed eps. The estimator is exactly
     ``w = theta + (sigma / sqrt(n)) xi`` with ``xi ~ N(0, I)``, and its robust error is exactly
     ``Phi((eps ||w||_1 - <w, theta>) / (sigma ||w||))`` (the point is robust iff
     ``y <w, x> > eps ||w||_1``), so the threshold is found by bisection over n with one xi per seed.
+    ``trivial`` says the threshold is n = 1, the smallest sample there is: a bound "n >= ..." then holds
+    whatever it states, and the row tests nothing.
     """
     from scipy.stats import norm
 
     d = int(cell["d"])
-    eps = design(GaussianModel, cell).eps
-    sigma = d ** 0.25
+    p = design(GaussianModel, cell)
+    eps, sigma = p.eps, p.sigma_scale * d ** 0.25
     gen = rng("claim-measure", seed, 6)
     theta = gen.standard_normal(d)
     theta *= math.sqrt(d) / np.linalg.norm(theta)
@@ -332,11 +425,11 @@ def measure_ssttm18(cell: dict, seed: int) -> dict:
     while robust_error(hi) > 0.01:
         lo, hi = hi, hi * 2
         if hi > 1 << 40:
-            return {"robust_sample_threshold": float("inf")}
+            return {"robust_sample_threshold": AtLeast(float(1 << 40)), "trivial": False}
     while hi - lo > 1:
         mid = (lo + hi) // 2
         lo, hi = (mid, hi) if robust_error(mid) > 0.01 else (lo, mid)
-    return {"robust_sample_threshold": float(hi)}
+    return {"robust_sample_threshold": float(hi), "trivial": hi == 1}
 
 
 BUILTIN: dict[str, Experiment] = {e.name: e for e in [
@@ -354,19 +447,25 @@ BUILTIN: dict[str, Experiment] = {e.name: e for e in [
                measure_lpll25_5_5, grid={"d": [128, 256, 512], "k": [2, 4, 8]}, quick_grid={"d": [64, 128, 256], "k": [2, 4, 6]}, quick_seeds=1,
                design=TrainedNetwork,
                fixed={"width": 1, "points": 60}, cost_model=(0.54, {'d': 0.074, 'k': 0.139})),
-    Experiment("FVBS23.thm.4_2", "FVBS23.thm.4_2", ("universal_flip_norm",), "two-layer network, loss-based GD, clusters",
-               measure_fvbs23_4_2, grid={"d": [128, 256, 512, 1024], "k": [2, 4, 8]}, quick_grid={"d": [128, 256, 512, 1024], "k": [2, 4, 8]},
-               design=TrainedNetwork,
-               quick_seeds=2, fixed={"width": 20, "init_scale": 0.5, "steps": 400, "lr": 0.05, "n_per_cluster": 20},
+    Experiment("FVBS23.thm.4_2", "FVBS23.thm.4_2", ("universal_flip_norm",),
+               "certified KKT points of (P): two-layer networks from several initializations on one sample (loss-based GD, "
+               "then polished on their activation cone), clusters; n is the smallest inside the window at each (d, k)",
+               measure_fvbs23_4_2, grid={"d": [256, 512, 1024], "k": [2, 4, 6]}, quick_grid={"d": [256, 512, 1024], "k": [2, 4, 6]},
+               design=TrainedNetwork, seeds=3, quick_seeds=2,
+               fixed={"width": 6, "init_scale": 0.5, "steps": 2000, "lr": 0.05, "target_log10_loss": -30, "networks": 3},
+               quick_fixed={"width": 6, "init_scale": 0.5, "steps": 2000, "lr": 0.05, "target_log10_loss": -30, "networks": 2},
                hypothesis_values=lambda cell: {"n": design(TrainedNetwork, cell).n_per_cluster * int(cell["k"]),
-                                               "eps": design(TrainedNetwork, cell).eps, "delta": 0.1}, max_grid={"d": 2048, "k": 16},
-               cost_model=(0.25, {'d': 0.013, 'k': 0.144})),
+                                               "eps": design(TrainedNetwork, cell).eps, "delta": 0.1},
+               max_grid={"d": 1024, "k": 6}, free=FreeSetting("n"), kkt=True, cost_model=(3.0e-6, {"n": 2.7})),
     Experiment("VYS22.thm.main", "VYS22.thm.main", ("universal_flip_norm", "universal_flip_eta"),
-               "two-layer network, loss-based GD to loss 1e-800 (near the KKT direction), sphere; n <= sqrt(d)/9 keeps H1",
+               "certified KKT points of (P): two-layer networks from several initializations on one sample on the sphere "
+               "(loss-based GD, then polished on their activation cone); n <= sqrt(d)/9 keeps H1",
                measure_vys22, grid={"d": [2048, 4096, 8192, 16384], "n": [2, 4, 8]}, quick_grid={"d": [2048, 4096, 8192, 16384], "n": [2, 4, 8]},
                design=TrainedNetwork,
-               fixed={"width": 20, "init_scale": 0.5, "steps": 4000, "lr": 0.05, "target_log10_loss": -800}, seeds=3, quick_seeds=2,
-               max_grid={"d": 65536, "n": 16}, cost_model=(0.000109, {'d': 0.552, 'n': 0.418})),
+               # width 20 and a deep target: narrower networks stall on the sphere (train accuracy < 1, no point of (P))
+               fixed={"width": 20, "init_scale": 0.5, "steps": 4000, "lr": 0.05, "target_log10_loss": -800, "networks": 3}, seeds=3,
+               quick_fixed={"width": 20, "init_scale": 0.5, "steps": 4000, "lr": 0.05, "target_log10_loss": -800, "networks": 2},
+               quick_seeds=2, kkt=True, max_grid={"d": 65536, "n": 8}, cost_model=(1.3, {})),
     Experiment("BCGT21.thm.one_step", "BCGT21.thm.one_step", ("flip_norm",), "random ReLU network, one gradient step",
                measure_bcgt21, grid={"d": [64, 256, 1024], "k": [100, 400, 1600]}, quick_grid={"d": [64, 128, 256], "k": [50, 100, 200]},
                hypothesis_values=lambda cell: {"gamma": 0.5}, max_grid={"d": 4096, "k": 3200}, cost_model=(4.7e-4, {'d': -0.906, 'k': 2.142})),
@@ -381,12 +480,24 @@ BUILTIN: dict[str, Experiment] = {e.name: e for e in [
                measure_shngs18, design=LongRun, grid={"run": [0]}, quick_grid={"run": [0]}, fixed={"steps": 6000, "lr": 0.5, "records": 120},
                quick_fixed={"steps": 3000, "lr": 0.5, "records": 120},
                trajectory=True, seeds=6, quick_seeds=4, cost_model=(3.0, {})),
-    Experiment("SSTTM18.cor.robust_upper", "SSTTM18.cor.robust_upper", ("robust_sample_threshold",), "Gaussian model, class-mean estimator",
+    Experiment("SSTTM18.cor.robust_upper", "SSTTM18.cor.robust_upper", ("robust_sample_threshold",),
+               "Gaussian model, class-mean estimator, sigma = 0.0312 d^(1/4) (inside H1: sigma <= d^(1/4)/32)",
                measure_ssttm18, design=GaussianModel, grid={"d": [10**3, 10**4, 10**5, 10**6, 10**7]}, quick_grid={"d": [10**4, 10**5, 10**6]},
-               fixed={"eps": 0.25}, seeds=3, quick_seeds=2,
-               hypothesis_values=lambda cell: {"sigma": float(cell["d"]) ** 0.25, "eps": design(GaussianModel, cell).eps},
+               fixed={"eps": 0.25, "sigma_scale": 0.0312}, seeds=3, quick_seeds=2,
+               hypothesis_values=lambda cell: {"sigma": design(GaussianModel, cell).sigma_scale * float(cell["d"]) ** 0.25,
+                                               "eps": design(GaussianModel, cell).eps},
                skip_hypotheses={"H3": "n is the quantity measured (the sample threshold), not a setting of the design"},
                max_grid={"d": 10**7}, cost_model=(3.2e-07, {'d': 0.954})),
+    Experiment("SSTTM18.cor.robust_lower", "SSTTM18.cor.robust_lower", ("robust_sample_threshold",),
+               "Gaussian model, class-mean estimator, sigma = d^(1/4) (c = 1): the robust sample complexity",
+               measure_ssttm18, design=GaussianModel, grid={"d": [10**5, 3 * 10**5, 10**6, 3 * 10**6, 10**7, 3 * 10**7]},
+               quick_grid={"d": [10**5, 3 * 10**5, 10**6, 3 * 10**6, 10**7]},
+               fixed={"eps": 0.5, "sigma_scale": 1.0}, seeds=3, quick_seeds=2,
+               hypothesis_values=lambda cell: {"sigma": design(GaussianModel, cell).sigma_scale * float(cell["d"]) ** 0.25,
+                                               "eps": design(GaussianModel, cell).eps},
+               skip_hypotheses={"H1": "n is the quantity measured (the robust sample threshold); H1 read at n is the theorem's "
+                                      "conclusion, not a setting of the design"},
+               max_grid={"d": 3 * 10**7}, cost_model=(3.2e-07, {'d': 0.954})),
 ]}
 
 

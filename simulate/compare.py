@@ -33,6 +33,7 @@ from .claim_experiments import Experiment, experiment_for
 from .comparison import BoundResult, Comparison, ComparisonResult, TermResult
 from .design import PARAMS, TESTABLE, BoundSpec, Design, bound_specs
 from .executor import Executor
+from .kkt_summary import at_thresholds, decide_reading, kkt_cells, transfer_cells
 from .measurements import Measurements
 from .rounds import CellKey, cell_key, needed_for_decision
 from .rundir import clean
@@ -40,6 +41,7 @@ from .sequential import RULES, SequentialPolicy
 from .store import SweepStore
 from .sweep import Task, code_version, task_key
 from .terms import SHIFTS, parse_term
+from .window_design import design_cell, run_cell_keys
 
 LN10 = math.log(10.0)
 __all__ = ["PARAMS", "TESTABLE", "BoundResult", "CompareOptions", "Comparison", "ComparisonResult", "TermResult", "compare_claim",
@@ -347,8 +349,9 @@ def compare_claim(claim_id: str, options: CompareOptions | None = None, store: s
     rounds, totals, results, app, look = [], {"tasks": 0, "ran": 0, "skipped": 0, "failed": 0}, [], None, None
     t_start = time.perf_counter()
     capped = False
+    runs = run_cell_keys(exp, claim, grid, constants)  # a window design: only its inside cells (None: the whole grid)
     with SweepStore(db) as st:
-        cells = _initial_cells(grid, seeds)
+        cells = {k: n for k, n in _initial_cells(grid, seeds).items() if runs is None or k in runs}
         stored = st.stored_cells(exp.claim, exp.name, dict(fixed), version)
         continued = bool(stored) and any(n > cells.get(k, 0) for k, n in stored.items())
         for k, n in stored.items():  # every stored row of this design is analysed (a rerun continues from them)
@@ -401,7 +404,8 @@ def compare_claim(claim_id: str, options: CompareOptions | None = None, store: s
                 for k, n in plan.seeds.items():
                     cells[k] = cells[k] + n
                 for k, n in plan.new_cells.items():
-                    cells[k] = max(cells.get(k, 0), n)
+                    if runs is None or design_cell(exp, claim, dict(k), constants).inside:  # a window design never adds an outside cell
+                        cells[k] = max(cells.get(k, 0), n)
                 plan_text = plan.describe()
     statuses: dict[str, int] = {}
     for r in rows:
@@ -413,6 +417,9 @@ def compare_claim(claim_id: str, options: CompareOptions | None = None, store: s
     seconds = time.perf_counter() - t_start
     counts = row_counts(rows, exp.quantities, cell_vars)
     res_json = [_result_json(r, app, counts) for r in results]
+    for rj in res_json:
+        rj["trivial"] = _trivial(rows)
+    kkt_record = _kkt_record(exp, claim, rows, cell_vars, fit_vars, margin, alpha, keep, how) if exp.kkt else {}
     grid_now = {v: sorted({dict(k)[v] for k in cells}) for v in cell_vars}
     summary = {
         "claim": claim.id, "title": claim.title, "status": claim.status, "flags": claim.flags, "experiment": exp.description,
@@ -426,6 +433,8 @@ def compare_claim(claim_id: str, options: CompareOptions | None = None, store: s
         "would_decide": _what_would_decide(results, rounds[-1]["work"] if rounds else 0.0, len(rows)),
         "censored": [{"cell": c["cell"], "rows": c["rows"], "censored": c["censored"], "failed": c["failed"]} for c in counts],
         "results": res_json,
+        "reading": decide_reading(res_json),
+        **kkt_record,
         "tasks": {**totals, "skipped": totals["tasks"] - totals["ran"]}, "task_status": statuses, "seconds": seconds,
         "code_version": version, "fixed": fixed,
         "design": {"claim": design.claim, "experiment": design.experiment, "fit_variables": list(design.fit_variables),
@@ -434,6 +443,40 @@ def compare_claim(claim_id: str, options: CompareOptions | None = None, store: s
         "provenance": f"every number comes from {db}: rows keyed by (claim, experiment, cell, seed, fixed {fixed}, code {version})",
     }
     return ComparisonResult(summary, tuple(results), tuple(rows), claim, exp)
+
+
+def _trivial(rows: list[dict]) -> str | None:
+    """Why the rows test nothing, when every measured row says so (``trivial``: e.g. a sample threshold of n = 1,
+    which satisfies any bound "n >= ..."), else None. Such a row is shown, never counted as decided."""
+    vals = [r["value"] for r in rows if r.get("status") == "ok" and isinstance(r.get("value"), dict)]
+    if vals and all(v.get("trivial") is True for v in vals):
+        return "trivial: the measured threshold is n = 1 (the smallest sample) at every cell, so the bound holds whatever it states"
+    return None
+
+
+def _kkt_record(exp: Experiment, claim, rows: list[dict], cell_vars: list[str], fit_vars: list[str], margin: float, alpha: float,
+                keep, how: dict) -> dict:
+    """``kkt`` (per cell: networks trained and certified, the largest eps and delta), ``kkt_half`` (every verdict again
+    with the certificate thresholds halved) and, where measured, ``transfer`` (FVBS23.thm.4_2)."""
+    kkt = kkt_cells(rows, cell_vars)
+    vals = [r["value"] for r in rows if isinstance(r.get("value"), dict) and r["value"].get("kkt_eps_threshold")]
+    half = {}
+    if vals:
+        eps, delta = vals[0]["kkt_eps_threshold"] / 2, vals[0]["kkt_delta_threshold"] / 2
+        for q in exp.quantities:
+            hrows = at_thresholds(rows, q, eps, delta)
+            try:
+                hres = _analyze_all(exp, claim, hrows, fit_vars, cell_vars, margin, alpha, keep, bootstrap=False, extrapolate=False,
+                                    **{**how, "specs": tuple(b for b in how["specs"] if b.quantity == q)})
+            except InputError as err:
+                half.update({q: {"verdict": "not fitted", "reason": str(err)}})
+                continue
+            half.update({r.label: {"verdict": r.analysis.verdict, "eps": eps, "delta": delta,
+                                   "rows_left": sum(h.get("status") != "failed" for h in hrows)} for r in hres})
+    out = {"kkt": kkt, "kkt_half": half}
+    if any(isinstance(r.get("value"), dict) and "transfer_pairs" in r["value"] for r in rows):
+        out["transfer"] = transfer_cells(rows, cell_vars)
+    return out
 
 
 def _min_inside(fit_vars: list[str]) -> int:

@@ -38,6 +38,43 @@ class ReportOptions:
                 experiment_for(name)  # the one-line error with the nearest ids
 
 
+MIN_INSIDE = 0.8  # the fraction of a row's cells that must lie inside the claim's hypotheses for the row to count
+
+
+def counted_as_decided(r: dict, s: dict) -> tuple[bool, str]:
+    """Does the index count result ``r`` of comparison ``s`` as decided? (counted, why not / how).
+
+    Only when its verdict is consistent or inconsistent; at least 80% of its cells are inside the claim's
+    hypotheses; for a claim about KKT points, every inside cell holds certified KKT points; and it tests the
+    claim's own exponents (log exponents fitted, not taken as known offsets; not a trivial row)."""
+    from .kkt_summary import certified_everywhere
+
+    if r["verdict"] not in ("consistent", "inconsistent"):
+        return False, "undecided"
+    app = s.get("applicability") or {}
+    total, inside = int(app.get("cells_total") or 0), int(app.get("cells_inside") or 0)
+    if not total or inside / total < MIN_INSIDE:
+        return False, f"extrapolated: {inside}/{total} cells inside the hypotheses (at least {MIN_INSIDE:.0%} needed)"
+    if r.get("trivial"):
+        return False, r["trivial"]
+    if s.get("offsets", "fit") != "fit":
+        return False, "log factors taken as known offsets: not the claim's own exponents"
+    if "kkt" in s:
+        keys = {tuple(sorted(c["cell"].items())) for c in app.get("cells", []) if c.get("inside")}
+        if not certified_everywhere(s["kkt"], keys):
+            return False, "a cell inside the hypotheses holds no certified KKT point"
+    return True, f"{inside}/{total} cells inside" + (", certified KKT points at every cell" if "kkt" in s else "")
+
+
+def _kkt_text(s: dict) -> str:
+    if "kkt" not in s:
+        return "-"
+    k = s["kkt"]
+    eps = max((c["max_eps"] for c in k if c["max_eps"] is not None), default=None)
+    return (f"{sum(c['networks_certified'] for c in k)}/{sum(c['networks_trained'] for c in k)} certified"
+            + (f", eps <= {eps:.1e}" if eps is not None else ""))
+
+
 def _index_row(name: str, r: dict, s: dict) -> dict:
     from ibcheck.theory.outdir import slug
 
@@ -53,10 +90,31 @@ def _index_row(name: str, r: dict, s: dict) -> dict:
             reason += (f". Would decide: about {worst['budget_seconds']:.0f} s of budget ({worst['factor']:.1f}x the measurements) "
                        f"if the spread is seed noise; see the comparison's report")
     app = s["applicability"]
+    counted, how = counted_as_decided(r, s)
     return {"claim": f"[{name}](compare/{slug(name)}/report.md)", "quantity": r["quantity"] + (f" [{r['reading']}]" if r["reading"] else ""),
             "kind": r["kind"], "predicted": pred, "measured (95% CI)": meas, "extrapolated": ext,
-            "inside": f"{app['cells_inside']}/{app['cells_total']}", "power": "yes" if r["power"]["has_power"] else "**no**",
-            "looks": len(s["rounds"]), "verdict": f"**{r['verdict']}**", "why": reason}
+            "inside": f"{app['cells_inside']}/{app['cells_total']}", "KKT": _kkt_text(s),
+            "power": "yes" if r["power"]["has_power"] else "**no**",
+            "looks": len(s["rounds"]), "verdict": f"**{r['verdict']}**", "counted": "yes" if counted else "no",
+            "extrapolated / trivial (not counted)": "-" if counted or r["verdict"] == "inconclusive" else how, "why": reason}
+
+
+def _claim_notes(name: str, s: dict) -> list[str]:
+    """The index's lines on a claim's reading (ambiguous claims), transferability and halved KKT thresholds."""
+    out = []
+    if s.get("reading"):
+        out.append(f"- **{name}, reading the data support: {s['reading']['reading']}.** {s['reading']['reason']}.")
+    if s.get("transfer"):
+        t = [c for c in s["transfer"] if c["pairs"]]
+        if t:
+            ok = sum(bool(c["transferable"]) for c in t)
+            lo = min(c["fraction_min"] for c in t)
+            out.append(f"- **{name}, transferability:** the z found for one certified KKT point flips at least {lo:.2f} of the test "
+                       f"points on another KKT point of the same sample (target 1 - eps = {t[0]['target']:.2f}, less 2 binomial SE "
+                       f"{t[0]['slack']:.2f}); transferable at {ok} of {len(t)} cells.")
+    if s.get("kkt_half"):
+        out.append(f"- **{name}, KKT thresholds halved:** " + "; ".join(f"{k}: {v['verdict']}" for k, v in s["kkt_half"].items()) + ".")
+    return out + ([""] if out else [])
 
 
 def write_full_report(out: str, options: ReportOptions) -> str:
@@ -76,7 +134,7 @@ def write_full_report(out: str, options: ReportOptions) -> str:
     os.makedirs(out, exist_ok=True)
     t0 = time.perf_counter()
     scaling_report(None, inside(out, "scaling"))
-    rows, errors, decided = [], [], set()
+    rows, errors, decided, notes = [], [], set(), []
     t_cmp = time.perf_counter()
     used = 0.0  # work (reference seconds) of the comparisons so far: deterministic, unlike the wall clock
     for i, name in enumerate(names):
@@ -89,21 +147,28 @@ def write_full_report(out: str, options: ReportOptions) -> str:
                                  progress=False, budget=share, inside_only=options.inside_only, constants=cs, spending=options.spending)
             used += float(s.get("work", {}).get("used") or 0.0)
             rows += [_index_row(name, r, s) for r in s["results"]]
-            decided |= {name for r in s["results"] if r["verdict"] in ("consistent", "inconsistent")}
+            decided |= {name for r in s["results"] if counted_as_decided(r, s)[0]}
+            notes += _claim_notes(name, s)
         except InputError as err:
             errors.append({"claim": f"[{name}](compare/{slug(name)}/report.md)", "verdict": "not run", "why": str(err)})
     t_cmp = time.perf_counter() - t_cmp
-    counts = {v: sum(r["verdict"] == f"**{v}**" for r in rows) for v in ("consistent", "inconsistent", "inconclusive")}
+    counts = {v: sum(r["verdict"] == f"**{v}**" and r["counted"] == "yes" for r in rows) for v in ("consistent", "inconsistent")}
+    counts["inconclusive"] = sum(r["verdict"] == "**inconclusive**" for r in rows)
+    uncounted = sum(r["counted"] == "no" and r["verdict"] != "**inconclusive**" for r in rows)
     md = ["# ibcheck report", "",
           f"Generated by `ibcheck report{' --quick' if options.quick else ''}" + (f" --budget {options.budget:g}" if options.budget else "")
           + f"` in {{total}} s (comparisons {t_cmp:.0f} s). Bound scaling report: [scaling/scaling.md](scaling/scaling.md). "
           "Each row links to its comparison; every number there names its sweep database, cells and seeds.", "",
           f"**Decided: {counts['consistent'] + counts['inconsistent']} of {len(rows)} rows** "
-          f"({counts['consistent']} consistent, {counts['inconsistent']} inconsistent, {counts['inconclusive']} inconclusive); "
-          f"{len(decided)} of {len(names)} claims have at least one decided row. A row is `consistent` only with power (its "
-          "negative control rejected) and `inconsistent` only without a drift toward the prediction; `inside` counts the cells "
-          "where every hypothesis of the claim holds (constants 1 unless --constants sets them).", "",
-          markdown_table(rows + errors), ""]
+          f"({counts['consistent']} consistent, {counts['inconsistent']} inconsistent, {counts['inconclusive']} inconclusive, "
+          f"{uncounted} decided but not counted: extrapolated or trivial); "
+          f"{len(decided)} of {len(names)} claims have at least one counted row. A row counts as decided only when its verdict is "
+          f"consistent or inconsistent, at least {MIN_INSIDE:.0%} of its cells are inside the claim's hypotheses, its cells hold "
+          "certified KKT points where the claim speaks of KKT points, and it tests the claim's own exponents (log exponents "
+          "included). A row is `consistent` only with power (its negative control rejected) and `inconsistent` only without a "
+          "drift toward the prediction; `inside` counts the cells where every hypothesis of the claim holds (constants 1 unless "
+          "--constants sets them).", "",
+          markdown_table(rows + errors), "", *notes]
     if not options.only:
         reps = []
         for name in REPRODUCTIONS:

@@ -164,7 +164,7 @@ def execute(task: Task, exp) -> tuple[str, str, object, str | None, float]:
 
     t0 = time.perf_counter()
     try:
-        value = exp.measure({**task.fixed, **task.cell}, task.seed)
+        value = exp.measure({**task.fixed, **exp.settings_at({**task.fixed, **task.cell}), **task.cell}, task.seed)
         why = check_user_value(exp, value) if exp.user else None
         if why is None and exp.user and exp.trajectory:
             value, why = as_trajectory(exp, value)

@@ -26,6 +26,13 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_compare)
 
+    p = sub.add_parser("design", help="the grid a comparison would run: cells, inside the window or not, what binds, cost per cell")
+    p.add_argument("claim")
+    p.add_argument("--budget", type=pos_float, default=None, help="work in reference seconds: how many seeds per cell it affords")
+    p.add_argument("--full", action="store_true", help="the full design (default: the quick one, as `ibcheck report` runs)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_design)
+
     p = sub.add_parser("verdict", help="your own measurements (CSV) against a claim or a stated prediction: fit, drift, power, verdict")
     p.add_argument("--data", required=True, help="CSV: a column per variable, a value column (> 0), optional seed column")
     p.add_argument("--claim", default=None, help="a claim of the registry (see `ibcheck claims`)")
@@ -108,6 +115,21 @@ def _design_options(p, report: bool = False) -> None:
     p.add_argument("--spending", default="pocock", help="alpha-spending rule over the looks: pocock (default) or obrien-fleming")
     p.add_argument("--inside-only", action="store_true", help="fit only the cells where every hypothesis of the claim holds")
     p.add_argument("--constants", default=None, help="values of the claim's symbolic constants, e.g. C=0.5,C1=2 (default 1)")
+
+
+def cmd_design(args) -> int:
+    from ibcheck import api
+    from ibcheck.simulate.reporting import markdown_table
+
+    d = api.design(args.claim, quick=not args.full, budget=args.budget)
+    if args.json:
+        print(dumps(d.as_json(), indent=2))
+        return 0
+    print(d.heading())
+    print(markdown_table(d.table()))
+    for note in d.notes:
+        print(f"note: {note}")
+    return 0
 
 
 def cmd_compare(args) -> int:

@@ -1,0 +1,106 @@
+"""Polish a network into a KKT point of (P): the max-margin program restricted to its activation cone.
+
+Fix each neuron's sign ``s_j = sign(a_j)`` and its activation pattern ``D_j`` on the training
+points. On that cone (P) is convex (Pilanci & Ergen's reformulation, one block per neuron):
+
+    minimize    sum_j ||u_j||
+    subject to  y_i sum_j s_j D_ij <x~_i, u_j> >= 1,     (2 D_ij - 1) <x~_i, u_j> >= 0,
+
+and the balanced network ``w~_j = u_j / sqrt||u_j||``, ``a_j = s_j sqrt||u_j||`` has
+``1/2 ||theta||^2 = sum_j ||u_j||``. Its optimum is a KKT point of (P) unless a pattern
+constraint binds with a positive multiplier, i.e. the cone's wall, not the margin, stops it. The
+polish then flips those entries of D (the old optimum stays feasible, with z_ij = 0 there, so the
+value never rises) and solves again. Every end point is certified separately
+(:func:`.certificate.kkt_certificate`); the polish itself certifies nothing.
+
+Pitfalls avoided: the program lives in the span of the data (a thin QR, exact: a component of
+u_j off the span only adds norm), so its size is ``width x n`` whatever d; a dead neuron (u_j = 0)
+has every pattern constraint tight and is dropped, never flipped; tolerances are relative to the
+largest pre-activation.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import cvxpy as cp
+import numpy as np
+import scipy.sparse as sparse
+
+from ..networks import TwoLayerReLU
+
+
+@dataclass(frozen=True)
+class Polish:
+    """The end point of :func:`pattern_polish`, the last solver status, the rounds run and the pattern entries flipped."""
+
+    net: TwoLayerReLU
+    solver_status: str
+    rounds: int
+    flips: int
+
+
+def _augment(net: TwoLayerReLU, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    if net.b is None:
+        return X, net.W
+    return np.concatenate([X, np.ones((len(X), 1))], axis=1), np.concatenate([net.W, net.b[:, None]], axis=1)
+
+
+def _cone_program(L: np.ndarray, y: np.ndarray, D: np.ndarray, s: np.ndarray):
+    """(status, V (m, r), multipliers of the pattern constraints (n, m)) of the program on the cone (D, s)."""
+    n, r = L.shape
+    m = D.shape[1]
+    pattern = sparse.block_diag([sparse.csr_matrix((2 * D[:, j] - 1)[:, None] * L) for j in range(m)], format="csr")
+    margin = np.hstack([(y * s[j] * D[:, j])[:, None] * L for j in range(m)])
+    x, t = cp.Variable(m * r), cp.Variable(m)
+    walls = pattern @ x >= 0
+    cons = [margin @ x >= 1, walls] + [cp.SOC(t[j], x[j * r:(j + 1) * r]) for j in range(m)]
+    prob = cp.Problem(cp.Minimize(cp.sum(t)), cons)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10, max_iter=300)
+        except cp.SolverError as err:
+            return f"solver error: {err}", None, None
+    if prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or x.value is None:
+        return str(prob.status), None, None
+    nu = np.asarray(walls.dual_value, float).reshape(m, n).T
+    return str(prob.status), x.value.reshape(m, r), nu
+
+
+def pattern_polish(net: TwoLayerReLU, X: np.ndarray, y: np.ndarray, rounds: int = 4, tol: float = 1e-7) -> Polish:
+    """Solve (P) on the activation cone of ``net`` (signs and patterns fixed), flipping the patterns where
+    a wall binds, for at most ``rounds`` programs. The result is a candidate: certify it."""
+    X, y = np.asarray(X, float), np.asarray(y, float)
+    Xt, Wt = _augment(net, X)
+    Q, R = np.linalg.qr(Xt.T)  # Xt = R^T Q^T: the program in the data's span
+    L = R.T
+    s = np.sign(net.a)
+    D = (Xt @ Wt.T > 0).astype(float)
+    keep = (D.sum(axis=0) > 0) & (s != 0)
+    D, s = D[:, keep], s[keep]
+    status, V, flips, done = "not run", None, 0, 0
+    for done in range(1, rounds + 1):
+        status, Vn, nu = _cone_program(L, y, D, s)
+        if Vn is None:
+            break
+        V = Vn
+        Z = L @ V.T
+        live = np.linalg.norm(V, axis=1) > tol * np.abs(V).max()
+        walls = (np.abs(Z) <= tol * np.abs(Z).max()) & (nu > tol * max(nu.max(), 1.0)) & live[None, :]
+        if not walls.any():
+            D, s, V = D[:, live], s[live], V[live]
+            break
+        D = np.where(walls, 1.0 - D, D)
+        flips += int(walls.sum())
+        D, s, V = D[:, live], s[live], V[live]
+    if V is None:
+        return Polish(net, status, done, flips)
+    U = V @ Q.T
+    norms = np.linalg.norm(U, axis=1)
+    ok = norms > tol * norms.max()
+    Wn = U[ok] / np.sqrt(norms[ok])[:, None]
+    a = s[ok] * np.sqrt(norms[ok])
+    if net.b is None:
+        return Polish(TwoLayerReLU(W=Wn, a=a, b=None), status, done, flips)
+    return Polish(TwoLayerReLU(W=Wn[:, :-1], a=a, b=Wn[:, -1]), status, done, flips)

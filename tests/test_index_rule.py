@@ -1,0 +1,75 @@
+"""What the index counts as decided (issue 20, section 5), and which reading the data support (section 3)."""
+from ibcheck.simulate.full_report import counted_as_decided
+from ibcheck.simulate.kkt_summary import decide_reading
+
+
+def _summary(inside, total, kkt=None, offsets="fit"):
+    cells = [{"cell": {"d": i}, "inside": i < inside} for i in range(total)]
+    s = {"applicability": {"cells_total": total, "cells_inside": inside, "cells": cells}, "offsets": offsets}
+    if kkt is not None:
+        s["kkt"] = [{"cell": {"d": i}, "networks_certified": kkt[i], "networks_trained": 2} for i in range(total)]
+    return s
+
+
+def _result(verdict="consistent", trivial=None):
+    return {"verdict": verdict, "trivial": trivial}
+
+
+def test_an_extrapolated_row_is_never_counted():
+    assert counted_as_decided(_result(), _summary(0, 15)) == (False, "extrapolated: 0/15 cells inside the hypotheses (at least 80% needed)")
+    assert not counted_as_decided(_result("inconsistent"), _summary(7, 10))[0]
+    assert counted_as_decided(_result(), _summary(8, 10))[0]  # 80% is enough
+    assert counted_as_decided(_result("inconsistent"), _summary(10, 10))[0]
+    assert not counted_as_decided(_result("inconclusive"), _summary(10, 10))[0]
+    assert not counted_as_decided(_result(), {"applicability": None})[0]  # nothing known about the hypotheses
+
+
+def test_trivial_known_offsets_and_uncertified_rows_are_not_counted():
+    assert not counted_as_decided(_result(trivial="trivial: n = 1 at every cell"), _summary(3, 3))[0]
+    assert not counted_as_decided(_result(), _summary(3, 3, offsets="known"))[0]
+    ok, why = counted_as_decided(_result(), _summary(3, 3, kkt=[2, 1, 2]))
+    assert ok and "certified KKT" in why
+    assert not counted_as_decided(_result(), _summary(3, 3, kkt=[2, 0, 2]))[0]
+    assert counted_as_decided(_result(), _summary(4, 5, kkt=[2, 1, 2, 1, 0]))[0]  # the uncertified cell is outside
+
+
+def _fit(variable, estimate, lo, hi, predicted, margin=0.1):
+    return {"variable": variable, "estimate": estimate, "decision_ci": [lo, hi], "predicted": predicted, "margin": margin}
+
+
+def _res(quantity, reading, verdict, fits, kind="O"):
+    return {"quantity": quantity, "reading": reading, "label": f"{quantity}[{reading}]", "verdict": verdict, "kind": kind, "fits": fits}
+
+
+def test_the_attained_reading_is_supported_over_a_loose_one():
+    results = [_res("eta", "eta_bound", "consistent", [_fit("d", 0.0, -0.05, 0.05, 0.5), _fit("n", -1.0, -1.1, -0.9, -0.5)]),
+               _res("norm", "eta_bound", "consistent", [_fit("d", 0.5, 0.45, 0.55, 1.0)]),
+               _res("norm", "norm_bound", "consistent", [_fit("d", 0.5, 0.45, 0.55, 0.5), _fit("n", -0.5, -0.55, -0.45, -0.5)])]
+    r = decide_reading(results)
+    assert r["reading"] == "norm_bound" and "loose" in r["reason"]
+    assert r["evidence"]["norm_bound"]["attained"] and r["evidence"]["eta_bound"]["loose"]
+
+
+def test_readings_rejected_undecided_or_absent():
+    a = _res("q", "a", "inconsistent", [_fit("d", 1.0, 0.9, 1.1, 0.5)])
+    b = _res("q", "b", "consistent", [_fit("d", 1.0, 0.95, 1.05, 1.0)])
+    assert decide_reading([a, b])["reading"] == "b"
+    assert decide_reading([a, {**b, "verdict": "inconsistent"}])["reading"] == "neither"
+    pending = decide_reading([a, {**b, "verdict": "inconclusive"}])
+    assert pending["reading"] == "cannot tell yet" and "b" in pending["reason"]
+    assert decide_reading([b]) is None and decide_reading([{**b, "reading": None}]) is None
+
+
+def test_ssttm18_upper_inside_h1_is_trivial_and_the_lower_bound_is_not():
+    from ibcheck.simulate.applicability import applicability
+    from ibcheck.simulate.claim_experiments import EXPERIMENTS
+    from ibcheck.simulate.compare import _trivial
+    from ibcheck.theory import get_claim
+
+    up, low = EXPERIMENTS["SSTTM18.cor.robust_upper"], EXPERIMENTS["SSTTM18.cor.robust_lower"]
+    rows = [{"d": d, "seed": 0, "status": "ok", "value": up.measure({**up.fixed, "d": d}, 0)} for d in up.quick_grid["d"]]
+    assert all(r["value"]["robust_sample_threshold"] == 1.0 for r in rows)
+    assert applicability(get_claim(up.claim), up, rows, ["d"], up.fixed).inside == len(rows)  # sigma <= d^(1/4)/32 holds
+    assert _trivial(rows).startswith("trivial")
+    lrows = [{"d": d, "seed": 0, "status": "ok", "value": low.measure({**low.fixed, "d": d}, 0)} for d in low.quick_grid["d"][:2]]
+    assert _trivial(lrows) is None and all(r["value"]["robust_sample_threshold"] > 1 for r in lrows)

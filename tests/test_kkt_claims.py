@@ -1,0 +1,94 @@
+"""Claims about KKT points are measured on certified KKT points only (issue 20, section 2)."""
+import math
+
+import numpy as np
+import pytest
+
+from ibcheck.simulate.claim_experiments import EXPERIMENTS, kkt_row
+from ibcheck.simulate.kkt_sample import CertifiedNetwork, KKTSample, UncertifiedSample, largest_over_certified
+from ibcheck.simulate.kkt_summary import at_thresholds, kkt_cells, transfer_cells
+from ibcheck.solvers.kkt.certificate import kkt_certificate
+
+
+def _net(eps, delta=1e-12, status="optimal", feasible=True):
+    return CertifiedNetwork(None, 0, eps, delta, feasible, status, True)
+
+
+def _sample(*nets):
+    return KKTSample(None, tuple(nets))
+
+
+def test_an_uncertified_network_never_enters_the_largest():
+    s = _sample(_net(1e-6), _net(0.5), _net(1e-5, delta=0.2), _net(1e-7, status="optimal_inaccurate"), _net(1e-7, feasible=False))
+    assert largest_over_certified([1.0, 100.0, 50.0, 70.0, 60.0], s) == 1.0
+    assert largest_over_certified([1.0, 100.0, 50.0, 70.0, 60.0], s, eps=1.0, delta=1.0) == 100.0  # at looser thresholds it would
+    with pytest.raises(UncertifiedSample):
+        largest_over_certified([3.0], _sample(_net(0.3)))
+    with pytest.raises(UncertifiedSample):  # nan (no certificate at all) never certifies
+        largest_over_certified([3.0], _sample(_net(float("nan"))))
+
+
+def test_kkt_row_takes_the_largest_over_certified_and_records_every_network():
+    s = _sample(_net(1e-6), _net(0.5), _net(2e-4))
+    row = kkt_row(s, [2.0, None, 3.0], "universal_flip_norm")
+    assert row["universal_flip_norm"] == 3.0
+    assert row["kkt_trained"] == 3 and row["kkt_certified"] == 2 and row["kkt_eps"] == 2e-4
+    assert [n.get("universal_flip_norm") for n in row["kkt_networks"]] == [2.0, None, 3.0]
+    with pytest.raises(UncertifiedSample):
+        kkt_row(_sample(_net(0.5)), [None], "universal_flip_norm")
+
+
+def _row(cell, seed, value, status="ok", error=None):
+    return {**cell, "seed": seed, "status": status, "value": value, "error": error}
+
+
+def test_halved_thresholds_rejudge_every_network_and_fail_rows_left_empty():
+    nets = [{"eps": 1e-6, "delta": 1e-12, "feasible": True, "solver_status": "optimal", "q": 2.0},
+            {"eps": 8e-4, "delta": 1e-12, "feasible": True, "solver_status": "optimal", "q": 5.0}]
+    rows = [_row({"d": 4}, 0, {"q": 5.0, "kkt_networks": nets}),
+            _row({"d": 8}, 0, {"q": 7.0, "kkt_networks": [nets[1] | {"q": 7.0}]})]
+    half = at_thresholds(rows, "q", 5e-4, 5e-4)
+    assert half[0]["value"]["q"] == 2.0  # the network at eps 8e-4 no longer counts
+    assert half[1]["status"] == "failed" and half[1]["value"] is None
+    assert at_thresholds(rows, "q", 1e-3, 1e-3)[0]["value"]["q"] == 5.0
+
+
+def test_kkt_and_transfer_summaries_per_cell():
+    v = {"kkt_trained": 3, "kkt_certified": 2, "kkt_polished": 3, "kkt_eps": 2e-5, "kkt_delta": 1e-12, "kkt_eps_threshold": 1e-3,
+         "kkt_delta_threshold": 1e-3, "transfer_min": 0.88, "transfer_mean": 0.9, "transfer_pairs": 2, "transfer_target": 0.9}
+    rows = [_row({"d": 4}, 0, v), _row({"d": 4}, 1, None, "failed", "UncertifiedSample: none of the 3 networks ...")]
+    k = kkt_cells(rows, ["d"])
+    assert k == [{"cell": {"d": 4}, "samples": 2, "samples_uncertified": 1, "networks_trained": 3, "networks_certified": 2,
+                  "networks_polished": 3, "max_eps": 2e-5, "max_delta": 1e-12, "eps_threshold": 1e-3, "delta_threshold": 1e-3}]
+    t = transfer_cells(rows, ["d"])[0]
+    assert t["pairs"] == 2 and t["fraction_min"] == 0.88 and t["transferable"]  # 0.88 >= 0.9 - 2 sqrt(0.09/200)
+    bad = transfer_cells([_row({"d": 4}, 0, {**v, "transfer_min": 0.5})], ["d"])[0]
+    assert bad["transferable"] is False
+
+
+def test_fvbs23_row_is_measured_on_certified_kkt_points_only():
+    exp = EXPERIMENTS["FVBS23.thm.4_2"]
+    cell = {**exp.fixed_at(True), "d": 256, "k": 2}
+    cell = {**cell, **exp.settings_at(cell)}
+    assert cell["n"] == math.ceil(2 * math.log(256) ** 2)  # the smallest n inside H1
+    row = exp.measure(cell, 0)
+    assert row["kkt_trained"] == 2 and 1 <= row["kkt_certified"] <= 2
+    certified = [n for n in row["kkt_networks"] if n["eps"] <= 1e-3 and n["delta"] <= 1e-3 and n["solver_status"] == "optimal"]
+    assert len(certified) == row["kkt_certified"]
+    assert row["universal_flip_norm"] == max(n["universal_flip_norm"] for n in certified)
+    assert all(n.get("universal_flip_norm") is None for n in row["kkt_networks"] if n not in certified)
+    assert 0.0 <= row["transfer_min"] <= 1.0 and row["transfer_target"] == pytest.approx(0.9)
+
+
+def test_a_polished_network_is_certified_independently():
+    from ibcheck.simulate.kkt_sample import kkt_sample
+
+    exp = EXPERIMENTS["FVBS23.thm.4_2"]
+    cell = {**exp.fixed_at(True), "d": 256, "k": 2}
+    s = kkt_sample({**cell, **exp.settings_at(cell)}, 1, "clusters", 1)
+    c = s.networks[0]
+    if c.solver_status == "not separating":
+        pytest.skip("the network did not separate the sample")
+    cert = kkt_certificate(c.net, s.dataset.X, s.dataset.y)  # the certificate again, from scratch
+    assert (cert.stationarity_residual <= 1e-3 and cert.complementary_slackness_rel <= 1e-3) == c.certified()
+    assert np.isclose(cert.min_margin, 1.0, rtol=1e-6)  # stored at unit margin
