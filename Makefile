@@ -12,7 +12,7 @@ PUBLIC_API := ibcheck/__init__.py ibcheck/api.py ibcheck/errors.py theory/result
               simulate/radii.py simulate/kkt_points.py simulate/reproductions/__init__.py \
               simulate/reproductions/criteria.py simulate/full_report.py solvers/radius/bracket.py
 
-.PHONY: install report test test-slow bench clean
+.PHONY: install report report-full test test-slow bench clean
 
 install: $(STAMP)
 
@@ -28,6 +28,11 @@ $(STAMP): pyproject.toml
 report: install
 	$(BIN)/ibcheck report --quick --budget 200 --workers 2 --out $(REPORT_DIR)
 	@echo "report written to $(REPORT_DIR)/index.html (and index.md)"
+
+# The full designs (3 networks per sample, 3 seeds, larger grids) with a larger budget: what --quick cannot decide.
+report-full: install
+	$(BIN)/ibcheck report --budget 600 --workers 2 --out $(REPORT_DIR)-full
+	@echo "report written to $(REPORT_DIR)-full/index.html (and index.md)"
 
 test: install
 	$(BIN)/ruff check theory solvers simulate ibcheck tests bench
