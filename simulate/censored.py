@@ -76,6 +76,16 @@ def decode(x) -> tuple[float | None, str | None]:
         return None, None
 
 
+def censored_max(values: list) -> float | AtLeast:
+    """The largest of measurements some of which are ``AtLeast`` bounds. Pitfall avoided: taking the max of the
+    exact values alone; a bound above every exact value makes the largest a bound too."""
+    exact = [float(v) for v in values if not isinstance(v, AtLeast)]
+    bounds = [v.value for v in values if isinstance(v, AtLeast)]
+    if bounds and (not exact or max(bounds) >= max(exact)):
+        return AtLeast(max(bounds))
+    return max(exact)
+
+
 def censored_quantile(r: np.ndarray, q: float, limit: float | None = None) -> float | AtLeast:
     """The q-quantile of radii where ``inf`` means "no flip found" (up to ``limit`` when given).
 

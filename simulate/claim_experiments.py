@@ -210,7 +210,9 @@ def measure_lpll25_5_5(cell: dict, seed: int) -> dict:
     return {"robust_radius": float(np.median(best)), "status": summ["status"]}
 
 
-def _two_layer_gd(cell, seed, kind):
+def _two_layer_gd(cell, seed, kind, networks: int = 1):
+    """``networks`` two-layer networks trained by loss-based GD from different initializations (init seeds
+    ``seed * networks + i``, distinct across samples) on the one sample of ``seed``: the Run."""
     from .models import ModelConfig
     from .trainer import TrainConfig
     from .training import DataConfig, RunConfig, run
@@ -221,19 +223,16 @@ def _two_layer_gd(cell, seed, kind):
     cfg = RunConfig(setting="two-layer", data=DataConfig(kind=kind, d=int(cell["d"]), k=k, n=n, sigma=1.0, seed=seed, n_test=10),
                     model=ModelConfig("two-layer", width=p.width, init_scale=p.init_scale),
                     train=TrainConfig(steps=p.steps, lr=p.lr, loss="exp", reduction="sum", schedule="loss-based",
-                                      target_log10_loss=p.target_log10_loss, progress=False), seeds=1, seed0=seed)
-    res = run(cfg)
-    return res.networks[0], res.datasets[0], res.summary[0]
+                                      target_log10_loss=p.target_log10_loss, progress=False), seeds=networks, seed0=seed * networks)
+    return run(cfg)
 
 
-def _largest(values: list) -> float | AtLeast:
-    """The largest of measurements some of which may be censored (``AtLeast``): a censored one above
-    every exact one makes the largest a bound too."""
-    exact = [float(v) for v in values if not isinstance(v, AtLeast)]
-    bounds = [v.value for v in values if isinstance(v, AtLeast)]
-    if bounds and (not exact or max(bounds) >= max(exact)):
-        return AtLeast(max(bounds))
-    return max(exact)
+def kkt_sample(cell: dict, seed: int, kind: str, networks: int):
+    """The sample of ``seed`` at ``cell`` with ``networks`` networks trained on it, each certified as a KKT point of (P)
+    (polished where needed): a :class:`~simulate.kkt_sample.KKTSample`."""
+    from .kkt_sample import certify_run
+
+    return certify_run(_two_layer_gd(cell, seed, kind, networks))
 
 
 def _flip_norms(sample, X, y, v, q: float) -> list:
@@ -252,11 +251,11 @@ def kkt_row(sample, norms: list, quantity: str) -> dict:
     from .censored import encode
     from .kkt_sample import largest_over_certified
 
-    largest_over_certified([0.0] * len(norms), sample)  # raises UncertifiedSample: the row fails, with the reason
+    value = largest_over_certified(norms, sample)  # raises UncertifiedSample: the row fails, with the reason
     rec = sample.record()
     for net, x in zip(rec["kkt_networks"], norms):
         net[quantity] = encode(x)
-    return {quantity: _largest([x for x in norms if x is not None]), **rec}
+    return {quantity: value, **rec}
 
 
 def transfer_fractions(sample, X, y, v, norms: list) -> list[float]:
@@ -278,8 +277,6 @@ def measure_fvbs23_4_2(cell: dict, seed: int) -> dict:
     >= 1 - eps of the test points, and how the z of one KKT point transfers to the others."""
     from ibcheck.solvers.radius.universal import universal_directions
 
-    from .kkt_sample import kkt_sample
-
     p = design(TrainedNetwork, cell)
     sample = kkt_sample(cell, seed, "clusters", p.networks)
     ds = sample.dataset
@@ -297,8 +294,6 @@ def measure_vys22(cell: dict, seed: int) -> dict:
     """VYS22.thm.main on its own objects: certified KKT points of (P) on one sample on the sphere; the largest over
     them of the norm (and eta) of ``delta = eta sum_i y_i x_i`` that flips every training point."""
     from ibcheck.solvers.radius.universal import universal_directions, universal_radius
-
-    from .kkt_sample import kkt_sample
 
     sample = kkt_sample(cell, seed, "sphere", design(TrainedNetwork, cell).networks)
     ds = sample.dataset
@@ -432,6 +427,10 @@ def measure_ssttm18(cell: dict, seed: int) -> dict:
     return {"robust_sample_threshold": float(hi), "trivial": hi == 1}
 
 
+# the GD settings of the KKT claims' networks (before polishing); quick and full differ only in networks per sample
+_FVBS23_GD = {"width": 6, "init_scale": 0.5, "steps": 2000, "lr": 0.05, "target_log10_loss": -30}
+_VYS22_GD = {"width": 20, "init_scale": 0.5, "steps": 4000, "lr": 0.05, "target_log10_loss": -800}
+
 BUILTIN: dict[str, Experiment] = {e.name: e for e in [
     Experiment("LPLL25.thm.nonrobust", "LPLL25.thm.nonrobust", ("flip_radius_median",), "fa network, GD from small init, clusters",
                measure_lpll25_nonrobust, grid={"d": [128, 256, 512, 1024], "k": [2, 4, 8]}, quick_grid={"d": [64, 128, 256], "k": [2, 4, 8]},
@@ -452,8 +451,7 @@ BUILTIN: dict[str, Experiment] = {e.name: e for e in [
                "then polished on their activation cone), clusters; n is the smallest inside the window at each (d, k)",
                measure_fvbs23_4_2, grid={"d": [256, 512, 1024], "k": [2, 4, 6]}, quick_grid={"d": [256, 512, 1024], "k": [2, 4, 6]},
                design=TrainedNetwork, seeds=3, quick_seeds=2,
-               fixed={"width": 6, "init_scale": 0.5, "steps": 2000, "lr": 0.05, "target_log10_loss": -30, "networks": 3},
-               quick_fixed={"width": 6, "init_scale": 0.5, "steps": 2000, "lr": 0.05, "target_log10_loss": -30, "networks": 2},
+               fixed={**_FVBS23_GD, "networks": 3}, quick_fixed={**_FVBS23_GD, "networks": 2},
                hypothesis_values=lambda cell: {"n": design(TrainedNetwork, cell).n_per_cluster * int(cell["k"]),
                                                "eps": design(TrainedNetwork, cell).eps, "delta": 0.1},
                max_grid={"d": 1024, "k": 6}, free=FreeSetting("n"), kkt=True, cost_model=(3.0e-6, {"n": 2.7})),
@@ -463,8 +461,7 @@ BUILTIN: dict[str, Experiment] = {e.name: e for e in [
                measure_vys22, grid={"d": [2048, 4096, 8192, 16384], "n": [2, 4, 8]}, quick_grid={"d": [2048, 4096, 8192, 16384], "n": [2, 4, 8]},
                design=TrainedNetwork,
                # width 20 and a deep target: narrower networks stall on the sphere (train accuracy < 1, no point of (P))
-               fixed={"width": 20, "init_scale": 0.5, "steps": 4000, "lr": 0.05, "target_log10_loss": -800, "networks": 3}, seeds=3,
-               quick_fixed={"width": 20, "init_scale": 0.5, "steps": 4000, "lr": 0.05, "target_log10_loss": -800, "networks": 2},
+               fixed={**_VYS22_GD, "networks": 3}, quick_fixed={**_VYS22_GD, "networks": 2}, seeds=3,
                quick_seeds=2, kkt=True, max_grid={"d": 65536, "n": 8}, cost_model=(1.3, {})),
     Experiment("BCGT21.thm.one_step", "BCGT21.thm.one_step", ("flip_norm",), "random ReLU network, one gradient step",
                measure_bcgt21, grid={"d": [64, 256, 1024], "k": [100, 400, 1600]}, quick_grid={"d": [64, 128, 256], "k": [50, 100, 200]},

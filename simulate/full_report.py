@@ -146,8 +146,9 @@ def write_full_report(out: str, options: ReportOptions) -> str:
             s = compare_and_save(name, inside(out, "compare", slug(name)), quick=options.quick, workers=options.workers,
                                  progress=False, budget=share, inside_only=options.inside_only, constants=cs, spending=options.spending)
             used += float(s.get("work", {}).get("used") or 0.0)
-            rows += [_index_row(name, r, s) for r in s["results"]]
-            decided |= {name for r in s["results"] if counted_as_decided(r, s)[0]}
+            new = [_index_row(name, r, s) for r in s["results"]]
+            rows += new
+            decided |= {name for r in new if r["counted"] == "yes"}
             notes += _claim_notes(name, s)
         except InputError as err:
             errors.append({"claim": f"[{name}](compare/{slug(name)}/report.md)", "verdict": "not run", "why": str(err)})

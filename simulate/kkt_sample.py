@@ -96,41 +96,29 @@ def certify_or_polish(net, X: np.ndarray, y: np.ndarray, init_seed: int, eps: fl
     return best
 
 
-def kkt_sample(cell: dict, seed: int, kind: str, networks: int, eps: float = EPS, delta: float = DELTA) -> KKTSample:
-    """Draw the sample of ``seed`` at ``cell``, train ``networks`` networks on it from different initializations,
-    and certify each (polishing where needed). The init seeds are ``seed * networks + i``: distinct across samples."""
-    from .claim_experiments import TrainedNetwork, design
-    from .models import ModelConfig
-    from .trainer import TrainConfig
-    from .training import DataConfig, RunConfig, run
-
-    p = design(TrainedNetwork, cell)
-    k = int(cell.get("k", p.k))
-    n = int(cell["n"]) if "n" in cell else p.n_per_cluster * k
-    cfg = RunConfig(setting="two-layer", data=DataConfig(kind=kind, d=int(cell["d"]), k=k, n=n, sigma=1.0, seed=seed, n_test=10),
-                    model=ModelConfig("two-layer", width=p.width, init_scale=p.init_scale),
-                    train=TrainConfig(steps=p.steps, lr=p.lr, loss="exp", reduction="sum", schedule="loss-based",
-                                      target_log10_loss=p.target_log10_loss, progress=False),
-                    seeds=networks, seed0=seed * networks)
-    res = run(cfg)
-    ds = res.datasets[0]
+def certify_run(run, eps: float = EPS, delta: float = DELTA) -> KKTSample:
+    """Certify every network of ``run`` (several initializations trained on its one sample), polishing where needed.
+    A network that does not separate the sample is no point of (P): it is kept, uncertified."""
+    ds = run.datasets[0]
     certs = []
-    for i, (net, summ) in enumerate(zip(res.networks, res.summary)):
-        if summ["train_accuracy"] < 1.0:  # not separating the sample: no point of (P) at all
-            certs.append(CertifiedNetwork(net, seed * networks + i, float("nan"), float("nan"), False, "not separating", False))
+    for net, summ in zip(run.networks, run.summary):
+        if summ["train_accuracy"] < 1.0:
+            certs.append(CertifiedNetwork(net, summ["seed"], float("nan"), float("nan"), False, "not separating", False))
             continue
-        certs.append(certify_or_polish(net, ds.X, ds.y, seed * networks + i, eps, delta))
+        certs.append(certify_or_polish(net, ds.X, ds.y, summ["seed"], eps, delta))
     return KKTSample(ds, tuple(certs), eps, delta)
 
 
-def largest_over_certified(values: list[float], sample: KKTSample, eps: float | None = None, delta: float | None = None) -> float:
-    """The largest of ``values`` (one per network of ``sample``) over the certified networks only.
+def largest_over_certified(values: list, sample: KKTSample, eps: float | None = None, delta: float | None = None):
+    """The largest of ``values`` (one per network of ``sample``; censored ones allowed) over the certified networks only.
 
     "Every KKT point" claims constrain the largest; an uncertified network never enters it.
     Raises :class:`UncertifiedSample` when no network certifies."""
+    from .censored import censored_max
+
     e, d = sample.eps if eps is None else eps, sample.delta if delta is None else delta
     kept = [v for v, c in zip(values, sample.networks) if c.certified(e, d)]
     if not kept:
         raise UncertifiedSample(f"none of the {len(sample.networks)} networks trained on this sample certified as an "
                                 f"(eps={e:g}, delta={d:g})-KKT point of (P), even after polishing")
-    return max(kept)
+    return censored_max(kept)

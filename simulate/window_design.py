@@ -63,6 +63,7 @@ class DesignCell:
     inside: bool
     binding: str
     cost: float
+    known: bool = True  # False: a hypothesis needs a measured value (VYS22's max_ip), decided only once the cell is run
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,7 @@ class WindowDesign(Result):
     def as_json(self) -> dict:
         def cj(c: DesignCell | None):
             return None if c is None else {"cell": c.cell, "settings": c.settings, "inside": c.inside, "binding": c.binding,
-                                           "cost_seconds": c.cost, "runs": c in self.run_cells}
+                                           "cost_seconds": c.cost, "runs": c in self.run_cells, "known": c.known}
 
         return {"claim": self.claim, "experiment": self.experiment, "free": self.free, "seeds": self.seeds,
                 "budget": self.budget, "cells": [cj(c) for c in self.cells], "work_seconds": self.work,
@@ -114,7 +115,11 @@ class WindowDesign(Result):
         if self.budget is not None:
             s = self.seeds_within_budget()
             head += f"; a budget of {self.budget:g} s affords {s} seed(s) per cell"
-        if not inside:
+        unknown = sum(not c.known for c in self.cells)
+        if unknown:
+            head += (f"; {unknown} cell(s) depend on values measured when the cell runs (a hypothesis reads them), "
+                     "so whether they are inside is decided by the comparison")
+        elif not inside:
             head += ". No cell of the grid is inside the window"
             if self.smallest_inside is not None:
                 c = self.smallest_inside
@@ -124,7 +129,7 @@ class WindowDesign(Result):
         return head
 
     def table(self) -> list[dict]:
-        return [{"cell": _fmt(c.cell), "settings": _fmt(c.settings) or "-", "inside": "yes" if c.inside else "**no**",
+        return [{"cell": _fmt(c.cell), "settings": _fmt(c.settings) or "-", "inside": ("yes" if c.inside else "**no**") if c.known else "when measured",
                  "binds": c.binding, "cost per task (s)": f"{c.cost:.3g}", "runs": "yes" if c in self.run_cells else "no"}
                 for c in self.cells]
 
@@ -137,18 +142,21 @@ def design_cell(exp, claim, cell: dict, constants: dict | None = None) -> Design
     """The free settings at ``cell`` and whether every hypothesis holds there (with ``exp``'s fixed values)."""
     from .applicability import applicability
 
-    settings = exp.settings_at(cell)
-    row = {**cell, "seed": 0, "status": "ok", "value": {}}
-    app = applicability(claim, exp, [row], list(cell), exp.fixed, constants)
-    c = app.cells[0]
-    failing = [h for h, v in c["hypotheses"].items() if v is not True]
+    at = {**exp.fixed, **cell}
+    settings = exp.settings_at(at)
+    c = applicability(claim, exp, [{**cell, "seed": 0, "status": "ok", "value": {}}], list(cell), exp.fixed, constants).cells[0]
     if exp.free is not None:
-        _, binding = exp.free.window(claim.id, {**exp.claim_values({**exp.fixed, **cell}, {})})
+        _, binding = exp.free.window(claim.id, exp.claim_values(at, {}))
     else:
-        binding = "every hypothesis holds" if not failing else ""
-    if failing and exp.free is None:
-        binding = ", ".join(f"{h} fails" if c["hypotheses"][h] is False else f"{h} unknown" for h in failing)
-    return DesignCell(dict(cell), settings, bool(c["inside"]), binding, exp.cost_of({**cell, **settings}))
+        failing = [f"{h} {'fails' if v is False else 'needs a measured value'}" for h, v in c["hypotheses"].items() if v is not True]
+        binding = ", ".join(failing) or "every hypothesis holds"
+    known = all(v is not None for v in c["hypotheses"].values())
+    return DesignCell(dict(cell), settings, bool(c["inside"]), binding, exp.cost_of({**cell, **settings}), known)
+
+
+def _grid_cells(exp, claim, grid: dict, constants: dict | None) -> tuple[DesignCell, ...]:
+    names = list(grid)
+    return tuple(design_cell(exp, claim, dict(zip(names, combo)), constants) for combo in itertools.product(*(grid[n] for n in names)))
 
 
 def window_design(claim_id: str, quick: bool = True, grid: dict | None = None, seeds: int | None = None,
@@ -163,10 +171,9 @@ def window_design(claim_id: str, quick: bool = True, grid: dict | None = None, s
     exp = experiment_for(claim_id)
     grid = dict(grid) if grid else (exp.quick_grid if quick else exp.grid)
     seeds = seeds if seeds is not None else (exp.quick_seeds if quick else exp.seeds)
-    names = list(grid)
-    cells = tuple(design_cell(exp, claim, dict(zip(names, combo)), constants) for combo in itertools.product(*(grid[n] for n in names)))
+    cells = _grid_cells(exp, claim, grid, constants)
     smallest = None
-    if not any(c.inside for c in cells):
+    if not any(c.inside for c in cells) and all(c.known for c in cells):
         smallest = _smallest_inside(exp, claim, grid, constants)
     notes = []
     if exp.free is not None:
@@ -199,7 +206,5 @@ def run_cell_keys(exp, claim, grid: dict, constants: dict | None = None) -> set[
     design (every cell of the grid runs)."""
     if exp.free is None:
         return None
-    names = list(grid)
-    cells = [design_cell(exp, claim, dict(zip(names, combo)), constants) for combo in itertools.product(*(grid[n] for n in names))]
-    inside = [c for c in cells if c.inside]
-    return {tuple(sorted(c.cell.items())) for c in (inside or cells)}
+    cells = _grid_cells(exp, claim, grid, constants)
+    return {tuple(sorted(c.cell.items())) for c in (WindowDesign(claim.id, exp.name, exp.free.variable, cells, 1).run_cells)}

@@ -81,7 +81,7 @@ def test_fvbs23_row_is_measured_on_certified_kkt_points_only():
 
 
 def test_a_polished_network_is_certified_independently():
-    from ibcheck.simulate.kkt_sample import kkt_sample
+    from ibcheck.simulate.claim_experiments import kkt_sample
 
     exp = EXPERIMENTS["FVBS23.thm.4_2"]
     cell = {**exp.fixed_at(True), "d": 256, "k": 2}
