@@ -15,10 +15,6 @@ import math
 from .censored import decode
 
 
-def _cell(r: dict, cell_vars: list[str]) -> dict:
-    return {v: r[v] for v in cell_vars}
-
-
 def _by_cell(rows: list[dict], cell_vars: list[str]) -> dict[tuple, list[dict]]:
     out: dict[tuple, list[dict]] = {}
     for r in rows:

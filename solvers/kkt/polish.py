@@ -28,6 +28,7 @@ import numpy as np
 import scipy.sparse as sparse
 
 from ..networks import TwoLayerReLU
+from .global_opt import augment
 
 
 @dataclass(frozen=True)
@@ -41,9 +42,9 @@ class Polish:
 
 
 def _augment(net: TwoLayerReLU, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    if net.b is None:
-        return X, net.W
-    return np.concatenate([X, np.ones((len(X), 1))], axis=1), np.concatenate([net.W, net.b[:, None]], axis=1)
+    """(X with a ones column, [W b]) where the network has biases: the bias is one more weight."""
+    Xt = augment(X, net.b is not None)
+    return Xt, net.W if net.b is None else np.concatenate([net.W, net.b[:, None]], axis=1)
 
 
 def _cone_program(L: np.ndarray, y: np.ndarray, D: np.ndarray, s: np.ndarray):
@@ -88,12 +89,11 @@ def pattern_polish(net: TwoLayerReLU, X: np.ndarray, y: np.ndarray, rounds: int 
         Z = L @ V.T
         live = np.linalg.norm(V, axis=1) > tol * np.abs(V).max()
         walls = (np.abs(Z) <= tol * np.abs(Z).max()) & (nu > tol * max(nu.max(), 1.0)) & live[None, :]
+        D, s, V, walls = D[:, live], s[live], V[live], walls[:, live]  # dead neurons leave the program
         if not walls.any():
-            D, s, V = D[:, live], s[live], V[live]
             break
         D = np.where(walls, 1.0 - D, D)
         flips += int(walls.sum())
-        D, s, V = D[:, live], s[live], V[live]
     if V is None:
         return Polish(net, status, done, flips)
     U = V @ Q.T
