@@ -295,16 +295,20 @@ def measure_vys22(cell: dict, seed: int) -> dict:
     them of the norm (and eta) of ``delta = eta sum_i y_i x_i`` that flips every training point."""
     from ibcheck.solvers.radius.universal import universal_directions, universal_radius
 
+    from .censored import encode
+
     sample = kkt_sample(cell, seed, "sphere", design(TrainedNetwork, cell).networks)
     ds = sample.dataset
     v_raw = (ds.y[:, None] * ds.X).sum(0)
     v = universal_directions("vys22", X_train=ds.X, y_train=ds.y)
     norms = [_all_flipped(universal_radius(c.net, ds.X, ds.y, v)) if c.certified() else None for c in sample.networks]
     row = kkt_row(sample, norms, "universal_flip_norm")
+    scale = 1 / float(np.linalg.norm(v_raw))
+    for net, x in zip(row["kkt_networks"], norms):  # eta per network too: the verdict at other thresholds re-reads both
+        net["universal_flip_eta"] = None if x is None else encode(_scaled(x, scale))
     G = ds.X @ ds.X.T
     np.fill_diagonal(G, 0)
-    return {**row, "universal_flip_eta": _scaled(row["universal_flip_norm"], 1 / float(np.linalg.norm(v_raw))),
-            "max_ip": float(np.abs(G).max())}
+    return {**row, "universal_flip_eta": _scaled(row["universal_flip_norm"], scale), "max_ip": float(np.abs(G).max())}
 
 
 def _all_flipped(r: np.ndarray) -> float | AtLeast:

@@ -49,14 +49,14 @@ def counted_as_decided(r: dict, s: dict) -> tuple[bool, str]:
     claim's own exponents (log exponents fitted, not taken as known offsets; not a trivial row)."""
     from .kkt_summary import certified_everywhere
 
-    if r["verdict"] not in ("consistent", "inconsistent"):
-        return False, "undecided"
     app = s.get("applicability") or {}
     total, inside = int(app.get("cells_total") or 0), int(app.get("cells_inside") or 0)
     if not total or inside / total < MIN_INSIDE:
         return False, f"extrapolated: {inside}/{total} cells inside the hypotheses (at least {MIN_INSIDE:.0%} needed)"
     if r.get("trivial"):
         return False, r["trivial"]
+    if r["verdict"] not in ("consistent", "inconsistent"):
+        return False, "undecided"
     if s.get("offsets", "fit") != "fit":
         return False, "log factors taken as known offsets: not the claim's own exponents"
     if "kkt" in s:
@@ -96,7 +96,7 @@ def _index_row(name: str, r: dict, s: dict) -> dict:
             "inside": f"{app['cells_inside']}/{app['cells_total']}", "KKT": _kkt_text(s),
             "power": "yes" if r["power"]["has_power"] else "**no**",
             "looks": len(s["rounds"]), "verdict": f"**{r['verdict']}**", "counted": "yes" if counted else "no",
-            "extrapolated / trivial (not counted)": "-" if counted or r["verdict"] == "inconclusive" else how, "why": reason}
+            "extrapolated / trivial (not counted)": "-" if counted or how == "undecided" else how, "why": reason}
 
 
 def _claim_notes(name: str, s: dict) -> list[str]:
