@@ -469,7 +469,7 @@ BUILTIN: dict[str, Experiment] = {e.name: e for e in [
                quick_seeds=2, kkt=True, max_grid={"d": 65536, "n": 8}, cost_model=(1.3, {})),
     Experiment("BCGT21.thm.one_step", "BCGT21.thm.one_step", ("flip_norm",), "random ReLU network, one gradient step",
                measure_bcgt21, grid={"d": [64, 256, 1024], "k": [100, 400, 1600]}, quick_grid={"d": [64, 128, 256], "k": [50, 100, 200]},
-               hypothesis_values=lambda cell: {"gamma": 0.5}, max_grid={"d": 4096, "k": 3200}, cost_model=(4.7e-4, {'d': -0.906, 'k': 2.142})),
+               hypothesis_values=lambda cell: {"gamma": 0.5}, max_grid={"d": 4096, "k": 3200}, cost_model=(1.13e-5, {'d': 0.517, 'k': 0.835})),
     Experiment("LL20.thm.rates", "LL20.thm.rates", ("train_loss", "param_norm"),
                "two-layer network, GD with the loss-based step (LL20) to loss 1e-800, exponential loss; T = sum of step sizes",
                measure_ll20_rates, design=LongRun, grid={"run": [0]}, quick_grid={"run": [0]},

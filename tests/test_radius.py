@@ -180,3 +180,25 @@ def test_trained_fa_median_universal_radius_near_sqrt_d_over_k():
     v = universal_directions("lpll25", means=ds.means, J_plus=ds.J_plus)
     r = universal_radius(res.networks[0], X, y, v)
     assert np.median(r) == pytest.approx(math.sqrt(512 / 4), rel=0.25)
+
+
+def test_ray_radius_with_tied_breakpoints_matches_a_fine_scan():
+    """Duplicated neurons share their breakpoints: the running sums must give the same first zero."""
+    net0, rng = random_net(3, d=4, m=5)
+    net = TwoLayerReLU(W=np.repeat(net0.W, 3, axis=0), a=np.repeat(net0.a, 3) * rng.uniform(0.5, 1.5, 15),
+                       b=np.repeat(net0.b, 3))
+    X = rng.standard_normal((80, 4))
+    y = np.where(net.forward(X) > 0, 1.0, -1.0)
+    U = rng.standard_normal((80, 4))
+    r = ray_flip_radius(net, X, y, U)
+    ts = np.linspace(0, 20, 200001)
+    checked = 0
+    for i in range(80):
+        vals = y[i] * net.forward(X[i] + ts[:, None] * U[i])
+        hit = np.flatnonzero(vals <= 0)
+        if not len(hit):
+            assert r[i] > 20 - 1e-3
+            continue
+        assert ts[max(hit[0] - 1, 0)] - 1e-9 <= r[i] <= ts[hit[0]] + 1e-9
+        checked += 1
+    assert checked >= 20

@@ -43,26 +43,40 @@ def ray_flip_radius(net, X: np.ndarray, y: np.ndarray, U: np.ndarray, chunk: int
 
 
 def _ray_chunk(net: TwoLayerReLU, X, y, U) -> np.ndarray:
+    """The first zero of the margin along each ray, in O(N M log M) time and O(N M) memory.
+
+    Pitfall avoided: evaluating every neuron on every segment holds an (N, M+1, M) array, which
+    at M = 1600 and 256 rays is 5 GB per temporary. Here the breakpoints are sorted and each one
+    toggles one neuron, so the margin on segment k is ``A_k + t B_k`` with ``A``, ``B`` running
+    sums of the toggles. The margin is continuous, so its value at a breakpoint does not depend
+    on the order in which tied breakpoints toggle their neurons.
+    """
     h = net.preactivations(X)  # (N, M)
-    g = U @ net.W.T  # (N, M)
-    c = y[:, None] * net.a[None, :]  # margin weights
+    g = U @ net.W.T  # (N, M): d h / d t
+    c = y[:, None] * net.a[None, :]  # margin weight of each neuron
     with np.errstate(divide="ignore", invalid="ignore"):
         tb = np.where(g != 0, -h / g, np.inf)
     tb = np.where(tb > 0, tb, np.inf)
-    tb.sort(axis=1)
-    N, M = h.shape
+    order = np.argsort(tb, axis=1)
+    tb = np.take_along_axis(tb, order, axis=1)
+    active0 = (h > 0) | ((h == 0) & (g > 0))  # active just after t = 0
+    A0 = np.sum(np.where(active0, c * h, 0.0), axis=1)
+    B0 = np.sum(np.where(active0, c * g, 0.0), axis=1)
+    # A finite breakpoint switches its neuron on when g > 0 (it was below 0) and off when g < 0.
+    sign = np.where(np.isfinite(tb), np.sign(np.take_along_axis(g, order, axis=1)), 0.0)
+    dA = sign * np.take_along_axis(c * h, order, axis=1)
+    dB = sign * np.take_along_axis(c * g, order, axis=1)
+    A = np.concatenate([A0[:, None], A0[:, None] + np.cumsum(dA, axis=1)], axis=1)  # (N, M+1)
+    B = np.concatenate([B0[:, None], B0[:, None] + np.cumsum(dB, axis=1)], axis=1)
+    N = len(h)
     starts = np.concatenate([np.zeros((N, 1)), tb], axis=1)  # (N, M+1)
     ends = np.concatenate([tb, np.full((N, 1), np.inf)], axis=1)
     finite_start = np.isfinite(starts)
     s_eval = np.where(finite_start, starts, 0.0)
-    mid = np.where(np.isfinite(ends), (s_eval + ends) / 2, s_eval + 1.0)
-    z_mid = h[:, None, :] + mid[:, :, None] * g[:, None, :]  # (N, M+1, M)
-    active = z_mid > 0
-    slope = np.einsum("nkm,nm->nk", active * g[:, None, :], c)
-    z_start = h[:, None, :] + s_eval[:, :, None] * g[:, None, :]
-    value = np.einsum("nkm,nm->nk", np.maximum(z_start, 0.0), c)
+    value = A + s_eval * B
+    value[:, 0] = A0  # exactly the margin at x
     with np.errstate(divide="ignore", invalid="ignore"):
-        t_cross = s_eval - value / slope
-    cand = np.where(value <= 0, s_eval, np.where((slope < 0) & (t_cross <= ends), t_cross, np.inf))
+        t_cross = s_eval - value / B
+    cand = np.where(value <= 0, s_eval, np.where((B < 0) & (t_cross <= ends), t_cross, np.inf))
     cand = np.where(finite_start, cand, np.inf)
     return cand.min(axis=1)
