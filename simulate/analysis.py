@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ibcheck.theory.errors import InputError
+
 from .design import BoundSpec
 from .drift import Drift, Extrapolated, correction_fit, drift_test, local_exponents
 from .fit import Fit, fit_exponents, seed_rows
 from .terms import MARGINS, SHIFTS, Term, parse_term
-from .verdict import Judgement, Verdict, combine, judge_exponent, judge_variable
+from .verdict import Judgement, Verdict, combine, judge_exponent, judge_variable, term_kind
 
 
 @dataclass
@@ -85,9 +87,10 @@ class Analysis:
         from .verdict import LOWER, UPPER
 
         est, pred, m = self.fit.estimate[v], self.predicted[v], self.margins.get(v, self.margin)
-        if self.kind in UPPER:
+        kind = self.judgements[v].plain.kind  # the term's own direction (mirrored where its variable tends to 0)
+        if kind in UPPER:
             return est > pred + m
-        if self.kind in LOWER:
+        if kind in LOWER:
             return est < pred - m
         return abs(est - pred) > m
 
@@ -104,7 +107,7 @@ class Analysis:
                         "se": f.se[v], "predicted": self.predicted[v], "margin": self.margins.get(v, self.margin),
                         "bca_low": f.bca[v][0] if f.bca else None, "bca_high": f.bca[v][1] if f.bca else None, "bca_note": f.bca_note,
                         "log_offset": self.offsets.get(t.variable, (0.0, 0.0))[0] if t.order == 0 else None,
-                        "verdict": j.verdict, "reason": j.reason, "plain_verdict": j.plain.verdict,
+                        "verdict": j.verdict, "reason": j.reason, "plain_verdict": j.plain.verdict, "tested_as": j.plain.kind,
                         "extrapolated": ex.estimate if ex else None,
                         "extrapolated_ci": list(ex.ci) if ex and ex.ci else None})
         return out
@@ -158,13 +161,20 @@ class BoundAnalysis:
         return self.spec.bound
 
 
-def fit_terms(variables: list[str], predicted: dict[str, float]) -> list[Term]:
-    """Every power term of ``variables``, and the log terms ``predicted`` names (``"log(t)"``), in order."""
-    terms = [Term(v) for v in variables]
+def fit_terms(variables: list[str], predicted: dict[str, float], toward_zero: frozenset[str] = frozenset()) -> list[Term]:
+    """Every power term of ``variables``, and the log terms ``predicted`` names (``"log(t)"``), in order.
+
+    ``toward_zero``: the variables that tend to 0; their log terms must be written ``log(1/eps)``."""
+    terms = [Term(v, 0, v in toward_zero) for v in variables]
     for name in predicted:
         t = parse_term(name)
         if t.variable not in variables:
             continue
+        if not t.order:
+            t = Term(t.variable, 0, t.variable in toward_zero)  # a power term's name does not say where it tends
+        elif t.toward_zero != (t.variable in toward_zero):
+            raise InputError(f"{name!r}: {t.variable} " + ("tends to 0, so its log factor is written log(1/" + t.variable + ")"
+                                                          if t.variable in toward_zero else "does not tend to 0: write log(" + t.variable + ")"))
         if t not in terms:
             terms.append(t)
     return sorted(terms, key=lambda t: (variables.index(t.variable), t.order))
@@ -173,7 +183,8 @@ def fit_terms(variables: list[str], predicted: dict[str, float]) -> list[Term]:
 def analyze(rows: list[dict], variables: list[str], kind: str, predicted: dict[str, float],
             offsets: dict[str, tuple[float, float]] | None = None, margin: float = 0.1, alpha: float = 0.05,
             bootstrap: bool = True, cells_used: str = "all", extrapolate: bool = True, trajectory: bool = False,
-            restriction: dict[str, float] | None = None, margin_log: float = MARGINS[1]) -> Analysis:
+            restriction: dict[str, float] | None = None, margin_log: float = MARGINS[1],
+            toward_zero: frozenset[str] = frozenset()) -> Analysis:
     """Fit the exponents of ``rows`` along ``variables`` and judge them against ``predicted``.
 
     ``predicted`` is keyed by term: ``{"t": 0, "log(t)": -1}`` fits and tests both exponents (a
@@ -181,9 +192,14 @@ def analyze(rows: list[dict], variables: list[str], kind: str, predicted: dict[s
     (smaller than 0.05 when a sequential design spends alpha over several looks). ``margin`` is
     the power exponents' equivalence margin, ``margin_log`` the log exponents' (log-log: twice it).
     ``offsets`` (a known log factor moved to the left-hand side) only on explicit request.
+    ``toward_zero`` names the variables that tend to 0 (eps): their power is tested mirrored
+    (:func:`simulate.verdict.term_kind`), their drift toward the smallest scale.
     """
     offsets = dict(offsets or {})
-    terms = fit_terms(list(variables), predicted)
+    toward_zero = frozenset(toward_zero) & set(variables)
+    if toward_zero and any(offsets.get(v, (0.0, 0.0)) != (0.0, 0.0) for v in toward_zero):
+        raise InputError(f"known offsets are not supported for {', '.join(sorted(toward_zero))} (tends to 0): fit its log factors")
+    terms = fit_terms(list(variables), predicted, toward_zero)
     fit = fit_exponents(rows, terms, offsets, bootstrap=bootstrap, trajectory=trajectory, restriction=restriction)
     srows, _ = seed_rows(rows, variables, offsets, restriction)
     margins = {t.name: (margin if t.order == 0 else margin_log * (MARGINS[t.order] / MARGINS[1])) for t in terms}
@@ -191,14 +207,16 @@ def analyze(rows: list[dict], variables: list[str], kind: str, predicted: dict[s
     drifts, extra, judgements = {}, {}, {}
     for v in variables:
         local = local_exponents(srows, fit.cells, variables, v, trajectory=trajectory)
-        drifts[v] = drift_test(fit.curvature.get(v), v, fit.estimate[v], predicted.get(v, 0.0), local, alpha)
-        if extrapolate and not trajectory and not has_logs:
+        drifts[v] = drift_test(fit.curvature.get(v), v, fit.estimate[v], predicted.get(v, 0.0), local, alpha, v in toward_zero)
+        if v in toward_zero:
+            extra[v] = Extrapolated(v, None, None, note=f"not computed ({v} tends to 0; the correction model assumes growth)")
+        elif extrapolate and not trajectory and not has_logs:
             extra[v] = correction_fit(fit.cells, variables, v)
         else:
             why = "a trajectory" if trajectory else "the fit has log terms" if has_logs else "not requested"
             extra[v] = Extrapolated(v, None, None, note=f"not computed ({why})")
     for t in terms:
-        judgements[t.name] = judge_exponent(t.name, kind, fit.estimate[t.name], fit.se[t.name], fit.df, predicted.get(t.name, 0.0),
+        judgements[t.name] = judge_exponent(t.name, term_kind(kind, t), fit.estimate[t.name], fit.se[t.name], fit.df, predicted.get(t.name, 0.0),
                                             drifts[t.variable] if t.order == 0 else None, margins[t.name], alpha, SHIFTS[t.order])
     per_var = {}
     for v in variables:
@@ -213,6 +231,9 @@ def analyze(rows: list[dict], variables: list[str], kind: str, predicted: dict[s
                      "so the exponents come from a Tobit regression on the rows (the bounds enter its likelihood)")
     if offsets and any(p or q for p, q in offsets.values()):
         notes.append("log factors entered as known offsets (by request): their exponents are assumed, not tested")
+    for v in sorted(toward_zero):
+        notes.append(f"{v} tends to 0: its power exponent is tested mirrored ({v}^a = O({v}^b) as {v} -> 0 iff a >= b) "
+                     f"and its log factors are in log(1/{v})")
     if fit.restriction:
         notes.append("fit restricted to " + ", ".join(f"{v} >= {x:g}" for v, x in fit.restriction.items())
                      + f" ({fit.excluded} earlier rows left out by request)")

@@ -152,7 +152,7 @@ def _analyze_all(exp: Experiment, claim, rows: list[dict], fit_vars: list[str], 
             continue
         an = analyze(data, fit_vars, spec.kind, spec.predicted(), spec.offset_table(), margin, alpha, bootstrap=bootstrap,
                      cells_used="all" if keep is None else "inside", extrapolate=extrapolate, trajectory=exp.trajectory,
-                     restriction=restriction, margin_log=margin_log)
+                     restriction=restriction, margin_log=margin_log, toward_zero=spec.toward_zero)
         results.append(BoundAnalysis(spec, an, tuple(data)))
     return results
 
@@ -237,7 +237,7 @@ def _what_would_decide(results: list[dict], seconds: float, tasks: int) -> list[
         for v, j in an.judgements.items():
             if j.verdict != "inconclusive":
                 continue
-            need = needed_for_decision(an.kind, an.fit.estimate[v], an.fit.se[v], an.fit.df, an.predicted[v], an.margins.get(v, an.margin),
+            need = needed_for_decision(j.plain.kind, an.fit.estimate[v], an.fit.se[v], an.fit.df, an.predicted[v], an.margins.get(v, an.margin),
                                        an.alpha, shift=SHIFTS[parse_term(v).order])
             f = need["factor"]
             if math.isfinite(f):

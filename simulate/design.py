@@ -13,7 +13,7 @@ from typing import Literal, Mapping
 
 import sympy as sp
 
-from ibcheck.theory.describe import exponent_fractions
+from ibcheck.theory.describe import exponent_fractions, tends_to_map
 from ibcheck.theory.errors import InputError
 from ibcheck.theory.evaluate import make_point
 from ibcheck.theory.growth import GrowthError
@@ -48,6 +48,11 @@ class BoundSpec:
     def terms(self) -> list[Term]:
         return [t for t in self.spec.terms if self.offsets == "fit" or t.order == 0]
 
+    @property
+    def toward_zero(self) -> frozenset[str]:
+        """The fitted variables that tend to 0 (their power exponents are tested mirrored)."""
+        return frozenset(t.variable for t in self.spec.terms if t.toward_zero)
+
     def predicted(self) -> dict[str, float]:
         """The exponent per fitted term (floats for the numerical fit; exact in :attr:`spec`)."""
         return {t.name: float(self.spec.exponent(t)) for t in self.terms}
@@ -70,6 +75,7 @@ def bound_specs(claim, fit_variables: list[str], quantities: tuple[str, ...] | N
     if offsets not in ("fit", "known"):
         raise InputError(f"offsets={offsets!r} is not one of fit, known")
     point = make_point(claim, {k: v for k, v in PARAMS.items() if k in claim.variable_names})
+    zero = frozenset(v for v, w in tends_to_map(claim).items() if w == "0") & set(fit_variables)
     out = []
     for b in claim.bounds:
         if b.kind not in TESTABLE or (quantities is not None and b.quantity not in quantities):
@@ -90,7 +96,7 @@ def bound_specs(claim, fit_variables: list[str], quantities: tuple[str, ...] | N
                                      f"give the claim's parameters a value")
                 row[v] = x
             tables.append(row)
-        out.append(BoundSpec(b.quantity, b.kind, b.reading, sp.sstr(b.expr), term_spec(fit_variables, *tables), offsets, b))
+        out.append(BoundSpec(b.quantity, b.kind, b.reading, sp.sstr(b.expr), term_spec(fit_variables, *tables, toward_zero=zero), offsets, b))
     return out
 
 

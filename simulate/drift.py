@@ -62,15 +62,25 @@ class Drift:
     direction: str  # "toward" or "away" from the prediction, "flat" when there is no drift estimate
     predicted: float
     alpha: float = 0.05
+    toward_zero: bool = False  # the variable tends to 0: its asymptotic end is the smallest scale
 
     @property
     def significant(self) -> bool:
         return self.p_value is not None and self.p_value < self.alpha
 
+    @property
+    def asymptotic_window(self) -> LocalExponent | None:
+        """The window nearest the theorem's limit: the largest scales, or the smallest where x -> 0."""
+        if not self.local:
+            return None
+        return self.local[0] if self.toward_zero else self.local[-1]
+
     def describe(self) -> str:
         if len(self.local) >= 2:
-            a, b = self.local[0].estimate, self.local[-1].estimate
-            return f"local exponent {a:.2f} -> {b:.2f}, moving {self.direction} {self.predicted:g}"
+            seq = self.local[::-1] if self.toward_zero else self.local
+            a, b = seq[0].estimate, seq[-1].estimate
+            along = f" as {self.variable} decreases" if self.toward_zero else ""
+            return f"local exponent {a:.2f} -> {b:.2f}{along}, moving {self.direction} {self.predicted:g}"
         return "no local exponents (too few scales)"
 
     def as_json(self) -> dict:
@@ -169,26 +179,28 @@ def _local_runs(rows: list[dict], levels: list[float], v: str, level: float) -> 
 
 
 def drift_test(curvature: dict | None, v: str, estimate: float, predicted: float, local: list[LocalExponent],
-               alpha: float = 0.05) -> Drift:
+               alpha: float = 0.05, toward_zero: bool = False) -> Drift:
     """The squared-term test and its direction (see the module docstring).
 
     ``curvature`` is the fit's squared-term coefficient along ``v`` (:attr:`Fit.curvature`: the
-    regression is run once, by the fit); None where the design has too few scales."""
+    regression is run once, by the fit); None where the design has too few scales. ``toward_zero``:
+    ``v`` tends to 0, so "toward the prediction" is judged as ``v`` decreases."""
     if not curvature or not math.isfinite(curvature.get("se", float("nan"))):
-        return Drift(v, local, None, None, "flat", predicted, alpha)
+        return Drift(v, local, None, None, "flat", predicted, alpha, toward_zero)
     b2, se2 = curvature["coef"], curvature["se"]
     slope = 2.0 * b2
     p = curvature["p_value"] if se2 > 0 else (0.0 if b2 != 0 else None)
     if p is not None and not math.isfinite(p):
         p = None
     gap = predicted - estimate
+    along = -slope if toward_zero else slope  # the change of the local exponent toward the theorem's limit
     if slope == 0:
         direction = "flat"
     elif gap == 0:
         direction = "away"
     else:
-        direction = "toward" if (slope > 0) == (gap > 0) else "away"
-    return Drift(v, local, slope, p, direction, predicted, alpha)
+        direction = "toward" if (along > 0) == (gap > 0) else "away"
+    return Drift(v, local, slope, p, direction, predicted, alpha, toward_zero)
 
 
 def _rss_fixed(L: np.ndarray, y: np.ndarray, i: int, a: float | None, w: float) -> tuple[float, np.ndarray, float]:

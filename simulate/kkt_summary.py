@@ -98,7 +98,8 @@ def _loose(fits: list[dict], kind: str) -> list[str]:
     out = []
     for f in fits:
         lo, hi = f["decision_ci"]
-        if (kind in ("O", "o", "<=") and hi < f["predicted"] - f["margin"]) or (kind in ("Omega", "omega", ">=") and lo > f["predicted"] + f["margin"]):
+        k = f.get("tested_as", kind)  # the term's own direction (mirrored where its variable tends to 0)
+        if (k in ("O", "o", "<=") and hi < f["predicted"] - f["margin"]) or (k in ("Omega", "omega", ">=") and lo > f["predicted"] + f["margin"]):
             out.append(f"{f['variable']} {f['estimate']:.2f} [{lo:.2f}, {hi:.2f}] against {f['predicted']:g}")
     return out
 

@@ -88,11 +88,12 @@ def _pooled_variance(cells: list[dict]) -> float:
     return sum((c["n_seeds"] - 1) * c["sd_log"] ** 2 for c in cells if c.get("sd_log") is not None) / df
 
 
-def next_value(values: list[float]) -> float:
-    """Continue a geometric grid one step: x_max^2 / x_prev (integers stay integers)."""
+def next_value(values: list[float], toward_zero: bool = False) -> float:
+    """Continue a geometric grid one step toward the theorem's limit: x_max^2 / x_prev, or
+    x_min^2 / x_next for a variable that tends to 0 (integers stay integers)."""
     vals = sorted(values)
-    x = vals[-1] * vals[-1] / vals[-2]
-    return int(round(x)) if all(float(u).is_integer() for u in vals) else x
+    x = vals[0] * vals[0] / vals[1] if toward_zero else vals[-1] * vals[-1] / vals[-2]
+    return int(round(x)) if all(float(u).is_integer() for u in vals) and x >= 1 else x
 
 
 def plan_round(undecided: list[tuple[list[dict], list[str], str, bool]], design_cells: dict[CellKey, int], cell_vars: list[str],
@@ -115,8 +116,9 @@ def plan_round(undecided: list[tuple[list[dict], list[str], str, bool]], design_
             values = sorted({dict(k)[v] for k in design_cells})
             if len(values) < 2:
                 continue
-            x = next_value(values)
-            if v in max_grid and x > max_grid[v]:
+            tz = any(getattr(t, "toward_zero", False) and t.variable == v for t in fvars)
+            x = next_value(values, tz)
+            if v in max_grid and (x < max_grid[v] if tz else x > max_grid[v]):  # where v tends to 0, max_grid is its smallest value
                 continue
             others = sorted({tuple((u, val) for u, val in k if u != v) for k in design_cells})
             new = {cell_key({**dict(o), v: x}): base_seeds for o in others}

@@ -28,14 +28,20 @@ SHIFTS = {0: 0.5, 1: 1.0, 2: 1.0}
 
 @dataclass(frozen=True, order=True)
 class Term:
-    """One factor of a bound along ``variable``: order 0 is x, 1 is log x, 2 is log log x."""
+    """One factor of a bound along ``variable``: order 0 is x, 1 is log x, 2 is log log x.
+
+    ``toward_zero``: the variable tends to 0 (eps, delta). Its power is stated in x itself (``eps^2``
+    has exponent 2), as the theory layer reports it, and its log factors in ``log(1/x)``.
+    Pitfall avoided: ``log(eps)`` is negative below 1, so a log factor fitted as ``log(log eps)``
+    is undefined; the regressor is ``log(log(1/eps))``."""
 
     variable: str
     order: int = 0
+    toward_zero: bool = False
 
     @property
     def name(self) -> str:
-        inner = self.variable
+        inner = f"1/{self.variable}" if self.toward_zero and self.order else self.variable
         for _ in range(self.order):
             inner = f"log({inner})"
         return inner
@@ -45,7 +51,7 @@ class Term:
 
         Pitfall avoided: x itself may be 1e800 (T under the loss-based step), so the regressor is
         computed from log x, never from x."""
-        z = log_x
+        z = -log_x if self.toward_zero and self.order else log_x
         for _ in range(self.order):
             if not (z > 0 and math.isfinite(z)):
                 return float("nan")
@@ -57,7 +63,8 @@ class Term:
 
 
 def parse_term(text: str) -> Term:
-    """``"t"`` -> Term("t"), ``"log(t)"`` / ``"ln(t)"`` -> order 1, ``"log(log(t))"`` -> order 2."""
+    """``"t"`` -> Term("t"), ``"log(t)"`` / ``"ln(t)"`` -> order 1, ``"log(log(t))"`` -> order 2;
+    ``"log(1/eps)"`` -> the log factor of a variable that tends to 0."""
     s = text.replace(" ", "")
     order = 0
     while True:
@@ -65,9 +72,13 @@ def parse_term(text: str) -> Term:
         if not m:
             break
         s, order = m.group(1), order + 1
+    toward_zero = order > 0 and s.startswith("1/")
+    if toward_zero:
+        s = s[2:]
     if order > 2 or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", s):
-        raise InputError(f"{text!r} is not a fit term: accepted are VAR, log(VAR) and log(log(VAR)), e.g. t, log(t), log(log(t))")
-    return Term(s, order)
+        raise InputError(f"{text!r} is not a fit term: accepted are VAR, log(VAR), log(log(VAR)) and, for a variable that "
+                         "tends to 0, log(1/VAR) and log(log(1/VAR)), e.g. t, log(t), log(log(t)), log(1/eps)")
+    return Term(s, order, toward_zero)
 
 
 @dataclass(frozen=True)
@@ -87,14 +98,17 @@ class TermSpec:
         return {t.name: float(x) for t, x in self.predicted}
 
 
-def term_spec(variables: list[str], power: dict, log: dict | None = None, loglog: dict | None = None) -> TermSpec:
+def term_spec(variables: list[str], power: dict, log: dict | None = None, loglog: dict | None = None,
+              toward_zero: frozenset[str] = frozenset()) -> TermSpec:
     """The fit terms of a bound along ``variables``: every power term, and a log (log-log) term
-    wherever the bound states a nonzero log (log-log) exponent."""
+    wherever the bound states a nonzero log (log-log) exponent. ``toward_zero`` names the variables
+    that tend to 0 (their log factors are in ``log(1/x)``, see :class:`Term`)."""
     out: list[tuple[Term, Fraction]] = []
     for v in variables:
-        out.append((Term(v, 0), Fraction(power.get(v, 0))))
+        tz = v in toward_zero
+        out.append((Term(v, 0, tz), Fraction(power.get(v, 0))))
         for order, table in ((1, log or {}), (2, loglog or {})):
             x = Fraction(table.get(v, 0))
             if x != 0:
-                out.append((Term(v, order), x))
+                out.append((Term(v, order, tz), x))
     return TermSpec(tuple(out))

@@ -259,7 +259,7 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
     results = []
     for spec in specs:
         an = analyze(data, fvars, spec.kind, spec.predicted(), spec.offset_table(), margin, margin_log=margin_log,
-                     restriction=dict(fit_from or {}), trajectory=trajectory, extrapolate=not trajectory)
+                     restriction=dict(fit_from or {}), trajectory=trajectory, extrapolate=not trajectory, toward_zero=spec.toward_zero)
         results.append(BoundAnalysis(spec, an, tuple(data)))
     res_json = [_result_json(r, app) for r in results]
     pa = results[0].analysis

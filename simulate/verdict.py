@@ -86,6 +86,21 @@ def exponent_verdict(kind: str, estimate: float, se: float, df: int, predicted: 
     return Verdict(v, kind, predicted, estimate, L, U, margin, why)
 
 
+MIRROR = {"O": "Omega", "o": "omega", "<=": ">=", "Omega": "O", "omega": "o", ">=": "<="}
+
+
+def term_kind(kind: str, term) -> str:
+    """The direction in which one fitted exponent is tested: the bound's kind, mirrored for the power
+    of a variable that tends to 0.
+
+    Pitfall avoided: as ``eps -> 0``, ``eps^a = O(eps^b)`` iff ``a >= b`` (the smaller power is the
+    larger quantity), so testing an ``O(eps^2)`` bound as "exponent <= 2" accepts exactly the data
+    that break it. Log factors are in ``log(1/eps)``, which grows: their direction is the bound's."""
+    if getattr(term, "toward_zero", False) and getattr(term, "order", 0) == 0:
+        return MIRROR.get(kind, kind)
+    return kind
+
+
 def negative_control_exponent(kind: str, predicted: float, shift: float = 0.5) -> float:
     """A wrong, stronger prediction the data must reject (``shift``: 0.5 for a power, 1 for a log exponent)."""
     return predicted - shift if kind in UPPER else predicted + shift
@@ -123,8 +138,8 @@ def judge_exponent(variable: str, kind: str, estimate: float, se: float, df: int
     has_power = nc.verdict == "inconsistent"
     half = float(stats.t.ppf(1 - alpha, df) * se) if df > 0 else float("inf")
     last = None
-    if drift is not None and drift.local and drift.local[-1].se is not None and drift.local[-1].df > 0:
-        le = drift.local[-1]
+    le = drift.asymptotic_window if drift is not None else None
+    if le is not None and le.se is not None and le.df > 0:
         last = exponent_verdict(kind, le.estimate, le.se, le.df, predicted, margin, alpha)
     verdict, reason = plain.verdict, plain.reason
     drifting = drift is not None and drift.significant
@@ -174,7 +189,7 @@ def judge_variable(kind: str, chain: list[tuple[str, Judgement]]) -> tuple[str, 
     for i, (name, j) in enumerate(chain):
         last = i == len(chain) - 1
         p = j.plain
-        beyond = p.upper < p.predicted - p.margin if kind in UPPER else p.lower > p.predicted + p.margin
+        beyond = p.upper < p.predicted - p.margin if p.kind in UPPER else p.lower > p.predicted + p.margin  # the term's own direction
         if last or j.verdict == "inconsistent" or beyond:
             why = "" if last or j.verdict == "inconsistent" else " (beyond its band, so the factors after it do not matter)"
             return j.verdict, "; ".join(parts + [f"{name}: {j.reason}{why}"])
