@@ -9,8 +9,8 @@ TORCH  := torch==2.13.0
 REPORT_DIR ?= report
 # the public API and the results it returns, type-checked in make test
 PUBLIC_API := ibcheck/__init__.py ibcheck/api.py ibcheck/errors.py theory/result.py theory/describe.py theory/registry.py \
-              simulate/radii.py simulate/kkt_points.py simulate/reproductions/__init__.py \
-              simulate/reproductions/criteria.py simulate/full_report.py solvers/radius/bracket.py
+              simulate/tools/radii.py simulate/tools/kkt_search.py simulate/reproductions/__init__.py \
+              simulate/reproductions/criteria.py simulate/report/index.py solvers/radius/bracket.py
 
 .PHONY: install report report-full test test-slow bench clean
 

@@ -16,9 +16,9 @@ import time
 
 import torch
 
-from ibcheck.simulate.data import clusters
-from ibcheck.simulate.models import ModelConfig, init_model
-from ibcheck.simulate.trainer import TrainConfig, train
+from ibcheck.simulate.substrate.data import clusters
+from ibcheck.simulate.substrate.models import ModelConfig, init_model
+from ibcheck.simulate.substrate.trainer import TrainConfig, train
 
 
 def reference_loop(W0, b0, a, X, y, lr, steps):

@@ -12,9 +12,9 @@ import time
 import cvxpy as cp
 import numpy as np
 
-from ibcheck.simulate.models import ModelConfig
-from ibcheck.simulate.trainer import TrainConfig
-from ibcheck.simulate.training import DataConfig, RunConfig, run
+from ibcheck.simulate.substrate.models import ModelConfig
+from ibcheck.simulate.substrate.trainer import TrainConfig
+from ibcheck.simulate.substrate.training import DataConfig, RunConfig, run
 from ibcheck.solvers.kkt.certificate import kkt_certificate
 from ibcheck.solvers.kkt.global_opt import global_max_margin
 from ibcheck.solvers.kkt.jacobian import margin_jacobian
@@ -41,7 +41,7 @@ def main() -> None:
           f"{t_cert * 1000:.0f} ms [{cert.solver_status}, residual {cert.stationarity_residual:.3g}]; "
           f"uncompressed program {t_ref * 1000:.0f} ms [{prob.status}] ({t_ref / t_cert:.1f}x)")
 
-    from ibcheck.simulate.data import clusters
+    from ibcheck.simulate.substrate.data import clusters
 
     ds2 = clusters(20, 4, 50, sigma=0.5, seed=0)
     rng = np.random.default_rng(0)

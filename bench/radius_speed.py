@@ -18,9 +18,9 @@ import warnings
 import numpy as np
 import torch
 
-from ibcheck.simulate.models import ModelConfig
-from ibcheck.simulate.trainer import TrainConfig
-from ibcheck.simulate.training import DataConfig, RunConfig, run
+from ibcheck.simulate.substrate.models import ModelConfig
+from ibcheck.simulate.substrate.trainer import TrainConfig
+from ibcheck.simulate.substrate.training import DataConfig, RunConfig, run
 from ibcheck.solvers.radius.attack import _torch_module, attack_radius
 from ibcheck.solvers.radius.certified import certified_radius
 from ibcheck.solvers.radius.universal import universal_directions, universal_radius

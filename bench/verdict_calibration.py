@@ -16,7 +16,7 @@ import json
 import sys
 import time
 
-from ibcheck.simulate.calibrate import calibrate, calibration_markdown
+from ibcheck.simulate.compare.calibrate import calibrate, calibration_markdown
 
 
 def main() -> int:

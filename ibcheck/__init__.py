@@ -21,7 +21,7 @@ if all(_os.path.isfile(_os.path.join(_root, layer, "__init__.py")) for layer in 
     # a source tree (a checkout, or a copy of one on PYTHONPATH): ibcheck.theory is <root>/theory
     __path__.append(_root)  # type: ignore[name-defined]  # noqa: F821
 
-from ibcheck.simulate.censored import AtLeast, AtMost  # noqa: E402
+from ibcheck.simulate.stats.censored import AtLeast, AtMost  # noqa: E402
 from ibcheck.theory.claim import Bound, Claim, Hypothesis  # noqa: E402
 from ibcheck.theory.registry import Registry, load_claims, register  # noqa: E402
 from ibcheck.theory.registry import using as using_registry  # noqa: E402
@@ -50,8 +50,9 @@ from .api import (  # noqa: E402
 )
 from .errors import InputError, RunFailure  # noqa: E402
 
-_CONFIGS = {"RunConfig": "training", "DataConfig": "training", "ModelConfig": "models", "TrainConfig": "trainer",
-            "KKTSearchConfig": "kkt_points", "ComparisonResult": "compare", "CompareOptions": "compare"}
+_CONFIGS = {"RunConfig": "substrate.training", "DataConfig": "substrate.training", "ModelConfig": "substrate.models",
+            "TrainConfig": "substrate.trainer", "KKTSearchConfig": "tools.kkt_search", "ComparisonResult": "compare.result",
+            "CompareOptions": "compare.driver"}
 
 
 def __getattr__(name: str):

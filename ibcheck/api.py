@@ -18,12 +18,12 @@ from .errors import InputError
 if TYPE_CHECKING:
     import numpy as np
 
-    from ibcheck.simulate.compare import ComparisonResult
-    from ibcheck.simulate.kkt_points import KKTPoints, KKTSearchConfig
-    from ibcheck.simulate.radii import Direction, Radii
+    from ibcheck.simulate.compare.driver import ComparisonResult
+    from ibcheck.simulate.experiments.window import WindowDesign
     from ibcheck.simulate.reproductions import Reproduction
-    from ibcheck.simulate.training import Run, RunConfig
-    from ibcheck.simulate.window_design import WindowDesign
+    from ibcheck.simulate.substrate.training import Run, RunConfig
+    from ibcheck.simulate.tools.kkt_search import KKTPoints, KKTSearchConfig
+    from ibcheck.simulate.tools.radii import Direction, Radii
     from ibcheck.solvers.kkt.certificate import KKTCertificate
     from ibcheck.solvers.kkt.global_opt import GlobalOptimum
     from ibcheck.solvers.radius.bracket import Method
@@ -193,7 +193,7 @@ def growth(a: str, b: str, over: Sequence[str] | None = None, to_zero: Sequence[
 def train(config: RunConfig) -> Run:
     """Train ``config.seeds`` networks of one config in a batch (log-space losses) and measure them.
     ``Run.save(directory)`` writes the run directory that ``ibcheck radius`` and ``kkt-check`` read."""
-    from ibcheck.simulate.training import RunConfig, run
+    from ibcheck.simulate.substrate.training import RunConfig, run
 
     if not isinstance(config, RunConfig):
         raise InputError(f"config={type(config).__name__} is not a RunConfig (build one with ibcheck.RunConfig(...))")
@@ -202,7 +202,7 @@ def train(config: RunConfig) -> Run:
 
 def load_run(path: str) -> Run:
     """A run directory written by ``Run.save`` (or ``ibcheck train``), read back as a :class:`Run`."""
-    from ibcheck.simulate.rundir import load_run as _load
+    from ibcheck.simulate.substrate.rundir import load_run as _load
 
     return _load(path)
 
@@ -214,8 +214,8 @@ def radii(run_or_network, X: np.ndarray | None = None, y: np.ndarray | None = No
     """l2 flip radii, bracketed from both sides: for a Run at ``points`` fresh test points (or at ``X, y``),
     for one network at ``X, y``. Methods: universal direction, attacks (upper bounds), certified
     (lower bounds), exact (mixed-integer, within ``time_limit`` seconds per point)."""
-    from ibcheck.simulate.radii import radii as _radii
-    from ibcheck.simulate.training import Run
+    from ibcheck.simulate.substrate.training import Run
+    from ibcheck.simulate.tools.radii import radii as _radii
     from ibcheck.solvers.validation import check_data, check_network
 
     if not isinstance(run_or_network, Run):
@@ -239,8 +239,8 @@ def kkt_points(config: KKTSearchConfig | None = None, **fields) -> KKTPoints:
     ``include_global=True`` compared with the certified global optimum. Fields as in KKTSearchConfig."""
     from dataclasses import replace
 
-    from ibcheck.simulate.kkt_points import KKTSearchConfig
-    from ibcheck.simulate.kkt_points import kkt_points as _search
+    from ibcheck.simulate.tools.kkt_search import KKTSearchConfig
+    from ibcheck.simulate.tools.kkt_search import kkt_points as _search
 
     try:
         cfg = replace(config, **fields) if config is not None else KKTSearchConfig(**fields)
@@ -333,7 +333,7 @@ def experiment(claim: str, grid: Mapping[str, Sequence[float]], seeds: int = 3, 
     """Decorator binding ``measure(cell, seed) -> {quantity: value}`` to a claim, for :func:`compare`
     and ``ibcheck compare`` (options: quick_grid, quick_seeds, fixed, max_grid, description, quantities).
     A measure that raises, or returns a missing or non-finite quantity, gives a failed row with its reason."""
-    from ibcheck.simulate.claim_experiments import experiment as _experiment
+    from ibcheck.simulate.experiments.builtin import experiment as _experiment
 
     return _experiment(claim, dict(grid), seeds, **options)
 
@@ -352,7 +352,7 @@ def compare(claim: str, grid: Mapping[str, Sequence[float]] | None = None, seeds
     request); ``fit_from={"T": 1e3}`` fits only late times. ``quick=True`` takes the experiment's
     small design (its quick grid, seeds and settings), as ``ibcheck compare --quick`` does; the
     default, here and on the command line, is the full design."""
-    from ibcheck.simulate.compare import compare_claim
+    from ibcheck.simulate.compare.driver import compare_claim
 
     g = None
     if grid is not None:
@@ -381,7 +381,7 @@ def design(claim: str, quick: bool = True, budget: float | None = None, seeds: i
     """The grid :func:`compare` would run for ``claim``'s experiment: each cell with the free settings picked inside
     the claim's applicability window (e.g. FVBS23's n), whether every hypothesis holds there and which binds, and
     the estimated work per task; where no cell is inside, the smallest inside cell beyond the grid."""
-    from ibcheck.simulate.window_design import window_design
+    from ibcheck.simulate.experiments.window import window_design
     from ibcheck.theory.argtypes import require_bool, require_float, require_int
 
     require_bool("quick", quick)
@@ -401,7 +401,7 @@ def verdict(data: str, claim: str | None = None, quantity: str | None = None, re
     with ``kind``). ``trajectory=True``: each seed is one run measured along the fitted variable."""
     import os
 
-    from ibcheck.simulate.user_data import verdict_from_csv
+    from ibcheck.simulate.compare.from_csv import verdict_from_csv
     from ibcheck.theory.argtypes import require_bool, require_float
 
     if not isinstance(data, (str, os.PathLike)):

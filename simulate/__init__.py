@@ -5,8 +5,8 @@ Importing this package is light; torch is loaded by the submodules that need it.
 
 
 def load_run(path: str):
-    """Read a run directory written by ``ibcheck train`` (see :mod:`simulate.rundir`)."""
-    from .rundir import load_run as _load
+    """Read a run directory written by ``ibcheck train`` (see :mod:`simulate.substrate.rundir`)."""
+    from ibcheck.simulate.substrate.rundir import load_run as _load
 
     return _load(path)
 

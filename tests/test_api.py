@@ -77,7 +77,7 @@ def test_train_radii_and_kkt_calls(tmp_path, monkeypatch):
     assert type(back) is type(run) and back.path == str(run_dir) and len(back.seeds) == 2
     assert pts.global_optimum is not None and pts.global_optimum.certified
     _check_result(pts, tmp_path, expect_png=True)
-    ds = __import__("ibcheck.simulate.data", fromlist=["sphere"]).sphere(2, 6, seed=0)
+    ds = __import__("ibcheck.simulate.substrate.data", fromlist=["sphere"]).sphere(2, 6, seed=0)
     cert = ibcheck.kkt_certificate(pts.networks[0], ds.X, ds.y)
     assert cert.solver_status == "optimal"
     glob = ibcheck.global_max_margin(ds.X, ds.y)

@@ -5,7 +5,7 @@ import pytest
 from scipy import stats
 
 import ibcheck
-from ibcheck.simulate.boundaries import boundaries, crossing_probability, nominal_levels, spending
+from ibcheck.simulate.stats.boundaries import boundaries, crossing_probability, nominal_levels, spending
 
 
 def test_obrien_fleming_type_matches_gsdesign_sfLDOF():

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import ibcheck
-from ibcheck.simulate.analysis import analyze
-from ibcheck.simulate.censored import AtLeast, censored_quantile, decode, encode
-from ibcheck.simulate.fit import fit_exponents
+from ibcheck.simulate.stats.censored import AtLeast, censored_quantile, decode, encode
+from ibcheck.simulate.stats.fit import fit_exponents
+from ibcheck.simulate.verdict.analysis import analyze
 
 DS = [64, 128, 256, 512, 1024]
 

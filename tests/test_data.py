@@ -3,7 +3,7 @@ import gzip
 import numpy as np
 import pytest
 
-from ibcheck.simulate import data as D
+from ibcheck.simulate.substrate import data as D
 from ibcheck.theory import InputError
 
 

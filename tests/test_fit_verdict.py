@@ -3,8 +3,8 @@ import math
 import numpy as np
 import pytest
 
-from ibcheck.simulate.fit import fit_exponents
-from ibcheck.simulate.verdict import exponent_verdict, negative_control_exponent
+from ibcheck.simulate.stats.fit import fit_exponents
+from ibcheck.simulate.verdict.rules import exponent_verdict, negative_control_exponent
 from ibcheck.theory import InputError
 
 
@@ -79,7 +79,7 @@ def test_negative_controls_are_stronger_claims():
 
 
 def test_a_failed_or_skipped_bootstrap_says_why(monkeypatch):
-    import ibcheck.simulate.fit as F
+    import ibcheck.simulate.stats.fit as F
 
     ok = fit_exponents(synthetic(), ["d", "k"])
     assert ok.bca is not None and ok.bca_note is None

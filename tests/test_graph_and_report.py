@@ -1,6 +1,6 @@
 import os
 
-from ibcheck.simulate.reporting import scaling_report
+from ibcheck.simulate.report.figures import scaling_report
 from ibcheck.theory.graph import claim_graph, conclusions_at, rests_on, to_dot, to_mermaid
 
 

@@ -1,6 +1,6 @@
 """What the index counts as decided (issue 20, section 5), and which reading the data support (section 3)."""
-from ibcheck.simulate.full_report import counted_as_decided
-from ibcheck.simulate.kkt_summary import decide_reading
+from ibcheck.simulate.report.index import counted_as_decided
+from ibcheck.simulate.verdict.kkt import decide_reading
 
 
 def _summary(inside, total, kkt=None, offsets="fit"):
@@ -61,9 +61,9 @@ def test_readings_rejected_undecided_or_absent():
 
 
 def test_ssttm18_upper_inside_h1_is_trivial_and_the_lower_bound_is_not():
-    from ibcheck.simulate.applicability import applicability
-    from ibcheck.simulate.claim_experiments import EXPERIMENTS
-    from ibcheck.simulate.compare import _trivial
+    from ibcheck.simulate.compare.driver import _trivial
+    from ibcheck.simulate.experiments.builtin import EXPERIMENTS
+    from ibcheck.simulate.verdict.applicability import applicability
     from ibcheck.theory import get_claim
 
     up, low = EXPERIMENTS["SSTTM18.cor.robust_upper"], EXPERIMENTS["SSTTM18.cor.robust_lower"]

@@ -50,7 +50,7 @@ def test_certificate_accepts_svm_network_and_rejects_perturbations():
 
 
 def test_slsqp_reaches_kkt_points_in_most_starts():
-    from ibcheck.simulate.data import clusters
+    from ibcheck.simulate.substrate.data import clusters
 
     ds = clusters(5, 4, 20, sigma=0.3, seed=1)
     rng = np.random.default_rng(0)
@@ -73,7 +73,7 @@ def test_pattern_enumeration_matches_cover_count():
 def test_global_value_bounds_every_kkt_point_and_dual_check():
     """Value(global) <= value(every KKT point); equality exactly where the dual check says global;
     and a non-global KKT point found by the search is flagged by the dual check."""
-    from ibcheck.simulate.data import sphere
+    from ibcheck.simulate.substrate.data import sphere
 
     ds = sphere(2, 8, seed=2)
     X, y = ds.X, ds.y
@@ -117,9 +117,9 @@ def test_dedup_up_to_permutation():
 
 def test_gd_trajectory_eps_delta_decrease():
     """LL20.thm.kkt numerically: the (eps, delta) of GD iterates fall as the loss falls."""
-    from ibcheck.simulate.models import ModelConfig
-    from ibcheck.simulate.trainer import TrainConfig
-    from ibcheck.simulate.training import DataConfig, RunConfig, run
+    from ibcheck.simulate.substrate.models import ModelConfig
+    from ibcheck.simulate.substrate.trainer import TrainConfig
+    from ibcheck.simulate.substrate.training import DataConfig, RunConfig, run
 
     cfg = RunConfig(setting="two-layer", data=DataConfig(d=10, k=4, n=30), model=ModelConfig("two-layer", width=10),
                     train=TrainConfig(steps=3000, lr=0.05, loss="exp", reduction="sum", schedule="loss-based", checkpoints=8, progress=False))
@@ -218,7 +218,7 @@ def test_few_points_in_high_dimension_realize_every_pattern(n):
 
 
 def test_column_generation_beyond_the_pattern_limit_certifies_the_enumerated_optimum():
-    from ibcheck.simulate.data import sphere
+    from ibcheck.simulate.substrate.data import sphere
 
     ds = sphere(2, 8, seed=2)
     full = global_max_margin(ds.X, ds.y)
@@ -232,7 +232,7 @@ def test_column_generation_beyond_the_pattern_limit_certifies_the_enumerated_opt
 def test_incomplete_patterns_are_never_reported_optimal(monkeypatch):
     """If the enumeration missed patterns, a feasible network beats the program's value: not certified."""
     import ibcheck.solvers.kkt.global_opt as G
-    from ibcheck.simulate.data import sphere
+    from ibcheck.simulate.substrate.data import sphere
 
     ds = sphere(2, 8, seed=2)
     full = global_max_margin(ds.X, ds.y)

@@ -59,7 +59,7 @@ def test_kkt_check_refuses_runs_without_checkpoints_and_non_homogeneous(cli, tmp
 def test_non_separable_data_are_refused_before_any_solver():
     import numpy as np
 
-    from ibcheck.simulate.kkt_points import check_separable as _check_separable
+    from ibcheck.simulate.tools.kkt_search import check_separable as _check_separable
     from ibcheck.theory import InputError
 
     X = np.array([[0.0, 1.0], [0.0, 1.0], [1.0, 0.0]])

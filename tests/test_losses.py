@@ -4,7 +4,7 @@ import mpmath
 import pytest
 import torch
 
-from ibcheck.simulate.losses import grad_log_loss_wrt_Q, log_loss_inverse, log_softplus, log_total_loss
+from ibcheck.simulate.substrate.losses import grad_log_loss_wrt_Q, log_loss_inverse, log_softplus, log_total_loss
 
 pytestmark = pytest.mark.usefixtures("float64_default")
 

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import torch
 
-from ibcheck.simulate.losses import grad_log_loss_wrt_Q
-from ibcheck.simulate.models import ModelConfig, init_model
+from ibcheck.simulate.substrate.losses import grad_log_loss_wrt_Q
+from ibcheck.simulate.substrate.models import ModelConfig, init_model
 
 pytestmark = pytest.mark.usefixtures("float64_default")
 
@@ -91,7 +91,7 @@ def test_initialization_is_the_papers():
 @pytest.mark.parametrize("per_seed", [False, True])
 def test_dual_form_follows_the_same_trajectory(setting, per_seed):
     """W = W0 + C X (Gram form) and plain W give the same GD iterates, step by step."""
-    from ibcheck.simulate.trainer import TrainConfig, train
+    from ibcheck.simulate.substrate.trainer import TrainConfig, train
 
     rng = np.random.default_rng(3)
     S, N, d, k = 2, 30, 50, 3

@@ -149,7 +149,7 @@ def test_robust_accuracy_from_radii_and_tie_rule():
 
 
 def test_construction_certified_radius_grows_like_sqrt_d():
-    from ibcheck.simulate.data import clusters
+    from ibcheck.simulate.substrate.data import clusters
 
     ds_list, med = [128, 256, 512, 1024], []
     for d in ds_list:
@@ -168,9 +168,9 @@ def test_construction_certified_radius_grows_like_sqrt_d():
 
 def test_trained_fa_median_universal_radius_near_sqrt_d_over_k():
     """LPLL25.thm.nonrobust at d = 512, k = 4: the median universal radius is within 25% of sqrt(d/k)."""
-    from ibcheck.simulate.models import ModelConfig
-    from ibcheck.simulate.trainer import TrainConfig
-    from ibcheck.simulate.training import DataConfig, RunConfig, run
+    from ibcheck.simulate.substrate.models import ModelConfig
+    from ibcheck.simulate.substrate.trainer import TrainConfig
+    from ibcheck.simulate.substrate.training import DataConfig, RunConfig, run
 
     cfg = RunConfig(setting="fa", data=DataConfig(d=512, k=4, n=200), model=ModelConfig("fa", width=5, init_scale=0.1),
                     train=TrainConfig(steps=1500, lr=0.5, progress=False), seeds=1)

@@ -78,7 +78,7 @@ def test_fa_digits_reads_mnist_format_idx_files(cli, tmp_path):
     import numpy as np
     from sklearn.datasets import load_digits
 
-    from ibcheck.simulate.data import write_idx
+    from ibcheck.simulate.substrate.data import write_idx
 
     data = load_digits()
     idx = tmp_path / "idx"

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 
-from ibcheck.simulate.store import SweepStore
+from ibcheck.simulate.sweep.store import SweepStore
 
 
 def _burn(seconds: float) -> None:

@@ -8,12 +8,12 @@ import math
 import numpy as np
 import pytest
 
-from ibcheck.simulate.analysis import analyze
-from ibcheck.simulate.design import bound_specs
-from ibcheck.simulate.drift import drift_test
-from ibcheck.simulate.rounds import next_value
-from ibcheck.simulate.terms import Term, parse_term, term_spec
-from ibcheck.simulate.verdict import term_kind
+from ibcheck.simulate.compare.design import bound_specs
+from ibcheck.simulate.stats.drift import drift_test
+from ibcheck.simulate.stats.terms import Term, parse_term, term_spec
+from ibcheck.simulate.verdict.analysis import analyze
+from ibcheck.simulate.verdict.rounds import next_value
+from ibcheck.simulate.verdict.rules import term_kind
 from ibcheck.theory import InputError
 from ibcheck.theory.registry import current
 
@@ -74,7 +74,7 @@ def test_drift_and_grid_extension_head_for_the_limit():
 
 
 def test_ssttm18_lower_bound_sweeps_eps_with_its_stated_exponent():
-    from ibcheck.simulate.claim_experiments import BUILTIN
+    from ibcheck.simulate.experiments.builtin import BUILTIN
 
     exp = BUILTIN["SSTTM18.cor.robust_lower"]
     assert len(exp.quick_grid["eps"]) >= 3 and "eps" not in exp.fixed

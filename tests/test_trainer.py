@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 import torch
 
-from ibcheck.simulate.data import clusters
-from ibcheck.simulate.models import ModelConfig, init_model
-from ibcheck.simulate.trainer import TrainConfig, record_steps, train
-from ibcheck.simulate.training import DataConfig, RunConfig, run
+from ibcheck.simulate.substrate.data import clusters
+from ibcheck.simulate.substrate.models import ModelConfig, init_model
+from ibcheck.simulate.substrate.trainer import TrainConfig, record_steps, train
+from ibcheck.simulate.substrate.training import DataConfig, RunConfig, run
 
 
 def _fit(setting="fa", steps=300, schedule="constant", loss="logistic", reduction="mean", lr=0.5, seeds=(0, 1), target=None, m=5, d=64, k=4, n=60, init=0.1):

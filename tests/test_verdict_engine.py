@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from ibcheck.simulate.analysis import analyze
-from ibcheck.simulate.boundaries import nominal_levels
-from ibcheck.simulate.calibrate import SCENARIOS, calibrate
-from ibcheck.simulate.drift import correction_fit, windows
-from ibcheck.simulate.fit import fit_exponents
-from ibcheck.simulate.sequential import SequentialPolicy, data_hash, spending
-from ibcheck.simulate.verdict import judge_exponent
+from ibcheck.simulate.compare.calibrate import SCENARIOS, calibrate
+from ibcheck.simulate.stats.boundaries import nominal_levels
+from ibcheck.simulate.stats.drift import correction_fit, windows
+from ibcheck.simulate.stats.fit import fit_exponents
+from ibcheck.simulate.verdict.analysis import analyze
+from ibcheck.simulate.verdict.rules import judge_exponent
+from ibcheck.simulate.verdict.sequential import SequentialPolicy, data_hash, spending
 
 
 def _rows(f, xs, seeds=4, noise=0.03, seed=0):
@@ -237,7 +237,7 @@ def test_calibration_targets_at_small_n():
 
 def test_rounds_favour_large_scales_over_cheap_small_cells():
     """A user's t grid where the smallest t is 1000x cheaper: seeds must not pile up there."""
-    from ibcheck.simulate.rounds import cell_key, plan_round
+    from ibcheck.simulate.verdict.rounds import cell_key, plan_round
 
     rng = np.random.default_rng(0)
     ts = [10, 100, 1000, 10000]

@@ -1,5 +1,5 @@
 """The data of the bound scaling report, from the claim registry alone (the report itself, Markdown
-and PNGs, is drawn by :mod:`ibcheck.simulate.reporting`).
+and PNGs, is drawn by :mod:`ibcheck.simulate.report.figures`).
 
 For each claim with a bound that depends on d: the bound against d, with its exponent; the
 robust/non-robust gap (``sqrt(d)`` against ``sqrt(d/k)``, ratio ``sqrt(k)``); every claim's

@@ -119,7 +119,7 @@ def _design_options(p, report: bool = False) -> None:
 
 def cmd_design(args) -> int:
     from ibcheck import api
-    from ibcheck.simulate.reporting import markdown_table
+    from ibcheck.simulate.report.figures import markdown_table
 
     d = api.design(args.claim, quick=not args.full, budget=args.budget)
     if args.json:
@@ -133,8 +133,8 @@ def cmd_design(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from ibcheck.simulate.applicability import parse_constants
-    from ibcheck.simulate.compare import compare_and_save, parse_grid
+    from ibcheck.simulate.compare.driver import compare_and_save, parse_grid
+    from ibcheck.simulate.verdict.applicability import parse_constants
     from ibcheck.theory import get_claim
 
     grid = parse_grid(args.grid)
@@ -164,11 +164,11 @@ def _print_results(summary: dict) -> None:
 
 
 def cmd_verdict(args) -> int:
-    from ibcheck.simulate.user_data import verdict_from_csv
+    from ibcheck.simulate.compare.from_csv import verdict_from_csv
 
     constants = None
     if args.constants:
-        from ibcheck.simulate.applicability import parse_constants
+        from ibcheck.simulate.verdict.applicability import parse_constants
 
         constants = parse_constants(args.constants)
     result = verdict_from_csv(args.data, args.claim, args.quantity, args.reading, args.predict, args.kind, args.margin, constants,
@@ -185,8 +185,8 @@ def cmd_verdict(args) -> int:
 
 
 def cmd_calibrate(args) -> int:
-    from ibcheck.simulate.calibrate import DEFAULT_BUDGET, calibrate, calibration_markdown
-    from ibcheck.simulate.rundir import clean
+    from ibcheck.simulate.compare.calibrate import DEFAULT_BUDGET, calibrate, calibration_markdown
+    from ibcheck.simulate.substrate.rundir import clean
 
     res = calibrate(args.trials, args.budget if args.budget is not None else DEFAULT_BUDGET, seed=args.seed, progress=not args.json)
     text = calibration_markdown(res)
@@ -216,11 +216,11 @@ def cmd_reproduce(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from ibcheck.simulate.full_report import ReportOptions, write_full_report
+    from ibcheck.simulate.report.index import ReportOptions, write_full_report
 
     constants = {}
     if args.constants:
-        from ibcheck.simulate.applicability import parse_constants
+        from ibcheck.simulate.verdict.applicability import parse_constants
 
         constants = parse_constants(args.constants)
     t0 = time.perf_counter()

@@ -35,7 +35,7 @@ def register(sub) -> None:
 
 def cmd_kkt(args) -> int:
     from ibcheck import api
-    from ibcheck.simulate.rundir import check_out_dir
+    from ibcheck.simulate.substrate.rundir import check_out_dir
 
     cfg = dict(data=args.data, d=args.d, k=args.k, n=args.n, sigma=args.sigma, width=args.width, starts=args.starts,
                include_global=args.global_, bias=not args.no_bias, seed=args.seed, max_patterns=args.max_patterns)
@@ -47,8 +47,8 @@ def cmd_kkt(args) -> int:
 
 
 def cmd_kkt_check(args) -> int:
-    from ibcheck.simulate.kkt_points import kkt_trajectory
-    from ibcheck.simulate.rundir import load_run
+    from ibcheck.simulate.substrate.rundir import load_run
+    from ibcheck.simulate.tools.kkt_search import kkt_trajectory
 
     run = load_run(args.run_dir)
     res = kkt_trajectory(run, args.seed, args.polish)

@@ -1,6 +1,6 @@
 """``ibcheck radius`` and ``ibcheck construct``: radii of the networks of a run directory.
 
-The computations live in :mod:`ibcheck.solvers.radius` and :mod:`ibcheck.simulate.radii`
+The computations live in :mod:`ibcheck.solvers.radius` and :mod:`ibcheck.simulate.tools.radii`
 (the API's ``radii``); this command reads the run directories, calls it, and saves the result
 (per-point CSV, robust-accuracy PNG, JSON).
 """
@@ -39,13 +39,13 @@ def register(sub) -> None:
 
 
 def _load(path: str):
-    from ibcheck.simulate.rundir import load_run
+    from ibcheck.simulate.substrate.rundir import load_run
 
     return load_run(path)  # a missing path, a file or a damaged run: one line naming it
 
 
 def cmd_radius(args) -> int:
-    from ibcheck.simulate.radii import radii
+    from ibcheck.simulate.tools.radii import radii
 
     run = _load(args.run_dir)
     overlay = [_load(p) for p in args.overlay]
@@ -67,8 +67,8 @@ def cmd_radius(args) -> int:
 
 
 def cmd_construct(args) -> int:
-    from ibcheck.simulate.radii import robust_construction
-    from ibcheck.simulate.rundir import check_out_dir
+    from ibcheck.simulate.substrate.rundir import check_out_dir
+    from ibcheck.simulate.tools.radii import robust_construction
 
     check_out_dir(args.out, args.overwrite)
     result = robust_construction(_load(args.source), args.which)

@@ -232,7 +232,7 @@ def cmd_growth(args) -> int:
 
 
 def cmd_scaling(args) -> int:
-    from ibcheck.simulate.reporting import scaling_report
+    from ibcheck.simulate.report.figures import scaling_report
 
     path = scaling_report(args.claims or None, args.out)
     print(f"wrote {path}", file=sys.stderr)
@@ -240,7 +240,7 @@ def cmd_scaling(args) -> int:
 
 
 def cmd_new_claim(args) -> int:
-    from ibcheck.simulate.scaffold import claim_template
+    from ibcheck.simulate.experiments.scaffold import claim_template
     from ibcheck.theory.atomic import write_text
 
     if os.path.exists(args.out) and not args.overwrite:

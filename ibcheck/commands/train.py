@@ -51,10 +51,10 @@ def register(sub) -> None:
 
 def cmd_train(args) -> int:
     from ibcheck import api
-    from ibcheck.simulate.models import ModelConfig
-    from ibcheck.simulate.rundir import check_out_dir, summary_json
-    from ibcheck.simulate.trainer import TrainConfig
-    from ibcheck.simulate.training import DataConfig, RunConfig
+    from ibcheck.simulate.substrate.models import ModelConfig
+    from ibcheck.simulate.substrate.rundir import check_out_dir, summary_json
+    from ibcheck.simulate.substrate.trainer import TrainConfig
+    from ibcheck.simulate.substrate.training import DataConfig, RunConfig
 
     check_out_dir(args.out, args.overwrite)
     cfg = RunConfig(

@@ -16,10 +16,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Sequence
 
+from ibcheck.simulate.reproductions.criteria import Criterion
 from ibcheck.theory.errors import InputError
 from ibcheck.theory.result import Result
-
-from .criteria import Criterion
 
 REPRODUCTIONS = {"fa-synthetic": "fa_synthetic", "fa-digits": "fa_digits", "ll20-margin": "ll20_margin", "shngs18": "shngs18",
                  "vys22": "vys22", "fvbs23": "fvbs23", "bcgt21": "bcgt21", "ssttm18": "ssttm18", "mv24": "mv24"}
@@ -66,7 +65,7 @@ class Reproduction(Result):
 
     def markdown(self, comparison_figures: Sequence[str] = ()) -> str:
         """The report section: parameters, the criteria table, notes, figures."""
-        from ..reporting import markdown_table
+        from ibcheck.simulate.report.figures import markdown_table
 
         rows = [{**r, "measured": _show(r["measured"]), "verdict": f"**{r['verdict']}**"} for r in self.rows]
         md = [f"# reproduce {self.reproduction}: {self.title}", "",
@@ -79,10 +78,9 @@ class Reproduction(Result):
 
     def save(self, directory: str) -> dict:  # type: ignore[override]
         """reproduce.md, reproduce.html (self-contained), the PNGs, reproduce.json, and each comparison in its subdirectory."""
+        from ibcheck.simulate.report.figures import write_html
+        from ibcheck.simulate.substrate.rundir import clean
         from ibcheck.theory.atomic import write_bytes, write_json, write_text
-
-        from ..reporting import write_html
-        from ..rundir import clean
 
         os.makedirs(directory, exist_ok=True)
         extra = []
@@ -110,7 +108,7 @@ def _show(x) -> str:
 
 def run_reproduction(name: str, quick: bool = True, idx_dir: str | None = None) -> Reproduction:
     """Run the reproduction ``name`` (one of ``REPRODUCTIONS``) at the quick or the source's size."""
-    from ..reporting import figure_png
+    from ibcheck.simulate.report.figures import figure_png
 
     if not isinstance(name, str) or name not in REPRODUCTIONS:
         raise InputError(f"unknown reproduction {name!r}: available are {', '.join(REPRODUCTIONS)}")
@@ -126,7 +124,7 @@ def run_reproduction(name: str, quick: bool = True, idx_dir: str | None = None) 
 
 def comparison_rows(m, comparison, quantity: str, source: str, note: str = "", first_only: bool = False) -> None:
     """One criterion per bound of a comparison (only the primary one with ``first_only``), judged by the comparison itself."""
-    from .criteria import Judged
+    from ibcheck.simulate.reproductions.criteria import Judged
 
     for r in comparison.record["results"][:1] if first_only else comparison.record["results"]:
         f = r["fits"][0]

@@ -63,7 +63,7 @@ class Holds:
 
 @dataclass(frozen=True)
 class Judged:
-    """The verdict of a comparison (fit, CI, drift and power rules of :mod:`simulate.verdict`)."""
+    """The verdict of a comparison (fit, CI, drift and power rules of :mod:`simulate.verdict.rules`)."""
 
     verdict: Verdict
     by: str = "the exponent comparison"

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from .criteria import AtLeast, AtMost, Measured, Reported, Within
+from ibcheck.simulate.reproductions.criteria import AtLeast, AtMost, Measured, Reported, Within
 
 
 def bracket(net, X, y, v) -> tuple[np.ndarray, np.ndarray]:
@@ -18,14 +18,13 @@ def bracket(net, X, y, v) -> tuple[np.ndarray, np.ndarray]:
 
 
 def measure(quick: bool) -> Measured:
+    from ibcheck.simulate.report.figures import cosine_figure, robust_accuracy_figure
+    from ibcheck.simulate.substrate.models import ModelConfig
+    from ibcheck.simulate.substrate.seeds import stream
+    from ibcheck.simulate.substrate.trainer import TrainConfig
+    from ibcheck.simulate.substrate.training import DataConfig, RunConfig, run
     from ibcheck.solvers.radius.curves import robust_accuracy
     from ibcheck.solvers.radius.universal import universal_directions
-
-    from ..models import ModelConfig
-    from ..reporting import cosine_figure, robust_accuracy_figure
-    from ..seeds import stream
-    from ..trainer import TrainConfig
-    from ..training import DataConfig, RunConfig, run
 
     d, k, n, m, pts = (256, 8, 320, 5, 100) if quick else (3072, 10, 1000, 5, 400)
     R = Measured("LPLL25's synthetic figure: 2-class vs k-class model", {"d": d, "k": k, "n": n, "m": m, "points": pts})

@@ -6,20 +6,19 @@ import math
 
 import numpy as np
 
-from .criteria import AtMost, Measured, Reported
+from ibcheck.simulate.reproductions.criteria import AtMost, Measured, Reported
 
 
 def measure(quick: bool) -> Measured:
+    from ibcheck.simulate.compare.driver import compare_claim
+    from ibcheck.simulate.reproductions import comparison_rows
+    from ibcheck.simulate.substrate.data import clusters
+    from ibcheck.simulate.substrate.measure import test_accuracy
+    from ibcheck.simulate.substrate.seeds import stream
     from ibcheck.solvers.kkt.search import kkt_search, random_start
     from ibcheck.solvers.radius.universal import flip_rate, universal_directions, universal_radius
     from ibcheck.theory import get_claim
     from ibcheck.theory.window import applicability_window
-
-    from ..compare import compare_claim
-    from ..data import clusters
-    from ..measure import test_accuracy
-    from ..seeds import stream
-    from . import comparison_rows
 
     R = Measured("FVBS23: KKT points and GD limits generalize but flip at sqrt(d/k); a sqrt(d)-robust network exists")
     for cid in ("FVBS23.thm.4_2", "FVBS23.thm.4_1"):

@@ -3,13 +3,12 @@ smoothed margin is monotone (LL20.thm.monotone); the direction tends to a KKT po
 the loss and norm rates (LL20.thm.rates) are compared with their own statistics."""
 from __future__ import annotations
 
-from .criteria import AtLeast, AtMost, Holds, Measured, Reported
+from ibcheck.simulate.reproductions.criteria import AtLeast, AtMost, Holds, Measured, Reported
 
 
 def _margin_figure(trajs: dict):
+    from ibcheck.simulate.report.figures import finish
     from ibcheck.theory.result import new_figure
-
-    from ..reporting import finish
 
     fig, ax = new_figure()
     for name, tr in trajs.items():
@@ -23,14 +22,13 @@ def _margin_figure(trajs: dict):
 
 
 def measure(quick: bool) -> Measured:
+    from ibcheck.simulate.compare.driver import compare_claim
+    from ibcheck.simulate.report.figures import markdown_table
+    from ibcheck.simulate.reproductions import comparison_rows
+    from ibcheck.simulate.substrate.models import ModelConfig
+    from ibcheck.simulate.substrate.trainer import TrainConfig
+    from ibcheck.simulate.substrate.training import DataConfig, RunConfig, run
     from ibcheck.solvers.kkt.certificate import eps_delta_kkt
-
-    from ..compare import compare_claim
-    from ..models import ModelConfig
-    from ..reporting import markdown_table
-    from ..trainer import TrainConfig
-    from ..training import DataConfig, RunConfig, run
-    from . import comparison_rows
 
     steps, target = (3000, -800) if quick else (20000, -800)
     R = Measured("LL20: normalized margin under a constant vs the loss-based learning rate", {"steps": steps})

@@ -2,12 +2,12 @@
 at the rate 1/log t, while the loss falls as 1/t (SHNGS18.thm.direction)."""
 from __future__ import annotations
 
-from .criteria import Measured
+from ibcheck.simulate.reproductions.criteria import Measured
 
 
 def measure(quick: bool) -> Measured:
-    from ..compare import compare_claim
-    from . import comparison_rows
+    from ibcheck.simulate.compare.driver import compare_claim
+    from ibcheck.simulate.reproductions import comparison_rows
 
     R = Measured("SHNGS18: logistic regression on separable data converges to the SVM direction")
     R.comparisons["compare"] = c = compare_claim("SHNGS18.thm.direction", quick=quick, progress=False)

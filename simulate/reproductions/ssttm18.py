@@ -7,14 +7,13 @@ import math
 
 import numpy as np
 
-from .criteria import AtLeast, AtMost, Measured, Reported
+from ibcheck.simulate.reproductions.criteria import AtLeast, AtMost, Measured, Reported
 
 
 def _threshold_figure(rows):
     """The robust sample threshold against d, one line per eps (each point a seed)."""
+    from ibcheck.simulate.report.figures import finish
     from ibcheck.theory.result import new_figure
-
-    from ..reporting import finish
 
     fig, ax = new_figure()
     for eps in sorted({r["eps"] for r in rows}):
@@ -28,9 +27,9 @@ def _threshold_figure(rows):
 
 
 def measure(quick: bool) -> Measured:
-    from ..claim_experiments import measure_ssttm18
-    from ..fit import fit_exponents
-    from ..seeds import rng
+    from ibcheck.simulate.experiments.builtin import measure_ssttm18
+    from ibcheck.simulate.stats.fit import fit_exponents
+    from ibcheck.simulate.substrate.seeds import rng
 
     R = Measured("SSTTM18: robust generalization needs more data (Gaussian model, l_inf)")
     rows = [{"d": d, "eps": eps, "seed": s, "value": measure_ssttm18({"d": d, "eps": eps}, s)["robust_sample_threshold"]}

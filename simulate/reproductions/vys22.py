@@ -6,16 +6,15 @@ import math
 
 import numpy as np
 
-from .criteria import AtMost, Judged, Measured, Reported
+from ibcheck.simulate.reproductions.criteria import AtMost, Judged, Measured, Reported
 
 
 def measure(quick: bool) -> Measured:
+    from ibcheck.simulate.compare.driver import compare_claim
+    from ibcheck.simulate.reproductions import comparison_rows
+    from ibcheck.simulate.substrate.data import sphere
     from ibcheck.solvers.kkt.search import kkt_search, random_start
     from ibcheck.solvers.radius.universal import universal_directions, universal_radius
-
-    from ..compare import compare_claim
-    from ..data import sphere
-    from . import comparison_rows
 
     R = Measured("VYS22: universal flipping perturbation of nets trained on random sphere data; which reading holds?")
     R.comparisons["compare"] = c = compare_claim("VYS22.thm.main", quick=quick, progress=False)

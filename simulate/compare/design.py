@@ -1,0 +1,117 @@
+"""The first stage of a comparison: a frozen :class:`Design` says what is measured and tested.
+
+A design names the claim and its experiment, the grid, the seeds, the fixed settings and the code
+version (which together key every stored row), and per tested bound its fit terms with the exponents
+as exact ``Fraction`` objects from the theory layer (:func:`ibcheck.theory.describe.exponent_fractions`).
+Nothing downstream reads exponents from strings.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Literal, Mapping
+
+import sympy as sp
+
+from ibcheck.simulate.stats.terms import Term, TermSpec, term_spec
+from ibcheck.theory.describe import exponent_fractions, tends_to_map
+from ibcheck.theory.errors import InputError
+from ibcheck.theory.evaluate import make_point
+from ibcheck.theory.growth import GrowthError
+
+TESTABLE = ("O", "o", "<=", "Omega", "omega", ">=", "Theta")
+PARAMS = {"L": "2"}  # parameters that enter exponents, at the value the experiments use (two-layer: L = 2)
+Offsets = Literal["fit", "known"]
+
+
+@dataclass(frozen=True)
+class BoundSpec:
+    """One tested bound: its quantity, kind, reading and fit terms.
+
+    ``offsets == "known"`` (explicit request only) moves the stated log factors to the left-hand
+    side as known offsets; the fit then tests only the power exponents, and the report says so."""
+
+    quantity: str
+    kind: str
+    reading: str | None
+    expr: str
+    spec: TermSpec
+    offsets: Offsets = "fit"
+    bound: object = field(default=None, compare=False, repr=False)
+
+    @property
+    def label(self) -> str:
+        return self.quantity + (f"[{self.reading}]" if self.reading else "")
+
+    @property
+    def terms(self) -> list[Term]:
+        return [t for t in self.spec.terms if self.offsets == "fit" or t.order == 0]
+
+    @property
+    def toward_zero(self) -> frozenset[str]:
+        """The fitted variables that tend to 0 (their power exponents are tested mirrored)."""
+        return frozenset(t.variable for t in self.spec.terms if t.toward_zero)
+
+    def predicted(self) -> dict[str, float]:
+        """The exponent per fitted term (floats for the numerical fit; exact in :attr:`spec`)."""
+        return {t.name: float(self.spec.exponent(t)) for t in self.terms}
+
+    def offset_table(self) -> dict[str, tuple[float, float]]:
+        """(log power, loglog power) per variable: non-empty only with ``offsets="known"``."""
+        if self.offsets != "known":
+            return {}
+        out: dict[str, tuple[float, float]] = {}
+        for t, x in self.spec.predicted:
+            if t.order:
+                p, q = out.get(t.variable, (0.0, 0.0))
+                out[t.variable] = (p + float(x), q) if t.order == 1 else (p, q + float(x))
+        return out
+
+
+def bound_specs(claim, fit_variables: list[str], quantities: tuple[str, ...] | None = None, offsets: Offsets = "fit",
+                reading: str | None = None) -> list[BoundSpec]:
+    """Every testable bound of ``claim`` (of ``quantities`` when given) as a :class:`BoundSpec`."""
+    if offsets not in ("fit", "known"):
+        raise InputError(f"offsets={offsets!r} is not one of fit, known")
+    point = make_point(claim, {k: v for k, v in PARAMS.items() if k in claim.variable_names})
+    zero = frozenset(v for v, w in tends_to_map(claim).items() if w == "0") & set(fit_variables)
+    out = []
+    for b in claim.bounds:
+        if b.kind not in TESTABLE or (quantities is not None and b.quantity not in quantities):
+            continue
+        if reading is not None and b.reading != reading:
+            continue
+        try:
+            e = exponent_fractions(claim, b, point)
+        except GrowthError as err:
+            raise InputError(f"{claim.id}: the bound on {b.quantity} has no power-law exponents to fit ({err})") from None
+        tables = []
+        for table in (e.power, e.log, e.loglog):
+            row = {}
+            for v in fit_variables:
+                x = table.get(v, Fraction(0))
+                if not isinstance(x, Fraction):
+                    raise InputError(f"{claim.id}: the exponent of {v} in the bound on {b.quantity} is {x}, not a number; "
+                                     f"give the claim's parameters a value")
+                row[v] = x
+            tables.append(row)
+        out.append(BoundSpec(b.quantity, b.kind, b.reading, sp.sstr(b.expr), term_spec(fit_variables, *tables, toward_zero=zero), offsets, b))
+    return out
+
+
+@dataclass(frozen=True)
+class Design:
+    """What one comparison measures and tests (frozen: every later stage reads it, none changes it)."""
+
+    claim: str
+    experiment: str
+    grid: Mapping[str, tuple]
+    seeds: int
+    fixed: Mapping[str, object]
+    code_version: str
+    fit_variables: tuple[str, ...]
+    trajectory: bool
+    bounds: tuple[BoundSpec, ...]
+    restriction: Mapping[str, float] = field(default_factory=dict)
+    margin: float = 0.1
+    margin_log: float = 0.25

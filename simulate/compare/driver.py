@@ -1,0 +1,517 @@
+"""Theory against simulation for one claim: the stages, in the order data flow through them.
+
+1. :class:`~simulate.compare.design.Design` (frozen): grid, seeds, fixed settings, code version, and per
+   bound its fit terms with exact exponents from ``theory``.
+2. :class:`~simulate.sweep.store.SweepStore`: the SQLite file (rows, ledger, lock).
+3. :class:`~simulate.sweep.executor.Executor`: runs the tasks the store lacks, with the resolved experiment.
+4. :class:`~simulate.sweep.measurements.Measurements`: the stored rows as fit rows (a CSV gives the same).
+5. :func:`~simulate.verdict.analysis.analyze`: fit, drift, power and verdict per bound
+   (:class:`~simulate.verdict.analysis.BoundAnalysis`), with the hypotheses at every cell
+   (:mod:`simulate.verdict.applicability`).
+6. :class:`~simulate.verdict.sequential.SequentialPolicy`: the level of each look (exact boundaries) and
+   the next round, within a budget of deterministic work.
+7. :class:`~simulate.compare.result.ComparisonResult`: the typed result, the only producer of
+   summary.json; ``save`` writes the report (:mod:`simulate.report.comparison`).
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import time
+from dataclasses import dataclass, replace
+from typing import Mapping
+
+from ibcheck.simulate.compare.design import PARAMS, TESTABLE, BoundSpec, Design, bound_specs
+from ibcheck.simulate.compare.result import BoundResult, Comparison, ComparisonResult, TermResult
+from ibcheck.simulate.experiments.builtin import Experiment, experiment_for
+from ibcheck.simulate.experiments.window import design_cell, run_cell_keys
+from ibcheck.simulate.stats.censored import decode
+from ibcheck.simulate.stats.terms import SHIFTS, parse_term
+from ibcheck.simulate.substrate.rundir import clean
+from ibcheck.simulate.sweep.executor import Executor
+from ibcheck.simulate.sweep.measurements import Measurements
+from ibcheck.simulate.sweep.store import SweepStore
+from ibcheck.simulate.sweep.tasks import Task, code_version, task_key
+from ibcheck.simulate.verdict.analysis import Analysis, BoundAnalysis, analyze
+from ibcheck.simulate.verdict.applicability import Applicability, applicability
+from ibcheck.simulate.verdict.kkt import at_thresholds, decide_reading, kkt_cells, transfer_cells
+from ibcheck.simulate.verdict.rounds import CellKey, cell_key, needed_for_decision
+from ibcheck.simulate.verdict.sequential import RULES, SequentialPolicy
+from ibcheck.theory import get_claim
+from ibcheck.theory.argtypes import require_float, require_int
+from ibcheck.theory.errors import InputError
+
+LN10 = math.log(10.0)
+__all__ = ["PARAMS", "TESTABLE", "BoundResult", "CompareOptions", "Comparison", "ComparisonResult", "TermResult", "compare_claim",
+           "compare_and_save"]
+
+
+def parse_grid(items: list[str] | None) -> dict | None:
+    """``["d=64,128,256", "k=2,4,8"]`` -> ``{"d": [64, 128, 256], "k": [2, 4, 8]}``."""
+    if not items:
+        return None
+    grid = {}
+    for item in items:
+        if "=" not in item:
+            raise InputError(f"--grid expects VAR=v1,v2,... (e.g. d=64,128,256), got {item!r}")
+        name, vals = item.split("=", 1)
+        out = []
+        for v in vals.split(","):
+            try:
+                x = float(v)
+            except ValueError:
+                raise InputError(f"--grid {name}: {v!r} is not a number") from None
+            if not (math.isfinite(x) and x > 0):
+                raise InputError(f"--grid {name}: {v} is out of range: grid values must be numbers > 0")
+            out.append(int(x) if x.is_integer() else x)
+        if len(set(out)) != len(out):
+            raise InputError(f"--grid {name} repeats a value: {vals}")
+        grid[name] = sorted(out)
+    return grid
+
+
+def _initial_cells(grid: dict, seeds: int) -> dict[CellKey, int]:
+    names = list(grid)
+    return {cell_key(dict(zip(names, combo))): seeds for combo in itertools.product(*(grid[n] for n in names))}
+
+
+def _tasks(exp: Experiment, cells: dict[CellKey, int], version: str, fixed: dict) -> list[Task]:
+    tasks = []
+    for key, n in sorted(cells.items(), key=lambda kv: [str(x) for x in kv[0]]):
+        cell = dict(key)
+        for s in range(n):
+            tasks.append(Task(task_key(exp.claim, exp.name, cell, s, fixed, version), exp.claim, exp.name, cell, s, dict(fixed)))
+    return tasks
+
+
+def _fit_variable_names(exp: Experiment, claim, grid: dict) -> list[str]:
+    if exp.trajectory:
+        return [exp.time_variable or ("T" if "T" in claim.variable_names else "t")]
+    fv = []
+    for v, vals in grid.items():
+        if len(vals) >= 3:
+            fv.append(v)
+        elif len(vals) == 2:
+            raise InputError(f"--grid {v} has 2 values: a fitted variable needs at least 3 (or give 1 to hold it fixed)")
+    if not fv:
+        raise InputError("the grid has no variable with at least 3 values to fit")
+    return fv
+
+
+def _data_rows(exp: Experiment, rows: list[dict], quantity: str, fit_vars: list[str], keep=None, cell_vars=()) -> list[dict]:
+    """Fit rows of one quantity (see :meth:`Measurements.from_store`)."""
+    return Measurements.from_store(exp, rows, quantity, fit_vars, keep, list(cell_vars)).fit_rows(fit_vars)
+
+
+def row_counts(rows: list[dict], quantities, cell_vars: list[str]) -> list[dict]:
+    """Per cell: rows stored, failed (or diverged), and censored per quantity (bounds, not values)."""
+    cells: dict = {}
+    for r in rows:
+        key = cell_key({v: r[v] for v in cell_vars})
+        c = cells.setdefault(key, {"cell": dict(key), "rows": 0, "failed": 0, "censored": {q: 0 for q in quantities}})
+        c["rows"] += 1
+        if r["status"] != "ok" or not isinstance(r["value"], dict):
+            c["failed"] += 1
+            continue
+        for q in quantities:
+            if decode(r["value"].get(q))[1] is not None:
+                c["censored"][q] += 1
+    return [cells[k] for k in sorted(cells, key=lambda k: [str(x) for x in k])]
+
+
+def censoring_note(counts: list[dict], quantity: str, threshold: float = 0.05) -> str | None:
+    """The cells where censored or failed rows pass ``threshold`` of the cell, named (None if none)."""
+    parts = []
+    for c in counts:
+        n = c["rows"]
+        cens, failed = c["censored"].get(quantity, 0), c["failed"]
+        if n and (cens > threshold * n or failed > threshold * n):
+            where = " ".join(f"{k}={v:g}" for k, v in c["cell"].items())
+            what = [f"{cens} censored" if cens else "", f"{failed} failed" if failed else ""]
+            parts.append(f"{where}: {' and '.join(w for w in what if w)} of {n}")
+    return "; ".join(parts) if parts else None
+
+
+EXTRAPOLATED = "extrapolated: the hypotheses fail at every simulated cell, so this tests the stated scaling beyond the theorem"
+
+
+def _label(quantity: str, reading: str | None) -> str:
+    return quantity + (f"[{reading}]" if reading else "")
+
+
+def _analyze_all(exp: Experiment, claim, rows: list[dict], fit_vars: list[str], cell_vars: list[str], margin: float, alpha: float,
+                 keep=None, bootstrap: bool = True, extrapolate: bool = True, offsets: str = "fit", restriction=None,
+                 margin_log: float = 0.25, specs: tuple[BoundSpec, ...] | None = None) -> list[dict]:
+    """Every testable bound of every measured quantity (``specs``, the design's), analysed at level ``alpha``."""
+    results = []
+    for spec in specs if specs is not None else bound_specs(claim, fit_vars, tuple(exp.quantities), offsets):
+        data = _data_rows(exp, rows, spec.quantity, fit_vars, keep, cell_vars)
+        if not data:
+            continue
+        an = analyze(data, fit_vars, spec.kind, spec.predicted(), spec.offset_table(), margin, alpha, bootstrap=bootstrap,
+                     cells_used="all" if keep is None else "inside", extrapolate=extrapolate, trajectory=exp.trajectory,
+                     restriction=restriction, margin_log=margin_log, toward_zero=spec.toward_zero)
+        results.append(BoundAnalysis(spec, an, tuple(data)))
+    return results
+
+
+def _decisive(results: list[dict]) -> bool:
+    return bool(results) and not _undecided(results)
+
+
+def _undecided(results: list[dict]) -> list[tuple]:
+    """(fit cells, variables, variable, extend) for every exponent still open (see Analysis.open_exponents)."""
+    return [(r.analysis.fit.cells, r.analysis.terms, v, ext) for r in results for v, ext in r.analysis.open_exponents()]
+
+
+def _ci_widths(results: list[dict]) -> dict:
+    return {r.label: {v: ci[1] - ci[0] for v, ci in r.analysis.fit.ci.items()} for r in results}
+
+
+def _deciding_term(an: Analysis) -> str:
+    """The term that carries the first variable's test: its log term when its power is pinned."""
+    from ibcheck.simulate.verdict.rules import pinned
+
+    chain = [t.name for t in an.terms if t.variable == an.variables[0]]
+    for name in chain[:-1]:
+        if not pinned(an.judgements[name].plain):
+            return name
+    return chain[-1]
+
+
+def _result_json(r: dict, app: Applicability | None, counts: list[dict] | None = None) -> dict:
+    an: Analysis = r.analysis
+    v0 = _deciding_term(an)
+    j0 = an.judgements[v0]
+    reason = an.reason
+    if app is not None and app.total and app.inside == 0 and any(not h["qualitative"] and not h["skipped"] for h in app.hypotheses.values()):
+        reason = f"{EXTRAPOLATED}; {reason}"
+    note = censoring_note(counts, r.quantity) if counts else None
+    if note:
+        reason = (f"{reason}; rows that are bounds or failed above 5% of a cell ({note}): censored rows enter the fit as bounds "
+                  "(Tobit), failed rows are not measurements")
+    return {
+        "quantity": r.quantity, "kind": r.kind, "reading": r.reading, "expr": r.expr, "label": r.label,
+        "fits": an.fits_json(), "verdict": an.verdict, "reason": reason, "cells_used": an.cells_used,
+        "negative_control": {"variable": v0, "exponent_tested": j0.negative_control.predicted, "verdict": j0.negative_control.verdict,
+                             "has_power": an.power["has_power"]},
+        "power": an.power, "drift": {v: d.as_json() for v, d in an.drift.items()},
+        "extrapolated": {v: e.as_json() for v, e in an.extrapolated.items()},
+        "df": an.fit.df, "cells": an.fit.n_cells, "dropped_rows": an.fit.dropped, "alpha": an.alpha, "notes": list(an.notes),
+        "runs": an.fit.runs if an.fit.trajectory else None, "per_run": an.fit.per_run or None,
+        "curvature": an.fit.curvature, "interaction": an.fit.interaction,
+        "cell_table": [{**{v: c[v] for v in an.variables}, **{"log_" + v: c["log_" + v] for v in an.variables},
+                        "mean_log": c["mean_log"], "sd_log": c["sd_log"], "n_seeds": c["n_seeds"], "residual": c.get("residual")}
+                       for c in an.fit.cells],
+    }
+
+
+def verdict_summary(results: list[dict], res_json: list[dict], app: Applicability | None) -> dict:
+    """The summary.json keys every judged comparison shares (compare and ``ibcheck verdict``):
+    the primary bound's fits, verdict, reason, negative control and power, every reading, and
+    per bound the drift and the extrapolated exponents."""
+    primary, pa = res_json[0], results[0].analysis
+    v0 = pa.variables[0]
+    return {
+        "fits": [{k: f[k] for k in ("variable", "estimate", "ci_low", "ci_high", "predicted", "verdict")} for f in primary["fits"]],
+        "verdict": primary["verdict"], "reason": primary["reason"],
+        "negative_control": {k: primary["negative_control"][k] for k in ("exponent_tested", "verdict", "has_power")},
+        "readings": {r["reading"]: r["verdict"] for r in res_json if r["reading"]} or None,
+        "applicability": app.as_json() if app else None,
+        "drift": {r["label"]: r["drift"] for r in res_json},
+        "extrapolated": {"quantity": primary["label"], "variable": v0, "estimate": pa.extrapolated[v0].estimate,
+                         "ci": list(pa.extrapolated[v0].ci) if pa.extrapolated[v0].ci else None,
+                         "all": {r["label"]: r["extrapolated"] for r in res_json}},
+        "power": {"has_power": pa.power["has_power"], "detectable_deviation": pa.power["detectable_deviation"],
+                  "all": {r["label"]: r["power"] for r in res_json}},
+    }
+
+
+def _what_would_decide(results: list[dict], seconds: float, tasks: int) -> list[dict]:
+    """For each undecided exponent: the SE that would decide it, and the budget that would buy it (if seed noise)."""
+    out = []
+    for r in results:
+        an: Analysis = r.analysis
+        for v, j in an.judgements.items():
+            if j.verdict != "inconclusive":
+                continue
+            need = needed_for_decision(j.plain.kind, an.fit.estimate[v], an.fit.se[v], an.fit.df, an.predicted[v], an.margins.get(v, an.margin),
+                                       an.alpha, shift=SHIFTS[parse_term(v).order])
+            f = need["factor"]
+            if math.isfinite(f):
+                text = (f"about {f:.1f}x the measurements ({f * seconds:.0f} s of budget in reference seconds, {math.ceil(f * tasks)} tasks) "
+                        f"would bring the SE from {an.fit.se[v]:.3g} to {need['se_needed']:.3g}, if the spread is seed noise; "
+                        "a drift or lack of fit shrinks only with a larger grid")
+            else:
+                text = "the estimate sits on a decision boundary: more seeds cannot decide it; a grid reaching larger scale can"
+            out.append({"label": r.label, "variable": v, "se": an.fit.se[v], "se_needed": need["se_needed"],
+                        "factor": f if math.isfinite(f) else None, "budget_seconds": f * seconds if math.isfinite(f) else None, "text": text})
+    return out
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    """How one claim is swept and judged.
+
+    ``grid`` maps each swept variable to its values (default: the experiment's grid, or its quick
+    grid with ``quick``); ``seeds`` per cell (default: the experiment's); ``budget`` work (reference
+    seconds: each task weighted by its experiment's declared cost) of rounds that grow the sweep until
+    every exponent is decided, alpha spent by ``spending``; ``max_seconds`` a wall-clock cap;
+    ``workers``, ``scheduler`` or ``dask`` run the tasks in parallel; ``margin`` is the equivalence
+    margin of an exponent; ``inside_only`` fits only the cells where the hypotheses hold, with
+    ``constants`` for the claim's unknown constants; ``bootstrap`` adds BCa intervals. ``margin_log`` is a
+    log exponent's margin; ``offsets="known"`` (explicit request) takes stated log factors as known instead
+    of fitting them; ``fit_from`` ({variable: x0}) fits only rows with variable >= x0 (late times)."""
+
+    grid: Mapping[str, list] | None = None
+    seeds: int | None = None
+    budget: float | None = None
+    quick: bool = False
+    workers: int = 1
+    scheduler: str | None = None
+    dask: bool = False
+    margin: float = 0.1
+    progress: bool = True
+    inside_only: bool = False
+    constants: Mapping[str, float] | None = None
+    spending: str = "pocock"
+    bootstrap: bool = True
+    margin_log: float = 0.25
+    offsets: str = "fit"
+    fit_from: Mapping[str, float] | None = None
+    max_seconds: float | None = None
+
+    def __post_init__(self):
+        if self.seeds is not None:
+            require_int("seeds", self.seeds, 1)
+        require_int("workers", self.workers, 1)
+        require_float("margin", self.margin, 0.0, strict=True)
+        if self.budget is not None:
+            require_float("budget", self.budget, 0.0, strict=True)
+        require_float("margin_log", self.margin_log, 0.0, strict=True)
+        if self.offsets not in ("fit", "known"):
+            raise InputError(f"offsets={self.offsets!r} is not one of fit (every stated exponent is fitted), known (log factors as "
+                             "known offsets)")
+        if self.max_seconds is not None:
+            require_float("max_seconds", self.max_seconds, 0.0, strict=True)
+        for v, x in (self.fit_from or {}).items():
+            require_float(f"from {v}", x, 0.0, strict=True)
+        if self.spending not in RULES:
+            raise InputError(f"spending={self.spending!r} is not one of {', '.join(RULES)}")
+
+
+def compare_claim(claim_id: str, options: CompareOptions | None = None, store: str | None = None, **fields) -> Comparison:
+    """Sweep, judge and summarize one claim (see the module docstring) with ``options`` (a
+    :class:`CompareOptions`, or its fields as keywords). ``store`` is the SQLite file of sweep rows,
+    which makes the sweep resumable (default: a temporary file, gone afterwards). Nothing is
+    written but the store; ``Comparison.save`` writes the report."""
+    try:
+        o = replace(options, **fields) if options is not None else CompareOptions(**fields)
+    except TypeError as err:
+        raise InputError(f"compare: {err}") from None
+    if store is None:
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="ibcheck-compare-") as tmp:
+            c = compare_claim(claim_id, o, os.path.join(tmp, "sweep.sqlite"))
+        fixed, version = c.record["fixed"], c.record["code_version"]
+        prov = (f"every number comes from the rows of this comparison (results.parquet when saved; the sweep store was temporary): "
+                f"keyed by (claim, experiment, cell, seed, fixed {fixed}, code {version})")
+        return ComparisonResult({**c.record, "provenance": prov}, c.results, c.rows, c.claim, c.experiment)
+    quick, workers, scheduler, dask, margin, progress = o.quick, o.workers, o.scheduler, o.dask, o.margin, o.progress
+    budget, inside_only, constants, spending, bootstrap = o.budget, o.inside_only, o.constants, o.spending, o.bootstrap
+    claim = get_claim(claim_id)
+    exp = experiment_for(claim_id)
+    grid = dict(o.grid) if o.grid else (exp.quick_grid if quick else exp.grid)
+    seeds = o.seeds if o.seeds is not None else (exp.quick_seeds if quick else exp.seeds)
+    for c in constants or {}:
+        if c not in claim.constants:
+            raise InputError(f"--constants {c}: {claim.id} has no constant {c!r}; its constants are {', '.join(claim.constants) or 'none'}")
+    fit_vars = _fit_variable_names(exp, claim, grid)
+    cell_vars = list(grid)
+    for v in o.fit_from or {}:
+        if v not in fit_vars:
+            raise InputError(f"--from {v}: {v} is not a fitted variable here; the fitted variables are {', '.join(fit_vars)}")
+    fixed = exp.fixed_at(quick)
+    version = code_version()
+    design = Design(claim.id, exp.name, {v: tuple(x) for v, x in grid.items()}, seeds, dict(fixed), version, tuple(fit_vars),
+                    exp.trajectory, tuple(bound_specs(claim, fit_vars, tuple(exp.quantities), o.offsets)),
+                    dict(o.fit_from or {}), margin, o.margin_log)
+    how = {"offsets": o.offsets, "restriction": dict(design.restriction), "margin_log": design.margin_log, "specs": design.bounds}
+    if inside_only:
+        _precheck_inside(claim, exp, grid, fixed, constants, fit_vars)
+    db = store
+    design_id = task_key(exp.claim, exp.name, {}, 0, fixed, version)
+    policy = SequentialPolicy(spending)
+    cost = exp.cost_of
+    rounds, totals, results, app, look = [], {"tasks": 0, "ran": 0, "skipped": 0, "failed": 0}, [], None, None
+    t_start = time.perf_counter()
+    capped = False
+    runs = run_cell_keys(exp, claim, grid, constants)  # a window design: only its inside cells (None: the whole grid)
+    with SweepStore(db) as st:
+        cells = {k: n for k, n in _initial_cells(grid, seeds).items() if runs is None or k in runs}
+        stored = st.stored_cells(exp.claim, exp.name, dict(fixed), version)
+        continued = bool(stored) and any(n > cells.get(k, 0) for k, n in stored.items())
+        for k, n in stored.items():  # every stored row of this design is analysed (a rerun continues from them)
+            cells[k] = max(cells.get(k, 0), n)
+        plan_text = "initial grid" + (" and the cells of earlier runs" if continued else "")
+        with Executor(workers, scheduler, dask, progress) as executor:
+            while True:
+                t_round = time.perf_counter()
+                tasks = _tasks(exp, cells, version, fixed)
+                counts = executor.run(st, tasks, version, exp)
+                for k in ("ran", "failed"):
+                    totals[k] += counts[k]
+                totals["tasks"] = counts["tasks"]
+                keys = [t.key for t in tasks]
+                rows = st.rows(keys)
+                app = applicability(claim, exp, rows, cell_vars, fixed, constants)
+                keep = app.inside_keys() if inside_only else None
+                if inside_only:
+                    _check_inside_count(app, fit_vars)
+                work = sum(cost(dict(k)) * n for k, n in cells.items())  # deterministic: the design's declared cost
+                past = st.looks(design_id)
+                look = policy.level(past, keys, work, budget)
+                alpha = look.alpha
+                results = _analyze_all(exp, claim, rows, fit_vars, cell_vars, margin, alpha, keep, bootstrap=False, extrapolate=False, **how)
+                plan = None
+                wall = time.perf_counter() - t_start
+                capped = o.max_seconds is not None and wall >= o.max_seconds
+                if budget and not _decisive(results) and not look.repeated and look.fraction < 1.0 and not capped:
+                    plan = policy.next_round(_undecided(results), cells, cell_vars, cost, work, budget, exp.max_grid, seeds,
+                                             exp.trajectory)
+                    if plan is None:
+                        # no further round fits: this is the final look, it spends what is left
+                        look = policy.level(past, keys, budget, budget)
+                        alpha = look.alpha
+                        results = _analyze_all(exp, claim, rows, fit_vars, cell_vars, margin, alpha, keep, bootstrap=False,
+                                               extrapolate=False, **how)
+                elif budget and capped and not _decisive(results) and not look.repeated and look.fraction < 1.0:
+                    look = policy.level(past, keys, budget, budget)  # the wall-clock cap ends the sweep: a final look
+                    alpha = look.alpha
+                    results = _analyze_all(exp, claim, rows, fit_vars, cell_vars, margin, alpha, keep, bootstrap=False,
+                                           extrapolate=False, **how)
+                if budget is not None or past:
+                    st.record_look(design_id, look, keys)
+                rounds.append({"round": len(rounds), "added": plan_text, "tasks_run": counts["ran"], "tasks_total": counts["tasks"],
+                               "seconds": time.perf_counter() - t_round, "work": work, "look": look.as_json(),
+                               "alpha": alpha, "ci_width": _ci_widths(results),
+                               "verdicts": {r.label: r.analysis.verdict for r in results}})
+                if plan is None:
+                    break
+                for k, n in plan.seeds.items():
+                    cells[k] = cells[k] + n
+                for k, n in plan.new_cells.items():
+                    if runs is None or design_cell(exp, claim, dict(k), constants).inside:  # a window design never adds an outside cell
+                        cells[k] = max(cells.get(k, 0), n)
+                plan_text = plan.describe()
+    statuses: dict[str, int] = {}
+    for r in rows:
+        statuses[r["status"]] = statuses.get(r["status"], 0) + 1
+    if not results:
+        raise InputError(f"{claim_id}: no successful measurements to fit ({statuses})")
+    # the final look again with what does not enter the verdicts: BCa intervals and the correction-to-scaling fit
+    results = _analyze_all(exp, claim, rows, fit_vars, cell_vars, margin, alpha, keep, bootstrap=bootstrap, extrapolate=True, **how)
+    seconds = time.perf_counter() - t_start
+    counts = row_counts(rows, exp.quantities, cell_vars)
+    res_json = [_result_json(r, app, counts) for r in results]
+    for rj in res_json:
+        rj["trivial"] = _trivial(rows)
+    kkt_record = _kkt_record(exp, claim, rows, cell_vars, fit_vars, margin, alpha, keep, how) if exp.kkt else {}
+    grid_now = {v: sorted({dict(k)[v] for k in cells}) for v in cell_vars}
+    summary = {
+        "claim": claim.id, "title": claim.title, "status": claim.status, "flags": claim.flags, "experiment": exp.description,
+        "grid": grid_now, "initial_grid": grid, "seeds": seeds, "fit_variables": fit_vars, "margin": margin,
+        "margin_log": o.margin_log, "offsets": o.offsets, "fit_from": dict(o.fit_from or {}) or None,
+        **verdict_summary(results, res_json, app),
+        "rounds": rounds, "budget": budget, "spending": spending if budget else None, "alpha": alpha,
+        "work": {"units": "reference seconds (the experiment's declared cost per task)", "used": rounds[-1]["work"] if rounds else 0.0,
+                 "budget": budget, "wall_seconds": time.perf_counter() - t_start, "wall_cap": o.max_seconds, "cap_bound": capped},
+        "inside_only": inside_only, "constants": dict(constants or {}),
+        "would_decide": _what_would_decide(results, rounds[-1]["work"] if rounds else 0.0, len(rows)),
+        "censored": [{"cell": c["cell"], "rows": c["rows"], "censored": c["censored"], "failed": c["failed"]} for c in counts],
+        "results": res_json,
+        "reading": decide_reading(res_json),
+        **kkt_record,
+        "tasks": {**totals, "skipped": totals["tasks"] - totals["ran"]}, "task_status": statuses, "seconds": seconds,
+        "code_version": version, "fixed": fixed,
+        "design": {"claim": design.claim, "experiment": design.experiment, "fit_variables": list(design.fit_variables),
+                   "trajectory": design.trajectory, "bounds": [{"label": b.label, "kind": b.kind, "terms": {t.name: str(x) for t, x in
+                                                                 b.spec.predicted}} for b in design.bounds]},
+        "provenance": f"every number comes from {db}: rows keyed by (claim, experiment, cell, seed, fixed {fixed}, code {version})",
+    }
+    return ComparisonResult(summary, tuple(results), tuple(rows), claim, exp)
+
+
+def _trivial(rows: list[dict]) -> str | None:
+    """Why the rows test nothing, when every measured row says so (``trivial``: e.g. a sample threshold of n = 1,
+    which satisfies any bound "n >= ..."), else None. Such a row is shown, never counted as decided."""
+    vals = [r["value"] for r in rows if r.get("status") == "ok" and isinstance(r.get("value"), dict)]
+    if vals and all(v.get("trivial") is True for v in vals):
+        return "trivial: the measured threshold is n = 1 (the smallest sample) at every cell, so the bound holds whatever it states"
+    return None
+
+
+def _kkt_record(exp: Experiment, claim, rows: list[dict], cell_vars: list[str], fit_vars: list[str], margin: float, alpha: float,
+                keep, how: dict) -> dict:
+    """``kkt`` (per cell: networks trained and certified, the largest eps and delta), ``kkt_half`` (every verdict again
+    with the certificate thresholds halved) and, where measured, ``transfer`` (FVBS23.thm.4_2)."""
+    kkt = kkt_cells(rows, cell_vars)
+    vals = [r["value"] for r in rows if isinstance(r.get("value"), dict) and r["value"].get("kkt_eps_threshold")]
+    half = {}
+    if vals:
+        eps, delta = vals[0]["kkt_eps_threshold"] / 2, vals[0]["kkt_delta_threshold"] / 2
+        for q in exp.quantities:
+            hrows = at_thresholds(rows, q, eps, delta)
+            try:
+                hres = _analyze_all(exp, claim, hrows, fit_vars, cell_vars, margin, alpha, keep, bootstrap=False, extrapolate=False,
+                                    **{**how, "specs": tuple(b for b in how["specs"] if b.quantity == q)})
+            except InputError as err:
+                half.update({q: {"verdict": "not fitted", "reason": str(err)}})
+                continue
+            half.update({r.label: {"verdict": r.analysis.verdict, "eps": eps, "delta": delta,
+                                   "rows_left": sum(h.get("status") != "failed" for h in hrows)} for r in hres})
+    out = {"kkt": kkt, "kkt_half": half}
+    if any(isinstance(r.get("value"), dict) and "transfer_pairs" in r["value"] for r in rows):
+        out["transfer"] = transfer_cells(rows, cell_vars)
+    return out
+
+
+def _min_inside(fit_vars: list[str]) -> int:
+    return len(fit_vars) + 2
+
+
+def _check_inside_count(app: Applicability, fit_vars: list[str]) -> None:
+    need = _min_inside(fit_vars)
+    if app.inside < need:
+        raise InputError(f"--inside-only: {app.inside} of {app.total} cells lie inside the hypotheses' window; "
+                         f"a fit over {', '.join(fit_vars)} needs at least {need} ({app.describe()})")
+
+
+def _precheck_inside(claim, exp: Experiment, grid: dict, fixed: dict, constants, fit_vars: list[str]) -> None:
+    """Count the cells inside the window before running anything, where no hypothesis needs a measured value."""
+    rows = [{**dict(k), "seed": 0, "status": "ok", "value": {}} for k in _initial_cells(grid, 1)]
+    app = applicability(claim, exp, rows, list(grid), fixed, constants)
+    if all(v is not None for c in app.cells for v in c["hypotheses"].values()):
+        _check_inside_count(app, fit_vars)
+
+
+def compare_and_save(claim_id: str, out: str, **options) -> dict:
+    """:func:`compare_claim` with its store in ``out`` (so a rerun resumes) and the report saved there;
+    returns the summary as written to summary.json (with its ``files``)."""
+    from ibcheck.theory.outdir import check_out
+
+    check_out(out)
+    created = not os.path.isdir(out)
+    os.makedirs(out, exist_ok=True)
+    try:
+        comparison = compare_claim(claim_id, store=os.path.join(out, "sweep.sqlite"), **options)
+    except InputError:
+        if created:  # bad input leaves nothing behind
+            import shutil
+
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+    files = comparison.save(out)
+    return clean({**comparison.record, "files": files})

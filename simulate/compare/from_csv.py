@@ -1,0 +1,296 @@
+"""Bring your own measurements: a verdict from a CSV file (``ibcheck verdict``).
+
+The CSV has a column per variable (``d``, ``k``, ``n``, ``T``, ...), a ``value`` column (the
+measured quantity, > 0) and optionally a ``seed`` column. The same pipeline as
+``ibcheck compare`` judges it (:func:`simulate.verdict.analysis.analyze`: fit, drift, extrapolation,
+power, verdict) and writes the same report. The prediction comes from a claim of the registry
+(``--claim``, ``--quantity``, ``--reading``) or is given directly (``--predict 'd=1/2,k=-1/2'``
+with ``--kind``).
+
+Every check happens before any file is written: a bad file gets one line naming the column and
+the row.
+"""
+from __future__ import annotations
+
+import csv
+import math
+import os
+from dataclasses import dataclass
+from fractions import Fraction
+
+import sympy as sp
+
+from ibcheck.simulate.stats.terms import parse_term
+from ibcheck.simulate.sweep.measurements import Measurements
+from ibcheck.theory.argtypes import require_float
+from ibcheck.theory.errors import InputError
+
+KINDS = ("O", "Omega", "Theta")
+
+
+@dataclass
+class Table:
+    """A validated CSV: the variable columns and one row per measurement."""
+
+    path: str
+    variables: list[str]
+    rows: list[dict]  # {variable: float, "value": float, "seed": str|None, "row": line number}
+
+
+def read_table(path: str, allowed: list[str] | None = None, required: tuple[str, ...] = ()) -> Table:
+    """Read and validate a measurements CSV (see the module docstring)."""
+    if not os.path.isfile(path):
+        raise InputError(f"--data {path}: no such file")
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as f:  # utf-8-sig: a byte-order mark is not part of the first name
+            text = f.read()
+    except UnicodeDecodeError as err:
+        raise InputError(f"--data {path} is not UTF-8 text (byte {err.start}): save the CSV as UTF-8") from None
+    if not text.strip():
+        raise InputError(f"--data {path} is empty: it needs a header (a column per variable, value, optional seed) and rows")
+    reader = csv.DictReader(text.splitlines())
+    raw_header = [(h or "").strip() for h in (reader.fieldnames or [])]
+    # 'Seed', 'VALUE': the two reserved columns are matched without case; variables keep their names
+    header = [h.lower() if h.lower() in ("seed", "value") else h for h in raw_header]
+    reader.fieldnames = header
+    if "value" not in header:
+        raise InputError(f"--data {path}: missing column 'value' (the header is {', '.join(header) or 'empty'})")
+    variables = [h for h in header if h not in ("value", "seed")]
+    if not variables:
+        raise InputError(f"--data {path}: missing variable columns: give a column per variable (e.g. d, k) beside 'value'")
+    if len(set(header)) != len(header):
+        raise InputError(f"--data {path}: a column name is repeated in the header ({', '.join(header)})")
+    for v in required:
+        if v not in variables:
+            raise InputError(f"--data {path}: missing column {v!r} (named in --predict); the columns are {', '.join(header)}")
+    if allowed is not None:
+        for v in variables:
+            if v not in allowed:
+                raise InputError(f"--data {path}: column {v!r} is not a variable here: the accepted columns are "
+                                 f"{', '.join(allowed)}, value and seed (remove other columns such as run ids)")
+    rows = []
+    for i, raw in enumerate(reader, start=2):
+        raw = {(k or "").strip(): (v or "").strip() if isinstance(v, str) else v for k, v in raw.items()}
+        if None in raw or "" in raw and raw[""]:
+            raise InputError(f"--data {path}: row {i} has more fields than the header")
+        row = {"row": i, "seed": raw.get("seed") or None}
+        for col in variables + ["value"]:
+            cell = raw.get(col)
+            if cell is None or cell == "":
+                raise InputError(f"--data {path}: row {i}, column {col!r} is empty")
+            try:
+                x = float(cell)
+            except ValueError:
+                raise InputError(f"--data {path}: row {i}, column {col!r}: {cell!r} is not a number") from None
+            if not (math.isfinite(x) and x > 0):
+                raise InputError(f"--data {path}: row {i}, column {col!r}: {cell} is out of range: values must be finite numbers > 0 "
+                                 "(a log-log fit)")
+            row[col] = x
+        rows.append(row)
+    if not rows:
+        raise InputError(f"--data {path} has a header but no rows")
+    _refuse_repeats(path, variables, rows)
+    cells = {tuple(r[v] for v in variables) for r in rows}
+    if len(cells) < 2:
+        raise InputError(f"--data {path}: every row is the same cell ({', '.join(f'{v}={rows[0][v]:g}' for v in variables)}); "
+                         "a fit needs several cells")
+    return Table(path, variables, rows)
+
+
+def _refuse_repeats(path: str, variables: list[str], rows: list[dict]) -> None:
+    """A seed is one observation: a cell measured twice with the same seed (or, without a seed column,
+    the same line twice) would count as two. Refused, naming both rows."""
+    seen: dict[tuple, int] = {}
+    for r in rows:
+        key = tuple(r[v] for v in variables) + ((r["seed"],) if r["seed"] is not None else (r["value"],))
+        if key in seen:
+            cell = ", ".join(f"{v}={r[v]:g}" for v in variables)
+            what = f"seed {r['seed']}" if r["seed"] is not None else f"value {r['value']:g} (no seed column)"
+            raise InputError(f"--data {path}: rows {seen[key]} and {r['row']} repeat cell {cell} with {what}; each seed is one "
+                             "observation: remove the repeat or give each run its own seed")
+        seen[key] = r["row"]
+
+
+def parse_predict(text: str) -> dict[str, float]:
+    """``'d=1/2,k=-1/2'`` -> ``{"d": 0.5, "k": -0.5}``; log terms by name: ``'t=0,log(t)=-1'``,
+    ``'log(log(t))=1'`` (exact fractions accepted). Keys are term names (:mod:`simulate.stats.terms`)."""
+    out: dict[str, float] = {}
+    if not text or not text.strip():
+        raise InputError("--predict is empty: give VAR=exponent pairs, e.g. d=1/2,k=-1/2 or t=0,log(t)=-1")
+    for part in _split_top(text.replace(" ", "")):
+        if not part:
+            continue
+        if "=" not in part:
+            raise InputError(f"--predict expects TERM=exponent pairs separated by commas (e.g. t=0,log(t)=-1), got {part!r}")
+        name, value = part.rsplit("=", 1)
+        term = parse_term(name)
+        if term.name in out:
+            raise InputError(f"--predict gives {term.name} twice")
+        try:
+            out[term.name] = float(Fraction(value))
+        except (ValueError, ZeroDivisionError):
+            raise InputError(f"--predict {name}={value!r} is not a number or a fraction such as 1/2") from None
+    if not out:
+        raise InputError("--predict is empty: give VAR=exponent pairs, e.g. d=1/2,k=-1/2 or t=0,log(t)=-1")
+    return out
+
+
+def _split_top(text: str) -> list[str]:
+    """Split on commas outside parentheses."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return parts + [cur]
+
+
+def predicted_variables(pred: dict[str, float]) -> list[str]:
+    """The variables the terms of a prediction speak of, in order."""
+    return list(dict.fromkeys(parse_term(k).variable for k in pred))
+
+
+def fit_variables(table: Table) -> list[str]:
+    """Columns with at least 3 distinct values are fitted; one value holds a variable fixed; two is an error."""
+    out = []
+    for v in table.variables:
+        distinct = {r[v] for r in table.rows}
+        if len(distinct) == 2:
+            raise InputError(f"--data {table.path}: column {v!r} has 2 distinct values; a fitted variable needs at least 3 "
+                             "(or 1 to hold it fixed)")
+        if len(distinct) >= 3:
+            out.append(v)
+    if not out:
+        raise InputError(f"--data {table.path}: no column has 3 or more distinct values to fit")
+    return out
+
+
+def claim_bounds(claim, quantity: str | None, reading: str | None) -> list:
+    from ibcheck.simulate.compare.driver import TESTABLE
+
+    bounds = [b for b in claim.bounds if b.kind in TESTABLE]
+    quantities = sorted({b.quantity for b in bounds})
+    if not bounds:
+        raise InputError(f"--claim {claim.id} has no bound with an exponent to test (O, Omega, Theta, o, omega, <=, >=)")
+    if quantity is None:
+        if len(quantities) > 1:
+            raise InputError(f"--claim {claim.id} bounds several quantities; choose one with --quantity: {', '.join(quantities)}")
+        quantity = quantities[0]
+    if quantity not in quantities:
+        raise InputError(f"--quantity {quantity!r} is not a tested quantity of {claim.id}; accepted: {', '.join(quantities)}")
+    bounds = [b for b in bounds if b.quantity == quantity]
+    if reading is not None:
+        readings = sorted({b.reading for b in bounds if b.reading})
+        bounds = [b for b in bounds if b.reading == reading]
+        if not bounds:
+            raise InputError(f"--reading {reading!r} is not a reading of {claim.id}'s {quantity}; accepted: {', '.join(readings) or 'none'}")
+    return bounds
+
+
+def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | None = None, reading: str | None = None,
+                     predict: str | None = None, kind: str | None = None, margin: float = 0.1, constants: dict | None = None,
+                     margin_log: float = 0.25, offsets: str = "fit", fit_from: dict | None = None, trajectory: bool = False):
+    """Judge a CSV of measurements (columns: the variables, ``seed``, ``value``) against a claim of the
+    registry, or against a stated prediction (``predict="d=1/2,k=-1/2"`` or ``"t=0,log(t)=-1"`` with
+    ``kind``). Every exponent the claim states is fitted, log factors included (``offsets="known"``
+    on request takes them as known). ``fit_from`` ({variable: x0}) keeps rows with variable >= x0.
+    ``trajectory``: each seed is one run measured along the fitted variable (a time), so each run is
+    fitted on its own and the runs are combined (one run is one observation).
+    Returns a :class:`~ibcheck.simulate.compare.driver.ComparisonResult`; ``save(directory)`` writes the report."""
+    from ibcheck.simulate.compare.design import bound_specs
+    from ibcheck.simulate.compare.driver import _result_json, verdict_summary
+    from ibcheck.simulate.verdict.analysis import BoundAnalysis, analyze
+    from ibcheck.theory import get_claim
+
+    if (claim_id is None) == (predict is None):
+        raise InputError("give either --claim CLAIM (a claim of the registry) or --predict 'd=1/2,...' with --kind")
+    require_float("margin", margin, 0.0, strict=True)
+    require_float("margin_log", margin_log, 0.0, strict=True)
+    if offsets not in ("fit", "known"):
+        raise InputError(f"--offsets {offsets!r} is not one of fit, known")
+    app = None
+    if claim_id is not None:
+        if kind is not None:
+            raise InputError("--kind goes with --predict; a registry claim states its own kind")
+        claim = get_claim(claim_id)
+        table = read_table(path, list(claim.variable_names))
+        fvars = fit_variables(table)
+        bounds = claim_bounds(claim, quantity, reading)
+        wanted = {(b.quantity, b.reading) for b in bounds}
+        specs = [sp_ for sp_ in bound_specs(claim, fvars, offsets=offsets) if (sp_.quantity, sp_.reading) in wanted]
+        for c in constants or {}:
+            if c not in claim.constants:
+                raise InputError(f"--constants {c}: {claim.id} has no constant {c!r}; its constants are {', '.join(claim.constants) or 'none'}")
+    else:
+        if kind not in KINDS:
+            raise InputError(f"--kind {kind!r} is not one of {', '.join(KINDS)} (needed with --predict)")
+        pred = parse_predict(predict)
+        pvars = predicted_variables(pred)
+        table = read_table(path, pvars, required=tuple(pvars))
+        fvars = fit_variables(table)
+        for name in pred:
+            if parse_term(name).order and parse_term(name).variable not in fvars:
+                raise InputError(f"--predict {name}: {parse_term(name).variable} has fewer than 3 distinct values, so its log term "
+                                 "cannot be fitted")
+        claim = prediction_claim(pred, kind, pvars)
+        specs = bound_specs(claim, fvars, offsets=offsets)
+    for v in fit_from or {}:
+        if v not in fvars:
+            raise InputError(f"--from {v}: {v} is not a fitted column here; the fitted columns are {', '.join(fvars)}")
+        require_float(f"from {v}", fit_from[v], 0.0, strict=True)
+    if trajectory:
+        if len(fvars) != 1:
+            raise InputError(f"--trajectory fits along one variable (the time); the CSV varies {', '.join(fvars)}")
+        if any(r["seed"] is None for r in table.rows):
+            raise InputError("--trajectory needs a seed column naming each row's run")
+    meas = Measurements(f"your measurements ({path})", tuple(table.variables),
+                        tuple({**r, "run": r["seed"]} for r in table.rows), trajectory)
+    from ibcheck.simulate.verdict.applicability import applicability
+
+    app = applicability(claim, meas, [{**{v: r[v] for v in table.variables}, "seed": r["seed"], "status": "ok", "value": {}}
+                                      for r in table.rows], table.variables, {}, constants)
+    data = meas.fit_rows(fvars)
+    results = []
+    for spec in specs:
+        an = analyze(data, fvars, spec.kind, spec.predicted(), spec.offset_table(), margin, margin_log=margin_log,
+                     restriction=dict(fit_from or {}), trajectory=trajectory, extrapolate=not trajectory, toward_zero=spec.toward_zero)
+        results.append(BoundAnalysis(spec, an, tuple(data)))
+    res_json = [_result_json(r, app) for r in results]
+    pa = results[0].analysis
+    summary = {
+        "claim": claim.id, "title": claim.title, "status": claim.status, "flags": list(claim.flags), "experiment": f"your measurements ({path})",
+        "data": os.path.abspath(path), "rows": len(table.rows), "grid": {v: sorted({r[v] for r in table.rows}) for v in table.variables},
+        "seeds": max(c["n_seeds"] for c in pa.fit.cells), "fit_variables": fvars, "margin": margin, "margin_log": margin_log,
+        "offsets": offsets, "fit_from": dict(fit_from or {}) or None,
+        **verdict_summary(results, res_json, app),
+        "rounds": [], "budget": None, "spending": None, "alpha": 0.05, "inside_only": False, "constants": dict(constants or {}),
+        "would_decide": [], "results": res_json, "fixed": {},
+        "provenance": f"every number comes from {os.path.abspath(path)} ({len(table.rows)} rows)",
+        "task_status": {"rows": len(table.rows)},
+    }
+    from ibcheck.simulate.compare.driver import ComparisonResult
+
+    return ComparisonResult(summary, tuple(results), tuple(data), claim, meas)
+
+
+def prediction_claim(pred: dict[str, float], kind: str, variables: list[str]):
+    """A stated prediction (``--predict 't=0,log(t)=-1'`` with ``--kind O``) as a real, unregistered
+    :class:`~ibcheck.theory.claim.Claim` with one bound on ``value``: the same object a claims file
+    builds, so the same analysis reads its exponents (no stand-in)."""
+    from ibcheck.theory.claim import Bound, Claim
+    from ibcheck.theory.variables import Variable
+
+    factors = []
+    for name, x in pred.items():
+        t = parse_term(name)
+        base = sp.Symbol(t.variable, positive=True)
+        for _ in range(t.order):
+            base = sp.log(base)
+        factors.append(base ** sp.nsimplify(x))
+    expr = sp.Mul(*factors)
+    return Claim("user.prediction", title=f"{kind}({sp.sstr(expr)}) stated with --predict", paper="your data", status="order",
+                 variables=tuple(Variable(v, "real", low=0) for v in variables), bounds=(Bound("value", kind, expr),))

@@ -1,0 +1,194 @@
+"""The typed result of a comparison (``ibcheck compare``, ``ibcheck verdict``), modelled on statsmodels' results.
+
+:class:`ComparisonResult` is the only producer of summary.json; :class:`BoundResult` and
+:class:`TermResult` give each tested bound and each fitted exponent, with ``conf_int(alpha)`` at
+any level.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from ibcheck.simulate.substrate.rundir import clean
+from ibcheck.simulate.verdict.analysis import Analysis
+from ibcheck.theory.argtypes import require_float
+from ibcheck.theory.atomic import write_json
+from ibcheck.theory.errors import InputError
+from ibcheck.theory.result import Result
+
+
+@dataclass(frozen=True)
+class TermResult:
+    """One fitted exponent: its term (``T``, ``log(T)``), prediction, estimate and CIs."""
+
+    term: str
+    predicted: float
+    estimate: float
+    se: float
+    df: int
+    ci: tuple[float, float]  # 95%
+    decision_ci: tuple[float, float]  # at the level of the look that decided (1 - alpha)
+    decision_level: float
+    margin: float
+    verdict: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class BoundResult:
+    """One tested bound of the claim: its quantity, kind and reading, the verdict with its reason,
+    and every fitted term. ``conf_int(term, alpha)`` gives any level from the fit."""
+
+    label: str
+    quantity: str
+    kind: str
+    reading: str | None
+    expr: str
+    verdict: str
+    reason: str
+    terms: tuple[TermResult, ...]
+    analysis: Analysis = field(repr=False, compare=False)
+
+    def term(self, name: str) -> TermResult:
+        for t in self.terms:
+            if t.term == name:
+                return t
+        raise InputError(f"{self.label} has no fitted term {name!r}; its terms are {', '.join(t.term for t in self.terms)}")
+
+    def conf_int(self, term: str | None = None, alpha: float = 0.05) -> tuple[float, float]:
+        """The two-sided (1 - alpha) CI of one term's exponent (default: the first variable's power)."""
+        require_float("alpha", alpha, 0.0, strict=True, high=1.0)
+        return self.analysis.fit.conf_int(term or self.terms[0].term, alpha)
+
+
+def _bound_results(results: list, res_json: list[dict]) -> tuple[BoundResult, ...]:
+    """The typed bounds, read from each :class:`~simulate.verdict.analysis.BoundAnalysis` itself; only the
+    reported reason (which adds the extrapolation and censoring notes) comes from the record."""
+    out = []
+    for r, rj in zip(results, res_json):
+        an: Analysis = r.analysis
+        terms = tuple(TermResult(n, an.predicted[n], an.fit.estimate[n], an.fit.se[n], an.fit.df, an.fit.ci[n], an.conf_int(n),
+                                 1 - an.alpha, an.margins.get(n, an.margin), an.judgements[n].verdict, an.judgements[n].reason)
+                      for n in an.term_names)
+        out.append(BoundResult(r.label, r.quantity, r.kind, r.reading, r.expr, an.verdict, rj["reason"], terms, an))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class ComparisonResult(Result):
+    """One claim against simulation (or your measurements), typed like a statsmodels results object.
+
+    ``verdict`` and ``reason``; ``bounds`` (one :class:`BoundResult` per tested bound and reading);
+    ``conf_int(quantity, alpha, term=..., reading=...)``; ``summary()`` (text); ``to_json()`` (the
+    summary.json contract, which :meth:`save` writes beside the Markdown, HTML, PNGs and a Parquet
+    file of the raw rows). ``record`` is the JSON-ready record everything else is read from."""
+
+    name: ClassVar[str] = "summary"
+    record: dict = field(repr=False)
+    results: tuple = field(repr=False, default=())
+    rows: tuple = field(repr=False, default=())
+    claim: object = field(repr=False, default=None)
+    experiment: object = field(repr=False, default=None)
+
+    @property
+    def verdict(self) -> str:
+        return self.record["verdict"]
+
+    @property
+    def reason(self) -> str:
+        return self.record["reason"]
+
+    @property
+    def bounds(self) -> tuple[BoundResult, ...]:
+        return _bound_results(list(self.results), self.record["results"])
+
+    def bound(self, quantity: str, reading: str | None = None) -> BoundResult:
+        """The tested bound on ``quantity`` (and ``reading``, for an ambiguous claim)."""
+        found = [b for b in self.bounds if b.quantity == quantity and (reading is None or b.reading == reading)]
+        if not found:
+            have = ", ".join(b.label for b in self.bounds)
+            raise InputError(f"no tested bound on {quantity!r}" + (f" with reading {reading!r}" if reading else "") + f"; the bounds are {have}")
+        if len(found) > 1:
+            raise InputError(f"{quantity!r} has several readings ({', '.join(b.reading or '-' for b in found)}): give reading=")
+        return found[0]
+
+    def conf_int(self, quantity: str, alpha: float = 0.05, term: str | None = None, reading: str | None = None) -> tuple[float, float]:
+        """The two-sided (1 - alpha) CI of one exponent of the bound on ``quantity`` (default term: its first variable's power)."""
+        return self.bound(quantity, reading).conf_int(term, alpha)
+
+    def summary(self) -> str:
+        """A text summary: the verdict, then per bound and term the prediction, estimate, CIs and verdict."""
+        lines = [self.heading(), ""]
+        for b in self.bounds:
+            lines.append(f"{b.label}  {b.kind}({b.expr}): {b.verdict}")
+            for t in b.terms:
+                lines.append(f"  {t.term:<14} predicted {t.predicted:>7.4g}  estimate {t.estimate:>8.4f}  95% CI [{t.ci[0]:.4f}, {t.ci[1]:.4f}]"
+                             f"  at {t.decision_level:.4g}: [{t.decision_ci[0]:.4f}, {t.decision_ci[1]:.4f}]  margin {t.margin:g}  {t.verdict}")
+            lines.append(f"  why: {b.reason}")
+        return "\n".join(lines) + "\n"
+
+    def as_json(self) -> dict:
+        return clean(self.record)
+
+    def heading(self) -> str:
+        s = self.record
+        return f"{s['claim']}: {s['verdict']} ({s['reason']})"
+
+    def table(self) -> list[dict]:
+        return [{"quantity": b.label, "kind": b.kind, "term": t.term, "estimate": t.estimate,
+                 "ci": f"[{t.ci[0]:.3f}, {t.ci[1]:.3f}]", "predicted": t.predicted, "verdict": t.verdict, "bound verdict": b.verdict}
+                for b in self.bounds for t in b.terms]
+
+    def figure(self):
+        """Measured log quantity against log of the first fit variable, with the fitted and predicted slopes."""
+        from ibcheck.theory.result import new_figure
+
+        if not self.results:
+            return None
+        r = self.results[0]
+        an = r.analysis
+        v = an.variables[0]
+        fig, ax = new_figure()
+        xs = [c["log_" + v] for c in an.fit.cells]
+        ys = [c["mean_log"] for c in an.fit.cells]
+        ax.scatter(xs, ys, s=14, label="cell means")
+        if xs:
+            x0, y0 = min(xs), ys[xs.index(min(xs))]
+            xx = [min(xs), max(xs)]
+            ax.plot(xx, [y0 + an.fit.estimate[v] * (x - x0) for x in xx], label=f"fit {an.fit.estimate[v]:.3f}")
+            ax.plot(xx, [y0 + an.predicted[v] * (x - x0) for x in xx], "--", label=f"predicted {an.predicted[v]:g}")
+        ax.set_xlabel(f"log {v}")
+        ax.set_ylabel(f"log {r.label}")
+        ax.legend(fontsize=7)
+        ax.set_title(self.heading()[:110], fontsize=8)
+        return fig
+
+    def save(self, directory: str) -> dict[str, str]:  # type: ignore[override]
+        """Write report.md, report.html, the PNGs, results.parquet and summary.json (its only producer)."""
+        from ibcheck.simulate.report.comparison import write_report
+
+        os.makedirs(directory, exist_ok=True)
+        files = write_report(self, directory)
+        files["parquet"] = _rows_parquet(self.rows, os.path.join(directory, "results.parquet"))
+        write_json(os.path.join(directory, "summary.json"), clean({**self.record, "files": files}))
+        return files
+
+
+Comparison = ComparisonResult  # the name earlier versions exported
+
+
+def _rows_parquet(rows, path: str) -> str | None:
+    """The comparison's raw rows (one per cell and seed) as Parquet; None without pyarrow."""
+    try:
+        import pandas as pd
+
+        df = pd.DataFrame([{**{k: v for k, v in r.items() if k != "value"}, "value": json.dumps(r["value"])} for r in rows])
+        from ibcheck.theory.atomic import atomic_file
+
+        with atomic_file(path, "wb") as f:
+            df.to_parquet(f, index=False)
+        return path
+    except ImportError:
+        return None

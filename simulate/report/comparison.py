@@ -1,0 +1,281 @@
+"""The documents of a comparison: Markdown, a self-contained HTML page and its PNG figures.
+
+Figures: the log-log plot (raw seeds faint, cell means bold, fitted line, theory slope dotted,
+cells outside the hypotheses' window hollow and the window shaded), the collapse against the
+bound's expression, the residuals, and the local exponent against scale with the prediction.
+"""
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+import sympy as sp
+
+from ibcheck.theory.atomic import write_text
+
+from ibcheck.simulate.report.figures import markdown_table, write_html
+
+PARAMS = {"L": "2"}
+# ---------------------------------------------------------------------------------------------
+# Figures and documents.
+
+
+def _fmt(x, spec=".3f") -> str:
+    return "-" if x is None or (isinstance(x, float) and not math.isfinite(x)) else format(x, spec)
+
+
+def _ci(ci, spec=".3f") -> str:
+    return "-" if not ci else f"[{_fmt(ci[0], spec)}, {_fmt(ci[1], spec)}]"
+
+
+def _inside_lookup(summary: dict) -> dict:
+    app = summary.get("applicability") or {}
+    return {tuple(sorted((k, float(v)) for k, v in c["cell"].items())): c["inside"] for c in app.get("cells", [])}
+
+
+def _plots(res: dict, summary: dict, claim, out: str, tag: str) -> dict:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ibcheck.simulate.stats.fit import seed_rows
+    from ibcheck.simulate.report.figures import save_figure
+
+    an = res.analysis
+    fit, b = an.fit, res.bound
+    v0 = an.variables[0]
+    others = an.variables[1:]
+    files = {}
+    L10 = math.log(10)
+    inside = _inside_lookup(summary)
+    traj = summary.get("experiment_trajectory", False)
+
+    def cell_inside(c):
+        if traj or not inside:
+            return all(inside.values()) if inside else True
+        key = tuple(sorted((v, float(c[v])) for v in an.variables if c.get(v) is not None))
+        matches = [ins for k, ins in inside.items() if set(key) <= set(k)]
+        return all(matches) if matches else True
+
+    # 1. log-log: raw seeds faint, cell means bold (hollow outside the window), fitted line, theory slope dotted.
+    srows, _ = seed_rows(res.data, an.variables, an.offsets)
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    groups: dict[tuple, list] = {}
+    for c in fit.cells:
+        groups.setdefault(tuple(round(c["log_" + o], 9) for o in others), []).append(c)
+    colors = plt.get_cmap("viridis")(np.linspace(0, 0.85, max(1, len(groups))))
+    pred0 = an.predicted[v0]
+    for (key, cells), col in zip(sorted(groups.items()), colors):
+        lab = ", ".join(f"{o}={math.exp(k):.4g}" for o, k in zip(others, key)) or "cells"
+        raw = [r for r in srows if all(abs(r["log_" + o] - k) < 1e-9 for o, k in zip(others, key))]
+        ax.scatter([r["log_" + v0] / L10 for r in raw], [r["lm"] / L10 for r in raw], s=8, color=col, alpha=0.25)
+        xs = np.array([c["log_" + v0] for c in cells])
+        ys = np.array([c["mean_log"] for c in cells])
+        ins = np.array([cell_inside(c) for c in cells])
+        ax.plot(xs[ins] / L10, ys[ins] / L10, "o", color=col, ms=6, label=lab)
+        ax.plot(xs[~ins] / L10, ys[~ins] / L10, "o", mfc="none", color=col, ms=6, label=(lab + " (outside window)") if (~ins).any() else None)
+        line = fit.intercept + fit.estimate[v0] * xs + sum(fit.estimate[o] * k for o, k in zip(others, key))
+        ax.plot(xs / L10, line / L10, "-", color=col, lw=1.5)
+        ax.plot(xs / L10, (ys[0] + pred0 * (xs - xs[0])) / L10, ":", color=col, lw=1)
+    ins_x = [c["log_" + v0] / L10 for c in fit.cells if cell_inside(c)]
+    if ins_x and len(ins_x) < len(fit.cells):
+        ax.axvspan(min(ins_x), max(ins_x), color="tab:green", alpha=0.08, label="hypotheses hold")
+    elif not ins_x:
+        ax.text(0.02, 0.02, "the hypotheses fail at every cell (extrapolated)", transform=ax.transAxes, fontsize=7, color="tab:red")
+    off = " - polylog offset" if any(p or q for p, q in an.offsets.values()) else ""
+    ax.set_xlabel(f"log10 {v0}")
+    ax.set_ylabel(f"log10 {res.quantity}{off}")
+    f0 = an.fits_json()[0]
+    title = (f"{claim.id}: {res.quantity} {res.kind}({res.expr})" + (f" [{res.reading}]" if res.reading else "")
+             + f"\nfit {f0['estimate']:.3f} [{f0['ci_low']:.3f}, {f0['ci_high']:.3f}] vs theory {pred0:g} (dotted): {an.verdict}")
+    files["loglog"] = f"{tag}_loglog.png"
+    save_figure(fig, ax, os.path.join(out, files["loglog"]), title, legend_fontsize=6)
+    # 2. local exponent against scale, with the prediction as a line.
+    fig, ax = plt.subplots(figsize=(6.0, 4.0))
+    for v, col in zip(an.variables, plt.get_cmap("tab10").colors):
+        le = an.drift[v].local
+        if not le:
+            continue
+        xs = [e.log_center / L10 for e in le]
+        ys = [e.estimate for e in le]
+        err = [[e.estimate - e.ci[0] if e.ci else 0 for e in le], [e.ci[1] - e.estimate if e.ci else 0 for e in le]]
+        ax.errorbar(xs, ys, yerr=err, fmt="o-", color=col, capsize=3, label=f"local exponent in {v} (95% CI)")
+        ax.axhline(an.predicted[v], color=col, ls=":", lw=1.2, label=f"prediction {an.predicted[v]:g}")
+        ex = an.extrapolated[v]
+        if ex.estimate is not None and ex.ci and all(math.isfinite(x) for x in ex.ci):
+            ax.axhspan(ex.ci[0], ex.ci[1], color=col, alpha=0.08, label=f"extrapolated {ex.estimate:.2f} {_ci(ex.ci, '.2f')}")
+    ax.set_xlabel("log10 scale (window centre)")
+    ax.set_ylabel("local exponent")
+    dr = an.drift[v0]
+    files["local"] = f"{tag}_local.png"
+    save_figure(fig, ax, os.path.join(out, files["local"]),
+                f"local exponents; drift p = {_fmt(dr.p_value, '.2g')} "
+                f"(moving {dr.direction}{' from' if dr.direction == 'away' else ''} the prediction)", legend_fontsize=6)
+    # 3. collapse against the theory expression (constants = 1), where the raw values are floats.
+    expr = b.expr.subs({s: 1 for s in b.expr.free_symbols if s.name in claim.constants})
+    syms = sorted(expr.free_symbols, key=lambda s: s.name)
+    fixed = {**PARAMS, "c": "0.5"}
+    fig, ax = plt.subplots(figsize=(5.2, 4.2))
+    xs, ys = [], []
+    for r in res.data:
+        try:
+            vals = {s.name: float(r.get(s.name, fixed.get(s.name, "nan"))) for s in syms}
+            xv = float(expr.subs({s: vals[s.name] for s in syms}))
+            yv = float(r["value"])
+        except (TypeError, ValueError, KeyError):
+            continue
+        if yv > 0 and math.isfinite(xv) and xv > 0:
+            xs.append(xv)
+            ys.append(yv)
+    if xs:
+        ax.loglog(xs, ys, "o", ms=4, alpha=0.6)
+        lo, hi = min(xs), max(xs)
+        k = float(np.median(np.array(ys) / np.array(xs)))
+        ax.loglog([lo, hi], [k * lo, k * hi], "k--", lw=1, label="slope 1")
+    ax.set_xlabel(f"theory: {sp.sstr(expr)}")
+    ax.set_ylabel(res.quantity)
+    files["collapse"] = f"{tag}_collapse.png"
+    save_figure(fig, ax, os.path.join(out, files["collapse"]), "collapse: points on one line of slope 1 if the theory's form holds",
+                legend_fontsize=7)
+    # 4. residuals of the fit.
+    fig, ax = plt.subplots(figsize=(5.2, 3.4))
+    ax.axhline(0, color="gray", lw=1)
+    ax.plot([c["log_" + v0] / L10 for c in fit.cells], [c["residual"] for c in fit.cells], "o")
+    ax.set_xlabel(f"log10 {v0}")
+    ax.set_ylabel("residual of mean log measure")
+    curv = fit.curvature.get(v0)
+    files["residuals"] = f"{tag}_residuals.png"
+    save_figure(fig, ax, os.path.join(out, files["residuals"]),
+                f"residuals; curvature in log {v0}: {curv['coef']:.3g} (p = {curv['p_value']:.2g})" if curv else "residuals")
+    return files
+
+
+def _cell_table(summary: dict, results: list[dict]) -> list[str]:
+    app = summary.get("applicability")
+    if not app or not app["cells"]:
+        return []
+    hyps = [h for h, v in app["per_hypothesis"].items() if not v["qualitative"] and not v["skipped"]]
+    q = results[0]
+    measure = {}
+    traj = summary.get("experiment_trajectory", False)
+    if not traj:
+        for c in q.analysis.fit.cells:
+            measure[tuple(round(c["log_" + v], 9) for v in q.analysis.variables)] = (c["mean_log"], c["n_seeds"])
+    md = ["## Hypotheses at every cell", "",
+          f"{app['cells_inside']} of {app['cells_total']} cells lie inside the hypotheses' window. Constants: "
+          + (", ".join(f"{k}={v:g}" for k, v in app["constants"].items()) or "none set") + f" ({app['constants_note']}). "
+          + (f"Assumed (qualitative, not evaluated): {', '.join(app['assumed'])}. " if app["assumed"] else "")
+          + "".join(f"Not evaluated by this design: {h} ({why}). " for h, why in app["skipped"].items()), ""]
+    if hyps:
+        md.append("Hypotheses: " + "; ".join(f"{h}: {app['per_hypothesis'][h]['text']} (fails at {app['per_hypothesis'][h]['fails']} cells)"
+                                             for h in hyps) + ".")
+        md.append("")
+    cols = list(app["cells"][0]["cell"])
+    rows = []
+    for c in app["cells"]:
+        hv = ["yes" if c["hypotheses"].get(h) else "no" if c["hypotheses"].get(h) is False else "?" for h in hyps]
+        key = tuple(round(math.log(float(c["cell"][v])), 9) for v in q.analysis.variables if v in c["cell"])
+        m = measure.get(key)
+        mtxt = f"{math.exp(m[0]):.4g}" if m and not any(p or qq for p, qq in q.analysis.offsets.values()) else \
+            (f"exp({m[0]:.4g}) after offset" if m else "(trajectory)" if traj else "-")
+        rows.append([f"{c['cell'][v]:g}" for v in cols] + ["**yes**" if c["inside"] else "no"] + hv + [mtxt, str(c["seeds"])])
+    return md + [markdown_table([dict(zip(range(len(r)), r)) for r in rows], None, cols + ["inside"] + hyps
+                                + [f"{q.label} (geometric mean)", "seeds"]), ""]
+
+
+def _rounds_table(summary: dict) -> list[str]:
+    rounds = summary.get("rounds") or []
+    if not summary.get("budget"):
+        return [f"One look at level alpha = {summary['alpha']:g} (no --budget: a fixed design).", ""]
+    label = summary["results"][0]["label"]
+    md = ["## Rounds", "",
+          f"Budget {summary['budget']:g} s of work (reference seconds: each task weighted by the experiment's declared cost, the "
+          f"same under any machine load); alpha spending: {summary['spending']} (Lan-DeMets), each look tested at the nominal level "
+          "of the exact group-sequential boundary at the information fractions (work over budget) of all looks so far, so that the "
+          "chance of any false decision over all looks is 0.05.", ""]
+    rows = [{"round": r["round"], "added": r["added"], "tasks run": r["tasks_run"], "seconds": f"{r['seconds']:.1f}",
+             "budget used": _fmt(r["look"]["fraction"] if r.get("look") else None, ".0%"), "alpha of the look": f"{r['alpha']:.4g}",
+             "look": (r["look"].get("note") or "-") if r.get("look") else "-",
+             f"CI width of {label}": ", ".join(f"{v}: {x:.3f}" for v, x in r["ci_width"].get(label, {}).items()),
+             "verdict": r["verdicts"].get(label, "-")} for r in rounds]
+    return md + [markdown_table(rows), ""]
+
+
+def _fit_text(summary: dict, results: list[dict]) -> str:
+    """How the exponents were fitted, in one paragraph (what the reader needs to trust a CI)."""
+    an = results[0].analysis if results else None
+    fv = ", ".join(summary["fit_variables"])
+    terms = ", ".join(an.term_names) if an is not None else fv
+    if an is not None and an.fit.trajectory:
+        how = (f"each run's log measure regressed on the terms {terms} along its trajectory; the {an.fit.runs} runs' coefficients "
+               f"combined (mean, CI from their spread, {an.fit.df} degrees of freedom): one run is one observation")
+    else:
+        how = (f"OLS of the seed-averaged log measure on the terms {terms} over the cells "
+               f"({'inside the window only' if summary['inside_only'] else 'all cells'}), t-based CIs (BCa bootstrap over cells beside "
+               "them); censored rows enter the cell means through a Tobit likelihood")
+    logs = "every stated exponent, log factors included, is fitted and tested"
+    if any(r.analysis.offsets for r in results):
+        logs = "log factors entered as **known offsets by request** (their exponents are assumed, not tested)"
+    frm = summary.get("fit_from")
+    restricted = f" Restricted by request to {', '.join(f'{v} >= {x:g}' for v, x in frm.items())}." if frm else ""
+    return (f"Fit: {how}; {logs}. Margins: {summary['margin']} for a power exponent, {summary.get('margin_log', 0.25)} for a log "
+            f"exponent.{restricted}")
+
+
+def write_report(result, out: str) -> dict:
+    """report.md, report.html and the PNGs of one comparison (a :class:`~simulate.compare.result.ComparisonResult`:
+    its record, its per-bound analyses, its claim and what was measured); returns their paths."""
+    claim, exp, results = result.claim, result.experiment, list(result.results)
+    summary = {**result.record, "experiment_trajectory": exp.trajectory}
+    md = [f"# {claim.id}: theory against simulation", "",
+          f"*{claim.title}* ({claim.paper}); status **{claim.status}**" + (f"; flags: {', '.join(claim.flags)}" if claim.flags else ""), "",
+          f"**Verdict: {summary['verdict']}**. {summary['reason']}", "",
+          f"Experiment: {exp.description}. Grid: {summary['grid']}, {summary['seeds']} seed(s) per cell at the start, "
+          f"fixed settings {summary['fixed']}.",
+          _fit_text(summary, results), "",
+          f"Provenance: {summary['provenance']}. Tasks: {summary['task_status']}.", ""]
+    md += _cell_table(summary, results)
+    md += _rounds_table(summary)
+    if summary.get("would_decide"):
+        md += ["## What would decide the undecided exponents", ""]
+        md += [f"- {w['label']}, {w['variable']}: {w['text']}." for w in summary["would_decide"]]
+        md.append("")
+    files = {}
+    for i, (res, rj) in enumerate(zip(results, summary["results"])):
+        an = res.analysis
+        tag = f"{res.quantity}" + (f"_{res.reading}" if res.reading else "") + f"_{i}"
+        pf = _plots(res, summary, claim, out, tag)
+        files.update({f"{tag}_{k}": v for k, v in pf.items()})
+        nc = rj["negative_control"]
+        md += [f"## {res.quantity} {res.kind}( {res.expr} )" + (f" — reading `{res.reading}`" if res.reading else ""), "",
+               f"**Verdict: {rj['verdict']}**. {rj['reason']}", "",
+               f"Power: negative control (exponent {nc['exponent_tested']:g} in {nc['variable']}): {nc['verdict']}"
+               + ("" if an.power["has_power"] else " — **no power**: a stronger exponent is not rejected either")
+               + "; smallest detectable deviation (one-sided CI half-width, beyond the margin): "
+               + ", ".join(f"{v}: {x:.3f}" for v, x in an.power["detectable_deviation"].items()) + f". Look level alpha = {an.alpha:.4g}.", "",
+               "| term | predicted | margin | estimate | 95% CI (t) | CI at the look's level | 95% CI (BCa) | local exponent "
+               "(first -> last window) | drift p | direction | extrapolated (correction to scaling) | verdict | why |",
+               "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        for f in rj["fits"]:
+            v = f["variable"]
+            dr = an.drift.get(v)
+            loc = f"{dr.local[0].estimate:.3f} -> {dr.local[-1].estimate:.3f}" if dr is not None and dr.local else "-"
+            ex = an.extrapolated.get(v)
+            ext = (f"{ex.estimate:.3f} {_ci(ex.ci)}" if ex.estimate is not None else ex.note) if ex is not None else "-"
+            bca = f"[{f['bca_low']:.3f}, {f['bca_high']:.3f}]" if f["bca_low"] is not None else (f.get("bca_note") or "-")
+            dci = f"{_ci(f['decision_ci'])} ({f['decision_level']:.4g})" if f.get("decision_ci") else "-"
+            md.append(f"| {v} | {f['predicted']:g} | {f.get('margin', summary['margin']):g} | {f['estimate']:.3f} | "
+                      f"[{f['ci_low']:.3f}, {f['ci_high']:.3f}] | {dci} | {bca} | {loc} | "
+                      f"{_fmt(dr.p_value, '.2g') if dr else '-'} | {dr.direction if dr else '-'} | {ext} | {f['verdict']} | {f['reason']} |")
+        extra = [f"curvature in log {v}: {c['coef']:.3g} (p = {c['p_value']:.2g})" for v, c in an.fit.curvature.items()]
+        if an.fit.interaction:
+            extra.append(f"log d x log k interaction: {an.fit.interaction['coef']:.3g} (p = {an.fit.interaction['p_value']:.2g})")
+        md += ["", "; ".join(extra) + f". {an.fit.n_cells} cells, {an.fit.df} degrees of freedom.", "",
+               f"![loglog]({pf['loglog']})", f"![local exponents]({pf['local']})", f"![collapse]({pf['collapse']})",
+               f"![residuals]({pf['residuals']})", ""]
+    text = "\n".join(md) + "\n"
+    write_text(os.path.join(out, "report.md"), text)
+    files["markdown"] = os.path.join(out, "report.md")
+    files["html"] = write_html(text, out, "report.html", f"{claim.id}: theory against simulation")
+    return files

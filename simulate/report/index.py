@@ -1,0 +1,190 @@
+"""The default report (``ibcheck report``, what ``make report`` runs): the bound scaling report, a
+theory-against-simulation comparison for every claim with an experiment (their sweeps share one
+budget), the reproductions, and an index page whose table gives per claim and bound the predicted
+and measured exponents, the cells inside the hypotheses, the power, the looks and the verdict.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+
+from ibcheck.theory.argtypes import require_float, require_int
+from ibcheck.theory.errors import InputError
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """``budget``: work (reference seconds) shared by the comparisons (None: fixed designs); ``only``: these claims
+    and no reproductions; ``constants``: the claims' unknown constants, where a claim has them."""
+
+    quick: bool = True
+    budget: float | None = None
+    only: tuple[str, ...] = ()
+    workers: int = 1
+    inside_only: bool = False
+    constants: dict = field(default_factory=dict)
+    spending: str = "pocock"
+
+    def __post_init__(self):
+        require_int("workers", self.workers, 1)
+        if self.budget is not None:
+            require_float("budget", self.budget, 0.0, strict=True)
+        from ibcheck.simulate.experiments.builtin import EXPERIMENTS, experiment_for
+
+        for name in self.only:
+            if name not in EXPERIMENTS:
+                experiment_for(name)  # the one-line error with the nearest ids
+
+
+MIN_INSIDE = 0.8  # the fraction of a row's cells that must lie inside the claim's hypotheses for the row to count
+
+
+def counted_as_decided(r: dict, s: dict) -> tuple[bool, str]:
+    """Does the index count result ``r`` of comparison ``s`` as decided? (counted, why not / how).
+
+    Only when its verdict is consistent or inconsistent; at least 80% of its cells are inside the claim's
+    hypotheses; for a claim about KKT points, every inside cell holds certified KKT points; and it tests the
+    claim's own exponents (log exponents fitted, not taken as known offsets; not a trivial row)."""
+    from ibcheck.simulate.verdict.kkt import certified_everywhere
+
+    app = s.get("applicability") or {}
+    total, inside = int(app.get("cells_total") or 0), int(app.get("cells_inside") or 0)
+    if not total or inside / total < MIN_INSIDE:
+        return False, f"extrapolated: {inside}/{total} cells inside the hypotheses (at least {MIN_INSIDE:.0%} needed)"
+    if r.get("trivial"):
+        return False, r["trivial"]
+    if r["verdict"] not in ("consistent", "inconsistent"):
+        return False, "undecided"
+    if s.get("offsets", "fit") != "fit":
+        return False, "log factors taken as known offsets: not the claim's own exponents"
+    if "kkt" in s:
+        keys = {tuple(sorted(c["cell"].items())) for c in app.get("cells", []) if c.get("inside")}
+        if not certified_everywhere(s["kkt"], keys):
+            return False, "a cell inside the hypotheses holds no certified KKT point"
+    return True, f"{inside}/{total} cells inside" + (", certified KKT points at every cell" if "kkt" in s else "")
+
+
+def _kkt_text(s: dict) -> str:
+    if "kkt" not in s:
+        return "-"
+    k = s["kkt"]
+    eps = max((c["max_eps"] for c in k if c["max_eps"] is not None), default=None)
+    return (f"{sum(c['networks_certified'] for c in k)}/{sum(c['networks_trained'] for c in k)} certified"
+            + (f", eps <= {eps:.1e}" if eps is not None else ""))
+
+
+def _index_row(name: str, r: dict, s: dict) -> dict:
+    from ibcheck.theory.outdir import slug
+
+    pred = ", ".join(f"{f['variable']}: {f['predicted']:g}" for f in r["fits"])
+    meas = ", ".join(f"{f['variable']}: {f['estimate']:.2f} [{f['ci_low']:.2f}, {f['ci_high']:.2f}]" for f in r["fits"])
+    ext = "; ".join(f"{v}: {e['estimate']:.2f}" + (f" [{e['ci'][0]:.2f}, {e['ci'][1]:.2f}]" if e["ci"] else "")
+                    for v, e in r["extrapolated"].items() if e["estimate"] is not None) or "-"
+    reason = r["reason"].replace("|", "/")
+    if r["verdict"] == "inconclusive":
+        wd = [w for w in s.get("would_decide", []) if w["label"] == r["label"] and w.get("budget_seconds")]
+        if wd:
+            worst = max(wd, key=lambda w: w["budget_seconds"])
+            reason += (f". Would decide: about {worst['budget_seconds']:.0f} s of budget ({worst['factor']:.1f}x the measurements) "
+                       f"if the spread is seed noise; see the comparison's report")
+    app = s["applicability"]
+    counted, how = counted_as_decided(r, s)
+    return {"claim": f"[{name}](compare/{slug(name)}/report.md)", "quantity": r["quantity"] + (f" [{r['reading']}]" if r["reading"] else ""),
+            "kind": r["kind"], "predicted": pred, "measured (95% CI)": meas, "extrapolated": ext,
+            "inside": f"{app['cells_inside']}/{app['cells_total']}", "KKT": _kkt_text(s),
+            "power": "yes" if r["power"]["has_power"] else "**no**",
+            "looks": len(s["rounds"]), "verdict": f"**{r['verdict']}**", "counted": "yes" if counted else "no",
+            "extrapolated / trivial (not counted)": "-" if counted or how == "undecided" else how, "why": reason}
+
+
+def _claim_notes(name: str, s: dict) -> list[str]:
+    """The index's lines on a claim's reading (ambiguous claims), transferability and halved KKT thresholds."""
+    out = []
+    if s.get("reading"):
+        out.append(f"- **{name}, reading the data support: {s['reading']['reading']}.** {s['reading']['reason']}.")
+    if s.get("transfer"):
+        t = [c for c in s["transfer"] if c["pairs"]]
+        if t:
+            ok = sum(bool(c["transferable"]) for c in t)
+            lo = min(c["fraction_min"] for c in t)
+            out.append(f"- **{name}, transferability:** the z found for one certified KKT point flips at least {lo:.2f} of the test "
+                       f"points on another KKT point of the same sample (target 1 - eps = {t[0]['target']:.2f}, less 2 binomial SE "
+                       f"{t[0]['slack']:.2f}); transferable at {ok} of {len(t)} cells.")
+    if s.get("kkt_half"):
+        out.append(f"- **{name}, KKT thresholds halved:** " + "; ".join(f"{k}: {v['verdict']}" for k, v in s["kkt_half"].items()) + ".")
+    return out + ([""] if out else [])
+
+
+def write_full_report(out: str, options: ReportOptions) -> str:
+    """Run everything and write it under ``out``; returns the path of index.html."""
+    from ibcheck.theory import get_claim
+    from ibcheck.theory.outdir import check_out, inside, slug
+
+    from ibcheck.simulate.experiments.builtin import EXPERIMENTS
+    from ibcheck.simulate.compare.driver import compare_and_save
+    from ibcheck.simulate.report.figures import markdown_table, scaling_report, write_html
+    from ibcheck.simulate.reproductions import REPRODUCTIONS, run_reproduction
+
+    names = list(options.only) or list(EXPERIMENTS)
+    check_out(out)
+    for name in names:
+        slug(name)  # every folder name checked before anything is written
+    os.makedirs(out, exist_ok=True)
+    t0 = time.perf_counter()
+    scaling_report(None, inside(out, "scaling"))
+    rows, errors, decided, notes = [], [], set(), []
+    t_cmp = time.perf_counter()
+    used = 0.0  # work (reference seconds) of the comparisons so far: deterministic, unlike the wall clock
+    for i, name in enumerate(names):
+        share = max((options.budget - used) / (len(names) - i), 1.0) if options.budget else None
+        print(f"[{time.perf_counter() - t0:6.1f} s] comparing {name}" + (f" (budget {share:.0f} s of work)" if share else "") + " ...",
+              file=sys.stderr)
+        try:
+            cs = {k: v for k, v in options.constants.items() if k in get_claim(name).constants} or None
+            s = compare_and_save(name, inside(out, "compare", slug(name)), quick=options.quick, workers=options.workers,
+                                 progress=False, budget=share, inside_only=options.inside_only, constants=cs, spending=options.spending)
+            used += float(s.get("work", {}).get("used") or 0.0)
+            new = [_index_row(name, r, s) for r in s["results"]]
+            rows += new
+            decided |= {name for r in new if r["counted"] == "yes"}
+            notes += _claim_notes(name, s)
+        except InputError as err:
+            errors.append({"claim": f"[{name}](compare/{slug(name)}/report.md)", "verdict": "not run", "why": str(err)})
+    t_cmp = time.perf_counter() - t_cmp
+    counts = {v: sum(r["verdict"] == f"**{v}**" and r["counted"] == "yes" for r in rows) for v in ("consistent", "inconsistent")}
+    counts["inconclusive"] = sum(r["verdict"] == "**inconclusive**" for r in rows)
+    uncounted = sum(r["counted"] == "no" and r["verdict"] != "**inconclusive**" for r in rows)
+    md = ["# ibcheck report", "",
+          f"Generated by `ibcheck report{' --quick' if options.quick else ''}" + (f" --budget {options.budget:g}" if options.budget else "")
+          + f"` in {{total}} s (comparisons {t_cmp:.0f} s). Bound scaling report: [scaling/scaling.md](scaling/scaling.md). "
+          "Each row links to its comparison; every number there names its sweep database, cells and seeds.", "",
+          f"**Decided: {counts['consistent'] + counts['inconsistent']} of {len(rows)} rows** "
+          f"({counts['consistent']} consistent, {counts['inconsistent']} inconsistent, {counts['inconclusive']} inconclusive, "
+          f"{uncounted} decided but not counted: extrapolated or trivial); "
+          f"{len(decided)} of {len(names)} claims have at least one counted row. A row counts as decided only when its verdict is "
+          f"consistent or inconsistent, at least {MIN_INSIDE:.0%} of its cells are inside the claim's hypotheses, its cells hold "
+          "certified KKT points where the claim speaks of KKT points, and it tests the claim's own exponents (log exponents "
+          "included). A row is `consistent` only with power (its negative control rejected) and `inconsistent` only without a "
+          "drift toward the prediction; `inside` counts the cells where every hypothesis of the claim holds (constants 1 unless "
+          "--constants sets them).", "",
+          markdown_table(rows + errors), "", *notes]
+    if not options.only:
+        reps = []
+        for name in REPRODUCTIONS:
+            print(f"[{time.perf_counter() - t0:6.1f} s] reproducing {name} ...", file=sys.stderr)
+            try:
+                rep = run_reproduction(name, options.quick)
+                rep.save(inside(out, "reproduce", name))
+                c = [sum(r["verdict"] == v for r in rep.rows) for v in ("consistent", "inconsistent", "inconclusive")]
+                reps.append({"reproduction": f"[{name}](reproduce/{name}/reproduce.md)",
+                             "consistent / inconsistent / inconclusive rows": f"{c[0]} / {c[1]} / {c[2]}"})
+            except InputError as err:
+                reps.append({"reproduction": name, "consistent / inconsistent / inconclusive rows": f"not run: {err}"})
+        md += ["## Reproductions of the sources' experiments", "", markdown_table(reps), ""]
+    text = "\n".join(md).replace("{total}", f"{time.perf_counter() - t0:.0f}") + "\n"
+    from ibcheck.theory.atomic import write_text
+
+    write_text(os.path.join(out, "index.md"), text)
+    return write_html(text, out, "index.html", "ibcheck report")

@@ -1,0 +1,77 @@
+"""Measurements: the rows a verdict is drawn from, from a sweep store or from a user's CSV.
+
+Both sources give the same object, so ``ibcheck verdict`` (a CSV) and ``ibcheck compare`` (a
+sweep) take the same path through the analysis, the applicability of the hypotheses and the
+report. A ``Measurements`` stands where an experiment stands for those stages: it says what was
+measured (``description``), whether each seed is a run along a trajectory, and which of the
+claim's variables a row carries.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ibcheck.simulate.stats.censored import decode
+from ibcheck.simulate.verdict.rounds import cell_key
+
+LN10 = math.log(10.0)
+
+
+@dataclass(frozen=True)
+class Measurements:
+    """Rows of measurements (``variables`` per row, ``value``, optional ``censor``, ``seed`` and ``run``)."""
+
+    description: str
+    variables: tuple[str, ...]
+    rows: tuple[dict, ...]
+    trajectory: bool = False
+    skip_hypotheses: dict = field(default_factory=dict)
+
+    def claim_values(self, cell: dict, value) -> dict:
+        """The claim's variables at one row: the row's own columns (a CSV carries every setting it has)."""
+        return dict(cell)
+
+    def fit_rows(self, fit_variables: list[str]) -> list[dict]:
+        """The rows the fit reads: each variable (or its log, ``log_<v>``), ``value`` (or ``log_value``),
+        ``censor``, ``seed`` and ``run``."""
+        out = []
+        for r in self.rows:
+            row = {k: r[k] for k in r if k in fit_variables or k.startswith("log_")}
+            row.update({"censor": r.get("censor"), "seed": r.get("seed"), "run": r.get("run", r.get("seed"))})
+            if "log_value" not in r:
+                row["value"] = r["value"]
+            out.append(row)
+        return out
+
+    @classmethod
+    def from_store(cls, exp, rows: list[dict], quantity: str, fit_variables: list[str], keep=None,
+                   cell_variables: list[str] | None = None) -> Measurements:
+        """One quantity's measurements from a sweep's stored rows (ok rows only; ``keep``, a set of
+        cell keys, restricts them to those cells). A trajectory row becomes one row per point, all
+        with the seed as their run; points carry ``log_T``/``log_value`` where the run gave log10
+        values (T and the loss leave float64's range under the loss-based schedule). A censored
+        value keeps its side (``censor``)."""
+        out = []
+        for r in rows:
+            if r["status"] != "ok" or not isinstance(r["value"], dict):
+                continue
+            if keep is not None and cell_key({v: r[v] for v in cell_variables or []}) not in keep:
+                continue
+            if exp.trajectory:
+                v0 = fit_variables[0]
+                for tr in r["value"].get("trajectory", []):
+                    row = {"seed": r["seed"], "run": r["seed"]}  # one run per seed: the unit the fit combines
+                    lg = tr.get("log10_" + v0, tr.get("log10_T"))
+                    if lg is not None:
+                        row["log_" + v0] = round(float(lg) * LN10, 9)
+                    else:
+                        row[v0] = float(f"{tr.get(v0, tr.get('T')):.10g}")
+                    if tr.get("log10_" + quantity) is not None:
+                        row["log_value"] = float(tr["log10_" + quantity]) * LN10
+                    else:
+                        row["value"] = tr.get(quantity)
+                    out.append(row)
+            else:
+                value, censor = decode(r["value"].get(quantity))
+                out.append({**{v: r[v] for v in fit_variables}, "value": value, "censor": censor, "seed": r["seed"]})
+        return cls(exp.description, tuple(fit_variables), tuple(out), exp.trajectory, dict(getattr(exp, "skip_hypotheses", {})))

@@ -1,0 +1,193 @@
+"""The sweep store: the one owner of a comparison's SQLite file (rows, ledger of looks, lock).
+
+* **rows**: one per (claim, experiment, cell, seed, fixed settings, code version), written by the
+  sweep (:mod:`simulate.sweep.tasks`) one transaction each, so a killed sweep resumes;
+* **ledger**: the looks of the sequential design (:mod:`simulate.verdict.sequential`), keyed by design;
+* **schema and SQL**: every statement on the file lives here (the sweep calls :func:`write_row`);
+* **lock**: one comparison at a time per store. A second ``compare`` on the same ``--out`` while
+  one runs is refused with one line: two runs interleaving their looks in one ledger would give
+  each the other's alpha, and the last to finish would overwrite the other's report.
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import sqlite3
+import time
+from typing import TYPE_CHECKING
+
+from ibcheck.simulate.verdict.rounds import CellKey, cell_key
+from ibcheck.theory.errors import InputError
+
+if TYPE_CHECKING:
+    from ibcheck.simulate.sweep.tasks import Task
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS results (
+    key TEXT PRIMARY KEY,
+    claim TEXT NOT NULL,
+    experiment TEXT NOT NULL,
+    cell TEXT NOT NULL,
+    seed INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    value TEXT,
+    error TEXT,
+    seconds REAL,
+    code_version TEXT NOT NULL,
+    created REAL NOT NULL
+)
+"""
+
+LEDGER = """
+CREATE TABLE IF NOT EXISTS ledger (
+    design TEXT NOT NULL,
+    look INTEGER NOT NULL,
+    data_hash TEXT NOT NULL,
+    work REAL NOT NULL,
+    budget REAL,
+    fraction REAL NOT NULL,
+    alpha REAL NOT NULL,
+    spent REAL NOT NULL,
+    boundary REAL,
+    rule TEXT NOT NULL,
+    created REAL NOT NULL,
+    PRIMARY KEY (design, look)
+)
+"""
+
+
+def connect(db: str) -> sqlite3.Connection:
+    d = os.path.dirname(os.path.abspath(db))
+    if not os.path.isdir(d):
+        raise InputError(f"database directory {d} does not exist")
+    con = sqlite3.connect(db, timeout=60)
+    try:
+        con.execute("PRAGMA journal_mode=WAL")
+        con.execute("PRAGMA synchronous=NORMAL")
+        con.execute(SCHEMA)
+        con.commit()
+        con.execute("SELECT key, cell, seed, status, value FROM results LIMIT 1").fetchall()
+    except sqlite3.DatabaseError as err:
+        con.close()
+        raise InputError(f"{db} is not a usable sweep database ({err}): it was left untouched; move it away or choose another "
+                         "--out") from None
+    return con
+
+
+def done_keys(con: sqlite3.Connection) -> set[str]:
+    return {r[0] for r in con.execute("SELECT key FROM results")}
+
+
+def write_row(con: sqlite3.Connection, task: Task, status: str, value, error: str | None, seconds: float, version: str) -> None:
+    """One row, one transaction: either the whole row is there or none of it."""
+    with con:
+        con.execute("INSERT OR IGNORE INTO results VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    (task.key, task.claim, task.experiment, json.dumps(task.cell, sort_keys=True), task.seed, status,
+                     None if value is None else json.dumps(value), error, seconds, version, time.time()))
+
+
+def rows_for(con: sqlite3.Connection, keys: list[str]) -> list[dict]:
+    out = []
+    for i in range(0, len(keys), 500):
+        chunk = keys[i:i + 500]
+        q = f"SELECT key, cell, seed, status, value, error, seconds FROM results WHERE key IN ({','.join('?' * len(chunk))})"
+        for key, cell, seed, status, value, error, secs in con.execute(q, chunk):
+            out.append({"key": key, **json.loads(cell), "seed": seed, "status": status,
+                        "value": None if value is None else json.loads(value), "error": error, "seconds": secs})
+    return out
+
+
+class SweepStore:
+    """A comparison's SQLite file, opened under an exclusive lock (see the module docstring).
+
+    Use as a context manager: ``with SweepStore(path) as store: ...``."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self._lock_fd: int | None = None
+        self.con: sqlite3.Connection | None = None
+
+    def __enter__(self) -> SweepStore:
+        d = os.path.dirname(os.path.abspath(self.path))
+        if not os.path.isdir(d):
+            raise InputError(f"database directory {d} does not exist")
+        # flock on the database file itself (SQLite's own locks are fcntl locks, independent of flock):
+        # nothing beside it is written, and the lock dies with the process that holds it
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise InputError(f"{self.path} is in use by another comparison; wait for it to finish, or give another --out") from None
+        self._lock_fd = fd
+        try:
+            self.con = connect(self.path)
+            with self.con:
+                self.con.execute(LEDGER)
+        except BaseException:
+            self._release()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.con is not None:
+            self.con.close()
+            self.con = None
+        self._release()
+
+    def _release(self) -> None:
+        if self._lock_fd is not None:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    # -- rows -----------------------------------------------------------------------------------
+    def run(self, tasks: list, version: str, experiment, **executor) -> dict:
+        """Run the tasks not stored yet (:func:`simulate.sweep.tasks.run_sweep` on this store's connection:
+        ``executor`` is workers, scheduler, dask, pool, progress)."""
+        from ibcheck.simulate.sweep.tasks import run_sweep
+
+        assert self.con is not None
+        return run_sweep(tasks, self.con, version, experiment=experiment, **executor)
+
+    def rows(self, keys: list[str]) -> list[dict]:
+        assert self.con is not None
+        return rows_for(self.con, keys)
+
+    def keys(self) -> set[str]:
+        assert self.con is not None
+        return {k for (k,) in self.con.execute("SELECT key FROM results")}
+
+    def stored_cells(self, claim: str, experiment: str, fixed: dict, version: str) -> dict[CellKey, int]:
+        """Cells and seeds of the same design stored earlier (a rerun continues from them)."""
+        from ibcheck.simulate.sweep.tasks import task_key
+
+        assert self.con is not None
+        out: dict[CellKey, int] = {}
+        for key, cell, seed in self.con.execute("SELECT key, cell, seed FROM results WHERE claim=? AND experiment=? AND code_version=?",
+                                                (claim, experiment, version)):
+            c = json.loads(cell)
+            if task_key(claim, experiment, c, seed, fixed, version) == key:
+                ck = cell_key(c)
+                out[ck] = max(out.get(ck, 0), seed + 1)
+        return out
+
+    # -- ledger ---------------------------------------------------------------------------------
+    def looks(self, design: str) -> list[dict]:
+        assert self.con is not None
+        cols = ("look", "data_hash", "work", "budget", "fraction", "alpha", "spent", "boundary", "rule")
+        q = f"SELECT {', '.join(cols)} FROM ledger WHERE design=? ORDER BY look"
+        return [dict(zip(cols, row)) for row in self.con.execute(q, (design,))]
+
+    def record_look(self, design: str, look, keys) -> None:
+        """Append a look to the ledger (a repeated look is not recorded again)."""
+        from ibcheck.simulate.verdict.sequential import data_hash
+
+        assert self.con is not None
+        if look.repeated:
+            return
+        with self.con:
+            self.con.execute("INSERT INTO ledger VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                             (design, look.look, data_hash(keys), look.work, look.budget, look.fraction, look.alpha, look.spent,
+                              look.boundary if look.boundary is None or look.boundary < 1e300 else None, look.rule, time.time()))

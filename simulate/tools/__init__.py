@@ -1,0 +1,5 @@
+"""Tools a user runs on networks, outside the comparison pipeline.
+
+Robustness radii of a run's networks (:mod:`.radii`, ``ibcheck radius``) and the KKT search of
+the max-margin problem on a dataset (:mod:`.kkt_search`, ``ibcheck kkt``).
+"""

@@ -1,0 +1,265 @@
+"""One bound against one set of measurements: fit, drift, extrapolation, power, verdict.
+
+:func:`analyze` is the single pipeline behind ``ibcheck compare``, ``ibcheck verdict`` (your own
+CSV) and ``ibcheck calibrate`` (synthetic truth): the same rows in, the same
+:class:`Analysis` out. Rows are dicts with a value per fitted variable (or its natural log
+under ``log_<v>``), the measure under ``value`` (or ``log_value``) and optionally ``seed``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ibcheck.simulate.compare.design import BoundSpec
+from ibcheck.simulate.stats.drift import Drift, Extrapolated, correction_fit, drift_test, local_exponents
+from ibcheck.simulate.stats.fit import Fit, fit_exponents, seed_rows
+from ibcheck.simulate.stats.terms import MARGINS, SHIFTS, Term, parse_term
+from ibcheck.simulate.verdict.rules import Judgement, Verdict, combine, judge_exponent, judge_variable, term_kind
+from ibcheck.theory.errors import InputError
+
+
+@dataclass
+class Analysis:
+    variables: list[str]
+    kind: str
+    predicted: dict[str, float]  # keyed by term name: "T", "log(T)", ...
+    offsets: dict[str, tuple[float, float]]
+    fit: Fit
+    drift: dict[str, Drift]  # keyed by variable (its power term)
+    extrapolated: dict[str, Extrapolated]
+    judgements: dict[str, Judgement]  # keyed by term name
+    verdict: Verdict
+    reason: str
+    margin: float
+    alpha: float
+    cells_used: str = "all"  # "all" or "inside" (the hypotheses' window only)
+    notes: list[str] = field(default_factory=list)
+    lack_of_fit: dict = field(default_factory=dict)  # {"F", "p_value"}: is the scatter of cell means beyond seed noise?
+    terms: list[Term] = field(default_factory=list)
+    variable_verdicts: dict[str, tuple[str, str]] = field(default_factory=dict)  # variable -> (verdict, reason)
+    margins: dict[str, float] = field(default_factory=dict)  # keyed by term name
+
+    @property
+    def term_names(self) -> list[str]:
+        return [t.name for t in self.terms]
+
+    @property
+    def power(self) -> dict:
+        return {"has_power": all(j.has_power for j in self.judgements.values()),
+                "detectable_deviation": {v: j.detectable_deviation for v, j in self.judgements.items()},
+                "negative_control": {v: {"exponent_tested": j.negative_control.predicted, "verdict": j.negative_control.verdict}
+                                     for v, j in self.judgements.items()}}
+
+    def conf_int(self, term: str, alpha: float | None = None) -> tuple[float, float]:
+        """The two-sided CI of one term's exponent at level 1 - alpha (default: the level of this look)."""
+        return self.fit.conf_int(term, self.alpha if alpha is None else alpha)
+
+    def open_exponents(self) -> list[tuple[str, bool]]:
+        """Terms a growing sweep should keep working on, each with whether to extend the grid.
+
+        Open: ``inconclusive`` ones (extend when the local exponent drifts, when the fit lacks fit,
+        since seeds cannot help there, or when the estimate lies outside the prediction's band,
+        since an ``inconsistent`` must then be checked at larger scale), and ``inconsistent`` ones that the largest-scale window
+        alone does not yet confirm: an ``inconsistent`` stands as decisive only when the largest
+        scales say so too, so the sweep goes on toward larger scale, where a pre-asymptotic
+        exponent reveals its drift. A decided variable's terms are closed.
+        """
+        out = []
+        lof_p, lof_F = self.lack_of_fit.get("p_value"), self.lack_of_fit.get("F")
+        # model error dominates the spread (significant, or at least twice the seed noise): seeds cannot help
+        lacking = (lof_p is not None and lof_p < 0.05) or (lof_F is not None and lof_F > 2.0)
+        for t in self.terms:
+            j = self.judgements[t.name]
+            var_verdict = self.variable_verdicts.get(t.variable, (j.verdict, ""))[0]
+            drift = self.drift.get(t.variable)
+            drifting = drift is not None and drift.significant
+            if var_verdict == "consistent":
+                continue
+            if j.verdict == "inconclusive":
+                out.append((t.name, drifting or lacking or self._outside_band(t.name)))
+            elif j.verdict == "inconsistent" and t.order == 0 and (j.last_window is None or j.last_window.verdict != "inconsistent"):
+                # (a log exponent has no local-exponent drift to wait for: its inconsistent stands)
+                out.append((t.name, True))
+        return out
+
+    def _outside_band(self, v: str) -> bool:
+        """Does the point estimate lie on the wrong side of the prediction's margin?"""
+        from ibcheck.simulate.verdict.rules import LOWER, UPPER
+
+        est, pred, m = self.fit.estimate[v], self.predicted[v], self.margins.get(v, self.margin)
+        kind = self.judgements[v].plain.kind  # the term's own direction (mirrored where its variable tends to 0)
+        if kind in UPPER:
+            return est > pred + m
+        if kind in LOWER:
+            return est < pred - m
+        return abs(est - pred) > m
+
+    def fits_json(self) -> list[dict]:
+        f = self.fit
+        out = []
+        for t in self.terms:
+            v = t.name
+            j = self.judgements[v]
+            ex = self.extrapolated.get(v) if t.order == 0 else None
+            lo, hi = self.conf_int(v)
+            out.append({"variable": v, "term_of": t.variable, "order": t.order, "estimate": f.estimate[v], "ci_low": f.ci[v][0],
+                        "ci_high": f.ci[v][1], "ci_level": 0.95, "decision_ci": [lo, hi], "decision_level": 1 - self.alpha,
+                        "se": f.se[v], "predicted": self.predicted[v], "margin": self.margins.get(v, self.margin),
+                        "bca_low": f.bca[v][0] if f.bca else None, "bca_high": f.bca[v][1] if f.bca else None, "bca_note": f.bca_note,
+                        "log_offset": self.offsets.get(t.variable, (0.0, 0.0))[0] if t.order == 0 else None,
+                        "verdict": j.verdict, "reason": j.reason, "plain_verdict": j.plain.verdict, "tested_as": j.plain.kind,
+                        "extrapolated": ex.estimate if ex else None,
+                        "extrapolated_ci": list(ex.ci) if ex and ex.ci else None})
+        return out
+
+    def as_json(self) -> dict:
+        return {
+            "variables": self.variables, "terms": self.term_names, "kind": self.kind, "predicted": self.predicted, "verdict": self.verdict,
+            "reason": self.reason, "cells_used": self.cells_used, "margin": self.margin, "margins": self.margins, "alpha": self.alpha,
+            "fits": self.fits_json(), "df": self.fit.df, "cells": self.fit.n_cells, "dropped_rows": self.fit.dropped,
+            "censored_rows": self.fit.censored, "runs": self.fit.runs if self.fit.trajectory else None,
+            "restriction": self.fit.restriction or None, "excluded_rows": self.fit.excluded,
+            "curvature": self.fit.curvature, "interaction": self.fit.interaction,
+            "drift": {v: d.as_json() for v, d in self.drift.items()},
+            "extrapolated": {v: e.as_json() for v, e in self.extrapolated.items()},
+            "lack_of_fit": self.lack_of_fit, "power": self.power, "judgements": {v: j.as_json() for v, j in self.judgements.items()},
+            "variable_verdicts": {v: {"verdict": vv, "reason": r} for v, (vv, r) in self.variable_verdicts.items()}, "notes": self.notes,
+        }
+
+
+@dataclass(frozen=True)
+class BoundAnalysis:
+    """One tested bound of a design (:class:`simulate.compare.design.BoundSpec`) with its analysis and the
+    rows it was fitted on: what the typed result and the report are built from."""
+
+    spec: BoundSpec
+    analysis: Analysis
+    data: tuple = ()
+
+    @property
+    def quantity(self) -> str:
+        return self.spec.quantity
+
+    @property
+    def kind(self) -> str:
+        return self.spec.kind
+
+    @property
+    def reading(self) -> str | None:
+        return self.spec.reading
+
+    @property
+    def expr(self) -> str:
+        return self.spec.expr
+
+    @property
+    def label(self) -> str:
+        return self.spec.label
+
+    @property
+    def bound(self):
+        return self.spec.bound
+
+
+def fit_terms(variables: list[str], predicted: dict[str, float], toward_zero: frozenset[str] = frozenset()) -> list[Term]:
+    """Every power term of ``variables``, and the log terms ``predicted`` names (``"log(t)"``), in order.
+
+    ``toward_zero``: the variables that tend to 0; their log terms must be written ``log(1/eps)``."""
+    terms = [Term(v, 0, v in toward_zero) for v in variables]
+    for name in predicted:
+        t = parse_term(name)
+        if t.variable not in variables:
+            continue
+        if not t.order:
+            t = Term(t.variable, 0, t.variable in toward_zero)  # a power term's name does not say where it tends
+        elif t.toward_zero != (t.variable in toward_zero):
+            raise InputError(f"{name!r}: {t.variable} " + ("tends to 0, so its log factor is written log(1/" + t.variable + ")"
+                                                          if t.variable in toward_zero else "does not tend to 0: write log(" + t.variable + ")"))
+        if t not in terms:
+            terms.append(t)
+    return sorted(terms, key=lambda t: (variables.index(t.variable), t.order))
+
+
+def analyze(rows: list[dict], variables: list[str], kind: str, predicted: dict[str, float],
+            offsets: dict[str, tuple[float, float]] | None = None, margin: float = 0.1, alpha: float = 0.05,
+            bootstrap: bool = True, cells_used: str = "all", extrapolate: bool = True, trajectory: bool = False,
+            restriction: dict[str, float] | None = None, margin_log: float = MARGINS[1],
+            toward_zero: frozenset[str] = frozenset()) -> Analysis:
+    """Fit the exponents of ``rows`` along ``variables`` and judge them against ``predicted``.
+
+    ``predicted`` is keyed by term: ``{"t": 0, "log(t)": -1}`` fits and tests both exponents (a
+    log term is fitted wherever the prediction names it). ``alpha`` is the level of this look
+    (smaller than 0.05 when a sequential design spends alpha over several looks). ``margin`` is
+    the power exponents' equivalence margin, ``margin_log`` the log exponents' (log-log: twice it).
+    ``offsets`` (a known log factor moved to the left-hand side) only on explicit request.
+    ``toward_zero`` names the variables that tend to 0 (eps): their power is tested mirrored
+    (:func:`simulate.verdict.rules.term_kind`), their drift toward the smallest scale.
+    """
+    offsets = dict(offsets or {})
+    toward_zero = frozenset(toward_zero) & set(variables)
+    if toward_zero and any(offsets.get(v, (0.0, 0.0)) != (0.0, 0.0) for v in toward_zero):
+        raise InputError(f"known offsets are not supported for {', '.join(sorted(toward_zero))} (tends to 0): fit its log factors")
+    terms = fit_terms(list(variables), predicted, toward_zero)
+    fit = fit_exponents(rows, terms, offsets, bootstrap=bootstrap, trajectory=trajectory, restriction=restriction)
+    srows, _ = seed_rows(rows, variables, offsets, restriction)
+    margins = {t.name: (margin if t.order == 0 else margin_log * (MARGINS[t.order] / MARGINS[1])) for t in terms}
+    has_logs = any(t.order for t in terms)
+    drifts, extra, judgements = {}, {}, {}
+    for v in variables:
+        local = local_exponents(srows, fit.cells, variables, v, trajectory=trajectory)
+        drifts[v] = drift_test(fit.curvature.get(v), v, fit.estimate[v], predicted.get(v, 0.0), local, alpha, v in toward_zero)
+        if v in toward_zero:
+            extra[v] = Extrapolated(v, None, None, note=f"not computed ({v} tends to 0; the correction model assumes growth)")
+        elif extrapolate and not trajectory and not has_logs:
+            extra[v] = correction_fit(fit.cells, variables, v)
+        else:
+            why = "a trajectory" if trajectory else "the fit has log terms" if has_logs else "not requested"
+            extra[v] = Extrapolated(v, None, None, note=f"not computed ({why})")
+    for t in terms:
+        judgements[t.name] = judge_exponent(t.name, term_kind(kind, t), fit.estimate[t.name], fit.se[t.name], fit.df, predicted.get(t.name, 0.0),
+                                            drifts[t.variable] if t.order == 0 else None, margins[t.name], alpha, SHIFTS[t.order])
+    per_var = {}
+    for v in variables:
+        chain = [(t.name, judgements[t.name]) for t in terms if t.variable == v]
+        per_var[v] = judge_variable(kind, chain)
+    verdict = combine([vv for vv, _ in per_var.values()])
+    reason = "; ".join(r if len([t for t in terms if t.variable == v]) > 1 else f"{v}: {r}" for v, (_, r) in per_var.items())
+    notes = []
+    if fit.unidentified:
+        cells = ", ".join(_cell_text(c, variables) for c in fit.unidentified)
+        notes.append(f"{len(fit.unidentified)} cell(s) have every row censored on one side ({cells}): their mean is only a bound, "
+                     "so the exponents come from a Tobit regression on the rows (the bounds enter its likelihood)")
+    if offsets and any(p or q for p, q in offsets.values()):
+        notes.append("log factors entered as known offsets (by request): their exponents are assumed, not tested")
+    for v in sorted(toward_zero):
+        notes.append(f"{v} tends to 0: its power exponent is tested mirrored ({v}^a = O({v}^b) as {v} -> 0 iff a >= b) "
+                     f"and its log factors are in log(1/{v})")
+    if fit.restriction:
+        notes.append("fit restricted to " + ", ".join(f"{v} >= {x:g}" for v, x in fit.restriction.items())
+                     + f" ({fit.excluded} earlier rows left out by request)")
+    return Analysis(list(variables), kind, {t.name: predicted.get(t.name, 0.0) for t in terms}, offsets, fit, drifts, extra,
+                    judgements, verdict, reason, margin, alpha, cells_used, notes=notes, lack_of_fit=lack_of_fit(fit),
+                    terms=terms, variable_verdicts=per_var, margins=margins)
+
+
+def _cell_text(c: dict, variables: list[str]) -> str:
+    return " ".join(f"{v}={c[v]:g}" if c.get(v) is not None else f"log {v}={c['log_' + v]:.3g}" for v in variables)
+
+
+def lack_of_fit(fit: Fit) -> dict:
+    """F test of the cell means' scatter about the fitted plane against the seed noise (pure error).
+
+    A significant F says the spread of the fit is model error (curvature, interaction), which
+    more seeds do not shrink; a larger grid does. None where no cell has two seeds.
+    """
+    from scipy import stats
+
+    pe_df = sum(c["n_seeds"] - 1 for c in fit.cells)
+    if fit.trajectory or pe_df < 1 or fit.df < 1:
+        return {"F": None, "p_value": None}
+    s2 = sum((c["n_seeds"] - 1) * (c["sd_log"] or 0.0) ** 2 for c in fit.cells) / pe_df
+    rss = sum(c["residual"] ** 2 for c in fit.cells)
+    expected = s2 * sum(1.0 / c["n_seeds"] for c in fit.cells) / len(fit.cells)
+    if expected <= 0:
+        return {"F": float("inf"), "p_value": 0.0}
+    F = (rss / fit.df) / expected
+    return {"F": float(F), "p_value": float(stats.f.sf(F, fit.df, pe_df))}

@@ -1,0 +1,210 @@
+"""Verdicts: does a fitted exponent agree with a claim's prediction?
+
+Each bound kind has its own test, at level alpha = 0.05 and equivalence margin ``margin``
+(0.1 by default), with ``L, U`` the one-sided (1 - alpha) bounds from the t distribution:
+
+* ``O`` (also ``o``, ``<=``): the exponent is not above the prediction.
+  consistent if ``U <= pred + margin``; inconsistent if ``L > pred + margin``.
+* ``Omega`` (also ``omega``, ``>=``): mirror image.
+  consistent if ``L >= pred - margin``; inconsistent if ``U < pred - margin``.
+* ``Theta``: two one-sided tests (TOST). consistent if ``pred - margin < L`` and
+  ``U < pred + margin``; inconsistent if the two-sided (1 - alpha) CI lies outside the band.
+
+Anything else is ``inconclusive``, a valid outcome. The negative control tests the same fit
+against a wrong, stronger prediction (O: pred - 0.5; Omega and Theta: pred + 0.5); it must come
+out inconsistent, or the comparison has no power.
+
+:func:`judge_exponent` turns the plain verdict into the reported one, with two rules:
+
+* **drift**: an ``inconsistent`` fit whose curvature is significant and whose local exponent
+  moves toward the prediction is ``inconclusive`` ("pre-asymptotic: ..."), unless the
+  largest-scale window alone is already ``inconsistent``. A straight power law with the wrong
+  exponent (no significant drift) stays ``inconsistent``, and so does one drifting away. A
+  ``consistent`` fit that drifts significantly away from the prediction, with its
+  largest-scale window not consistent, is ``inconclusive``.
+* **power**: a ``consistent`` exponent whose negative control is not rejected is
+  ``inconclusive`` ("no power: a stronger exponent is not rejected either").
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from scipy import stats
+
+UPPER = ("O", "o", "<=")
+LOWER = ("Omega", "omega", ">=")
+TWO = ("Theta",)
+Verdict = Literal["consistent", "inconsistent", "inconclusive"]
+VERDICTS: tuple[str, ...] = Verdict.__args__  # type: ignore[attr-defined]
+
+
+@dataclass
+class Verdict:
+    verdict: Verdict
+    kind: str
+    predicted: float
+    estimate: float
+    lower: float  # one-sided (1 - alpha) lower bound
+    upper: float
+    margin: float
+    reason: str
+
+    def as_json(self) -> dict:
+        return dict(self.__dict__)
+
+
+def exponent_verdict(kind: str, estimate: float, se: float, df: int, predicted: float, margin: float = 0.1, alpha: float = 0.05) -> Verdict:
+    """The verdict for one exponent (see the module docstring for the rules)."""
+    t1 = stats.t.ppf(1 - alpha, df)
+    t2 = stats.t.ppf(1 - alpha / 2, df)
+    L, U = estimate - t1 * se, estimate + t1 * se
+    lo2, hi2 = estimate - t2 * se, estimate + t2 * se
+    if kind in UPPER:
+        if U <= predicted + margin:
+            v, why = "consistent", f"upper bound {U:.3f} <= {predicted:g} + {margin:g}"
+        elif L > predicted + margin:
+            v, why = "inconsistent", f"lower bound {L:.3f} > {predicted:g} + {margin:g}"
+        else:
+            v, why = "inconclusive", f"[{L:.3f}, {U:.3f}] straddles {predicted + margin:g}"
+    elif kind in LOWER:
+        if L >= predicted - margin:
+            v, why = "consistent", f"lower bound {L:.3f} >= {predicted:g} - {margin:g}"
+        elif U < predicted - margin:
+            v, why = "inconsistent", f"upper bound {U:.3f} < {predicted:g} - {margin:g}"
+        else:
+            v, why = "inconclusive", f"[{L:.3f}, {U:.3f}] straddles {predicted - margin:g}"
+    elif kind in TWO:
+        if predicted - margin < L and U < predicted + margin:
+            v, why = "consistent", f"[{L:.3f}, {U:.3f}] inside {predicted:g} +- {margin:g} (TOST)"
+        elif lo2 > predicted + margin or hi2 < predicted - margin:
+            v, why = "inconsistent", f"CI [{lo2:.3f}, {hi2:.3f}] outside {predicted:g} +- {margin:g}"
+        else:
+            v, why = "inconclusive", f"CI [{lo2:.3f}, {hi2:.3f}] overlaps the band {predicted:g} +- {margin:g} without lying in it"
+    else:
+        raise ValueError(f"no exponent test for bound kind {kind!r}")
+    return Verdict(v, kind, predicted, estimate, L, U, margin, why)
+
+
+MIRROR = {"O": "Omega", "o": "omega", "<=": ">=", "Omega": "O", "omega": "o", ">=": "<="}
+
+
+def term_kind(kind: str, term) -> str:
+    """The direction in which one fitted exponent is tested: the bound's kind, mirrored for the power
+    of a variable that tends to 0.
+
+    Pitfall avoided: as ``eps -> 0``, ``eps^a = O(eps^b)`` iff ``a >= b`` (the smaller power is the
+    larger quantity), so testing an ``O(eps^2)`` bound as "exponent <= 2" accepts exactly the data
+    that break it. Log factors are in ``log(1/eps)``, which grows: their direction is the bound's."""
+    if getattr(term, "toward_zero", False) and getattr(term, "order", 0) == 0:
+        return MIRROR.get(kind, kind)
+    return kind
+
+
+def negative_control_exponent(kind: str, predicted: float, shift: float = 0.5) -> float:
+    """A wrong, stronger prediction the data must reject (``shift``: 0.5 for a power, 1 for a log exponent)."""
+    return predicted - shift if kind in UPPER else predicted + shift
+
+
+@dataclass
+class Judgement:
+    """The reported verdict of one exponent, with every input it rests on."""
+
+    variable: str
+    verdict: Verdict
+    reason: str
+    plain: Verdict
+    negative_control: Verdict
+    has_power: bool
+    detectable_deviation: float  # one-sided (1 - alpha) CI half-width: t_{1-alpha, df} * se
+    last_window: Verdict | None = None
+
+    def as_json(self) -> dict:
+        return {"variable": self.variable, "verdict": self.verdict, "reason": self.reason, "plain": self.plain.as_json(),
+                "negative_control": self.negative_control.as_json(), "has_power": self.has_power,
+                "detectable_deviation": self.detectable_deviation,
+                "last_window": self.last_window.as_json() if self.last_window else None}
+
+
+def judge_exponent(variable: str, kind: str, estimate: float, se: float, df: int, predicted: float, drift=None,
+                   margin: float = 0.1, alpha: float = 0.05, shift: float = 0.5) -> Judgement:
+    """The reported verdict of one exponent: the plain test, then the drift and power rules.
+
+    ``drift`` is a :class:`simulate.stats.drift.Drift` (or None): its significance, direction and the
+    last local exponent (the largest-scale window) enter the drift rule.
+    """
+    plain = exponent_verdict(kind, estimate, se, df, predicted, margin, alpha)
+    nc = exponent_verdict(kind, estimate, se, df, negative_control_exponent(kind, predicted, shift), margin, alpha)
+    has_power = nc.verdict == "inconsistent"
+    half = float(stats.t.ppf(1 - alpha, df) * se) if df > 0 else float("inf")
+    last = None
+    le = drift.asymptotic_window if drift is not None else None
+    if le is not None and le.se is not None and le.df > 0:
+        last = exponent_verdict(kind, le.estimate, le.se, le.df, predicted, margin, alpha)
+    verdict, reason = plain.verdict, plain.reason
+    drifting = drift is not None and drift.significant
+    if plain.verdict == "inconsistent" and drifting and drift.direction == "toward":
+        if last is not None and last.verdict == "inconsistent":
+            reason = (f"{plain.reason}; {drift.describe()} (drift p = {drift.p_value:.2g}), but the largest-scale cells alone "
+                      f"already decide: {last.reason}")
+        else:
+            verdict = "inconclusive"
+            reason = f"pre-asymptotic: {drift.describe()} (drift p = {drift.p_value:.2g}); the plain fit says {plain.reason}"
+    elif plain.verdict == "inconsistent" and drifting:
+        reason = f"{plain.reason}; {drift.describe()} (drift p = {drift.p_value:.2g})"
+    elif plain.verdict == "consistent" and drifting and drift.direction == "away" and (last is None or last.verdict != "consistent"):
+        verdict = "inconclusive"
+        reason = f"drifting away: {drift.describe()} (drift p = {drift.p_value:.2g}); the plain fit says {plain.reason}"
+    if verdict == "consistent" and not has_power:
+        verdict = "inconclusive"
+        reason = (f"no power: a stronger exponent ({nc.predicted:g}) is not rejected either ({nc.reason}); "
+                  f"the plain fit says {plain.reason}")
+    return Judgement(variable, verdict, reason, plain, nc, has_power, half, last)
+
+
+def pinned(v: Verdict) -> bool:
+    """Is the exponent equivalent to its prediction (both one-sided bounds inside the margin)?"""
+    return v.predicted - v.margin < v.lower and v.upper < v.predicted + v.margin
+
+
+def judge_variable(kind: str, chain: list[tuple[str, Judgement]]) -> tuple[str, str]:
+    """The verdict of one variable whose bound states several factors, ``chain`` ordered as
+    x, log x, log log x: (verdict, reason).
+
+    Growth is lexicographic: ``x^a (log x)^b`` is ``O(x^a0 (log x)^b0)`` iff ``a < a0``, or
+    ``a = a0`` and ``b <= b0``. So for ``O`` a power decided below its band (or above it, for
+    ``Omega``) settles the variable by itself; a power pinned to its prediction (both one-sided
+    bounds inside the band) hands the test to the log exponent; a power neither pinned nor
+    decided leaves it ``inconclusive``. ``Theta`` needs every factor consistent.
+
+    Pitfall avoided: a constant quantity has the power exponent 0 that ``O(1/log t)`` predicts;
+    only the log exponent (0 against -1) tells them apart.
+    """
+    if len(chain) == 1:
+        return chain[0][1].verdict, chain[0][1].reason
+    if kind in TWO:
+        verdict = combine([j.verdict for _, j in chain])
+        return verdict, "; ".join(f"{name}: {j.reason}" for name, j in chain)
+    parts = []
+    for i, (name, j) in enumerate(chain):
+        last = i == len(chain) - 1
+        p = j.plain
+        beyond = p.upper < p.predicted - p.margin if p.kind in UPPER else p.lower > p.predicted + p.margin  # the term's own direction
+        if last or j.verdict == "inconsistent" or beyond:
+            why = "" if last or j.verdict == "inconsistent" else " (beyond its band, so the factors after it do not matter)"
+            return j.verdict, "; ".join(parts + [f"{name}: {j.reason}{why}"])
+        if not pinned(p):
+            nxt = chain[i + 1][0]
+            return "inconclusive", "; ".join(parts + [f"{name}: [{p.lower:.3f}, {p.upper:.3f}] is not pinned to {p.predicted:g} +- "
+                                                      f"{p.margin:g}, so the {nxt} exponent cannot decide yet"])
+        parts.append(f"{name}: pinned, [{p.lower:.3f}, {p.upper:.3f}] inside {p.predicted:g} +- {p.margin:g}")
+    raise AssertionError("unreachable")
+
+
+def combine(verdicts: list[str]) -> str:
+    """Overall: inconsistent if any is, consistent if all are, inconclusive otherwise."""
+    if "inconsistent" in verdicts:
+        return "inconsistent"
+    if verdicts and all(v == "consistent" for v in verdicts):
+        return "consistent"
+    return "inconclusive"
