@@ -333,7 +333,7 @@ def experiment(claim: str, grid: Mapping[str, Sequence[float]], seeds: int = 3, 
     """Decorator binding ``measure(cell, seed) -> {quantity: value}`` to a claim, for :func:`compare`
     and ``ibcheck compare`` (options: quick_grid, quick_seeds, fixed, max_grid, description, quantities).
     A measure that raises, or returns a missing or non-finite quantity, gives a failed row with its reason."""
-    from ibcheck.simulate.experiments.builtin import experiment as _experiment
+    from ibcheck.simulate.experiments.registry import experiment as _experiment
 
     return _experiment(claim, dict(grid), seeds, **options)
 

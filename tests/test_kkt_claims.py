@@ -4,8 +4,8 @@ import math
 import numpy as np
 import pytest
 
-from ibcheck.simulate.experiments.builtin import EXPERIMENTS, kkt_row
-from ibcheck.simulate.experiments.kkt_sample import CertifiedNetwork, KKTSample, UncertifiedSample, largest_over_certified
+from ibcheck.simulate.experiments.kkt import CertifiedNetwork, KKTSample, UncertifiedSample, kkt_row, largest_over_certified
+from ibcheck.simulate.experiments.registry import EXPERIMENTS
 from ibcheck.simulate.verdict.kkt import at_thresholds, kkt_cells, transfer_cells
 from ibcheck.solvers.kkt.certificate import kkt_certificate
 
@@ -81,7 +81,7 @@ def test_fvbs23_row_is_measured_on_certified_kkt_points_only():
 
 
 def test_a_polished_network_is_certified_independently():
-    from ibcheck.simulate.experiments.builtin import kkt_sample
+    from ibcheck.simulate.experiments.kkt import kkt_sample
 
     exp = EXPERIMENTS["FVBS23.thm.4_2"]
     cell = {**exp.fixed_at(True), "d": 256, "k": 2}

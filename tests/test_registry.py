@@ -82,7 +82,7 @@ def test_unknown_id_suggests_nearest():
 
 def test_a_test_builds_its_own_registry():
     import ibcheck
-    from ibcheck.simulate.experiments.builtin import EXPERIMENTS
+    from ibcheck.simulate.experiments.registry import EXPERIMENTS
 
     mine = ibcheck.Registry()
     with ibcheck.using_registry(mine):

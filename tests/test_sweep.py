@@ -9,8 +9,10 @@ import time
 import pytest
 
 from ibcheck.simulate.compare.driver import parse_grid
-from ibcheck.simulate.experiments.builtin import EXPERIMENTS
-from ibcheck.simulate.sweep.tasks import Task, connect, run_sweep, task_key
+from ibcheck.simulate.experiments.registry import EXPERIMENTS
+from ibcheck.simulate.sweep.executor import run_sweep
+from ibcheck.simulate.sweep.store import connect
+from ibcheck.simulate.sweep.tasks import Task, task_key
 from ibcheck.theory import InputError
 
 EXP = "SSTTM18.cor.robust_upper"  # fast, deterministic
@@ -55,17 +57,18 @@ def test_sweep_runs_each_cell_once_and_resumes(tmp_path):
 SITECUSTOMIZE = """
 import sys, time
 sys.path.insert(0, {root!r})
-import ibcheck.simulate.experiments.builtin as E
-_orig = E.measure_ssttm18
+import ibcheck.simulate.experiments.registry as E
+from ibcheck.simulate.experiments.base import Experiment
+from ibcheck.simulate.experiments.ssttm18 import measure_ssttm18 as _orig
 def _slow(cell, seed):
     time.sleep(0.3)
     return _orig(cell, seed)
-E.EXPERIMENTS[{exp!r}] = E.Experiment(**{{**E.EXPERIMENTS[{exp!r}].__dict__, "measure": _slow}})
+E.EXPERIMENTS[{exp!r}] = Experiment(**{{**E.EXPERIMENTS[{exp!r}].__dict__, "measure": _slow}})
 """
 
 SCRIPT = """
 from tests.test_sweep import _tasks
-from ibcheck.simulate.sweep.tasks import run_sweep
+from ibcheck.simulate.sweep.executor import run_sweep
 run_sweep(_tasks(n_cells=10, seeds=2), {db!r}, "test", workers={workers}, progress=False)
 """
 
@@ -176,7 +179,7 @@ def test_the_same_seed_gives_the_same_numbers_with_one_and_two_workers(tmp_path)
 
 DASK_SCRIPT = """
 from tests.test_sweep import _tasks
-from ibcheck.simulate.sweep.tasks import run_sweep
+from ibcheck.simulate.sweep.executor import run_sweep
 if __name__ == "__main__":
     print(run_sweep(_tasks(n_cells=10, seeds=2), {db!r}, "test", workers=2, dask=True, progress=False))
 """
@@ -244,14 +247,15 @@ def test_kill_minus_9_of_a_dask_client_then_rerun_resumes(tmp_path):
 KILLER = """
 import os, signal, sys, time
 sys.path.insert(0, {root!r})
-import ibcheck.simulate.experiments.builtin as E
-_orig = E.measure_ssttm18
+import ibcheck.simulate.experiments.registry as E
+from ibcheck.simulate.experiments.base import Experiment
+from ibcheck.simulate.experiments.ssttm18 import measure_ssttm18 as _orig
 def _die(cell, seed):
     if cell["d"] == 3000 and seed == 1:
         os.kill(os.getpid(), signal.SIGKILL)  # this worker dies (as under the OOM killer)
     time.sleep(0.05)
     return _orig(cell, seed)
-E.EXPERIMENTS[{exp!r}] = E.Experiment(**{{**E.EXPERIMENTS[{exp!r}].__dict__, "measure": _die}})
+E.EXPERIMENTS[{exp!r}] = Experiment(**{{**E.EXPERIMENTS[{exp!r}].__dict__, "measure": _die}})
 """
 
 
@@ -263,7 +267,7 @@ def test_a_dead_local_worker_stops_the_sweep_with_one_line_and_a_rerun_resumes(t
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(KILLER.format(root=root, exp=EXP))
     env = {**os.environ, "PYTHONPATH": f"{hook}{os.pathsep}{root}"}
-    script = "from tests.test_sweep import _tasks\nfrom ibcheck.simulate.sweep.tasks import run_sweep\nfrom ibcheck.theory.errors import RunFailure\n" \
+    script = "from tests.test_sweep import _tasks\nfrom ibcheck.simulate.sweep.executor import run_sweep\nfrom ibcheck.theory.errors import RunFailure\n" \
              "if __name__ == '__main__':\n    try:\n        run_sweep(_tasks(n_cells=6, seeds=2), %r, 'test', workers=2, progress=False)\n" \
              "    except RunFailure as e:\n        print('FAILURE', e)\n" % db
     res = subprocess.run([sys.executable, "-c", script], cwd=root, env=env, capture_output=True, text=True, timeout=120)

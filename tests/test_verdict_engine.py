@@ -10,9 +10,10 @@ from ibcheck.simulate.compare.calibrate import SCENARIOS, calibrate
 from ibcheck.simulate.stats.boundaries import nominal_levels
 from ibcheck.simulate.stats.drift import correction_fit, windows
 from ibcheck.simulate.stats.fit import fit_exponents
+from ibcheck.simulate.sweep.tasks import data_hash
 from ibcheck.simulate.verdict.analysis import analyze
 from ibcheck.simulate.verdict.rules import judge_exponent
-from ibcheck.simulate.verdict.sequential import SequentialPolicy, data_hash, spending
+from ibcheck.simulate.verdict.sequential import SequentialPolicy, spending
 
 
 def _rows(f, xs, seeds=4, noise=0.03, seed=0):
@@ -237,7 +238,8 @@ def test_calibration_targets_at_small_n():
 
 def test_rounds_favour_large_scales_over_cheap_small_cells():
     """A user's t grid where the smallest t is 1000x cheaper: seeds must not pile up there."""
-    from ibcheck.simulate.verdict.rounds import cell_key, plan_round
+    from ibcheck.simulate.sweep.tasks import cell_key
+    from ibcheck.simulate.verdict.rounds import plan_round
 
     rng = np.random.default_rng(0)
     ts = [10, 100, 1000, 10000]

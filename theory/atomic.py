@@ -12,6 +12,7 @@ import tempfile
 from contextlib import contextmanager
 
 from .errors import InputError
+from .jsonsafe import dumps
 
 
 @contextmanager
@@ -50,8 +51,6 @@ def write_text(path: str, text: str) -> None:
 
 
 def write_json(path: str, obj, indent: int | None = 2) -> None:
-    from .result import dumps
-
     write_text(path, dumps(obj, indent=indent) + ("\n" if indent else ""))
 
 

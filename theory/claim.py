@@ -1,224 +1,32 @@
-"""The claim data model: a claim is hypotheses (sympy relations) and bounds on named quantities.
+"""A claim as users see it: :class:`Claim` is the data of :class:`~ibcheck.theory.statement.ClaimStatement`
+with its display (a table, LaTeX in a notebook, ``to_json()`` through :func:`~ibcheck.theory.describe.describe`).
 
-Everything here is declarative: a claim module builds :class:`Claim` objects and the rest of
-ibcheck (evaluation, windows, growth, graph, experiments) reads them. Formulas are sympy
-expressions over the shared symbols of :mod:`theory.variables`.
+The readers of a claim (evaluation, description, windows) take a :class:`ClaimStatement`, so this
+module may import them without a cycle.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Literal
+from dataclasses import dataclass
+from typing import ClassVar
 
 import sympy as sp
 
+from .describe import describe, latex
 from .result import Result
-from .variables import Variable
+from .statement import BOUND_KINDS, KINDS, STATUSES, Bound, ClaimStatement, ClaimStatus, Hypothesis, tex
 
-ClaimStatus = Literal["exact", "order", "ambiguous", "unverified"]
-STATUSES: tuple[str, ...] = ClaimStatus.__args__  # type: ignore[attr-defined]
-KINDS = ("definition", "assumption", "lemma", "theorem", "corollary", "conjecture", "experiment", "remark")
-# O, Omega, Theta: asymptotic, up to a constant; o, omega: strictly smaller/larger order;
-# "<=", ">=": exact inequalities; "->": the quantity tends to expr (a limit statement).
-BOUND_KINDS = ("O", "Omega", "Theta", "o", "omega", "<=", ">=", "->")
-
-
-_TEX_NAMES = {
-    "eps": r"\varepsilon", "delta": r"\delta", "gamma": r"\gamma", "sigma": r"\sigma", "lam": r"\lambda",
-    "tau": r"\tau", "beta": r"\beta", "kappa": r"\kappa", "rho": r"\rho", "Lsum": r"\mathcal{L}",
-    "Lsum_t0": r"\mathcal{L}(t_0)", "ell_0": r"\ell(0)", "q_min": r"q_{\min}", "cp": "c'", "ks": "|J_s|",
-    "max_ip": r"\max_{i\neq j}|\langle x_i, x_j\rangle|", "max_mean_ip": r"\max_{i\neq j}|\langle \mu_i, \mu_j\rangle|",
-    "normalized_margin": r"\bar\gamma",
-}
-
-
-def tex(expr) -> str:
-    """LaTeX of a formula with the sources' notation (eps as \\varepsilon, ln for log)."""
-    from .expressions import as_sympy
-
-    names = {s: _TEX_NAMES[s.name] for s in as_sympy(expr).free_symbols if s.name in _TEX_NAMES}
-    return sp.latex(expr, symbol_names=names, ln_notation=True)
-
-
-def _wrapped(latex: str) -> bool:
-    """``\\Omega(...)``, ``O(...)``: the bound states its kind itself."""
-    from .expressions import _KINDS
-
-    s = latex.strip()
-    return any(s.startswith(name + opening) for name, _ in _KINDS for opening in ("(", "\\left(", "\\big("))
+__all__ = ["BOUND_KINDS", "KINDS", "STATUSES", "Bound", "Claim", "ClaimStatement", "ClaimStatus", "Hypothesis", "tex"]
 
 
 @dataclass(frozen=True)
-class Hypothesis:
-    """A named hypothesis (H1, H2, ...).
-
-    ``expr`` is a sympy relation (or an ``And``/``Or`` of relations); ``None`` marks a
-    qualitative hypothesis ("the model is L-homogeneous") that ibcheck cannot evaluate and
-    reports as *assumed*.
-    """
-
-    name: str
-    expr: sp.Basic | None
-    text: str = ""
-    unverified: bool = False
-
-    @property
-    def qualitative(self) -> bool:
-        return self.expr is None
-
-
-@dataclass(frozen=True)
-class Bound:
-    """A conclusion: ``quantity  kind  expr``, e.g. ``flip_radius_median O(sqrt(d/k))``.
-
-    ``reading`` names the reading of an ambiguous claim this bound belongs to (None when
-    there is only one). ``probability`` is the stated confidence, e.g. ``1 - delta``.
-    """
-
-    quantity: str
-    kind: str = ""
-    expr: Any = None  # a sympy formula; a string (sympy syntax or LaTeX) until its claim parses it
-    reading: str | None = None
-    note: str = ""
-    probability: sp.Basic | None = None
-    unverified: bool = False
-    latex: str | None = None  # the bound as written in a paper, e.g. r"\Omega(\sqrt{d}\,\log^2 d)"
-
-    def parsed(self, where: str) -> "Bound":
-        """This bound with its formula parsed (a string in sympy syntax or LaTeX, or ``latex``),
-        and its kind checked; errors name ``where`` (the claim and the field)."""
-        from .errors import InputError
-        from .expressions import as_sympy, parse_formula, parse_latex_bound, parse_latex_formula
-
-        kind, expr = self.kind, self.expr
-        for name in ("quantity", "kind"):
-            if not isinstance(getattr(self, name), str):
-                raise InputError(f"{where}: {name}={getattr(self, name)!r} is not a string")
-        if self.latex is not None and not isinstance(self.latex, str):
-            raise InputError(f"{where}: latex={self.latex!r} is not a string")
-        if self.reading is not None and not isinstance(self.reading, str):
-            raise InputError(f"{where}: reading={self.reading!r} is not a string")
-        if self.latex is not None and kind and not _wrapped(self.latex):
-            expr = parse_latex_formula(self.latex, where)  # Bound("r", "O", latex=r"\sqrt{d/k}\,\log d"): the kind is given
-        elif self.latex is not None:
-            kind_tex, expr = parse_latex_bound(self.latex, where)
-            kind = kind or kind_tex
-        elif isinstance(expr, str):
-            expr = parse_formula(expr, where)
-        if expr is None:
-            raise InputError(f"{where}: a bound needs a formula (expr=..., or latex=r'\\Omega(...)')")
-        if kind not in BOUND_KINDS:
-            raise InputError(f"{where}: kind={kind!r} is not one of {', '.join(BOUND_KINDS)}")
-        if isinstance(expr, (sp.Rel, sp.And, sp.Or)):
-            raise InputError(f"{where}: a bound is a formula, not a relation ({expr}); the relation goes in kind")
-        return replace(self, kind=kind, expr=as_sympy(expr, where))
-
-    def as_latex(self) -> str:
-        e = tex(self.expr)
-        q = r"\mathrm{" + self.quantity.replace("_", r"\_") + "}"
-        if self.kind in ("O", "Theta", "Omega", "o", "omega"):
-            op = {"O": "O", "Theta": r"\Theta", "Omega": r"\Omega", "o": "o", "omega": r"\omega"}[self.kind]
-            return rf"{q} = {op}\left({e}\right)"
-        op = {"<=": r"\le", ">=": r"\ge", "->": r"\to"}[self.kind]
-        return rf"{q} {op} {e}"
-
-
-# While a claims file runs (theory.registry.load_claims), every Claim it builds lands here, bound to a
-# name or not: a claim written as a bare expression, or built in a loop, is registered all the same.
-_BUILT: list | None = None
-
-
-@dataclass(frozen=True)
-class Claim(Result):
+class Claim(ClaimStatement, Result):
     """One result of THEORY.md, keyed by its id (e.g. ``FVBS23.thm.4_2``).
 
     In a notebook it shows its hypotheses and bounds as a table, and as LaTeX (``_repr_latex_``)."""
 
     name: ClassVar[str] = "claim"
 
-    id: str
-    title: str = ""
-    paper: str = ""
-    seeds: tuple[str, ...] = ()
-    status: ClaimStatus = "order"
-    kind: str = "theorem"
-    variables: tuple[Variable, ...] = ()
-    constants: tuple[str, ...] = ()
-    hypotheses: tuple[Hypothesis, ...] = ()
-    bounds: tuple[Bound, ...] = ()
-    definitions: tuple[tuple[str, sp.Basic], ...] = ()
-    uses: tuple[str, ...] = ()
-    generalizes: tuple[str, ...] = ()
-    compared_with: tuple[str, ...] = ()
-    resolves: tuple[str, ...] = ()
-    readings: tuple[str, ...] = ()
-    note: str = ""
-    reference: tuple[tuple[str, str], ...] = ()
-    unverified_parts: tuple[str, ...] = field(default=())
-
-    def __post_init__(self):
-        from .errors import InputError
-        from .outdir import check_claim_id
-
-        check_claim_id(self.id)
-        _normalize(self)
-        if self.status not in STATUSES:
-            raise InputError(f"claim {self.id}: status={self.status!r} is not one of {', '.join(STATUSES)}")
-        if self.kind not in KINDS:
-            raise InputError(f"claim {self.id}: kind={self.kind!r} is not one of {', '.join(KINDS)}")
-        allowed = {v.name for v in self.variables} | set(self.constants)
-        parts = [(f"hypotheses[{h.name!r}]", h.expr) for h in self.hypotheses] + [(f"bounds[{i}]", b.expr) for i, b in enumerate(self.bounds)]
-        for where, expr in parts:
-            extra = {s.name for s in expr.free_symbols} - allowed if expr is not None else set()
-            if extra:
-                raise InputError(f"claim {self.id}: {where} uses undeclared symbols {', '.join(sorted(extra))} "
-                                 f"(declare them in variables or constants; declared: {', '.join(sorted(allowed)) or 'none'})")
-        if self.status == "ambiguous" and len(self.readings) < 2:
-            raise InputError(f"claim {self.id}: an ambiguous claim carries every reading (>= 2)")
-        for b in self.bounds:
-            if b.reading is not None and b.reading not in self.readings:
-                raise InputError(f"claim {self.id}: bound reading {b.reading!r} not declared in readings")
-        if _BUILT is not None:
-            _BUILT.append(self)
-
-    @property
-    def unverified(self) -> bool:
-        """True when any part is unverified; every output shows the flag."""
-        return (
-            self.status == "unverified"
-            or bool(self.unverified_parts)
-            or any(h.unverified for h in self.hypotheses)
-            or any(b.unverified for b in self.bounds)
-        )
-
-    @property
-    def flags(self) -> list[str]:
-        out = []
-        if self.unverified:
-            out.append("unverified")
-        if self.status == "order":
-            out.append("constants unknown (order only)")
-        if self.status == "ambiguous":
-            out.append("ambiguous: readings " + ", ".join(self.readings))
-        return out
-
-    def variable(self, name: str) -> Variable:
-        for v in self.variables:
-            if v.name == name:
-                return v
-        raise KeyError(name)
-
-    @property
-    def variable_names(self) -> list[str]:
-        return [v.name for v in self.variables]
-
-    @property
-    def source(self) -> str:
-        return f"{self.paper}; seeds: {', '.join(self.seeds) or 'none (paper only)'}"
-
-    # -- display (theory.result.Result) -----------------------------------------------
     def as_json(self) -> dict:
-        from .describe import describe
-
         return describe(self)
 
     def heading(self) -> str:
@@ -230,52 +38,5 @@ class Claim(Result):
                        for b in self.bounds]
 
     def _repr_latex_(self) -> str:
-        from .describe import latex
-
         body = latex(self)
         return "$$" + body[body.index(r"\begin{align*}"):body.index(r"\end{align*}") + len(r"\end{align*}")] + "$$"
-
-
-def _normalize(claim: Claim) -> None:
-    """A user's claim as the built-ins have it: variable names to the shared :class:`Variable`
-    (or a positive real one), hypotheses given as ``{"H1": "n >= k*log(d)**2"}`` (sympy syntax or
-    LaTeX) to :class:`Hypothesis`, bound formulas parsed, lists to tuples."""
-    from .errors import InputError
-    from .expressions import parse_formula
-    from .variables import shared_variable
-
-    set_ = lambda name, value: object.__setattr__(claim, name, value)  # noqa: E731  (frozen: normalized once, here)
-    for name in ("seeds", "constants", "uses", "generalizes", "compared_with", "resolves", "readings", "unverified_parts", "variables"):
-        value = getattr(claim, name)
-        value = (value,) if isinstance(value, str) else value
-        if not isinstance(value, (list, tuple)) or (name != "variables" and not all(isinstance(x, str) for x in value)):
-            raise InputError(f"claim {claim.id}: {name}={value!r} is not a list{' of names' if name != 'variables' else ''}")
-        set_(name, tuple(value))
-    if not isinstance(claim.hypotheses, (dict, list, tuple)):
-        raise InputError(f"claim {claim.id}: hypotheses={claim.hypotheses!r} is not a dict such as {{'H1': 'n >= k*log(d)**2'}}")
-    if not isinstance(claim.bounds, (list, tuple)):
-        raise InputError(f"claim {claim.id}: bounds={claim.bounds!r} is not a list of ibcheck.Bound(...)")
-    for name in ("status", "kind", "title", "paper", "note"):
-        if not isinstance(getattr(claim, name), str):
-            raise InputError(f"claim {claim.id}: {name}={getattr(claim, name)!r} is not a string")
-    set_("variables", tuple(v if isinstance(v, Variable) else shared_variable(v) for v in claim.variables))
-    hyps = claim.hypotheses.items() if isinstance(claim.hypotheses, dict) else enumerate(claim.hypotheses)
-    out = []
-    for key, h in hyps:
-        if isinstance(h, Hypothesis):
-            if h.expr is not None and not isinstance(h.expr, (sp.Rel, sp.And, sp.Or)):
-                raise InputError(f"claim {claim.id}: hypotheses[{key!r}] has expr={h.expr!r}: a relation (sympy) or a string to parse")
-            out.append(h)
-            continue
-        where = f"claim {claim.id}: hypotheses[{key!r}]"
-        expr = parse_formula(h, where) if isinstance(h, str) else h
-        if not isinstance(expr, (sp.Rel, sp.And, sp.Or)) or isinstance(expr, (sp.Eq, sp.Ne)):
-            raise InputError(f"{where}: {h!r} is not a relation (write e.g. n >= k*log(d)**2, or n \\geq k \\ln^2 d)")
-        out.append(Hypothesis(str(key), expr, text=h if isinstance(h, str) else ""))
-    set_("hypotheses", tuple(out))
-    bounds = []
-    for i, b in enumerate(claim.bounds):
-        if not isinstance(b, Bound):
-            raise InputError(f"claim {claim.id}: bounds[{i}] is a {type(b).__name__}, not an ibcheck.Bound(quantity, kind, expr)")
-        bounds.append(b.parsed(f"claim {claim.id}: bounds[{i}]"))
-    set_("bounds", tuple(bounds))

@@ -12,10 +12,11 @@ from typing import ClassVar, Mapping
 
 import sympy as sp
 
-from .claim import Bound, Claim, tex
 from .evaluate import Point, bound_value, evaluate_claim, make_point
 from .growth import GrowthError, exponents
 from .result import Result
+from .statement import Bound, tex
+from .statement import ClaimStatement as Claim
 from .variables import rational_string
 
 

@@ -16,9 +16,10 @@ from typing import Mapping
 import mpmath
 import sympy as sp
 
-from .claim import Claim, Hypothesis
 from .errors import InputError
 from .expressions import as_sympy
+from .statement import ClaimStatement as Claim
+from .statement import Hypothesis
 
 LN10 = mpmath.log(10)
 MAX_DECIMAL_EXPONENT = 10000  # |log10| of a value at a point; log space handles it, an exact integer stays small

@@ -111,18 +111,18 @@ def load_claims(path: str) -> list[Claim]:
 
     if not os.path.isfile(path):
         raise InputError(f"claims file {path!r} does not exist")
-    from . import claim as claim_module
+    from . import statement
 
-    outer, claim_module._BUILT = claim_module._BUILT, []
+    outer, statement._BUILT = statement._BUILT, []
     try:
         ns = runpy.run_path(path, run_name="ibcheck_user_claims")
-        built = claim_module._BUILT
+        built = statement._BUILT
     except InputError as err:
         raise InputError(f"{path}: {err}") from None
     except Exception as err:  # the user's file: any error, as one line naming it
         raise InputError(f"{path}: {type(err).__name__}: {err}") from None
     finally:
-        claim_module._BUILT = outer
+        statement._BUILT = outer
     found: list[Claim] = [c for c in built if not any(c is o for o in built[:built.index(c)])]
     for value in ns.values():
         for c in value if isinstance(value, (list, tuple)) else [value]:

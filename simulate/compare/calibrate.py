@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ibcheck.simulate.substrate.seeds import stream
+from ibcheck.simulate.sweep.tasks import cell_key, data_hash
 from ibcheck.simulate.verdict.analysis import analyze
-from ibcheck.simulate.verdict.rounds import cell_key
-from ibcheck.simulate.verdict.sequential import SequentialPolicy, data_hash
+from ibcheck.simulate.verdict.sequential import SequentialPolicy
 from ibcheck.theory.argtypes import require_float, require_int
 from ibcheck.theory.errors import InputError
 

@@ -24,7 +24,8 @@ from typing import Mapping
 
 from ibcheck.simulate.compare.design import PARAMS, TESTABLE, BoundSpec, Design, bound_specs
 from ibcheck.simulate.compare.result import BoundResult, Comparison, ComparisonResult, TermResult
-from ibcheck.simulate.experiments.builtin import Experiment, experiment_for
+from ibcheck.simulate.experiments.base import Experiment
+from ibcheck.simulate.experiments.registry import experiment_for
 from ibcheck.simulate.experiments.window import design_cell, run_cell_keys
 from ibcheck.simulate.stats.censored import decode
 from ibcheck.simulate.stats.terms import SHIFTS, parse_term
@@ -32,11 +33,11 @@ from ibcheck.simulate.substrate.rundir import clean
 from ibcheck.simulate.sweep.executor import Executor
 from ibcheck.simulate.sweep.measurements import Measurements
 from ibcheck.simulate.sweep.store import SweepStore
-from ibcheck.simulate.sweep.tasks import Task, code_version, task_key
+from ibcheck.simulate.sweep.tasks import CellKey, Task, cell_key, code_version, task_key
 from ibcheck.simulate.verdict.analysis import Analysis, BoundAnalysis, analyze
 from ibcheck.simulate.verdict.applicability import Applicability, applicability
 from ibcheck.simulate.verdict.kkt import at_thresholds, decide_reading, kkt_cells, transfer_cells
-from ibcheck.simulate.verdict.rounds import CellKey, cell_key, needed_for_decision
+from ibcheck.simulate.verdict.rounds import needed_for_decision
 from ibcheck.simulate.verdict.sequential import RULES, SequentialPolicy
 from ibcheck.theory import get_claim
 from ibcheck.theory.argtypes import require_float, require_int

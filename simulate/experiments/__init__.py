@@ -1,8 +1,16 @@
 """Stage 1, experiments: what is measured for a claim.
 
-Takes a claim id and returns its :class:`~ibcheck.simulate.experiments.builtin.Experiment`: the
-measure ``measure(cell, seed) -> {quantity: value}``, its grids, seeds, fixed settings and declared
-cost. Built-in experiments, a user's (the ``@ibcheck.experiment`` decorator), the certified KKT
-points of one sample (:mod:`.kkt_sample`), designs read from the applicability window
-(:mod:`.window`) and the template of a user's claim (:mod:`.scaffold`).
+Takes a claim id and returns its :class:`~ibcheck.simulate.experiments.base.Experiment`
+(:func:`~ibcheck.simulate.experiments.registry.experiment_for`): the measure
+``measure(cell, seed) -> {quantity: value}``, its grids, seeds, fixed settings and declared cost.
+
+- :mod:`.base`: the Experiment type and the fixed parameters of each family of experiments;
+- one module per source of measures: :mod:`.lpll25`, :mod:`.constructions` (LPLL25 and FVBS23's
+  robust networks), :mod:`.kkt` (the KKT experiment in one place: certified KKT points of a sample,
+  FVBS23.thm.4_2 and VYS22.thm.main), :mod:`.bcgt21`, :mod:`.trajectories` (LL20, SHNGS18),
+  :mod:`.ssttm18`;
+- :mod:`.builtin`: the table of built-in experiments; :mod:`.registry`: a user's experiments (the
+  ``@ibcheck.experiment`` decorator) over the built-ins, and the lookup;
+- :mod:`.window`: designs read from the applicability window; :mod:`.scaffold`: the template of a
+  user's claim.
 """

@@ -14,43 +14,9 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import ClassVar
 
 from ibcheck.theory.result import Result
-
-
-@dataclass(frozen=True)
-class FreeSetting:
-    """A free variable of the claim chosen inside its window at each cell: ``variable`` (integer), the
-    claim's other values ``at`` (e.g. eps, delta), and the pick (the smallest inside value)."""
-
-    variable: str
-    at: tuple[tuple[str, str], ...] = ()
-    pick: str = "smallest"
-
-    def window(self, claim_id: str, cell: dict) -> tuple[int | None, str]:
-        """(the picked value or None, which hypotheses bind at the window's ends or why it is empty)."""
-        return _window_pick(claim_id, self.variable, tuple(sorted((k, _text(v)) for k, v in cell.items())) + self.at)
-
-
-def _text(x) -> str:
-    return str(int(x)) if float(x).is_integer() else repr(float(x))
-
-
-@lru_cache(maxsize=4096)
-def _window_pick(claim_id: str, free: str, at: tuple) -> tuple[int | None, str]:
-    from ibcheck.theory import get_claim
-    from ibcheck.theory.window import applicability_window
-
-    claim = get_claim(claim_id)
-    names = set(claim.variable_names)
-    w = applicability_window(claim, free, {k: v for k, v in at if k in names and k != free})
-    if not w.intervals:
-        return None, f"empty: {w.empty_because}"
-    lo, hi = w.intervals[0]
-    b = w.binding[0]
-    return int(lo), f"{free} in [{lo}, {'oo' if hi is None else hi}] ({b['low']} binds below, {b['high'] or 'nothing'} above)"
 
 
 @dataclass(frozen=True)
@@ -163,7 +129,7 @@ def window_design(claim_id: str, quick: bool = True, grid: dict | None = None, s
                   budget: float | None = None, constants: dict | None = None) -> WindowDesign:
     """The design :func:`compare_claim` runs for ``claim_id``: the grid's cells with their free settings picked
     inside the window, which are inside, what binds, and each cell's estimated cost."""
-    from ibcheck.simulate.experiments.builtin import experiment_for
+    from ibcheck.simulate.experiments.registry import experiment_for
     from ibcheck.theory import get_claim
 
     claim = get_claim(claim_id)

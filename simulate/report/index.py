@@ -31,7 +31,7 @@ class ReportOptions:
         require_int("workers", self.workers, 1)
         if self.budget is not None:
             require_float("budget", self.budget, 0.0, strict=True)
-        from ibcheck.simulate.experiments.builtin import EXPERIMENTS, experiment_for
+        from ibcheck.simulate.experiments.registry import EXPERIMENTS, experiment_for
 
         for name in self.only:
             if name not in EXPERIMENTS:
@@ -122,7 +122,7 @@ def write_full_report(out: str, options: ReportOptions) -> str:
     from ibcheck.theory import get_claim
     from ibcheck.theory.outdir import check_out, inside, slug
 
-    from ibcheck.simulate.experiments.builtin import EXPERIMENTS
+    from ibcheck.simulate.experiments.registry import EXPERIMENTS
     from ibcheck.simulate.compare.driver import compare_and_save
     from ibcheck.simulate.report.figures import markdown_table, scaling_report, write_html
     from ibcheck.simulate.reproductions import REPRODUCTIONS, run_reproduction

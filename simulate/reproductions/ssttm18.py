@@ -27,7 +27,7 @@ def _threshold_figure(rows):
 
 
 def measure(quick: bool) -> Measured:
-    from ibcheck.simulate.experiments.builtin import measure_ssttm18
+    from ibcheck.simulate.experiments.ssttm18 import measure_ssttm18
     from ibcheck.simulate.stats.fit import fit_exponents
     from ibcheck.simulate.substrate.seeds import rng
 

@@ -106,3 +106,15 @@ def censored_quantile(r: np.ndarray, q: float, limit: float | None = None) -> fl
     if bound is None or not bound > 0:
         raise InputError("every radius is infinite and there is no search limit: the quantile is not even bounded")
     return AtLeast(float(bound))
+
+
+def largest_radius(r: np.ndarray) -> float | AtLeast:
+    """The radius that flips every point: the largest radius, or at least the largest finite one if some never flips
+    (``inf``: no flip found). Pitfall avoided: the max of the finite radii alone reads a censored point as flipped."""
+    finite = r[np.isfinite(r)]
+    return float(r.max()) if len(finite) == len(r) else AtLeast(float(finite.max()) if len(finite) else 1.0)
+
+
+def scaled(x: float | AtLeast, c: float) -> float | AtLeast:
+    """``c x`` for a measurement or a lower bound (a bound scales to a bound)."""
+    return AtLeast(x.value * c) if isinstance(x, AtLeast) else float(x) * c

@@ -1,6 +1,6 @@
 """BCGT21.thm.one_step: the gradient step ``x + eta grad f(x)`` that flips a random two-layer network.
 
-Shared by the claim's experiment (:mod:`simulate.experiments.builtin`) and its reproduction.
+Shared by the claim's experiment (:mod:`simulate.experiments.bcgt21`) and its reproduction.
 """
 from __future__ import annotations
 

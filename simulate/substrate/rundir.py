@@ -14,19 +14,88 @@ import json
 import os
 import shutil
 import tempfile
+from dataclasses import dataclass
+from typing import ClassVar, Sequence
 
 import numpy as np
 
+from ibcheck.simulate.substrate.config import DataConfig, RunConfig, make_dataset
+from ibcheck.simulate.substrate.data import Dataset
 from ibcheck.simulate.substrate.models import ModelConfig
 from ibcheck.simulate.substrate.trainer import TrainConfig
-from ibcheck.simulate.substrate.training import DataConfig, Run, RunConfig
 from ibcheck.solvers.networks import network_from_arrays
 from ibcheck.theory.atomic import atomic_file, save_npz
 from ibcheck.theory.errors import InputError
+from ibcheck.theory.result import Result, new_figure
 from ibcheck.theory.result import plain as clean  # noqa: F401  (the one JSON-safe copy; imported from here by the simulate layer)
 
 SUMMARY_KEYS = ("seed", "status", "train_log10_loss", "test_accuracy", "normalized_margin", "smoothed_margin",
                 "cosine_same_class_mean", "cosine_other_class_mean", "lambda_within_class_ratio")
+
+
+@dataclass(frozen=True)
+class Run(Result):
+    """S trained (or drawn) networks of one config, with their per-seed measurements.
+
+    ``summary`` has one row per seed (``seeds`` is the same list); ``datasets`` is empty for a run
+    read back from disk, whose data ``dataset()`` re-creates from the config (deterministic);
+    ``path`` is the run directory it was read from or saved to, if any."""
+
+    name: ClassVar[str] = "run"
+    config: RunConfig
+    datasets: Sequence[Dataset]
+    networks: Sequence
+    init_W: Sequence[np.ndarray | None]
+    summary: Sequence[dict]
+    trajectory: Sequence[dict]
+    seconds: float = 0.0
+    checkpoints: Sequence = ()
+    path: str | None = None
+
+    @property
+    def seeds(self) -> list[dict]:
+        return list(self.summary)
+
+    def dataset(self, seed: int | None = None) -> Dataset:
+        """The training data of ``seed`` (default: the first), re-created from the config if not held."""
+        cfg = self.config
+        i = (seed or cfg.seed0) - cfg.seed0 if cfg.data.per_seed else 0
+        if i < len(self.datasets):
+            return self.datasets[i]
+        return make_dataset(cfg, cfg.data.seed + i)
+
+    def as_json(self) -> dict:
+        return summary_json(self)
+
+    def heading(self) -> str:
+        return f"{self.config.setting} on {self.config.data_kind}: {len(self.summary)} seed(s), {self.seconds:.1f} s"
+
+    def table(self) -> list[dict]:
+        keys = ("seed", "status", "output_abs_mean", "grad_norm_mean") if self.config.setting == "random-net" else SUMMARY_KEYS
+        return [{k: r.get(k) for k in keys} for r in self.summary]
+
+    def figure(self):
+        """log10 training loss against the step, one line per seed."""
+        key = "log10_loss_mean" if self.config.train.reduction == "mean" else "log10_loss_sum"
+        rows = [r for r in self.trajectory if r.get(key) is not None]
+        if not rows:
+            return None
+        fig, ax = new_figure()
+        for s in sorted({r["seed"] for r in rows}):
+            pts = [r for r in rows if r["seed"] == s]
+            ax.plot([max(r["step"], 1) for r in pts], [r[key] for r in pts], label=f"seed {s}")
+        ax.set_xscale("log")
+        ax.set_xlabel("step")
+        ax.set_ylabel("log10 training loss")
+        ax.legend(fontsize=7)
+        ax.set_title(self.heading(), fontsize=9)
+        return fig
+
+    def save(self, directory: str, overwrite: bool = False) -> dict[str, str]:  # type: ignore[override]
+        """Write the run directory (config, summary, metrics, trajectory, weights) atomically."""
+        save_run(self, directory, overwrite)
+        return {"run": directory}
+
 
 
 def config_to_dict(cfg: RunConfig) -> dict:

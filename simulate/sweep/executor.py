@@ -1,14 +1,33 @@
 """The executor stage: where a sweep's tasks run (this process, a local pool, or Dask).
 
-It receives the resolved experiment, measure included (:func:`simulate.sweep.tasks.pack`), never a name
+Resumable sweeps: every task (:mod:`simulate.sweep.tasks`) runs once and its row goes to the
+store's SQLite file (WAL mode). Only the parent process writes, one row per transaction, so a
+sweep killed at any point (kill -9) and rerun finds every finished row intact, skips it, and runs
+the rest. Workers of the local pool die with their parent (PR_SET_PDEATHSIG). Executors: a local
+process pool (default; one torch thread per worker), or Dask distributed: ``scheduler=ADDRESS``
+connects to a running cluster, ``workers=N`` with ``dask=True`` starts a ``LocalCluster``.
+
+It receives the resolved experiment, measure included (:func:`pack`), never a name
 to look up in a worker; rows are written by the :class:`~simulate.sweep.store.SweepStore` it runs for.
 A local pool is opened once and reused across the rounds of a budgeted sweep.
 """
 from __future__ import annotations
 
+import functools
+import os
+import signal
+import sqlite3
+import time
+import traceback
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 
+from ibcheck.simulate.experiments.registry import as_trajectory, check_user_value, experiment_for
+from ibcheck.simulate.stats.censored import encode
+from ibcheck.simulate.sweep.store import connect, done_keys, write_row  # the file's one owner: its schema and its SQL
+from ibcheck.simulate.sweep.tasks import Task
 from ibcheck.theory.argtypes import require_int
+from ibcheck.theory.errors import InputError, RunFailure
 
 
 @dataclass
@@ -31,8 +50,6 @@ class Executor:
 
     def __enter__(self) -> Executor:
         if self.kind == "pool":
-            from ibcheck.simulate.sweep.tasks import local_pool
-
             self._pool = local_pool(self.workers)
         return self
 
@@ -43,5 +60,182 @@ class Executor:
 
     def run(self, store, tasks: list, version: str, experiment) -> dict:
         """Run the tasks ``store`` lacks with ``experiment``; returns the sweep's counts."""
-        return store.run(tasks, version, experiment, workers=self.workers, scheduler=self.scheduler, dask=self.dask,
-                         progress=self.progress, pool=self._pool)
+        return run_sweep(tasks, store.connection, version, experiment=experiment, workers=self.workers, scheduler=self.scheduler,
+                         dask=self.dask, progress=self.progress, pool=self._pool)
+
+
+def _init_worker() -> None:
+    """Die with the parent (Linux) and use one torch thread per worker."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+    os.environ["OMP_NUM_THREADS"] = "1"
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+    except ImportError:
+        pass
+
+
+def resolve(experiment_name: str):
+    """The experiment of a task, resolved in the parent (its quantities and time variable included)."""
+    return experiment_for(experiment_name)
+
+
+def pack(exp) -> bytes:
+    """An experiment, measure included, as bytes a worker can run without any registry: cloudpickle
+    carries a user's measure by value (it was defined in a claims file no worker can import)."""
+    import cloudpickle
+
+    return cloudpickle.dumps(exp)
+
+
+@functools.lru_cache(maxsize=8)
+def _unpack(payload: bytes):
+    import pickle
+
+    return pickle.loads(payload)
+
+
+def run_task(task: Task, payload: bytes | None = None) -> tuple[str, str, object, str | None, float]:
+    """Run one task in a worker with the experiment ``payload`` (:func:`pack`; None: resolve it here).
+    Never raises: a failure is a recorded status."""
+    try:
+        exp = _unpack(payload) if payload is not None else resolve(task.experiment)
+    except Exception as err:  # recorded, never dropped
+        return task.key, "failed", None, f"the experiment could not be loaded in the worker: {type(err).__name__}: {err}", 0.0
+    return execute(task, exp)
+
+
+def execute(task: Task, exp) -> tuple[str, str, object, str | None, float]:
+    """Run one task with the resolved experiment ``exp``; never raises (a failure is a recorded status)."""
+    t0 = time.perf_counter()
+    try:
+        value = exp.measure({**task.fixed, **exp.settings_at({**task.fixed, **task.cell}), **task.cell}, task.seed)
+        why = check_user_value(exp, value) if exp.user else None
+        if why is None and exp.user and exp.trajectory:
+            value, why = as_trajectory(exp, value)
+        value = encode(value)  # AtLeast/AtMost -> {"at_least": x}: stored as bounds, never as values
+        if why is not None:  # recorded as failed with the reason, never dropped
+            return task.key, "failed", None, why, time.perf_counter() - t0
+        status = "diverged" if isinstance(value, dict) and value.get("status") == "diverged" else "ok"
+        return task.key, status, value, None, time.perf_counter() - t0
+    except Exception as err:  # recorded, never dropped
+        return task.key, "failed", None, f"{type(err).__name__}: {err}\n{traceback.format_exc(limit=3)}", time.perf_counter() - t0
+
+
+def local_pool(workers: int) -> ProcessPoolExecutor:
+    """The local worker pool (spawned, one torch thread each, dying with the parent); reusable across sweeps."""
+    import multiprocessing as mp
+
+    return ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"), initializer=_init_worker)
+
+
+def run_sweep(tasks: list[Task], db: str | sqlite3.Connection, version: str, workers: int = 1, scheduler: str | None = None,
+              dask: bool = False, progress: bool = True, pool: ProcessPoolExecutor | None = None, experiment=None) -> dict:
+    """Run the tasks not yet in ``db`` (a path, or the open connection of a
+    :class:`~ibcheck.simulate.sweep.store.SweepStore`, which then stays the file's one owner); returns
+    counts of done / skipped / failed.
+
+    ``experiment``: the resolved experiment every task runs (default: resolved here from the tasks'
+    experiment name); the workers receive it, measure included, and look nothing up.
+    ``pool``: an open :func:`local_pool` to reuse (a budgeted sweep runs several rounds)."""
+    own = not isinstance(db, sqlite3.Connection)
+    con = connect(db) if own else db
+    have = done_keys(con)
+    todo = [t for t in tasks if t.key not in have]
+    if todo and experiment is None:
+        experiment = resolve(todo[0].experiment)
+    job = functools.partial(run_task, payload=pack(experiment)) if todo and (workers > 1 or pool or scheduler or dask) else None
+    by_key = {t.key: t for t in todo}
+    bar = _bar(len(todo), progress)
+    failed = 0
+
+    def record(result):
+        nonlocal failed
+        key, status, value, error, secs = result
+        failed += status == "failed"
+        write_row(con, by_key[key], status, value, error, secs, version)
+        if bar is not None:
+            bar.update(1)
+
+    try:
+        if not todo:
+            pass
+        elif scheduler or dask:
+            _run_dask(todo, record, scheduler, workers, job)
+        elif pool is not None:
+            _collect([pool.submit(job, t) for t in todo], record, len(tasks))
+        elif workers <= 1:
+            for t in todo:
+                record(execute(t, experiment))
+        else:
+            with local_pool(workers) as ex:
+                _collect([ex.submit(job, t) for t in todo], record, len(tasks))
+    finally:
+        if bar is not None:
+            bar.close()
+        if own:
+            con.close()
+    return {"tasks": len(tasks), "ran": len(todo), "skipped": len(tasks) - len(todo), "failed": failed}
+
+
+def _collect(futs, record, total: int) -> None:
+    """Record each finished task; a worker process that died (killed, out of memory) stops the sweep with
+    one line saying what was saved: its tasks are not recorded as failures, so a rerun retries them."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    done = 0
+    try:
+        for f in as_completed(futs):
+            record(f.result())
+            done += 1
+    except BrokenProcessPool:
+        for f in futs:
+            f.cancel()
+        raise RunFailure(f"a worker process died (killed or out of memory) after {done} of {len(futs)} tasks of this run; "
+                         f"every finished row is saved in the sweep database: rerun the same command to resume") from None
+
+
+def _run_dask(todo, record, scheduler, workers, job):
+    try:
+        from distributed import Client, LocalCluster
+        from distributed import as_completed as das_completed
+    except ImportError as err:  # pragma: no cover - distributed is a dependency
+        raise InputError(f"Dask distributed is not installed: {err}") from None
+    cluster = None
+    try:
+        if scheduler:
+            try:
+                client = Client(scheduler, timeout=os.environ.get("IBCHECK_DASK_TIMEOUT", "10s"))
+            except (OSError, TimeoutError) as err:
+                raise InputError(f"--scheduler {scheduler}: cannot reach a Dask scheduler there ({type(err).__name__})") from None
+        else:
+            cluster = LocalCluster(n_workers=max(1, workers), threads_per_worker=1, processes=True, dashboard_address=None)
+            client = Client(cluster)
+        with client:
+            futs = client.map(job, todo, pure=False)
+            task_of = {f.key: t for f, t in zip(futs, todo)}
+            for f in das_completed(futs):
+                try:
+                    record(f.result())
+                except Exception as err:  # e.g. KilledWorker: the task took down its worker every time it ran
+                    t = task_of[f.key]
+                    record((t.key, "failed", None, f"{type(err).__name__}: {err} (the task's worker died on every try)", 0.0))
+    finally:
+        if cluster is not None:
+            cluster.close()
+
+
+def _bar(total: int, progress: bool):
+    if not progress or total == 0:
+        return None
+    import sys
+
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc="sweep", unit="task", disable=not sys.stderr.isatty(), dynamic_ncols=True)

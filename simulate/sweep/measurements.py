@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 
 from ibcheck.simulate.stats.censored import decode
-from ibcheck.simulate.verdict.rounds import cell_key
+from ibcheck.simulate.sweep.tasks import cell_key
 
 LN10 = math.log(10.0)
 

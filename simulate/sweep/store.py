@@ -1,7 +1,7 @@
 """The sweep store: the one owner of a comparison's SQLite file (rows, ledger of looks, lock).
 
 * **rows**: one per (claim, experiment, cell, seed, fixed settings, code version), written by the
-  sweep (:mod:`simulate.sweep.tasks`) one transaction each, so a killed sweep resumes;
+  sweep (:mod:`simulate.sweep.executor`) one transaction each, so a killed sweep resumes;
 * **ledger**: the looks of the sequential design (:mod:`simulate.verdict.sequential`), keyed by design;
 * **schema and SQL**: every statement on the file lives here (the sweep calls :func:`write_row`);
 * **lock**: one comparison at a time per store. A second ``compare`` on the same ``--out`` while
@@ -15,13 +15,9 @@ import json
 import os
 import sqlite3
 import time
-from typing import TYPE_CHECKING
 
-from ibcheck.simulate.verdict.rounds import CellKey, cell_key
+from ibcheck.simulate.sweep.tasks import CellKey, Task, cell_key, data_hash, task_key
 from ibcheck.theory.errors import InputError
-
-if TYPE_CHECKING:
-    from ibcheck.simulate.sweep.tasks import Task
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
@@ -143,13 +139,11 @@ class SweepStore:
             self._lock_fd = None
 
     # -- rows -----------------------------------------------------------------------------------
-    def run(self, tasks: list, version: str, experiment, **executor) -> dict:
-        """Run the tasks not stored yet (:func:`simulate.sweep.tasks.run_sweep` on this store's connection:
-        ``executor`` is workers, scheduler, dask, pool, progress)."""
-        from ibcheck.simulate.sweep.tasks import run_sweep
-
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The open connection (inside ``with``): the executor writes rows through it, with :func:`write_row`."""
         assert self.con is not None
-        return run_sweep(tasks, self.con, version, experiment=experiment, **executor)
+        return self.con
 
     def rows(self, keys: list[str]) -> list[dict]:
         assert self.con is not None
@@ -161,8 +155,6 @@ class SweepStore:
 
     def stored_cells(self, claim: str, experiment: str, fixed: dict, version: str) -> dict[CellKey, int]:
         """Cells and seeds of the same design stored earlier (a rerun continues from them)."""
-        from ibcheck.simulate.sweep.tasks import task_key
-
         assert self.con is not None
         out: dict[CellKey, int] = {}
         for key, cell, seed in self.con.execute("SELECT key, cell, seed FROM results WHERE claim=? AND experiment=? AND code_version=?",
@@ -182,8 +174,6 @@ class SweepStore:
 
     def record_look(self, design: str, look, keys) -> None:
         """Append a look to the ledger (a repeated look is not recorded again)."""
-        from ibcheck.simulate.verdict.sequential import data_hash
-
         assert self.con is not None
         if look.repeated:
             return

@@ -22,12 +22,7 @@ import numpy as np
 
 from ibcheck.simulate.stats.fit import design
 from ibcheck.simulate.stats.terms import parse_term
-
-CellKey = tuple  # tuple(sorted(cell.items()))
-
-
-def cell_key(cell: dict) -> CellKey:
-    return tuple(sorted(cell.items()))
+from ibcheck.simulate.sweep.tasks import CellKey, cell_key
 
 
 @dataclass

@@ -19,11 +19,11 @@ nominal level of the exact group-sequential boundary for Lan-DeMets spending
 """
 from __future__ import annotations
 
-import hashlib
 import math
 from dataclasses import dataclass
 
 from ibcheck.simulate.stats.boundaries import RULES, boundaries, nominal_levels, spending
+from ibcheck.simulate.sweep.tasks import data_hash
 
 # the smallest round, as a share of the budget: rounds otherwise double the work done so far, and a
 # first round smaller than this would spend a look on too little new data
@@ -48,10 +48,6 @@ class Look:
 
     def as_json(self) -> dict:
         return dict(self.__dict__)
-
-
-def data_hash(keys) -> str:
-    return hashlib.sha256("\n".join(sorted(keys)).encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Certified KKT points of (P) on one training sample: the objects FVBS23.thm.4_2 and VYS22.thm.main speak of.
+"""The KKT experiment, in one place: certified KKT points of (P) on one training sample, the objects
+FVBS23.thm.4_2 and VYS22.thm.main speak of, and the measures of both claims on them.
 
 Both theorems are about *every* KKT point of the max-margin problem (P) on the sample. At one
 (cell, seed) this module draws the sample once, trains several networks on it from different
@@ -18,6 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from ibcheck.simulate.experiments.base import TrainedNetwork, design
+from ibcheck.simulate.stats.censored import AtLeast, censored_quantile, encode, largest_radius, scaled
+from ibcheck.simulate.substrate.seeds import stream
 
 EPS = 1e-3  # stationarity residual, relative to ||theta||
 DELTA = 1e-3  # complementary slackness, relative to sum lambda
@@ -122,3 +127,97 @@ def largest_over_certified(values: list, sample: KKTSample, eps: float | None = 
         raise UncertifiedSample(f"none of the {len(sample.networks)} networks trained on this sample certified as an "
                                 f"(eps={e:g}, delta={d:g})-KKT point of (P), even after polishing")
     return censored_max(kept)
+
+
+def _two_layer_gd(cell, seed, kind, networks: int = 1):
+    """``networks`` two-layer networks trained by loss-based GD from different initializations (init seeds
+    ``seed * networks + i``, distinct across samples) on the one sample of ``seed``: the Run."""
+    from ibcheck.simulate.substrate.models import ModelConfig
+    from ibcheck.simulate.substrate.trainer import TrainConfig
+    from ibcheck.simulate.substrate.training import DataConfig, RunConfig, run
+
+    p = design(TrainedNetwork, cell)
+    k = int(cell.get("k", p.k))  # a grid variable where the experiment sweeps it
+    n = int(cell["n"]) if "n" in cell else p.n_per_cluster * k
+    cfg = RunConfig(setting="two-layer", data=DataConfig(kind=kind, d=int(cell["d"]), k=k, n=n, sigma=1.0, seed=seed, n_test=10),
+                    model=ModelConfig("two-layer", width=p.width, init_scale=p.init_scale),
+                    train=TrainConfig(steps=p.steps, lr=p.lr, loss="exp", reduction="sum", schedule="loss-based",
+                                      target_log10_loss=p.target_log10_loss, progress=False), seeds=networks, seed0=seed * networks)
+    return run(cfg)
+
+
+def kkt_sample(cell: dict, seed: int, kind: str, networks: int):
+    """The sample of ``seed`` at ``cell`` with ``networks`` networks trained on it, each certified as a KKT point of (P)
+    (polished where needed): a :class:`KKTSample`."""
+    return certify_run(_two_layer_gd(cell, seed, kind, networks))
+
+
+def _flip_norms(sample, X, y, v, q: float) -> list:
+    """Per network of ``sample`` (None where uncertified): the q-quantile over (X, y) of the flip radius along ``-y v``."""
+    from ibcheck.solvers.radius.universal import universal_radius
+
+    out = []
+    for c in sample.networks:
+        out.append(censored_quantile(universal_radius(c.net, X, y, v), q) if c.certified() else None)
+    return out
+
+
+def kkt_row(sample, norms: list, quantity: str) -> dict:
+    """The row of a KKT claim: the largest ``quantity`` over the certified networks (never an uncertified one),
+    each network's value and residuals (so the verdict can be recomputed at other thresholds)."""
+    value = largest_over_certified(norms, sample)  # raises UncertifiedSample: the row fails, with the reason
+    rec = sample.record()
+    for net, x in zip(rec["kkt_networks"], norms):
+        net[quantity] = encode(x)
+    return {quantity: value, **rec}
+
+
+def transfer_fractions(sample, X, y, v, norms: list) -> list[float]:
+    """FVBS23.thm.4_2, "transferable": for every ordered pair (i, j) of certified networks, the fraction of the
+    points (X, y) that ``z_i = eta_i v`` (the flip found for network i) flips on network j: sign N_j(x - y z_i) != sign N_j(x)."""
+    ok = [(c, x) for c, x in zip(sample.networks, norms) if x is not None and c.certified() and not isinstance(x, AtLeast)]
+    out = []
+    for i, (ci, eta) in enumerate(ok):
+        Xz = X - y[:, None] * (eta * v)[None, :]
+        for j, (cj, _) in enumerate(ok):
+            if i != j:
+                out.append(float(np.mean(np.sign(cj.net.forward(Xz)) != np.sign(cj.net.forward(X)))))
+    return out
+
+
+def measure_fvbs23_4_2(cell: dict, seed: int) -> dict:
+    """FVBS23.thm.4_2 on its own objects: certified KKT points of (P) on one sample (several initializations,
+    polished where needed); the largest over them of the norm of ``z = eta sum_j y^(j) mu^(j)`` that flips
+    >= 1 - eps of the test points, and how the z of one KKT point transfers to the others."""
+    from ibcheck.solvers.radius.universal import universal_directions
+
+    p = design(TrainedNetwork, cell)
+    sample = kkt_sample(cell, seed, "clusters", p.networks)
+    ds = sample.dataset
+    X, y = ds.sample(200, stream("claim-measure", seed, 4))
+    v = universal_directions("fvbs23", means=ds.means, J_plus=ds.J_plus)
+    norms = _flip_norms(sample, X, y, v, 1 - p.eps)
+    row = kkt_row(sample, norms, "universal_flip_norm")
+    fr = transfer_fractions(sample, X, y, v, norms)
+    row.update({"transfer_min": min(fr) if fr else None, "transfer_mean": float(np.mean(fr)) if fr else None,
+                "transfer_pairs": len(fr), "transfer_target": 1 - p.eps})
+    return row
+
+
+def measure_vys22(cell: dict, seed: int) -> dict:
+    """VYS22.thm.main on its own objects: certified KKT points of (P) on one sample on the sphere; the largest over
+    them of the norm (and eta) of ``delta = eta sum_i y_i x_i`` that flips every training point."""
+    from ibcheck.solvers.radius.universal import universal_directions, universal_radius
+
+    sample = kkt_sample(cell, seed, "sphere", design(TrainedNetwork, cell).networks)
+    ds = sample.dataset
+    v_raw = (ds.y[:, None] * ds.X).sum(0)
+    v = universal_directions("vys22", X_train=ds.X, y_train=ds.y)
+    norms = [largest_radius(universal_radius(c.net, ds.X, ds.y, v)) if c.certified() else None for c in sample.networks]
+    row = kkt_row(sample, norms, "universal_flip_norm")
+    scale = 1 / float(np.linalg.norm(v_raw))
+    for net, x in zip(row["kkt_networks"], norms):  # eta per network too: the verdict at other thresholds re-reads both
+        net["universal_flip_eta"] = None if x is None else encode(scaled(x, scale))
+    G = ds.X @ ds.X.T
+    np.fill_diagonal(G, 0)
+    return {**row, "universal_flip_eta": scaled(row["universal_flip_norm"], scale), "max_ip": float(np.abs(G).max())}
