@@ -279,32 +279,51 @@ def _window(claim: Claim, free: str, at: Mapping[str, str] | str) -> Window:
             if not relation_holds(e, values)[0]:
                 return Window(claim.id, free, at_json, [], [], [], [], True, assumed, qualitative, ignored,
                               f"{n} fails at this point whatever {free} is")
-        u_lo = mpmath.log(lo_dom)
-        roots: list[tuple[mpmath.mpf, sp.Basic]] = []
-        for _, e in depends:
-            for atom in _atoms(e):
-                if any(s.name == free for s in atom.free_symbols):
-                    roots += [(r, atom) for r in _roots_for(atom, free, values, u_lo)]
-        roots.sort(key=lambda ra: ra[0])
-        cuts: list[tuple[mpmath.mpf, sp.Basic | None]] = [(u_lo, None)] + roots
-        real_ivs: list[tuple] = []
-        ever = {n: False for n, _ in depends}
-        for i, a in enumerate(cuts):
-            b = cuts[i + 1] if i + 1 < len(cuts) else None
-            if b is not None and b[0] == a[0]:
-                continue
-            mid = (a[0] + b[0]) / 2 if b is not None else (a[0] + 1 if a[0] < 1 else 2 * a[0])
-            vals = dict(values)
-            vals[free] = mpmath.exp(mid)
-            truth = {n: relation_holds(e, vals)[0] for n, e in depends}
-            ever = {n: ever[n] or t for n, t in truth.items()}
-            if not all(truth.values()):
-                continue
-            if real_ivs and real_ivs[-1][1] is not None and real_ivs[-1][1][0] == a[0]:
-                real_ivs[-1] = (real_ivs[-1][0], b)
-            else:
-                real_ivs.append((a, b))
+        real_ivs, ever = _real_intervals(depends, values, free, lo_dom)
+    intervals, log_ivs, binding, checks, verified = _integer_intervals(real_ivs, depends, raw_vals, free, lo_dom, hi_dom)
+    why = None
+    if not intervals:
+        never = [n for n, t in ever.items() if not t]
+        why = (f"{', '.join(never)} never hold(s) for {free} >= {lo_dom}" if never
+               else f"{', '.join(ever)} each hold for some {free} but never all together")
+    return Window(claim.id, free, at_json, intervals, log_ivs, binding, checks, verified, assumed, qualitative, ignored, why)
 
+
+def _real_intervals(depends: list, values: dict, free: str, lo_dom: int) -> tuple[list[tuple], dict[str, bool]]:
+    """The real intervals of log ``free`` (from log ``lo_dom``) where every hypothesis that depends on it holds, cut
+    at the roots of their atoms (inside ``mpmath.workdps``), and per hypothesis whether it ever holds."""
+    u_lo = mpmath.log(lo_dom)
+    roots: list[tuple[mpmath.mpf, sp.Basic]] = []
+    for _, e in depends:
+        for atom in _atoms(e):
+            if any(s.name == free for s in atom.free_symbols):
+                roots += [(r, atom) for r in _roots_for(atom, free, values, u_lo)]
+    roots.sort(key=lambda ra: ra[0])
+    cuts: list[tuple[mpmath.mpf, sp.Basic | None]] = [(u_lo, None)] + roots
+    real_ivs: list[tuple] = []
+    ever = {n: False for n, _ in depends}
+    for i, a in enumerate(cuts):
+        b = cuts[i + 1] if i + 1 < len(cuts) else None
+        if b is not None and b[0] == a[0]:
+            continue
+        mid = (a[0] + b[0]) / 2 if b is not None else (a[0] + 1 if a[0] < 1 else 2 * a[0])
+        vals = dict(values)
+        vals[free] = mpmath.exp(mid)
+        truth = {n: relation_holds(e, vals)[0] for n, e in depends}
+        ever = {n: ever[n] or t for n, t in truth.items()}
+        if not all(truth.values()):
+            continue
+        if real_ivs and real_ivs[-1][1] is not None and real_ivs[-1][1][0] == a[0]:
+            real_ivs[-1] = (real_ivs[-1][0], b)
+        else:
+            real_ivs.append((a, b))
+    return real_ivs, ever
+
+
+def _integer_intervals(real_ivs: list[tuple], depends: list, raw_vals: dict, free: str, lo_dom: int,
+                       hi_dom: int | None) -> tuple[list, list, list, list, bool]:
+    """The real intervals as integer ends, each end checked exactly (inside, and failing one step outside):
+    (intervals, log10 intervals, the binding hypothesis at each end, the checks, whether every end verified)."""
     intervals, log_ivs, binding, checks = [], [], [], []
     verified = True
     huge = mpmath.mpf(MAX_DIGITS) * mpmath.log(10)
@@ -349,12 +368,7 @@ def _window(claim: Claim, free: str, at: Mapping[str, str] | str) -> Window:
         intervals.append((lo, high_end))
         log_ivs.append((_log10(lo), high_log))
         binding.append({"low": b_lo, "high": b_hi})
-    why = None
-    if not intervals:
-        never = [n for n, t in ever.items() if not t]
-        why = (f"{', '.join(never)} never hold(s) for {free} >= {lo_dom}" if never
-               else f"{', '.join(ever)} each hold for some {free} but never all together")
-    return Window(claim.id, free, at_json, intervals, log_ivs, binding, checks, verified, assumed, qualitative, ignored, why)
+    return intervals, log_ivs, binding, checks, verified
 
 
 def _settle(hyps, values, free, lo, hi, lo_dom, steps=3):

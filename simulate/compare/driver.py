@@ -302,6 +302,44 @@ class CompareOptions:
             raise InputError(f"spending={self.spending!r} is not one of {', '.join(RULES)}")
 
 
+@dataclass(frozen=True)
+class _Setup:
+    """The design stage's output with what the rounds read: the claim, its experiment, the frozen design,
+    the options, how bounds are fitted (``how``) and the window design's inside cells (``runs``; None: every cell)."""
+
+    claim: object
+    exp: Experiment
+    design: Design
+    options: CompareOptions
+    how: dict
+    runs: set | None
+    design_id: str
+
+    @property
+    def cell_vars(self) -> list[str]:
+        return list(self.design.grid)
+
+    @property
+    def fit_vars(self) -> list[str]:
+        return list(self.design.fit_variables)
+
+
+@dataclass(frozen=True)
+class _Swept:
+    """What the rounds leave: the stored rows of the last look, their applicability and analyses, the look and
+    its level, the rounds' record, the task counts, the cells swept and whether the wall-clock cap ended it."""
+
+    rows: list
+    app: Applicability | None
+    results: list
+    alpha: float
+    rounds: list
+    totals: dict
+    cells: dict
+    capped: bool
+    keep: object
+
+
 def compare_claim(claim_id: str, options: CompareOptions | None = None, store: str | None = None, **fields) -> Comparison:
     """Sweep, judge and summarize one claim (see the module docstring) with ``options`` (a
     :class:`CompareOptions`, or its fields as keywords). ``store`` is the SQLite file of sweep rows,
@@ -312,137 +350,169 @@ def compare_claim(claim_id: str, options: CompareOptions | None = None, store: s
     except TypeError as err:
         raise InputError(f"compare: {err}") from None
     if store is None:
-        import tempfile
+        return _in_temporary_store(claim_id, o)
+    setup = _setup(claim_id, o)                                     # 1. the design
+    t_start = time.perf_counter()
+    with SweepStore(store) as st:                                   # 2. the store
+        with Executor(o.workers, o.scheduler, o.dask, o.progress) as executor:  # 3. the executor
+            swept = _rounds(setup, st, executor, t_start)           # 4-6. measurements, analysis, policy
+    statuses: dict[str, int] = {}
+    for r in swept.rows:
+        statuses[r["status"]] = statuses.get(r["status"], 0) + 1
+    if not swept.results:
+        raise InputError(f"{claim_id}: no successful measurements to fit ({statuses})")
+    # the final look again with what does not enter the verdicts: BCa intervals and the correction-to-scaling fit
+    results = _analyze_all(setup.exp, setup.claim, swept.rows, setup.fit_vars, setup.cell_vars, o.margin, swept.alpha, swept.keep,
+                           bootstrap=o.bootstrap, extrapolate=True, **setup.how)
+    summary = _summary(setup, swept, results, statuses, store, t_start)  # 7. the typed result
+    return ComparisonResult(summary, tuple(results), tuple(swept.rows), setup.claim, setup.exp)
 
-        with tempfile.TemporaryDirectory(prefix="ibcheck-compare-") as tmp:
-            c = compare_claim(claim_id, o, os.path.join(tmp, "sweep.sqlite"))
-        fixed, version = c.record["fixed"], c.record["code_version"]
-        prov = (f"every number comes from the rows of this comparison (results.parquet when saved; the sweep store was temporary): "
-                f"keyed by (claim, experiment, cell, seed, fixed {fixed}, code {version})")
-        return ComparisonResult({**c.record, "provenance": prov}, c.results, c.rows, c.claim, c.experiment)
-    quick, workers, scheduler, dask, margin, progress = o.quick, o.workers, o.scheduler, o.dask, o.margin, o.progress
-    budget, inside_only, constants, spending, bootstrap = o.budget, o.inside_only, o.constants, o.spending, o.bootstrap
+
+def _in_temporary_store(claim_id: str, o: CompareOptions) -> ComparisonResult:
+    """The comparison with its store in a temporary directory (gone afterwards); the provenance says so."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="ibcheck-compare-") as tmp:
+        c = compare_claim(claim_id, o, os.path.join(tmp, "sweep.sqlite"))
+    fixed, version = c.record["fixed"], c.record["code_version"]
+    prov = (f"every number comes from the rows of this comparison (results.parquet when saved; the sweep store was temporary): "
+            f"keyed by (claim, experiment, cell, seed, fixed {fixed}, code {version})")
+    return ComparisonResult({**c.record, "provenance": prov}, c.results, c.rows, c.claim, c.experiment)
+
+
+def _setup(claim_id: str, o: CompareOptions) -> _Setup:
+    """The design stage: the claim, its experiment, the grid and seeds, the fitted variables and the frozen
+    :class:`Design`, each checked before anything runs."""
     claim = get_claim(claim_id)
     exp = experiment_for(claim_id)
-    grid = dict(o.grid) if o.grid else (exp.quick_grid if quick else exp.grid)
-    seeds = o.seeds if o.seeds is not None else (exp.quick_seeds if quick else exp.seeds)
-    for c in constants or {}:
+    grid = dict(o.grid) if o.grid else (exp.quick_grid if o.quick else exp.grid)
+    seeds = o.seeds if o.seeds is not None else (exp.quick_seeds if o.quick else exp.seeds)
+    for c in o.constants or {}:
         if c not in claim.constants:
             raise InputError(f"--constants {c}: {claim.id} has no constant {c!r}; its constants are {', '.join(claim.constants) or 'none'}")
     fit_vars = _fit_variable_names(exp, claim, grid)
-    cell_vars = list(grid)
     for v in o.fit_from or {}:
         if v not in fit_vars:
             raise InputError(f"--from {v}: {v} is not a fitted variable here; the fitted variables are {', '.join(fit_vars)}")
-    fixed = exp.fixed_at(quick)
+    fixed = exp.fixed_at(o.quick)
     version = code_version()
     design = Design(claim.id, exp.name, {v: tuple(x) for v, x in grid.items()}, seeds, dict(fixed), version, tuple(fit_vars),
                     exp.trajectory, tuple(bound_specs(claim, fit_vars, tuple(exp.quantities), o.offsets)),
-                    dict(o.fit_from or {}), margin, o.margin_log)
+                    dict(o.fit_from or {}), o.margin, o.margin_log)
     how = {"offsets": o.offsets, "restriction": dict(design.restriction), "margin_log": design.margin_log, "specs": design.bounds}
-    if inside_only:
-        _precheck_inside(claim, exp, grid, fixed, constants, fit_vars)
-    db = store
-    design_id = task_key(exp.claim, exp.name, {}, 0, fixed, version)
-    policy = SequentialPolicy(spending)
-    cost = exp.cost_of
-    rounds, totals, results, app, look = [], {"tasks": 0, "ran": 0, "skipped": 0, "failed": 0}, [], None, None
-    t_start = time.perf_counter()
-    capped = False
-    runs = run_cell_keys(exp, claim, grid, constants)  # a window design: only its inside cells (None: the whole grid)
-    with SweepStore(db) as st:
-        cells = {k: n for k, n in _initial_cells(grid, seeds).items() if runs is None or k in runs}
-        stored = st.stored_cells(exp.claim, exp.name, dict(fixed), version)
-        continued = bool(stored) and any(n > cells.get(k, 0) for k, n in stored.items())
-        for k, n in stored.items():  # every stored row of this design is analysed (a rerun continues from them)
-            cells[k] = max(cells.get(k, 0), n)
-        plan_text = "initial grid" + (" and the cells of earlier runs" if continued else "")
-        with Executor(workers, scheduler, dask, progress) as executor:
-            while True:
-                t_round = time.perf_counter()
-                tasks = _tasks(exp, cells, version, fixed)
-                counts = executor.run(st, tasks, version, exp)
-                for k in ("ran", "failed"):
-                    totals[k] += counts[k]
-                totals["tasks"] = counts["tasks"]
-                keys = [t.key for t in tasks]
-                rows = st.rows(keys)
-                app = applicability(claim, exp, rows, cell_vars, fixed, constants)
-                keep = app.inside_keys() if inside_only else None
-                if inside_only:
-                    _check_inside_count(app, fit_vars)
-                work = sum(cost(dict(k)) * n for k, n in cells.items())  # deterministic: the design's declared cost
-                past = st.looks(design_id)
-                look = policy.level(past, keys, work, budget)
-                alpha = look.alpha
-                results = _analyze_all(exp, claim, rows, fit_vars, cell_vars, margin, alpha, keep, bootstrap=False, extrapolate=False, **how)
-                plan = None
-                wall = time.perf_counter() - t_start
-                capped = o.max_seconds is not None and wall >= o.max_seconds
-                if budget and not _decisive(results) and not look.repeated and look.fraction < 1.0 and not capped:
-                    plan = policy.next_round(_undecided(results), cells, cell_vars, cost, work, budget, exp.max_grid, seeds,
-                                             exp.trajectory)
-                    if plan is None:
-                        # no further round fits: this is the final look, it spends what is left
-                        look = policy.level(past, keys, budget, budget)
-                        alpha = look.alpha
-                        results = _analyze_all(exp, claim, rows, fit_vars, cell_vars, margin, alpha, keep, bootstrap=False,
-                                               extrapolate=False, **how)
-                elif budget and capped and not _decisive(results) and not look.repeated and look.fraction < 1.0:
-                    look = policy.level(past, keys, budget, budget)  # the wall-clock cap ends the sweep: a final look
-                    alpha = look.alpha
-                    results = _analyze_all(exp, claim, rows, fit_vars, cell_vars, margin, alpha, keep, bootstrap=False,
-                                           extrapolate=False, **how)
-                if budget is not None or past:
-                    st.record_look(design_id, look, keys)
-                rounds.append({"round": len(rounds), "added": plan_text, "tasks_run": counts["ran"], "tasks_total": counts["tasks"],
-                               "seconds": time.perf_counter() - t_round, "work": work, "look": look.as_json(),
-                               "alpha": alpha, "ci_width": _ci_widths(results),
-                               "verdicts": {r.label: r.analysis.verdict for r in results}})
-                if plan is None:
-                    break
-                for k, n in plan.seeds.items():
-                    cells[k] = cells[k] + n
-                for k, n in plan.new_cells.items():
-                    if runs is None or design_cell(exp, claim, dict(k), constants).inside:  # a window design never adds an outside cell
-                        cells[k] = max(cells.get(k, 0), n)
-                plan_text = plan.describe()
-    statuses: dict[str, int] = {}
-    for r in rows:
-        statuses[r["status"]] = statuses.get(r["status"], 0) + 1
-    if not results:
-        raise InputError(f"{claim_id}: no successful measurements to fit ({statuses})")
-    # the final look again with what does not enter the verdicts: BCa intervals and the correction-to-scaling fit
-    results = _analyze_all(exp, claim, rows, fit_vars, cell_vars, margin, alpha, keep, bootstrap=bootstrap, extrapolate=True, **how)
-    seconds = time.perf_counter() - t_start
-    counts = row_counts(rows, exp.quantities, cell_vars)
+    if o.inside_only:
+        _precheck_inside(claim, exp, grid, fixed, o.constants, fit_vars)
+    runs = run_cell_keys(exp, claim, grid, o.constants)  # a window design: only its inside cells (None: the whole grid)
+    return _Setup(claim, exp, design, o, how, runs, task_key(exp.claim, exp.name, {}, 0, fixed, version))
+
+
+def _rounds(setup: _Setup, st: SweepStore, executor: Executor, t_start: float) -> _Swept:
+    """Rounds until the verdicts decide or the budget is spent: each runs the tasks the store lacks, reads the
+    rows as measurements, analyses them at the look's level, and asks the policy for the next round."""
+    exp, claim, o, design = setup.exp, setup.claim, setup.options, setup.design
+    grid, fixed, version = {v: list(x) for v, x in design.grid.items()}, dict(design.fixed), design.code_version
+    policy, cost = SequentialPolicy(o.spending), exp.cost_of
+    rounds: list[dict] = []
+    totals = {"tasks": 0, "ran": 0, "skipped": 0, "failed": 0}
+    cells = {k: n for k, n in _initial_cells(grid, design.seeds).items() if setup.runs is None or k in setup.runs}
+    stored = st.stored_cells(exp.claim, exp.name, fixed, version)
+    continued = bool(stored) and any(n > cells.get(k, 0) for k, n in stored.items())
+    for k, n in stored.items():  # every stored row of this design is analysed (a rerun continues from them)
+        cells[k] = max(cells.get(k, 0), n)
+    plan_text = "initial grid" + (" and the cells of earlier runs" if continued else "")
+    while True:
+        t_round = time.perf_counter()
+        tasks = _tasks(exp, cells, version, fixed)
+        counts = executor.run(st, tasks, version, exp)
+        for k in ("ran", "failed"):
+            totals[k] += counts[k]
+        totals["tasks"] = counts["tasks"]
+        keys = [t.key for t in tasks]
+        rows = st.rows(keys)
+        app = applicability(claim, exp, rows, setup.cell_vars, fixed, o.constants)
+        keep = app.inside_keys() if o.inside_only else None
+        if o.inside_only:
+            _check_inside_count(app, setup.fit_vars)
+        work = sum(cost(dict(k)) * n for k, n in cells.items())  # deterministic: the design's declared cost
+        past = st.looks(setup.design_id)
+        look, results, plan, capped = _look(setup, policy, past, keys, rows, keep, cells, work, t_start)
+        if o.budget is not None or past:
+            st.record_look(setup.design_id, look, keys)
+        rounds.append({"round": len(rounds), "added": plan_text, "tasks_run": counts["ran"], "tasks_total": counts["tasks"],
+                       "seconds": time.perf_counter() - t_round, "work": work, "look": look.as_json(),
+                       "alpha": look.alpha, "ci_width": _ci_widths(results),
+                       "verdicts": {r.label: r.analysis.verdict for r in results}})
+        if plan is None:
+            return _Swept(rows, app, results, look.alpha, rounds, totals, cells, capped, keep)
+        for k, n in plan.seeds.items():
+            cells[k] = cells[k] + n
+        for k, n in plan.new_cells.items():
+            if setup.runs is None or design_cell(exp, claim, dict(k), o.constants).inside:  # a window design never adds an outside cell
+                cells[k] = max(cells.get(k, 0), n)
+        plan_text = plan.describe()
+
+
+def _look(setup: _Setup, policy: SequentialPolicy, past: list[dict], keys: list[str], rows: list[dict], keep, cells: dict,
+          work: float, t_start: float) -> tuple:
+    """One look: its level (exact boundaries), the analyses at that level, the next round (None: this look is the
+    last; when no further round fits or the wall-clock cap binds, the look spends what is left of the budget),
+    and whether the cap bound."""
+    exp, claim, o = setup.exp, setup.claim, setup.options
+    budget, seeds = o.budget, setup.design.seeds
+
+    def analysed(look):
+        return _analyze_all(exp, claim, rows, setup.fit_vars, setup.cell_vars, o.margin, look.alpha, keep, bootstrap=False,
+                            extrapolate=False, **setup.how)
+
+    look = policy.level(past, keys, work, budget)
+    results = analysed(look)
+    capped = o.max_seconds is not None and time.perf_counter() - t_start >= o.max_seconds
+    open_round = bool(budget) and not _decisive(results) and not look.repeated and look.fraction < 1.0
+    if open_round and not capped:
+        plan = policy.next_round(_undecided(results), cells, setup.cell_vars, exp.cost_of, work, budget, exp.max_grid, seeds, exp.trajectory)
+        if plan is not None:
+            return look, results, plan, capped
+    if open_round:  # no further round fits, or the wall-clock cap ends the sweep: the final look spends what is left
+        look = policy.level(past, keys, budget, budget)
+        results = analysed(look)
+    return look, results, None, capped
+
+
+def _summary(setup: _Setup, swept: _Swept, results: list, statuses: dict, db: str, t_start: float) -> dict:
+    """The record behind summary.json (the typed result reads it; JSON is made only when saving)."""
+    claim, exp, o, design = setup.claim, setup.exp, setup.options, setup.design
+    rows, app, rounds, alpha = swept.rows, swept.app, swept.rounds, swept.alpha
+    grid, fixed, version = {v: list(x) for v, x in design.grid.items()}, dict(design.fixed), design.code_version
+    counts = row_counts(rows, exp.quantities, setup.cell_vars)
     res_json = [_result_json(r, app, counts) for r in results]
     for rj in res_json:
         rj["trivial"] = _trivial(rows)
-    kkt_record = _kkt_record(exp, claim, rows, cell_vars, fit_vars, margin, alpha, keep, how) if exp.kkt else {}
-    grid_now = {v: sorted({dict(k)[v] for k in cells}) for v in cell_vars}
-    summary = {
+    kkt_record = (_kkt_record(exp, claim, rows, setup.cell_vars, setup.fit_vars, o.margin, alpha, swept.keep, setup.how)
+                  if exp.kkt else {})
+    work_used = rounds[-1]["work"] if rounds else 0.0
+    return {
         "claim": claim.id, "title": claim.title, "status": claim.status, "flags": claim.flags, "experiment": exp.description,
-        "grid": grid_now, "initial_grid": grid, "seeds": seeds, "fit_variables": fit_vars, "margin": margin,
+        "grid": {v: sorted({dict(k)[v] for k in swept.cells}) for v in setup.cell_vars}, "initial_grid": grid, "seeds": design.seeds,
+        "fit_variables": setup.fit_vars, "margin": o.margin,
         "margin_log": o.margin_log, "offsets": o.offsets, "fit_from": dict(o.fit_from or {}) or None,
         **verdict_summary(results, res_json, app),
-        "rounds": rounds, "budget": budget, "spending": spending if budget else None, "alpha": alpha,
-        "work": {"units": "reference seconds (the experiment's declared cost per task)", "used": rounds[-1]["work"] if rounds else 0.0,
-                 "budget": budget, "wall_seconds": time.perf_counter() - t_start, "wall_cap": o.max_seconds, "cap_bound": capped},
-        "inside_only": inside_only, "constants": dict(constants or {}),
-        "would_decide": _what_would_decide(results, rounds[-1]["work"] if rounds else 0.0, len(rows)),
+        "rounds": rounds, "budget": o.budget, "spending": o.spending if o.budget else None, "alpha": alpha,
+        "work": {"units": "reference seconds (the experiment's declared cost per task)", "used": work_used,
+                 "budget": o.budget, "wall_seconds": time.perf_counter() - t_start, "wall_cap": o.max_seconds, "cap_bound": swept.capped},
+        "inside_only": o.inside_only, "constants": dict(o.constants or {}),
+        "would_decide": _what_would_decide(results, work_used, len(rows)),
         "censored": [{"cell": c["cell"], "rows": c["rows"], "censored": c["censored"], "failed": c["failed"]} for c in counts],
         "results": res_json,
         "reading": decide_reading(res_json),
         **kkt_record,
-        "tasks": {**totals, "skipped": totals["tasks"] - totals["ran"]}, "task_status": statuses, "seconds": seconds,
+        "tasks": {**swept.totals, "skipped": swept.totals["tasks"] - swept.totals["ran"]}, "task_status": statuses,
+        "seconds": time.perf_counter() - t_start,
         "code_version": version, "fixed": fixed,
         "design": {"claim": design.claim, "experiment": design.experiment, "fit_variables": list(design.fit_variables),
                    "trajectory": design.trajectory, "bounds": [{"label": b.label, "kind": b.kind, "terms": {t.name: str(x) for t, x in
                                                                  b.spec.predicted}} for b in design.bounds]},
         "provenance": f"every number comes from {db}: rows keyed by (claim, experiment, cell, seed, fixed {fixed}, code {version})",
     }
-    return ComparisonResult(summary, tuple(results), tuple(rows), claim, exp)
 
 
 def _trivial(rows: list[dict]) -> str | None:

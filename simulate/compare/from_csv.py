@@ -201,10 +201,8 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
     ``trajectory``: each seed is one run measured along the fitted variable (a time), so each run is
     fitted on its own and the runs are combined (one run is one observation).
     Returns a :class:`~ibcheck.simulate.compare.driver.ComparisonResult`; ``save(directory)`` writes the report."""
-    from ibcheck.simulate.compare.design import bound_specs
     from ibcheck.simulate.compare.driver import _result_json, verdict_summary
     from ibcheck.simulate.verdict.analysis import BoundAnalysis, analyze
-    from ibcheck.theory import get_claim
 
     if (claim_id is None) == (predict is None):
         raise InputError("give either --claim CLAIM (a claim of the registry) or --predict 'd=1/2,...' with --kind")
@@ -212,32 +210,7 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
     require_float("margin_log", margin_log, 0.0, strict=True)
     if offsets not in ("fit", "known"):
         raise InputError(f"--offsets {offsets!r} is not one of fit, known")
-    app = None
-    if claim_id is not None:
-        if kind is not None:
-            raise InputError("--kind goes with --predict; a registry claim states its own kind")
-        claim = get_claim(claim_id)
-        table = read_table(path, list(claim.variable_names))
-        fvars = fit_variables(table)
-        bounds = claim_bounds(claim, quantity, reading)
-        wanted = {(b.quantity, b.reading) for b in bounds}
-        specs = [sp_ for sp_ in bound_specs(claim, fvars, offsets=offsets) if (sp_.quantity, sp_.reading) in wanted]
-        for c in constants or {}:
-            if c not in claim.constants:
-                raise InputError(f"--constants {c}: {claim.id} has no constant {c!r}; its constants are {', '.join(claim.constants) or 'none'}")
-    else:
-        if kind not in KINDS:
-            raise InputError(f"--kind {kind!r} is not one of {', '.join(KINDS)} (needed with --predict)")
-        pred = parse_predict(predict)
-        pvars = predicted_variables(pred)
-        table = read_table(path, pvars, required=tuple(pvars))
-        fvars = fit_variables(table)
-        for name in pred:
-            if parse_term(name).order and parse_term(name).variable not in fvars:
-                raise InputError(f"--predict {name}: {parse_term(name).variable} has fewer than 3 distinct values, so its log term "
-                                 "cannot be fitted")
-        claim = prediction_claim(pred, kind, pvars)
-        specs = bound_specs(claim, fvars, offsets=offsets)
+    claim, table, fvars, specs = _claim_and_specs(path, claim_id, quantity, reading, predict, kind, offsets, constants)
     for v in fit_from or {}:
         if v not in fvars:
             raise InputError(f"--from {v}: {v} is not a fitted column here; the fitted columns are {', '.join(fvars)}")
@@ -275,6 +248,41 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
     from ibcheck.simulate.compare.driver import ComparisonResult
 
     return ComparisonResult(summary, tuple(results), tuple(data), claim, meas)
+
+
+def _claim_and_specs(path: str, claim_id: str | None, quantity: str | None, reading: str | None, predict: str | None,
+                     kind: str | None, offsets: str, constants: dict | None) -> tuple:
+    """The claim (of the registry, or built from ``predict`` and ``kind``), the CSV read for its variables, the fitted
+    variables and the bounds to test: (claim, table, fitted variables, bound specs)."""
+    from ibcheck.simulate.compare.design import bound_specs
+    from ibcheck.theory import get_claim
+
+    if claim_id is not None:
+        if kind is not None:
+            raise InputError("--kind goes with --predict; a registry claim states its own kind")
+        claim = get_claim(claim_id)
+        table = read_table(path, list(claim.variable_names))
+        fvars = fit_variables(table)
+        bounds = claim_bounds(claim, quantity, reading)
+        wanted = {(b.quantity, b.reading) for b in bounds}
+        specs = [sp_ for sp_ in bound_specs(claim, fvars, offsets=offsets) if (sp_.quantity, sp_.reading) in wanted]
+        for c in constants or {}:
+            if c not in claim.constants:
+                raise InputError(f"--constants {c}: {claim.id} has no constant {c!r}; its constants are {', '.join(claim.constants) or 'none'}")
+    else:
+        if kind not in KINDS:
+            raise InputError(f"--kind {kind!r} is not one of {', '.join(KINDS)} (needed with --predict)")
+        pred = parse_predict(predict)
+        pvars = predicted_variables(pred)
+        table = read_table(path, pvars, required=tuple(pvars))
+        fvars = fit_variables(table)
+        for name in pred:
+            if parse_term(name).order and parse_term(name).variable not in fvars:
+                raise InputError(f"--predict {name}: {parse_term(name).variable} has fewer than 3 distinct values, so its log term "
+                                 "cannot be fitted")
+        claim = prediction_claim(pred, kind, pvars)
+        specs = bound_specs(claim, fvars, offsets=offsets)
+    return claim, table, fvars, specs
 
 
 def prediction_claim(pred: dict[str, float], kind: str, variables: list[str]):

@@ -12,9 +12,9 @@ import os
 import numpy as np
 import sympy as sp
 
+from ibcheck.simulate.report.figures import markdown_table, save_figure, write_html
+from ibcheck.simulate.stats.fit import seed_rows
 from ibcheck.theory.atomic import write_text
-
-from ibcheck.simulate.report.figures import markdown_table, write_html
 
 PARAMS = {"L": "2"}
 # ---------------------------------------------------------------------------------------------
@@ -34,20 +34,18 @@ def _inside_lookup(summary: dict) -> dict:
     return {tuple(sorted((k, float(v)) for k, v in c["cell"].items())): c["inside"] for c in app.get("cells", [])}
 
 
-def _plots(res: dict, summary: dict, claim, out: str, tag: str) -> dict:
-    import matplotlib
+def _plots(res, summary: dict, claim, out: str, tag: str) -> dict:
+    """The four figures of one bound (log-log, local exponents, collapse, residuals): {name: file}."""
+    import matplotlib  # heavy: matplotlib, loaded only when a report is written
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    from ibcheck.simulate.stats.fit import seed_rows
-    from ibcheck.simulate.report.figures import save_figure
+    return {"loglog": _loglog_figure(res, summary, claim, out, tag), "local": _local_figure(res, out, tag),
+            "collapse": _collapse_figure(res, claim, out, tag), "residuals": _residual_figure(res, out, tag)}
 
+
+def _cell_inside(res, summary: dict):
+    """A function of a fit cell: does it lie inside the claim's window (True where the window is unknown)?"""
     an = res.analysis
-    fit, b = an.fit, res.bound
-    v0 = an.variables[0]
-    others = an.variables[1:]
-    files = {}
-    L10 = math.log(10)
     inside = _inside_lookup(summary)
     traj = summary.get("experiment_trajectory", False)
 
@@ -58,7 +56,18 @@ def _plots(res: dict, summary: dict, claim, out: str, tag: str) -> dict:
         matches = [ins for k, ins in inside.items() if set(key) <= set(k)]
         return all(matches) if matches else True
 
-    # 1. log-log: raw seeds faint, cell means bold (hollow outside the window), fitted line, theory slope dotted.
+    return cell_inside
+
+
+def _loglog_figure(res, summary: dict, claim, out: str, tag: str) -> str:
+    """Log-log: raw seeds faint, cell means bold (hollow outside the window), fitted line, theory slope dotted."""
+    import matplotlib.pyplot as plt  # heavy: matplotlib
+
+    an = res.analysis
+    fit = an.fit
+    v0, others = an.variables[0], an.variables[1:]
+    L10 = math.log(10)
+    cell_inside = _cell_inside(res, summary)
     srows, _ = seed_rows(res.data, an.variables, an.offsets)
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     groups: dict[tuple, list] = {}
@@ -89,9 +98,18 @@ def _plots(res: dict, summary: dict, claim, out: str, tag: str) -> dict:
     f0 = an.fits_json()[0]
     title = (f"{claim.id}: {res.quantity} {res.kind}({res.expr})" + (f" [{res.reading}]" if res.reading else "")
              + f"\nfit {f0['estimate']:.3f} [{f0['ci_low']:.3f}, {f0['ci_high']:.3f}] vs theory {pred0:g} (dotted): {an.verdict}")
-    files["loglog"] = f"{tag}_loglog.png"
-    save_figure(fig, ax, os.path.join(out, files["loglog"]), title, legend_fontsize=6)
-    # 2. local exponent against scale, with the prediction as a line.
+    name = f"{tag}_loglog.png"
+    save_figure(fig, ax, os.path.join(out, name), title, legend_fontsize=6)
+    return name
+
+
+def _local_figure(res, out: str, tag: str) -> str:
+    """Local exponent against scale, with the prediction as a line."""
+    import matplotlib.pyplot as plt  # heavy: matplotlib
+
+    an = res.analysis
+    v0 = an.variables[0]
+    L10 = math.log(10)
     fig, ax = plt.subplots(figsize=(6.0, 4.0))
     for v, col in zip(an.variables, plt.get_cmap("tab10").colors):
         le = an.drift[v].local
@@ -108,11 +126,18 @@ def _plots(res: dict, summary: dict, claim, out: str, tag: str) -> dict:
     ax.set_xlabel("log10 scale (window centre)")
     ax.set_ylabel("local exponent")
     dr = an.drift[v0]
-    files["local"] = f"{tag}_local.png"
-    save_figure(fig, ax, os.path.join(out, files["local"]),
+    name = f"{tag}_local.png"
+    save_figure(fig, ax, os.path.join(out, name),
                 f"local exponents; drift p = {_fmt(dr.p_value, '.2g')} "
                 f"(moving {dr.direction}{' from' if dr.direction == 'away' else ''} the prediction)", legend_fontsize=6)
-    # 3. collapse against the theory expression (constants = 1), where the raw values are floats.
+    return name
+
+
+def _collapse_figure(res, claim, out: str, tag: str) -> str:
+    """Collapse against the theory expression (constants = 1), where the raw values are floats."""
+    import matplotlib.pyplot as plt  # heavy: matplotlib
+
+    b = res.bound
     expr = b.expr.subs({s: 1 for s in b.expr.free_symbols if s.name in claim.constants})
     syms = sorted(expr.free_symbols, key=lambda s: s.name)
     fixed = {**PARAMS, "c": "0.5"}
@@ -135,20 +160,29 @@ def _plots(res: dict, summary: dict, claim, out: str, tag: str) -> dict:
         ax.loglog([lo, hi], [k * lo, k * hi], "k--", lw=1, label="slope 1")
     ax.set_xlabel(f"theory: {sp.sstr(expr)}")
     ax.set_ylabel(res.quantity)
-    files["collapse"] = f"{tag}_collapse.png"
-    save_figure(fig, ax, os.path.join(out, files["collapse"]), "collapse: points on one line of slope 1 if the theory's form holds",
+    name = f"{tag}_collapse.png"
+    save_figure(fig, ax, os.path.join(out, name), "collapse: points on one line of slope 1 if the theory's form holds",
                 legend_fontsize=7)
-    # 4. residuals of the fit.
+    return name
+
+
+def _residual_figure(res, out: str, tag: str) -> str:
+    """Residuals of the fit against the first variable, with the curvature test in the title."""
+    import matplotlib.pyplot as plt  # heavy: matplotlib
+
+    an = res.analysis
+    fit, v0 = an.fit, an.variables[0]
+    L10 = math.log(10)
     fig, ax = plt.subplots(figsize=(5.2, 3.4))
     ax.axhline(0, color="gray", lw=1)
     ax.plot([c["log_" + v0] / L10 for c in fit.cells], [c["residual"] for c in fit.cells], "o")
     ax.set_xlabel(f"log10 {v0}")
     ax.set_ylabel("residual of mean log measure")
     curv = fit.curvature.get(v0)
-    files["residuals"] = f"{tag}_residuals.png"
-    save_figure(fig, ax, os.path.join(out, files["residuals"]),
+    name = f"{tag}_residuals.png"
+    save_figure(fig, ax, os.path.join(out, name),
                 f"residuals; curvature in log {v0}: {curv['coef']:.3g} (p = {curv['p_value']:.2g})" if curv else "residuals")
-    return files
+    return name
 
 
 def _cell_table(summary: dict, results: list[dict]) -> list[str]:

@@ -174,16 +174,7 @@ def train(model, X: torch.Tensor, y: torch.Tensor, cfg: TrainConfig, lr: float, 
         Q = model.margins(X, y)
         logL, dQ = grad_log_loss_wrt_Q(Q, cfg.loss)
         if cfg.schedule == "loss-based" and step > 0:
-            # Roll back seeds whose last step raised the loss; grow alpha where it fell.
-            rejected = active & (logL > prev_logL)
-            accepted = active & ~rejected
-            alpha = torch.where(rejected, alpha * cfg.down, torch.where(accepted, alpha * cfg.up, alpha))
-            if bool(rejected.any()):
-                for k in model.params:
-                    m = rejected.view(-1, *([1] * (model.params[k].dim() - 1)))
-                    model.params[k] = torch.where(m, prev[k], model.params[k])
-                Q = model.margins(X, y)
-                logL, dQ = grad_log_loss_wrt_Q(Q, cfg.loss)
+            Q, logL, dQ, alpha = _roll_back(model, X, y, cfg, Q, logL, dQ, prev, prev_logL, active, alpha)
         finite = torch.isfinite(logL) | (logL == -math.inf)
         for s in torch.nonzero(active & ~finite).flatten().tolist():
             status[s], status_step[s] = "diverged", step
@@ -209,26 +200,8 @@ def train(model, X: torch.Tensor, y: torch.Tensor, cfg: TrainConfig, lr: float, 
                 for s in torch.nonzero(active).flatten().tolist():
                     status[s], status_step[s] = "max_time", step
             break
-        grads = model.backward(X, y, dQ)
-        if cfg.schedule == "loss-based":
-            factor = alpha  # eta_t = alpha / L
-            log_eta = torch.log(alpha) - logL_red
-        else:
-            factor = alpha * torch.exp(logL_red)  # eta * L
-            log_eta = torch.log(alpha)
-        factor = torch.where(active, factor, torch.zeros_like(factor))
-        log_T = torch.where(active, torch.logaddexp(log_T, log_eta), log_T)
-        prev = {k: v.clone() for k, v in model.params.items()}
         prev_logL = torch.where(active, logL, prev_logL)
-        for k, g in grads.items():
-            p = model.params[k]
-            model.params[k] = p - factor.view(-1, *([1] * (p.dim() - 1))) * g
-        bad = ~torch.stack([torch.isfinite(p.reshape(S, -1)).all(1) for p in model.params.values()]).all(0)
-        for s in torch.nonzero(active & bad).flatten().tolist():
-            status[s], status_step[s] = "diverged", step + 1
-            active[s] = False
-            for k in model.params:
-                model.params[k][s] = prev[k][s]  # keep the last finite parameters
+        prev, log_T = _descend(model, X, y, dQ, cfg, alpha, logL_red, active, log_T, status, status_step, step)
         step += 1
         if bar is not None:
             bar.update(1)
@@ -241,6 +214,50 @@ def train(model, X: torch.Tensor, y: torch.Tensor, cfg: TrainConfig, lr: float, 
     for s in range(S):
         final[s] = {**final[s], "status": status[s], "status_step": status_step[s]}
     return TrainResult(model, init_W, traj, status, status_step, final, time.perf_counter() - t0, step, cfg, saved)
+
+
+def _roll_back(model, X, y, cfg: TrainConfig, Q, logL, dQ, prev: dict, prev_logL, active, alpha):
+    """LL20's loss-based step: roll back the seeds whose last step raised the loss and shrink their alpha; grow alpha
+    where the loss fell. Returns the margins, log-loss, its gradient and alpha after the roll-back."""
+    rejected = active & (logL > prev_logL)
+    accepted = active & ~rejected
+    alpha = torch.where(rejected, alpha * cfg.down, torch.where(accepted, alpha * cfg.up, alpha))
+    if bool(rejected.any()):
+        for k in model.params:
+            m = rejected.view(-1, *([1] * (model.params[k].dim() - 1)))
+            model.params[k] = torch.where(m, prev[k], model.params[k])
+        Q = model.margins(X, y)
+        logL, dQ = grad_log_loss_wrt_Q(Q, cfg.loss)
+    return Q, logL, dQ, alpha
+
+
+def _descend(model, X, y, dQ, cfg: TrainConfig, alpha, logL_red, active, log_T, status: list, status_step: list, step: int):
+    """One GD step on the active seeds, ``theta <- theta - eta_t grad L`` with ``T += eta_t`` kept in log space.
+
+    Pitfall avoided: a seed whose parameters stop being finite would poison every later record; it keeps its
+    last finite parameters and is marked diverged (``active`` and the status lists change in place).
+    Returns (the parameters before the step, log T after it)."""
+    S = model.S
+    grads = model.backward(X, y, dQ)
+    if cfg.schedule == "loss-based":
+        factor = alpha  # eta_t = alpha / L
+        log_eta = torch.log(alpha) - logL_red
+    else:
+        factor = alpha * torch.exp(logL_red)  # eta * L
+        log_eta = torch.log(alpha)
+    factor = torch.where(active, factor, torch.zeros_like(factor))
+    log_T = torch.where(active, torch.logaddexp(log_T, log_eta), log_T)
+    prev = {k: v.clone() for k, v in model.params.items()}
+    for k, g in grads.items():
+        p = model.params[k]
+        model.params[k] = p - factor.view(-1, *([1] * (p.dim() - 1))) * g
+    bad = ~torch.stack([torch.isfinite(p.reshape(S, -1)).all(1) for p in model.params.values()]).all(0)
+    for s in torch.nonzero(active & bad).flatten().tolist():
+        status[s], status_step[s] = "diverged", step + 1
+        active[s] = False
+        for k in model.params:
+            model.params[k][s] = prev[k][s]  # keep the last finite parameters
+    return prev, log_T
 
 
 def _progress(cfg: TrainConfig):
