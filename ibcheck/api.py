@@ -13,16 +13,19 @@ import math
 from fractions import Fraction
 from typing import TYPE_CHECKING, Literal, Mapping, Sequence
 
+from ibcheck.theory.argtypes import refused
+
 from .errors import InputError
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from ibcheck.simulate.compare.driver import ComparisonResult
+    from ibcheck.simulate.compare.calibrate import Calibration
+    from ibcheck.simulate.compare.result import ComparisonResult
     from ibcheck.simulate.experiments.window import WindowDesign
     from ibcheck.simulate.reproductions import Reproduction
     from ibcheck.simulate.substrate.training import Run, RunConfig
-    from ibcheck.simulate.tools.kkt_search import KKTPoints, KKTSearchConfig
+    from ibcheck.simulate.tools.kkt_search import KKTPoints, KKTSearchConfig, KKTTrajectory
     from ibcheck.simulate.tools.radii import Direction, Radii
     from ibcheck.solvers.kkt.certificate import KKTCertificate
     from ibcheck.solvers.kkt.global_opt import GlobalOptimum
@@ -210,7 +213,8 @@ def load_run(path: str) -> Run:
 # -- solvers: radii and KKT points ---------------------------------------------------------------
 def radii(run_or_network, X: np.ndarray | None = None, y: np.ndarray | None = None,
           methods: Sequence[Method] = ("universal", "attack", "certified", "exact"), points: int = 200, seed: int = 0,
-          direction: Direction = "auto", time_limit: float = 5.0, flip_norms: Sequence[float] | None = None) -> Radii:
+          direction: Direction = "auto", time_limit: float = 5.0, flip_norms: Sequence[float] | None = None,
+          overlay: Sequence[Run] = ()) -> Radii:
     """l2 flip radii, bracketed from both sides: for a Run at ``points`` fresh test points (or at ``X, y``),
     for one network at ``X, y``. Methods: universal direction, attacks (upper bounds), certified
     (lower bounds), exact (mixed-integer, within ``time_limit`` seconds per point)."""
@@ -226,11 +230,14 @@ def radii(run_or_network, X: np.ndarray | None = None, y: np.ndarray | None = No
 
     methods = _sequence("methods", methods)
     if not all(isinstance(m, str) for m in methods):
-        raise InputError(f"methods={methods!r} is out of range: methods must be a non-empty subset of universal, attack, certified, exact")
+        raise refused("methods", methods, "is out of range: must be a non-empty subset of universal, attack, certified, exact")
     require_choice("direction", direction, ("auto", "fvbs23", "lpll25", "vys22"))
     if flip_norms is not None:
         flip_norms = _sequence("flip_norms", flip_norms)
-    return _radii(run_or_network, X, y, tuple(methods), points, seed, direction, time_limit, flip_norms)
+    overlay = _sequence("overlay", overlay, allow_empty=True)
+    if not all(isinstance(r, Run) for r in overlay):
+        raise InputError("overlay must be a list of Runs (read with ibcheck.load_run), drawn on the same plot")
+    return _radii(run_or_network, X, y, tuple(methods), points, seed, direction, time_limit, flip_norms, overlay)
 
 
 def kkt_points(config: KKTSearchConfig | None = None, **fields) -> KKTPoints:
@@ -343,7 +350,8 @@ def compare(claim: str, grid: Mapping[str, Sequence[float]] | None = None, seeds
             quick: bool = False, store: str | None = None, workers: int = 1, margin: float = 0.1, inside_only: bool = False,
             constants: Mapping[str, float] | None = None, spending: Literal["pocock", "obrien-fleming"] = "pocock",
             progress: bool = False, margin_log: float = 0.25, offsets: Literal["fit", "known"] = "fit",
-            fit_from: Mapping[str, float] | None = None) -> ComparisonResult:
+            fit_from: Mapping[str, float] | None = None, scheduler: str | None = None, dask: bool = False,
+            max_seconds: float | None = None) -> ComparisonResult:
     """Sweep the claim's experiment over ``grid`` x ``seeds`` (growing it in rounds within ``budget``
     seconds), fit the exponents with confidence intervals, and judge them: consistent, inconsistent or
     inconclusive, each with its reason and the hypotheses' status at the measured cells. ``store``
@@ -351,7 +359,9 @@ def compare(claim: str, grid: Mapping[str, Sequence[float]] | None = None, seeds
     log factors included (``margin_log`` is their margin; ``offsets="known"`` takes them as known on
     request); ``fit_from={"T": 1e3}`` fits only late times. ``quick=True`` takes the experiment's
     small design (its quick grid, seeds and settings), as ``ibcheck compare --quick`` does; the
-    default, here and on the command line, is the full design."""
+    default, here and on the command line, is the full design. ``workers`` local processes, or Dask
+    (``dask=True``: a LocalCluster of ``workers``; ``scheduler="tcp://..."``: a running one);
+    ``max_seconds`` caps the wall clock (the verdict then depends on the machine, and says so)."""
     from ibcheck.simulate.compare.driver import compare_claim
 
     g = None
@@ -374,7 +384,8 @@ def compare(claim: str, grid: Mapping[str, Sequence[float]] | None = None, seeds
             g[v] = sorted(vals)
     return compare_claim(claim, store=store, grid=g, seeds=seeds, budget=budget, quick=quick, workers=workers, margin=margin,
                          progress=progress, inside_only=inside_only, constants=_constants(constants), spending=spending,
-                         margin_log=margin_log, offsets=offsets, fit_from=_mapping_of_floats("fit_from", fit_from))
+                         margin_log=margin_log, offsets=offsets, fit_from=_mapping_of_floats("fit_from", fit_from),
+                         scheduler=_text("scheduler", scheduler, optional=True), dask=dask, max_seconds=max_seconds)
 
 
 def design(claim: str, quick: bool = True, budget: float | None = None, seeds: int | None = None) -> "WindowDesign":
@@ -430,14 +441,84 @@ def _choice(name: str, value, accepted: tuple[str, ...]) -> str:
     return value
 
 
-def reproduce(name: str, quick: bool = False) -> Reproduction:
+def reproduce(name: str, quick: bool = False, idx_dir: str | None = None) -> Reproduction:
     """One reproduction of the sources' experiments, side by side with their numbers: measurements,
-    the criteria (quantity, source value, measured, rule, verdict) and the figures."""
+    the criteria (quantity, source value, measured, rule, verdict) and the figures. ``idx_dir``
+    (fa-digits): a directory with MNIST-format IDX files."""
     from ibcheck.simulate.reproductions import run_reproduction
     from ibcheck.theory.argtypes import require_bool
 
-    return run_reproduction(_text("name", name), require_bool("quick", quick))
+    return run_reproduction(_text("name", name), require_bool("quick", quick), _text("idx_dir", idx_dir, optional=True))
+
+
+def calibrate(trials: int = 100, budget: float | None = None, seed: int = 0, progress: bool = False) -> Calibration:
+    """The verdict engine on synthetic data with known truth: per scenario, the rate of each verdict over
+    ``trials`` draws, each a budgeted sequential sweep (``budget`` synthetic seconds; default 20)."""
+    from ibcheck.simulate.compare.calibrate import DEFAULT_BUDGET, Calibration
+    from ibcheck.simulate.compare.calibrate import calibrate as _calibrate
+    from ibcheck.theory.argtypes import require_bool, require_float, require_int
+
+    require_int("trials", trials, 1, high=100_000)
+    require_int("seed", seed, 0)
+    b = DEFAULT_BUDGET if budget is None else require_float("budget", budget, 0.0, strict=True, high=1e6)
+    return Calibration(_calibrate(trials, b, seed=seed, progress=require_bool("progress", progress)))
+
+
+def report(out: str, quick: bool = True, budget: float | None = None, only: Sequence[str] = (), workers: int = 2,
+           inside_only: bool = False, constants: Mapping[str, float] | None = None,
+           spending: Literal["pocock", "obrien-fleming"] = "pocock") -> str:
+    """The main job (``ibcheck report``, ``make report``): the bound scaling report, a comparison of every claim
+    with an experiment (sharing ``budget`` work), the sources' reproductions and an index page, written
+    under ``out``; returns the path of index.html. ``only`` restricts it to these claims."""
+    from ibcheck.simulate.report.index import ReportOptions, write_full_report
+    from ibcheck.theory.argtypes import require_bool
+
+    opts = ReportOptions(quick=require_bool("quick", quick), budget=budget, only=tuple(_names("only", list(only))), workers=workers,
+                         inside_only=require_bool("inside_only", inside_only), constants=_constants(constants) or {},
+                         spending=_choice("spending", spending, ("pocock", "obrien-fleming")))
+    return write_full_report(_text("out", out), opts)
+
+
+def kkt_trajectory(run: Run, seed: int | None = None, polish: bool = False) -> KKTTrajectory:
+    """Certify every checkpoint of ``seed`` (default: the first) of a saved run as an (eps, delta)-KKT point
+    (LL20.def.eps_delta_kkt); ``polish`` adds SLSQP from the last checkpoint and its cosine to GD's direction."""
+    from ibcheck.simulate.substrate.rundir import Run
+    from ibcheck.simulate.tools.kkt_search import kkt_trajectory as _trajectory
+    from ibcheck.theory.argtypes import require_bool, require_int
+
+    if not isinstance(run, Run):
+        raise InputError(f"run={type(run).__name__} is not a Run (read one with ibcheck.load_run(path))")
+    if seed is not None:
+        require_int("seed", seed, 0)
+    return _trajectory(run, seed, require_bool("polish", polish))
+
+
+def robust_construction(source: Run, which: Literal["fvbs23", "lpll25-robust"]) -> Run:
+    """A one-network Run holding the robust construction of FVBS23.thm.4_1 (``fvbs23``) or LPLL25.prop.robust_exists
+    (``lpll25-robust``), built from the cluster means of ``source``'s data; :func:`radii` measures it like a trained run."""
+    from ibcheck.simulate.substrate.rundir import Run
+    from ibcheck.simulate.tools.radii import robust_construction as _construct
+
+    if not isinstance(source, Run):
+        raise InputError(f"source={type(source).__name__} is not a Run (read one with ibcheck.load_run(path))")
+    return _construct(source, _choice("which", which, ("fvbs23", "lpll25-robust")))
+
+
+def scaling_report(out: str, claims: Sequence[str] | None = None) -> str:
+    """The bound scaling report (Markdown and PNGs) of ``claims`` (default: every claim) under ``out``; returns its path."""
+    from ibcheck.simulate.report.figures import scaling_report as _scaling
+
+    return _scaling(_names("claims", list(claims)) if claims else None, _text("out", out))
+
+
+def claim_template(claim_id: str, file: str) -> str:
+    """The text of a commented template of your own claim ``claim_id`` and its experiment, runnable as written
+    (``ibcheck --claims FILE compare CLAIM_ID``); ``file`` is named in its usage lines."""
+    from ibcheck.simulate.experiments.scaffold import claim_template as _template
+
+    return _template(_text("claim_id", claim_id), _text("file", file))
 
 
 __all__ = ["claims", "claim", "bounds", "window", "design", "growth", "train", "load_run", "radii", "kkt_points", "kkt_certificate",
-           "global_max_margin", "svm", "normalized_margin", "direction_error", "experiment", "compare", "verdict", "reproduce"]
+           "global_max_margin", "svm", "normalized_margin", "direction_error", "experiment", "compare", "verdict", "reproduce",
+           "calibrate", "report", "kkt_trajectory", "robust_construction", "scaling_report", "claim_template"]

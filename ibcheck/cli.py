@@ -13,18 +13,26 @@ import sys
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors (exit 2) instead of a usage block, and ``-inf``, ``-1e5`` read as
-    values (numbers), not as unknown options."""
+    """argparse with one-line errors (exit 2) instead of a usage block, a flag's bad value said as
+    ``--steps x is not an integer``, and ``-inf``, ``-1e5`` read as values (numbers), not as unknown options."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._negative_number_matcher = re.compile(r"^-(\d+\.?\d*([eE][-+]?\d+)?|\.\d+([eE][-+]?\d+)?|inf(inity)?|nan)$", re.I)
 
-    def error(self, message: str):  # noqa: D401
-        # "argument --d: 0 is out of range: ..." (a range check in theory.argtypes) reads "--d 0 is out of range: ..."
-        m = re.match(r"^argument (--[\w-]+(?:/--[\w-]+)*): (\S*) (is out of range: .*)$", message)
-        if m:
-            message = f"{m.group(1)} {m.group(2)} {m.group(3)}"
+    def _get_value(self, action, arg_string):  # type: ignore[override]
+        """The type's own refusal (an ArgumentTypeError names the text and what it is not) said of the flag."""
+        try:
+            return super()._get_value(action, arg_string)
+        except argparse.ArgumentError as err:
+            cause = err.__context__
+            if isinstance(cause, argparse.ArgumentTypeError) and action.option_strings:
+                problem = str(cause)
+                text = problem if problem.startswith((repr(arg_string), arg_string)) else f"{arg_string} {problem}"
+                self.error(f"{'/'.join(action.option_strings)} {text}", prefixed=False)
+            raise
+
+    def error(self, message: str, prefixed: bool = True):  # type: ignore[override]  # noqa: D401
         self.exit(2, f"ibcheck: error: {message} (see `{self.prog} --help`)\n")
 
 
@@ -48,26 +56,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def as_flags(message: str, args: argparse.Namespace, argv: list[str] | None = None, flags: list[str] | None = None) -> str:
-    """An API message ``steps=-1 is out of range: steps must ...`` as the command line says it:
-    ``--steps -1 is out of range: must ...``, for a parameter that is one of this command's flags.
-    ``flags`` are the option strings of that parameter (aliases such as ``--width``/``--m``); the one
-    the user typed in ``argv`` is named, with the value as typed."""
-    m = re.match(r"^([a-z][a-z0-9_]*)=(\S+) (is |must )", message)
-    if not m or not hasattr(args, m.group(1)):
-        return message
-    name, value, argv = m.group(1), m.group(2).strip(chr(39) + chr(34)), argv or []
+def as_flags(err, args: argparse.Namespace, argv: list[str] | None = None, flags: list[str] | None = None) -> str:
+    """An API refusal of one parameter (:class:`~ibcheck.errors.InputError` with ``parameter`` and ``problem``)
+    as the command line says it: ``--steps -1 is out of range: must ...``, when the parameter is one of this
+    command's flags. ``flags`` are its option strings (aliases such as ``--width``/``--m``); the one the user
+    typed in ``argv`` is named, with the value as typed. Any other error is its message."""
+    name = getattr(err, "parameter", None)
+    if not name or not getattr(err, "problem", None) or not hasattr(args, name):
+        return str(err)
+    argv = argv or []
     names = flags or ["--" + name.replace("_", "-")]
-    flag = names[0]
+    flag, value = names[0], str(err.value)
     for i, tok in enumerate(argv):
         opt, eq, rest = tok.partition("=")
         if opt in names:
             flag, value = opt, (rest if eq else argv[i + 1] if i + 1 < len(argv) else value)
-    rest = message[m.end(2) + 1:].replace(f"out of range: {name} must", "out of range: must", 1)
-    return f"{flag} {value} {rest}"
+    return f"{flag} {value} {err.problem}"
 
 
-def _option_strings(parser: argparse.ArgumentParser, command: str, dest: str) -> list[str] | None:
+def _option_strings(parser: argparse.ArgumentParser, command: str, dest: str | None) -> list[str] | None:
     """The option strings of ``dest`` in subcommand ``command`` (None if it has none)."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction) and command in action.choices:
@@ -106,8 +113,21 @@ def _resume_hint(args: argparse.Namespace) -> str:
     return "Nothing was written."
 
 
+def _remove_created(out: str | None) -> None:
+    """Remove the directory this command created at ``out`` (``args.created_out``: its own ``os.mkdir`` succeeded, so
+    no other process's files are there): refused input writes nothing."""
+    import shutil
+
+    if out is None or not os.path.lexists(out):
+        return
+    if os.path.isdir(out) and not os.path.islink(out):
+        shutil.rmtree(out, ignore_errors=True)
+    else:
+        os.remove(out)
+
+
 def main(argv: list[str] | None = None) -> int:
-    from ibcheck.errors import InputError, RunFailure
+    from ibcheck.errors import InputError, RunFailure, StoreInUse
 
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -117,21 +137,22 @@ def main(argv: list[str] | None = None) -> int:
         # numpy's overflow/invalid warnings from a diverging start are noise on a terminal: every
         # result carries its own status (not a certificate, not proven, ...)
         warnings.simplefilter("ignore", RuntimeWarning)
+    out = getattr(args, "out", None)
     try:
         load_user_claims(args.claims_files)
-        if getattr(args, "out", None) is not None:  # before any computing: one line, exit 2, nothing written
+        if out is not None:  # before any computing: one line, exit 2, nothing written
             from ibcheck.theory.outdir import check_out
 
-            check_out(args.out, "file" if args.command in FILE_OUTPUTS else "dir")
+            check_out(out, "file" if args.command in FILE_OUTPUTS else "dir")
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         print(f"ibcheck: interrupted. {_resume_hint(args)}", file=sys.stderr)
         return 130
     except InputError as err:
-        msg = str(err)
-        m = re.match(r"^([a-z][a-z0-9_]*)=", msg)
-        flags = _option_strings(parser, args.command, m.group(1)) if m else None
-        print(f"ibcheck: error: {as_flags(msg, args, list(argv if argv is not None else sys.argv[1:]), flags)}", file=sys.stderr)
+        if getattr(args, "created_out", False) and not isinstance(err, StoreInUse):
+            _remove_created(out)  # bad input leaves nothing behind (a store in use is another process's)
+        flags = _option_strings(parser, args.command, err.parameter)
+        print(f"ibcheck: error: {as_flags(err, args, list(argv if argv is not None else sys.argv[1:]), flags)}", file=sys.stderr)
         return 2
     except RunFailure as err:
         print(f"ibcheck: run failed: {err}", file=sys.stderr)

@@ -12,7 +12,23 @@ from __future__ import annotations
 
 
 class InputError(ValueError):
-    """Bad user input: the message names the value and the accepted range."""
+    """Bad user input: the message names the value and the accepted range.
+
+    ``parameter`` and ``value`` say what was refused, where one parameter was (None otherwise), and
+    ``problem`` is the message's rest without the parameter's name (``is out of range: must be an
+    integer >= 0``): the command line says it of the parameter's flag (``--steps -1 is out of range:
+    ...``) from these fields, never by reading the message back."""
+
+    def __init__(self, message: str, parameter: str | None = None, value: object = None, problem: str | None = None):
+        super().__init__(message)
+        self.parameter = parameter
+        self.value = value
+        self.problem = problem
+
+
+class StoreInUse(InputError):
+    """A sweep store (``--out``) held by another comparison: the refusal of a second process, whose files
+    there are the other's (so the command line removes nothing)."""
 
 
 class RunFailure(RuntimeError):

@@ -135,14 +135,19 @@ def test_the_cli_maps_api_parameters_to_its_flags():
     import argparse
 
     from ibcheck.cli import as_flags
+    from ibcheck.theory.argtypes import refused
 
     args = argparse.Namespace(time_limit=1.0, points=3, width=2)
-    assert as_flags("time_limit=-1.0 is out of range: time_limit must be > 0", args) == "--time-limit -1.0 is out of range: must be > 0"
+    err = refused("time_limit", -1.0, "is out of range: must be > 0")
+    assert str(err) == "time_limit=-1.0 is out of range: time_limit must be > 0"
+    assert as_flags(err, args) == "--time-limit -1.0 is out of range: must be > 0"
     # the alias and the value as the user typed them
-    assert as_flags("width=0 is out of range: width must be an integer >= 1", args, ["train", "--m", "0"], ["--width", "--m"]) == \
+    assert as_flags(refused("width", 0, "is out of range: must be an integer >= 1"), args, ["train", "--m", "0"], ["--width", "--m"]) == \
         "--m 0 is out of range: must be an integer >= 1"
-    assert as_flags("time_limit=0.0 is out of range: x", args, ["radius", "--time-limit=0"]) == "--time-limit 0 is out of range: x"
-    assert as_flags("colour=1 is out of range: x", args) == "colour=1 is out of range: x"  # not a flag of this command
+    assert as_flags(refused("time_limit", 0.0, "is out of range: x"), args, ["radius", "--time-limit=0"]) == "--time-limit 0 is out of range: x"
+    assert as_flags(refused("colour", 1, "is out of range: x"), args) == "colour=1 is out of range: x"  # not a flag of this command
+    # an error that names no one parameter is said as it is: the CLI never reads a message back
+    assert as_flags(InputError("width=0 looks like a parameter but is only text"), args) == "width=0 looks like a parameter but is only text"
 
 
 def test_import_ibcheck_is_light():

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from ibcheck.simulate.compare.driver import parse_grid
+from ibcheck.commands.args import parse_grid
 from ibcheck.simulate.experiments.registry import EXPERIMENTS
 from ibcheck.simulate.sweep.executor import run_sweep
 from ibcheck.simulate.sweep.store import connect

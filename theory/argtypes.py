@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import math
 
+from .errors import InputError
+
 
 def _float(text: str) -> float:
     try:
@@ -43,14 +45,12 @@ def require_int(name: str, value, low: int, high: int | None = None) -> int:
     import numbers
     from fractions import Fraction
 
-    from .errors import InputError
-
     if isinstance(value, Fraction) and value.denominator == 1:
         value = value.numerator
     ok = isinstance(value, numbers.Integral) and not _is_bool(value)
     if not ok or value < low or (high is not None and value > high):
         rng = f">= {low}" if high is None else f"in [{low}, {high}]"
-        raise InputError(f"{name}={_shown(value)} is out of range: {name} must be an integer {rng}")
+        raise refused(name, value, f"is out of range: must be an integer {rng}")
     return int(value)
 
 
@@ -59,8 +59,6 @@ def require_float(name: str, value, low: float, strict: bool, high: float | None
     (``strict``) or >= ``low``, and <= ``high``; else an InputError naming it and the range."""
     import numbers
 
-    from .errors import InputError
-
     ok = isinstance(value, numbers.Real) and not _is_bool(value)
     try:
         x = float(value) if ok else math.nan
@@ -68,25 +66,21 @@ def require_float(name: str, value, low: float, strict: bool, high: float | None
         x = math.nan
     if not math.isfinite(x) or not (x > low if strict else x >= low) or (high is not None and x > high):
         rng = f"{'>' if strict else '>='} {low:g}" + (f" and <= {high:g}" if high is not None else "")
-        raise InputError(f"{name}={_shown(value)} is out of range: {name} must be a finite number {rng}")
+        raise refused(name, value, f"is out of range: must be a finite number {rng}")
     return x
 
 
 def require_bool(name: str, value) -> bool:
     """``value`` is True or False (a numpy bool too); 'no', 1 or None are refused."""
-    from .errors import InputError
-
     if not _is_bool(value):
-        raise InputError(f"{name}={_shown(value)} is not accepted: {name} must be True or False")
+        raise refused(name, value, "is not accepted: must be True or False")
     return bool(value)
 
 
 def require_choice(name: str, value, choices) -> str:
     """``value`` is one of ``choices`` (strings)."""
-    from .errors import InputError
-
     if not isinstance(value, str) or value not in choices:
-        raise InputError(f"{name}={_shown(value)} is not accepted: {name} must be one of {', '.join(map(str, choices))}")
+        raise refused(name, value, f"is not accepted: must be one of {', '.join(map(str, choices))}")
     return value
 
 
@@ -97,3 +91,12 @@ def _is_bool(value) -> bool:
 def _shown(value) -> str:
     s = repr(value)
     return s if len(s) <= 60 else s[:50] + "..." + s[-6:]
+
+
+def refused(name: str, value, problem: str, shown: str | None = None) -> InputError:
+    """The InputError for one parameter: ``name=value <problem, the name said again>`` with its fields set
+    (``shown``: the value as the message shows it, default its repr)."""
+    head, _, tail = problem.partition(": must")
+    said = f"{head}: {name} must{tail}" if tail or problem.endswith(": must") else problem
+    text = shown if shown is not None else _shown(value)
+    return InputError(f"{name}={text} {said}", parameter=name, value=value, problem=problem)

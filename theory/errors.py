@@ -1,4 +1,4 @@
 """The errors of the theory layer are ibcheck's own (:mod:`ibcheck.errors`), re-exported here."""
-from ibcheck.errors import InputError, RunFailure
+from ibcheck.errors import InputError, RunFailure, StoreInUse
 
-__all__ = ["InputError", "RunFailure"]
+__all__ = ["InputError", "RunFailure", "StoreInUse"]

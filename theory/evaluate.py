@@ -16,6 +16,7 @@ from typing import Mapping
 import mpmath
 import sympy as sp
 
+from .argtypes import refused
 from .errors import InputError
 from .expressions import as_sympy
 from .statement import ClaimStatement as Claim
@@ -108,7 +109,7 @@ def _check_real(var, num: mpmath.mpf):
     lo_ok = var.low is None or (num > var.low if var.low_open else num >= var.low)
     hi_ok = var.high is None or (num < var.high if var.high_open else num <= var.high)
     if not (lo_ok and hi_ok):
-        raise InputError(f"{var.name}={mpmath.nstr(num, 8)} is out of range: {var.name} must be {var.domain_text()}")
+        raise refused(var.name, num, f"is out of range: must be {var.domain_text()}", shown=mpmath.nstr(num, 8))
     return num
 
 

@@ -22,7 +22,7 @@ from .atomic import save_figure_file, write_text
 from .errors import InputError
 from .jsonsafe import dumps, plain
 
-__all__ = ["Result", "dumps", "new_figure", "plain"]
+__all__ = ["Result", "dumps", "markdown_table", "new_figure", "plain"]
 
 
 class Result:
@@ -115,3 +115,14 @@ def new_figure(width: float = 6.4, height: float = 4.2):
 
     fig = Figure(figsize=(width, height))
     return fig, fig.subplots()
+
+
+def markdown_table(rows: list[dict], columns: list | None = None, header: list[str] | None = None) -> str:
+    """Rows as a Markdown table (pandas ``to_markdown``, every cell as text); None shows as '-'.
+    ``header`` renames the columns (for rows keyed by position)."""
+    import pandas as pd
+
+    df = pd.DataFrame(rows, columns=columns)
+    if header is not None:
+        df.columns = header
+    return df.astype(object).where(df.notna(), "-").astype(str).to_markdown(index=False, disable_numparse=True)

@@ -13,7 +13,7 @@ from fractions import Fraction
 
 import sympy as sp
 
-from .errors import InputError
+from .argtypes import refused
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ class Variable:
     def check(self, value: float | int):
         """Return ``value`` (as int for integer variables) or raise :class:`InputError`."""
         if not self.contains(value):
-            raise InputError(f"{self.name}={_fmt(value)} is out of range: {self.name} must be {self.domain_text()}")
+            raise refused(self.name, value, f"is out of range: must be {self.domain_text()}", shown=_fmt(value))
         return int(value) if self.integer else value
 
 

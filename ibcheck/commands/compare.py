@@ -1,39 +1,38 @@
 """``ibcheck compare CLAIM`` (theory against simulation) and ``ibcheck report`` (the main job)."""
 from __future__ import annotations
 
-import json
 import os
 import time
 
+from ibcheck import api
 from ibcheck.theory.argtypes import nonneg_int, pos_float, pos_int
-from ibcheck.theory.atomic import atomic_file
-from ibcheck.theory.result import dumps
+from ibcheck.theory.result import dumps, markdown_table
+
+from .args import common, parse_constants, parse_from, parse_grid
 
 
 def register(sub) -> None:
-    p = sub.add_parser("compare", help="theory against simulation: sweep, fit exponents, verdict, report")
+    p = sub.add_parser("compare", help="theory against simulation: sweep, fit exponents, verdict, report", parents=[common(workers=1)])
     p.add_argument("claim")
     p.add_argument("--grid", nargs="*", default=None, help="e.g. d=64,128,256 k=2,4,8 (default: the experiment's grid)")
     p.add_argument("--seeds", type=pos_int, default=None)
     p.add_argument("--quick", action="store_true", help="the small grid (seconds to a minute)")
-    p.add_argument("--workers", type=pos_int, default=1, help="local worker processes (or LocalCluster workers with --dask)")
     p.add_argument("--dask", action="store_true", help="run on a Dask LocalCluster of --workers workers")
     p.add_argument("--scheduler", default=None, help="address of a running Dask scheduler, e.g. tcp://10.0.0.5:8786")
     p.add_argument("--margin", type=pos_float, default=0.1, help="equivalence margin of the exponent tests")
     _fit_options(p)
     _design_options(p)
-    p.add_argument("--out", required=True)
-    p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_compare)
 
-    p = sub.add_parser("design", help="the grid a comparison would run: cells, inside the window or not, what binds, cost per cell")
+    p = sub.add_parser("design", help="the grid a comparison would run: cells, inside the window or not, what binds, cost per cell",
+                       parents=[common(out=None)])
     p.add_argument("claim")
     p.add_argument("--budget", type=pos_float, default=None, help="work in reference seconds: how many seeds per cell it affords")
     p.add_argument("--full", action="store_true", help="the full design (default: the quick one, as `ibcheck report` runs)")
-    p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_design)
 
-    p = sub.add_parser("verdict", help="your own measurements (CSV) against a claim or a stated prediction: fit, drift, power, verdict")
+    p = sub.add_parser("verdict", help="your own measurements (CSV) against a claim or a stated prediction: fit, drift, power, verdict",
+                       parents=[common()])
     p.add_argument("--data", required=True, help="CSV: a column per variable, a value column (> 0), optional seed column")
     p.add_argument("--claim", default=None, help="a claim of the registry (see `ibcheck claims`)")
     p.add_argument("--quantity", default=None, help="which bounded quantity of the claim the values measure")
@@ -46,30 +45,24 @@ def register(sub) -> None:
     p.add_argument("--trajectory", action="store_true", help="each seed is one run measured along the (single) fitted variable: "
                                                               "fit each run, combine the runs")
     _fit_options(p)
-    p.add_argument("--out", required=True)
-    p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_verdict)
 
-    p = sub.add_parser("calibrate", help="the verdict engine on synthetic data with known truth: rate of each verdict per scenario")
+    p = sub.add_parser("calibrate", help="the verdict engine on synthetic data with known truth: rate of each verdict per scenario",
+                       parents=[common()])
     p.add_argument("--trials", type=pos_int, default=100, help="trials per scenario")
     p.add_argument("--budget", type=pos_float, default=None, help="synthetic seconds per trial (default 20)")
     p.add_argument("--seed", type=nonneg_int, default=0)
-    p.add_argument("--out", required=True)
-    p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_calibrate)
 
-    p = sub.add_parser("reproduce", help="rerun a source's experiment: source number, ibcheck's measurement, verdict")
+    p = sub.add_parser("reproduce", help="rerun a source's experiment: source number, ibcheck's measurement, verdict", parents=[common()])
     p.add_argument("name", help="fa-synthetic, fa-digits, ll20-margin, shngs18, vys22, fvbs23, bcgt21, ssttm18, mv24")
     p.add_argument("--quick", action="store_true", help="a size that runs in about a minute")
     p.add_argument("--idx-dir", default=None, help="fa-digits: a directory with MNIST-format *images* and *labels* IDX files")
-    p.add_argument("--out", required=True)
-    p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_reproduce)
 
-    p = sub.add_parser("report", help="the main job: bound scaling report + quick comparisons of every claim + an index page")
+    p = sub.add_parser("report", help="the main job: bound scaling report + quick comparisons of every claim + an index page",
+                       parents=[common(json=False, workers=2)])
     p.add_argument("--quick", action="store_true", help="small grids (about 5 minutes on 2 cores)")
-    p.add_argument("--workers", type=pos_int, default=2)
-    p.add_argument("--out", required=True)
     p.add_argument("--only", nargs="*", default=None, help="only these claims")
     _design_options(p, report=True)
     p.set_defaults(func=cmd_report)
@@ -82,24 +75,6 @@ def _fit_options(p) -> None:
                         "taken as known offsets and not tested (the report says so)")
     p.add_argument("--from", dest="fit_from", default=None, metavar="VAR=VALUE",
                    help="fit only rows with VAR >= VALUE, e.g. T=1e3 (late times); the report says so")
-
-
-def _parse_from(text):
-    if not text:
-        return None
-    from ibcheck.theory.errors import InputError
-    from ibcheck.theory.evaluate import parse_assignments
-
-    out = {}
-    for name, value in parse_assignments(text, "--from").items():
-        try:
-            x = float(value)
-        except ValueError:
-            raise InputError(f"--from {name}={value!r} is not a number") from None
-        if not (x > 0 and x < float("inf")):
-            raise InputError(f"--from {name}={value} is out of range: must be a finite number > 0")
-        out[name] = x
-    return out
 
 
 def _design_options(p, report: bool = False) -> None:
@@ -118,9 +93,6 @@ def _design_options(p, report: bool = False) -> None:
 
 
 def cmd_design(args) -> int:
-    from ibcheck import api
-    from ibcheck.simulate.report.figures import markdown_table
-
     d = api.design(args.claim, quick=not args.full, budget=args.budget)
     if args.json:
         print(dumps(d.as_json(), indent=2))
@@ -133,17 +105,17 @@ def cmd_design(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from ibcheck.simulate.compare.driver import compare_and_save, parse_grid
-    from ibcheck.simulate.verdict.applicability import parse_constants
-    from ibcheck.theory import get_claim
-
-    grid = parse_grid(args.grid)
-    constants = parse_constants(args.constants, get_claim(args.claim))
-    summary = compare_and_save(args.claim, args.out, grid=grid, seeds=args.seeds, quick=args.quick, workers=args.workers,
-                                   scheduler=args.scheduler, dask=args.dask, margin=args.margin, progress=not args.json, budget=args.budget,
-                                   inside_only=args.inside_only, constants=constants, spending=args.spending,
-                                   margin_log=args.margin_log, offsets=args.offsets, fit_from=_parse_from(args.fit_from),
-                                   max_seconds=args.max_seconds)
+    try:  # the store lives there (a rerun resumes); a directory this command created is removed if the input is refused
+        os.mkdir(args.out)
+        args.created_out = True
+    except FileExistsError:
+        pass
+    result = api.compare(args.claim, grid=parse_grid(args.grid), seeds=args.seeds, budget=args.budget, quick=args.quick,
+                         store=os.path.join(args.out, "sweep.sqlite"), workers=args.workers, margin=args.margin,
+                         inside_only=args.inside_only, constants=parse_constants(args.constants), spending=args.spending,
+                         progress=not args.json, margin_log=args.margin_log, offsets=args.offsets, fit_from=parse_from(args.fit_from),
+                         scheduler=args.scheduler, dask=args.dask, max_seconds=args.max_seconds)
+    summary = {**result.as_json(), "files": result.save(args.out)}
     if args.json:
         print(dumps(summary, indent=2))
         return 0
@@ -164,15 +136,8 @@ def _print_results(summary: dict) -> None:
 
 
 def cmd_verdict(args) -> int:
-    from ibcheck.simulate.compare.from_csv import verdict_from_csv
-
-    constants = None
-    if args.constants:
-        from ibcheck.simulate.verdict.applicability import parse_constants
-
-        constants = parse_constants(args.constants)
-    result = verdict_from_csv(args.data, args.claim, args.quantity, args.reading, args.predict, args.kind, args.margin, constants,
-                              args.margin_log, args.offsets, _parse_from(args.fit_from), args.trajectory)
+    result = api.verdict(args.data, args.claim, args.quantity, args.reading, args.predict, args.kind, args.margin,
+                         parse_constants(args.constants), args.margin_log, args.offsets, parse_from(args.fit_from), args.trajectory)
     s = {**result.as_json(), "files": result.save(args.out)}
     if args.json:
         print(dumps(s, indent=2))
@@ -185,24 +150,14 @@ def cmd_verdict(args) -> int:
 
 
 def cmd_calibrate(args) -> int:
-    from ibcheck.simulate.compare.calibrate import DEFAULT_BUDGET, calibrate, calibration_markdown
-    from ibcheck.simulate.substrate.rundir import clean
-
-    res = calibrate(args.trials, args.budget if args.budget is not None else DEFAULT_BUDGET, seed=args.seed, progress=not args.json)
-    text = calibration_markdown(res)
-    os.makedirs(args.out, exist_ok=True)
-    with atomic_file(os.path.join(args.out, "calibration.md"), "w") as f:
-        f.write("# ibcheck calibrate\n\n" + text)
-    with atomic_file(os.path.join(args.out, "calibration.json"), "w") as f:
-        json.dump(clean(res), f, indent=2)
-    print(dumps(clean(res), indent=2) if args.json else text, end="")
+    res = api.calibrate(args.trials, args.budget, seed=args.seed, progress=not args.json)
+    res.save(args.out)
+    print(res.to_json() + "\n" if args.json else res.markdown(), end="")
     return 0
 
 
 def cmd_reproduce(args) -> int:
-    from ibcheck.simulate.reproductions import run_reproduction
-
-    r = run_reproduction(args.name, args.quick, args.idx_dir)
+    r = api.reproduce(args.name, args.quick, args.idx_dir)
     s = {**r.as_json(), "files": r.save(args.out)}
     if args.json:
         print(dumps(s, indent=2))
@@ -216,16 +171,8 @@ def cmd_reproduce(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from ibcheck.simulate.report.index import ReportOptions, write_full_report
-
-    constants = {}
-    if args.constants:
-        from ibcheck.simulate.verdict.applicability import parse_constants
-
-        constants = parse_constants(args.constants)
     t0 = time.perf_counter()
-    opts = ReportOptions(quick=args.quick, budget=args.budget, only=tuple(args.only or ()), workers=args.workers,
-                         inside_only=args.inside_only, constants=constants, spending=args.spending)
-    html = write_full_report(args.out, opts)
+    html = api.report(args.out, quick=args.quick, budget=args.budget, only=tuple(args.only or ()), workers=args.workers,
+                      inside_only=args.inside_only, constants=parse_constants(args.constants), spending=args.spending)
     print(f"wrote {os.path.join(args.out, 'index.md')} and {html} in {time.perf_counter() - t0:.0f} s")
     return 0

@@ -5,9 +5,12 @@ from __future__ import annotations
 from ibcheck.theory.argtypes import nonneg_float, nonneg_int, pos_int
 from ibcheck.theory.result import dumps
 
+from .args import common
+
 
 def register(sub) -> None:
-    p = sub.add_parser("kkt", help="KKT points of the max-margin problem (P) on a dataset: search, certify, compare with the global optimum")
+    p = sub.add_parser("kkt", help="KKT points of the max-margin problem (P) on a dataset: search, certify, compare with the global optimum",
+                       parents=[common()])
     p.add_argument("--data", "--setting", dest="data", default="clusters", choices=("clusters", "sphere"),
                    help="the dataset: k clusters or the sphere (--setting is the older name)")
     p.add_argument("--d", type=pos_int, default=5)
@@ -20,22 +23,19 @@ def register(sub) -> None:
     p.add_argument("--no-bias", action="store_true")
     p.add_argument("--seed", type=nonneg_int, default=0)
     p.add_argument("--max-patterns", type=pos_int, default=5000)
-    p.add_argument("--out", required=True)
     p.add_argument("--overwrite", action="store_true")
-    p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_kkt)
 
-    p = sub.add_parser("kkt-check", help="certify a training run's checkpoints as (eps, delta)-KKT points")
+    p = sub.add_parser("kkt-check", help="certify a training run's checkpoints as (eps, delta)-KKT points", parents=[common(out=None)])
     p.add_argument("run_dir")
     p.add_argument("--seed", type=nonneg_int, default=None, help="which seed (default: the first)")
     p.add_argument("--polish", action="store_true", help="polish the last checkpoint with SLSQP and report the cosine to the GD direction")
-    p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_kkt_check)
 
 
 def cmd_kkt(args) -> int:
     from ibcheck import api
-    from ibcheck.simulate.substrate.rundir import check_out_dir
+    from ibcheck.theory.outdir import check_out_dir
 
     cfg = dict(data=args.data, d=args.d, k=args.k, n=args.n, sigma=args.sigma, width=args.width, starts=args.starts,
                include_global=args.global_, bias=not args.no_bias, seed=args.seed, max_patterns=args.max_patterns)
@@ -47,11 +47,9 @@ def cmd_kkt(args) -> int:
 
 
 def cmd_kkt_check(args) -> int:
-    from ibcheck.simulate.substrate.rundir import load_run
-    from ibcheck.simulate.tools.kkt_search import kkt_trajectory
+    from ibcheck import api
 
-    run = load_run(args.run_dir)
-    res = kkt_trajectory(run, args.seed, args.polish)
+    res = api.kkt_trajectory(api.load_run(args.run_dir), args.seed, args.polish)
     files = res.save(args.run_dir)
     if args.json:
         print(dumps({**res.as_json(), "files": files}, indent=2))

@@ -1,6 +1,6 @@
 """``ibcheck radius`` and ``ibcheck construct``: radii of the networks of a run directory.
 
-The computations live in :mod:`ibcheck.solvers.radius` and :mod:`ibcheck.simulate.tools.radii`
+The computations live in :mod:`ibcheck.solvers.radius` and :func:`ibcheck.api.radii`
 (the API's ``radii``); this command reads the run directories, calls it, and saves the result
 (per-point CSV, robust-accuracy PNG, JSON).
 """
@@ -12,9 +12,12 @@ from ibcheck.solvers.radius.bracket import METHODS
 from ibcheck.theory.argtypes import nonneg_int, pos_float, pos_int
 from ibcheck.theory.result import dumps
 
+from .args import common
+
 
 def register(sub) -> None:
-    p = sub.add_parser("radius", help="l2 flip radii of a run's networks: universal, attack, certified, exact")
+    p = sub.add_parser("radius", help="l2 flip radii of a run's networks: universal, attack, certified, exact",
+                       parents=[common(out_required=False, out_help="output directory (default RUN_DIR/radius)")])
     p.add_argument("run_dir")
     p.add_argument("--method", default="all", choices=METHODS + ("all",))
     p.add_argument("--points", type=pos_int, default=200, help="fresh test points per network")
@@ -25,33 +28,29 @@ def register(sub) -> None:
     p.add_argument("--flip-norm", type=pos_float, action="append", default=None,
                    help="report the universal flip rate P[r <= norm] at this norm (repeatable; default sqrt(d/k) and sqrt(d))")
     p.add_argument("--overlay", nargs="*", default=[], help="more run directories drawn in the same robust-accuracy PNG")
-    p.add_argument("--out", default=None, help="output directory (default RUN_DIR/radius)")
-    p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_radius)
 
-    p = sub.add_parser("construct", help="write a run directory holding a robust construction built from a run's data")
+    p = sub.add_parser("construct", help="write a run directory holding a robust construction built from a run's data", parents=[common()])
     p.add_argument("which", choices=("fvbs23", "lpll25-robust"))
     p.add_argument("--from", dest="source", required=True, help="run directory whose data (cluster means) to use")
-    p.add_argument("--out", required=True)
     p.add_argument("--overwrite", action="store_true")
-    p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_construct)
 
 
 def _load(path: str):
-    from ibcheck.simulate.substrate.rundir import load_run
+    from ibcheck import api
 
-    return load_run(path)  # a missing path, a file or a damaged run: one line naming it
+    return api.load_run(path)  # a missing path, a file or a damaged run: one line naming it
 
 
 def cmd_radius(args) -> int:
-    from ibcheck.simulate.tools.radii import radii
+    from ibcheck import api
 
     run = _load(args.run_dir)
     overlay = [_load(p) for p in args.overlay]
     methods = METHODS if args.method == "all" else (args.method,)
     out_dir = args.out or os.path.join(args.run_dir, "radius")
-    res = radii(run, None, None, methods, args.points, args.seed, args.direction, args.time_limit, args.flip_norm, overlay)
+    res = api.radii(run, None, None, methods, args.points, args.seed, args.direction, args.time_limit, args.flip_norm, overlay)
     files = res.save(out_dir)
     report = {**res.as_json(), "files": {"csv": files["csv"], "png": files["png"]}}
     if args.json:
@@ -67,11 +66,11 @@ def cmd_radius(args) -> int:
 
 
 def cmd_construct(args) -> int:
-    from ibcheck.simulate.substrate.rundir import check_out_dir
-    from ibcheck.simulate.tools.radii import robust_construction
+    from ibcheck import api
+    from ibcheck.theory.outdir import check_out_dir
 
     check_out_dir(args.out, args.overwrite)
-    result = robust_construction(_load(args.source), args.which)
+    result = api.robust_construction(_load(args.source), args.which)
     result.save(args.out, args.overwrite)
     row = result.summary[0]
     if args.json:

@@ -8,10 +8,11 @@ import tempfile
 from ibcheck.theory.errors import InputError
 from ibcheck.theory.result import dumps
 
+from .args import common
+
 
 def register(sub) -> None:
-    p = sub.add_parser("claims", help="list the claims")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p = sub.add_parser("claims", help="list the claims", parents=[common(out=None)])
     p.set_defaults(func=cmd_claims)
 
     p = sub.add_parser("bounds", help="a claim's hypotheses and bounds, with exponents; evaluated at --at")
@@ -23,39 +24,35 @@ def register(sub) -> None:
     fmt.add_argument("--latex", action="store_true")
     p.set_defaults(func=cmd_bounds)
 
-    p = sub.add_parser("window", help="the exact integer window of one free variable where every hypothesis holds")
+    p = sub.add_parser("window", help="the exact integer window of one free variable where every hypothesis holds", parents=[common(out=None)])
     p.add_argument("claim")
     p.add_argument("--free", required=True, help="the free integer variable, usually d")
     p.add_argument("--at", required=True, help="values of every other variable, e.g. k=10,n=5000,eps=0.1,delta=0.1")
-    p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_window)
 
-    p = sub.add_parser("graph", help="the claim graph; queries with --rests-on and --follows-at")
+    p = sub.add_parser("graph", help="the claim graph; queries with --rests-on and --follows-at",
+                       parents=[common(out="file", out_required=False, out_help="write to FILE (required for png)")])
     p.add_argument("--format", default="mermaid", choices=("dot", "mermaid", "json", "png"))
-    p.add_argument("--out", default=None, help="write to FILE (required for png)")
     p.add_argument("--rests-on", default=None, metavar="CLAIM", help="list what CLAIM rests on")
     p.add_argument("--follows-at", default=None, metavar="POINT", help="which conclusions follow at this point")
-    p.add_argument("--json", action="store_true", help="JSON for the queries")
     p.set_defaults(func=cmd_graph)
 
-    p = sub.add_parser("growth", help="compare the growth of two bounds as variables go to infinity (or 0) jointly")
+    p = sub.add_parser("growth", help="compare the growth of two bounds as variables go to infinity (or 0) jointly", parents=[common(out=None)])
     p.add_argument("a")
     p.add_argument("b")
     p.add_argument("--over", default=None, help="variables that tend to infinity, e.g. d,k (default: all in a and b)")
     p.add_argument("--to-zero", default="", help="variables that tend to 0, e.g. eps,delta")
     p.add_argument("--coupling", default=None, help="e.g. k=d**(1/2)")
-    p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_growth)
 
-    p = sub.add_parser("new-claim", help="write a commented template of your own claim and experiment (runs as written)")
+    p = sub.add_parser("new-claim", help="write a commented template of your own claim and experiment (runs as written)",
+                       parents=[common(out="file", json=False, out_help="the Python file to write (then: ibcheck --claims FILE ...)")])
     p.add_argument("claim_id", metavar="ID", help="e.g. ABC25.thm.1")
-    p.add_argument("--out", required=True, help="the Python file to write (then: ibcheck --claims FILE ...)")
     p.add_argument("--overwrite", action="store_true")
     p.set_defaults(func=cmd_new_claim)
 
-    p = sub.add_parser("scaling", help="the bound scaling report: Markdown + PNG plots")
+    p = sub.add_parser("scaling", help="the bound scaling report: Markdown + PNG plots", parents=[common(json=False)])
     p.add_argument("claims", nargs="*", help="claim ids (default: every claim with a d-dependent bound)")
-    p.add_argument("--out", required=True, help="output directory")
     p.set_defaults(func=cmd_scaling)
 
 
@@ -232,19 +229,19 @@ def cmd_growth(args) -> int:
 
 
 def cmd_scaling(args) -> int:
-    from ibcheck.simulate.report.figures import scaling_report
+    from ibcheck import api
 
-    path = scaling_report(args.claims or None, args.out)
+    path = api.scaling_report(args.out, args.claims or None)
     print(f"wrote {path}", file=sys.stderr)
     return 0
 
 
 def cmd_new_claim(args) -> int:
-    from ibcheck.simulate.experiments.scaffold import claim_template
+    from ibcheck import api
     from ibcheck.theory.atomic import write_text
 
     if os.path.exists(args.out) and not args.overwrite:
         raise InputError(f"--out {args.out} exists (pass --overwrite to replace it)")
-    write_text(args.out, claim_template(args.claim_id, args.out))
+    write_text(args.out, api.claim_template(args.claim_id, args.out))
     print(f"wrote {args.out}; try: ibcheck --claims {args.out} compare {args.claim_id} --out compare-{args.claim_id.replace('.', '_')}")
     return 0

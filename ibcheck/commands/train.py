@@ -6,9 +6,12 @@ import sys
 from ibcheck.theory.argtypes import finite_float, nonneg_float, nonneg_int, pos_float, pos_int
 from ibcheck.theory.result import dumps
 
+from .args import common
+
 
 def register(sub) -> None:
-    p = sub.add_parser("train", help="train S seeds of a network in one batch; write a run directory")
+    p = sub.add_parser("train", help="train S seeds of a network in one batch; write a run directory",
+                       parents=[common(out_help="run directory (created; must be empty unless --overwrite)")])
     p.add_argument("--setting", required=True, choices=("fa", "multiclass", "two-layer", "linear", "random-net"))
     p.add_argument("--data", default=None, choices=("clusters", "sphere", "gaussian", "bernoulli", "separable", "digits", "idx"),
                    help="default: clusters for fa/multiclass/two-layer, separable for linear, sphere for random-net")
@@ -42,19 +45,17 @@ def register(sub) -> None:
     p.add_argument("--checkpoints", type=nonneg_int, default=0, help="save the weights at N log-spaced steps (for ibcheck kkt-check)")
     p.add_argument("--dual", default="auto", choices=("auto", "on", "off"),
                    help="train W as W0 + C X through the Gram matrix (same iterates; faster when n < d)")
-    p.add_argument("--out", required=True, help="run directory (created; must be empty unless --overwrite)")
     p.add_argument("--overwrite", action="store_true")
-    p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_train)
 
 
 def cmd_train(args) -> int:
+    import ibcheck
     from ibcheck import api
-    from ibcheck.simulate.substrate.models import ModelConfig
-    from ibcheck.simulate.substrate.rundir import check_out_dir, summary_json
-    from ibcheck.simulate.substrate.trainer import TrainConfig
-    from ibcheck.simulate.substrate.training import DataConfig, RunConfig
+    from ibcheck.theory.outdir import check_out_dir
+
+    DataConfig, ModelConfig, TrainConfig, RunConfig = ibcheck.DataConfig, ibcheck.ModelConfig, ibcheck.TrainConfig, ibcheck.RunConfig
 
     check_out_dir(args.out, args.overwrite)
     cfg = RunConfig(
@@ -71,7 +72,7 @@ def cmd_train(args) -> int:
     result = api.train(cfg)
     result.save(args.out, args.overwrite)
     if args.json:
-        print(dumps(summary_json(result), indent=2))
+        print(dumps(result.as_json(), indent=2))
     else:
         print(f"{result.text()}\n-> {args.out}")
     return 0

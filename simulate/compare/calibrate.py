@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
@@ -30,7 +32,9 @@ from ibcheck.simulate.sweep.tasks import cell_key, data_hash
 from ibcheck.simulate.verdict.analysis import analyze
 from ibcheck.simulate.verdict.sequential import SequentialPolicy
 from ibcheck.theory.argtypes import require_float, require_int
+from ibcheck.theory.atomic import write_text
 from ibcheck.theory.errors import InputError
+from ibcheck.theory.result import Result, plain
 
 PREDICTED = {"d": 0.5, "k": -0.5}
 GRID = {"d": [64, 128, 256], "k": [2, 4, 8]}
@@ -254,3 +258,26 @@ def calibration_markdown(res: dict) -> str:
                      f"{rt['inconclusive']:.0%} | {r['mean_looks']:.1f} |")
     lines += ["", "Targets: " + "; ".join(f"{k}: {'met' if ok else '**not met**'}" for k, ok in res["targets"]["met"].items()) + "."]
     return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class Calibration(Result):
+    """The calibration's record (:func:`calibrate`): per scenario the rate of each verdict, with the targets checked.
+    ``save(directory)`` writes calibration.md and calibration.json."""
+
+    name: ClassVar[str] = "calibration"
+    record: dict
+
+    def as_json(self) -> dict:
+        return plain(self.record)
+
+    def markdown(self) -> str:
+        return calibration_markdown(self.record)
+
+    def heading(self) -> str:
+        return f"calibration: {self.record['trials']} trials per scenario"
+
+    def extra_files(self, directory: str) -> dict[str, str]:
+        path = os.path.join(directory, "calibration.md")
+        write_text(path, "# ibcheck calibrate\n\n" + self.markdown())
+        return {"markdown": path}

@@ -14,6 +14,7 @@ from typing import Literal, Mapping
 import sympy as sp
 
 from ibcheck.simulate.stats.terms import Term, TermSpec, term_spec
+from ibcheck.theory.argtypes import refused
 from ibcheck.theory.describe import exponent_fractions, tends_to_map
 from ibcheck.theory.errors import InputError
 from ibcheck.theory.evaluate import make_point
@@ -72,7 +73,7 @@ def bound_specs(claim, fit_variables: list[str], quantities: tuple[str, ...] | N
                 reading: str | None = None) -> list[BoundSpec]:
     """Every testable bound of ``claim`` (of ``quantities`` when given) as a :class:`BoundSpec`."""
     if offsets not in ("fit", "known"):
-        raise InputError(f"offsets={offsets!r} is not one of fit, known")
+        raise refused("offsets", offsets, "is not one of fit, known")
     point = make_point(claim, {k: v for k, v in PARAMS.items() if k in claim.variable_names})
     zero = frozenset(v for v, w in tends_to_map(claim).items() if w == "0") & set(fit_variables)
     out = []

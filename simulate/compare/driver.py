@@ -40,36 +40,12 @@ from ibcheck.simulate.verdict.kkt import at_thresholds, decide_reading, kkt_cell
 from ibcheck.simulate.verdict.rounds import needed_for_decision
 from ibcheck.simulate.verdict.sequential import RULES, SequentialPolicy
 from ibcheck.theory import get_claim
-from ibcheck.theory.argtypes import require_float, require_int
+from ibcheck.theory.argtypes import refused, require_float, require_int
 from ibcheck.theory.errors import InputError
 
 LN10 = math.log(10.0)
 __all__ = ["PARAMS", "TESTABLE", "BoundResult", "CompareOptions", "Comparison", "ComparisonResult", "TermResult", "compare_claim",
            "compare_and_save"]
-
-
-def parse_grid(items: list[str] | None) -> dict | None:
-    """``["d=64,128,256", "k=2,4,8"]`` -> ``{"d": [64, 128, 256], "k": [2, 4, 8]}``."""
-    if not items:
-        return None
-    grid = {}
-    for item in items:
-        if "=" not in item:
-            raise InputError(f"--grid expects VAR=v1,v2,... (e.g. d=64,128,256), got {item!r}")
-        name, vals = item.split("=", 1)
-        out = []
-        for v in vals.split(","):
-            try:
-                x = float(v)
-            except ValueError:
-                raise InputError(f"--grid {name}: {v!r} is not a number") from None
-            if not (math.isfinite(x) and x > 0):
-                raise InputError(f"--grid {name}: {v} is out of range: grid values must be numbers > 0")
-            out.append(int(x) if x.is_integer() else x)
-        if len(set(out)) != len(out):
-            raise InputError(f"--grid {name} repeats a value: {vals}")
-        grid[name] = sorted(out)
-    return grid
 
 
 def _initial_cells(grid: dict, seeds: int) -> dict[CellKey, int]:
@@ -292,14 +268,14 @@ class CompareOptions:
             require_float("budget", self.budget, 0.0, strict=True)
         require_float("margin_log", self.margin_log, 0.0, strict=True)
         if self.offsets not in ("fit", "known"):
-            raise InputError(f"offsets={self.offsets!r} is not one of fit (every stated exponent is fitted), known (log factors as "
+            raise refused("offsets", self.offsets, "is not one of fit (every stated exponent is fitted), known (log factors as "
                              "known offsets)")
         if self.max_seconds is not None:
             require_float("max_seconds", self.max_seconds, 0.0, strict=True)
         for v, x in (self.fit_from or {}).items():
             require_float(f"from {v}", x, 0.0, strict=True)
         if self.spending not in RULES:
-            raise InputError(f"spending={self.spending!r} is not one of {', '.join(RULES)}")
+            raise refused("spending", self.spending, f"is not one of {', '.join(RULES)}")
 
 
 @dataclass(frozen=True)

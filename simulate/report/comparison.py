@@ -12,7 +12,9 @@ import os
 import numpy as np
 import sympy as sp
 
-from ibcheck.simulate.report.figures import markdown_table, save_figure, write_html
+from ibcheck.theory.result import markdown_table
+
+from ibcheck.simulate.report.figures import save_figure, write_html
 from ibcheck.simulate.stats.fit import seed_rows
 from ibcheck.theory.atomic import write_text
 

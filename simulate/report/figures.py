@@ -145,17 +145,6 @@ def write_html(markdown: str, out: str, name: str, title: str) -> str:
     return path
 
 
-def markdown_table(rows: list[dict], columns: list | None = None, header: list[str] | None = None) -> str:
-    """Rows as a Markdown table (pandas ``to_markdown``, every cell as text); None shows as '-'.
-    ``header`` renames the columns (for rows keyed by position)."""
-    import pandas as pd
-
-    df = pd.DataFrame(rows, columns=columns)
-    if header is not None:
-        df.columns = header
-    return df.astype(object).where(df.notna(), "-").astype(str).to_markdown(index=False, disable_numparse=True)
-
-
 # -- the bound scaling report (``ibcheck scaling``), from theory/scaling.py's data -------------------
 def scaling_report(claim_ids: list[str] | None, out_dir: str) -> str:
     """Write ``scaling.md`` and its PNGs into ``out_dir`` (created); return the Markdown path."""
@@ -164,7 +153,7 @@ def scaling_report(claim_ids: list[str] | None, out_dir: str) -> str:
     from ibcheck.theory import scaling as S
     from ibcheck.theory.outdir import check_out, inside, slug
     from ibcheck.theory.registry import all_claims, get_claim
-    from ibcheck.theory.result import new_figure
+    from ibcheck.theory.result import markdown_table, new_figure
 
     claims = [get_claim(c) for c in claim_ids] if claim_ids else all_claims()
     check_out(out_dir)

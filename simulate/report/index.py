@@ -124,7 +124,8 @@ def write_full_report(out: str, options: ReportOptions) -> str:
 
     from ibcheck.simulate.experiments.registry import EXPERIMENTS
     from ibcheck.simulate.compare.driver import compare_and_save
-    from ibcheck.simulate.report.figures import markdown_table, scaling_report, write_html
+    from ibcheck.theory.result import markdown_table
+    from ibcheck.simulate.report.figures import scaling_report, write_html
     from ibcheck.simulate.reproductions import REPRODUCTIONS, run_reproduction
 
     names = list(options.only) or list(EXPERIMENTS)

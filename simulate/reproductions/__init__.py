@@ -65,7 +65,7 @@ class Reproduction(Result):
 
     def markdown(self, comparison_figures: Sequence[str] = ()) -> str:
         """The report section: parameters, the criteria table, notes, figures."""
-        from ibcheck.simulate.report.figures import markdown_table
+        from ibcheck.theory.result import markdown_table
 
         rows = [{**r, "measured": _show(r["measured"]), "verdict": f"**{r['verdict']}**"} for r in self.rows]
         md = [f"# reproduce {self.reproduction}: {self.title}", "",

@@ -23,12 +23,12 @@ def _margin_figure(trajs: dict):
 
 def measure(quick: bool) -> Measured:
     from ibcheck.simulate.compare.driver import compare_claim
-    from ibcheck.simulate.report.figures import markdown_table
     from ibcheck.simulate.reproductions import comparison_rows
     from ibcheck.simulate.substrate.models import ModelConfig
     from ibcheck.simulate.substrate.trainer import TrainConfig
     from ibcheck.simulate.substrate.training import DataConfig, RunConfig, run
     from ibcheck.solvers.kkt.certificate import eps_delta_kkt
+    from ibcheck.theory.result import markdown_table
 
     steps, target = (3000, -800) if quick else (20000, -800)
     R = Measured("LL20: normalized margin under a constant vs the loss-based learning rate", {"steps": steps})

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from ibcheck.simulate.substrate import data as D
 from ibcheck.simulate.substrate.models import ModelConfig
 from ibcheck.simulate.substrate.trainer import TrainConfig
-from ibcheck.theory.argtypes import require_bool, require_choice, require_float, require_int
+from ibcheck.theory.argtypes import refused, require_bool, require_choice, require_float, require_int
 from ibcheck.theory.errors import InputError
 
 MAX_SIZE = 10**7            # d, k, n: larger is surely a typo on a CPU
@@ -48,10 +48,10 @@ class DataConfig:
             require_bool(name, getattr(self, name))
         require_int("data_seed", self.seed, 0)
         if self.kind is not None and (not isinstance(self.kind, str) or self.kind not in D.DATA_KINDS):
-            raise InputError(f"kind={self.kind!r} is not one of {', '.join(D.DATA_KINDS)}")
+            raise refused("kind", self.kind, f"is not one of {', '.join(D.DATA_KINDS)}")
         require_float("sigma", self.sigma, 0.0, strict=False)
         if self.kind == "clusters" and self.orthogonal and self.k > self.d:
-            raise InputError(f"k={self.k} is out of range: orthogonal means need k <= d={self.d}")
+            raise refused("k", self.k, f"is out of range: orthogonal means need k <= d={self.d}")
         if self.kind == "idx" and not (self.idx_images and self.idx_labels):
             raise InputError("--data idx needs --idx-images FILE and --idx-labels FILE")
 
@@ -117,4 +117,4 @@ def make_dataset(cfg: RunConfig, seed: int) -> D.Dataset:
         return D.digits(dc.n, seed, dc.split if dc.split != "half" else "odd", multiclass)
     if kind == "idx":
         return D.idx(dc.idx_images, dc.idx_labels, dc.n, seed, dc.split if dc.split != "half" else "odd", multiclass)
-    raise InputError(f"kind={kind!r} is not one of {', '.join(D.DATA_KINDS)}")
+    raise refused("kind", kind, f"is not one of {', '.join(D.DATA_KINDS)}")

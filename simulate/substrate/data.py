@@ -15,6 +15,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from ibcheck.theory.argtypes import refused
 from ibcheck.theory.errors import InputError
 
 DATA_KINDS = ("clusters", "sphere", "gaussian", "bernoulli", "separable", "digits", "idx")
@@ -58,13 +59,13 @@ class Dataset:
 
 def _positive_int(name: str, v, low: int = 1) -> int:
     if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < low:
-        raise InputError(f"{name}={v} is out of range: {name} must be an integer >= {low}")
+        raise refused(name, v, f"is out of range: must be an integer >= {low}")
     return int(v)
 
 
 def _positive(name: str, v) -> float:
     if not (isinstance(v, (int, float)) and np.isfinite(v) and v > 0):
-        raise InputError(f"{name}={v} is out of range: {name} must be a number > 0")
+        raise refused(name, v, "is out of range: must be a number > 0")
     return float(v)
 
 
@@ -72,7 +73,7 @@ def cluster_means(d: int, k: int, rng: np.random.Generator, orthogonal: bool = T
     """k means of norm sqrt(d): exactly orthogonal (QR of a Gaussian matrix) or random on the sphere."""
     if orthogonal:
         if k > d:
-            raise InputError(f"k={k} is out of range: orthogonal means need k <= d={d}")
+            raise refused("k", k, f"is out of range: orthogonal means need k <= d={d}")
         Q, R = np.linalg.qr(rng.standard_normal((d, k)))
         Q = Q * np.sign(np.diag(R))  # a Haar-distributed orthonormal frame
         return np.sqrt(d) * Q.T
@@ -115,7 +116,7 @@ def clusters(d: int, k: int, n: int, sigma: float = 1.0, seed: int = 0, orthogon
     d, k, n = _positive_int("d", d, 1), _positive_int("k", k, 1), _positive_int("n", n, 1)
     sigma = float(sigma)
     if not np.isfinite(sigma) or sigma < 0:
-        raise InputError(f"sigma={sigma} is out of range: sigma must be a number >= 0")
+        raise refused("sigma", sigma, "is out of range: must be a number >= 0")
     rng = np.random.default_rng(seed)
     means = cluster_means(d, k, rng, orthogonal)
     J = parse_split(k, split)
@@ -180,7 +181,7 @@ def bernoulli(d: int, n: int, tau: float = 0.1, seed: int = 0) -> Dataset:
     """SSTTM18.bernoulli: ``x_i = y theta*_i`` with probability 1/2 + tau, else ``-y theta*_i``."""
     d, n = _positive_int("d", d), _positive_int("n", n)
     if not (0 < tau <= 0.5):
-        raise InputError(f"tau={tau} is out of range: tau must be a number in (0, 0.5]")
+        raise refused("tau", tau, "is out of range: must be a number in (0, 0.5]")
     rng = np.random.default_rng(seed)
     theta = rng.choice([-1.0, 1.0], size=d)
 
@@ -222,7 +223,7 @@ def _split_real(X, y, n, seed, kind, multiclass, n_classes, info):
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(X))
     if n > len(X) - 1:
-        raise InputError(f"n={n} is out of range: {kind} has {len(X)} images, n must be at most {len(X) - 1}")
+        raise refused("n", n, f"is out of range: {kind} has {len(X)} images, n must be at most {len(X) - 1}")
     tr, te = order[:n], order[n:]
 
     def sampler(m, r):

@@ -19,7 +19,7 @@ import torch
 
 from ibcheck.simulate.substrate.seeds import rng
 from ibcheck.solvers.networks import LinearClassifier, MulticlassReLU, RandomNet, TwoLayerReLU
-from ibcheck.theory.argtypes import require_bool, require_float, require_int
+from ibcheck.theory.argtypes import refused, require_bool, require_float, require_int
 from ibcheck.theory.errors import InputError
 
 Setting = Literal["fa", "two-layer", "multiclass", "linear", "random-net"]
@@ -44,12 +44,12 @@ class ModelConfig:
 
     def __post_init__(self):
         if not isinstance(self.setting, str) or self.setting not in SETTINGS:
-            raise InputError(f"setting={self.setting!r} is not one of {', '.join(SETTINGS)}")
+            raise refused("setting", self.setting, f"is not one of {', '.join(SETTINGS)}")
         require_int("width", self.width, 1, high=10**6)
         require_float("init_scale", self.init_scale, 0.0, strict=True)
         require_bool("bias", self.bias)
         if not isinstance(self.activation, str) or self.activation not in ACTIVATIONS:
-            raise InputError(f"activation={self.activation!r} is not one of {', '.join(ACTIVATIONS)}")
+            raise refused("activation", self.activation, f"is not one of {', '.join(ACTIVATIONS)}")
 
     @property
     def degree(self) -> int | None:

@@ -26,6 +26,7 @@ from ibcheck.simulate.substrate.trainer import TrainConfig
 from ibcheck.solvers.networks import network_from_arrays
 from ibcheck.theory.atomic import atomic_file, save_npz
 from ibcheck.theory.errors import InputError
+from ibcheck.theory.outdir import check_out_dir
 from ibcheck.theory.result import Result, new_figure
 from ibcheck.theory.result import plain as clean  # noqa: F401  (the one JSON-safe copy; imported from here by the simulate layer)
 
@@ -116,19 +117,6 @@ def summary_json(result: Run) -> dict:
         "setting": cfg.setting, "config": config_to_dict(cfg), "data_kind": cfg.data_kind,
         "learning_rate": cfg.learning_rate(), "seconds": result.seconds, "seeds": result.summary,
     })
-
-
-def check_out_dir(out: str, overwrite: bool) -> None:
-    """Fail early (one line) when the run directory cannot be written."""
-    parent = os.path.dirname(os.path.abspath(out)) or "."
-    if os.path.exists(out) and not os.path.isdir(out):
-        raise InputError(f"--out {out} exists and is not a directory")
-    if os.path.isdir(out) and os.listdir(out) and not overwrite:
-        raise InputError(f"--out {out} exists and is not empty (pass --overwrite to replace it)")
-    if not os.path.isdir(parent):
-        raise InputError(f"--out {out}: parent directory {parent} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise InputError(f"--out {out}: parent directory {parent} is not writable")
 
 
 def save_run(result: Run, out: str, overwrite: bool = False) -> str:

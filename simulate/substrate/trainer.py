@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from ibcheck.simulate.substrate.losses import LOSSES, REDUCTIONS, grad_log_loss_wrt_Q, log_loss_inverse
-from ibcheck.theory.argtypes import require_float, require_int
+from ibcheck.theory.argtypes import refused, require_float, require_int
 from ibcheck.theory.errors import InputError
 
 SCHEDULES = ("constant", "loss-based", "paper")
@@ -57,13 +57,13 @@ class TrainConfig:
         if self.lr is not None:
             require_float("lr", self.lr, 0.0, strict=True)
         if self.loss not in LOSSES:
-            raise InputError(f"loss={self.loss!r} is not one of {', '.join(LOSSES)}")
+            raise refused("loss", self.loss, f"is not one of {', '.join(LOSSES)}")
         if self.reduction not in REDUCTIONS:
-            raise InputError(f"reduction={self.reduction!r} is not one of {', '.join(REDUCTIONS)}")
+            raise refused("reduction", self.reduction, f"is not one of {', '.join(REDUCTIONS)}")
         if self.schedule not in SCHEDULES:
-            raise InputError(f"schedule={self.schedule!r} is not one of {', '.join(SCHEDULES)}")
+            raise refused("schedule", self.schedule, f"is not one of {', '.join(SCHEDULES)}")
         if self.dtype not in ("float64", "float32"):
-            raise InputError(f"dtype={self.dtype!r} is not one of float64, float32")
+            raise refused("dtype", self.dtype, "is not one of float64, float32")
         if self.max_seconds is not None:
             require_float("max_seconds", self.max_seconds, 0.0, strict=True)
         if self.target_log10_loss is not None and not math.isfinite(self.target_log10_loss):
@@ -72,7 +72,7 @@ class TrainConfig:
         if self.spacing not in ("log", "linear"):
             raise InputError(f"spacing {self.spacing!r} is not one of log, linear")
         if self.dual not in ("auto", "on", "off"):
-            raise InputError(f"dual={self.dual!r} is not one of auto, on, off")
+            raise refused("dual", self.dual, "is not one of auto, on, off")
         if not (self.up >= 1 and 0 < self.down < 1):
             raise InputError(f"up={self.up}, down={self.down}: need up >= 1 and 0 < down < 1")
 
@@ -89,7 +89,7 @@ def resolve_device(name: str) -> torch.device:
         if not torch.cuda.is_available():
             raise InputError(f"--device {name}: CUDA is not available on this machine (use --device cpu)")
         return torch.device(name)
-    raise InputError(f"device={name!r} is not one of cpu, cuda, cuda:N")
+    raise refused("device", name, "is not one of cpu, cuda, cuda:N")
 
 
 def record_steps(steps: int, count: int, spacing: str = "log") -> list[int]:

@@ -17,7 +17,7 @@ import sqlite3
 import time
 
 from ibcheck.simulate.sweep.tasks import CellKey, Task, cell_key, data_hash, task_key
-from ibcheck.theory.errors import InputError
+from ibcheck.theory.errors import InputError, StoreInUse
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
@@ -115,7 +115,7 @@ class SweepStore:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
-            raise InputError(f"{self.path} is in use by another comparison; wait for it to finish, or give another --out") from None
+            raise StoreInUse(f"{self.path} is in use by another comparison; wait for it to finish, or give another --out", "out", self.path) from None
         self._lock_fd = fd
         try:
             self.con = connect(self.path)

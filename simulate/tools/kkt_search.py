@@ -16,7 +16,7 @@ import numpy as np
 
 from ibcheck.simulate.substrate.rundir import clean
 from ibcheck.simulate.substrate.seeds import stream
-from ibcheck.theory.argtypes import require_bool, require_float, require_int
+from ibcheck.theory.argtypes import refused, require_bool, require_float, require_int
 from ibcheck.theory.errors import InputError
 from ibcheck.theory.result import Result
 
@@ -41,7 +41,7 @@ class KKTSearchConfig:
 
     def __post_init__(self):
         if not isinstance(self.data, str) or self.data not in ("clusters", "sphere"):
-            raise InputError(f"data={self.data!r} is out of range: data must be 'clusters' or 'sphere'")
+            raise refused("data", self.data, "is out of range: must be 'clusters' or 'sphere'")
         # the search solves small programs (SLSQP, cvxpy): sizes beyond these are typos, not instances
         for name, high in (("d", 10_000), ("k", 10_000), ("n", 10_000), ("width", 10_000), ("starts", 10_000), ("max_patterns", 10**7)):
             require_int(name, getattr(self, name), 1, high=high)

@@ -16,7 +16,7 @@ import numpy as np
 
 from ibcheck.simulate.substrate.seeds import stream
 from ibcheck.solvers.radius.bracket import METHODS, Method, compute_radii
-from ibcheck.theory.argtypes import require_float, require_int
+from ibcheck.theory.argtypes import refused, require_float, require_int
 from ibcheck.theory.errors import InputError
 from ibcheck.theory.result import Result
 
@@ -70,7 +70,7 @@ def universal_vector(ds, direction: Direction) -> np.ndarray:
         direction = "fvbs23" if ds.means is not None else "vys22"
     if direction in ("fvbs23", "lpll25"):
         if ds.means is None:
-            raise InputError(f"direction={direction!r} needs cluster data; this run uses {ds.kind} (try vys22)")
+            raise refused("direction", direction, f"needs cluster data; this run uses {ds.kind} (try vys22)")
         return universal_directions(direction, means=ds.means, J_plus=ds.J_plus)
     return universal_directions("vys22", X_train=ds.X, y_train=binary_labels(ds, ds.y))
 
@@ -171,7 +171,7 @@ def radii(target, X: np.ndarray | None = None, y: np.ndarray | None = None, meth
 
     bad = [m for m in methods if m not in METHODS]
     if bad or not methods:
-        raise InputError(f"methods={list(methods)!r} is out of range: methods must be a non-empty subset of {', '.join(METHODS)}")
+        raise refused("methods", list(methods), f"is out of range: must be a non-empty subset of {', '.join(METHODS)}")
     require_int("points", points, 1, high=10**6)
     require_int("seed", seed, 0)
     require_float("time_limit", time_limit, 0.0, strict=True)
@@ -257,7 +257,7 @@ def robust_construction(source, which: Literal["fvbs23", "lpll25-robust"]):
     from ibcheck.solvers.radius.constructions import fvbs23_robust, lpll25_robust
 
     if which not in ("fvbs23", "lpll25-robust"):
-        raise InputError(f"which={which!r} is not one of fvbs23, lpll25-robust")
+        raise refused("which", which, "is not one of fvbs23, lpll25-robust")
     ds = source.dataset()
     if ds.means is None:
         raise InputError(f"a construction needs cluster data with means; {source.path or 'the run'} uses {ds.kind}")

@@ -10,25 +10,10 @@ cannot be evaluated and are listed as assumed, never counted as held.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 from ibcheck.theory.errors import InputError
-from ibcheck.theory.evaluate import evaluate_hypothesis, make_point, parse_assignments, parse_number
-
-
-def parse_constants(text: str | None, claim=None) -> dict[str, float]:
-    """``"C=0.5,C1=2"`` -> ``{"C": 0.5, "C1": 2.0}``; each a number > 0 (and a constant of ``claim``)."""
-    out: dict[str, float] = {}
-    for name, value in parse_assignments(text, "--constants").items():
-        x = float(parse_number(name, value, False))
-        if not (math.isfinite(x) and x > 0):
-            raise InputError(f"--constants {name}={value} is out of range: a constant must be a number > 0")
-        if claim is not None and name not in claim.constants:
-            accepted = ", ".join(claim.constants) or "none"
-            raise InputError(f"--constants {name}: {claim.id} has no constant {name!r}; its constants are {accepted}")
-        out[name] = x
-    return out
+from ibcheck.theory.evaluate import evaluate_hypothesis, make_point
 
 
 @dataclass

@@ -1,0 +1,152 @@
+"""The package's shape, measured from its code (issue 26): stage packages, no import cycles (function-level
+imports counted), no long functions, a command line that goes through the API only."""
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LAYERS = {"theory": "ibcheck.theory", "solvers": "ibcheck.solvers", "simulate": "ibcheck.simulate", "ibcheck": "ibcheck"}
+
+
+def _files() -> dict[str, str]:
+    out = {}
+    for top, pkg in LAYERS.items():
+        for dirpath, dirnames, filenames in os.walk(os.path.join(ROOT, top)):
+            dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+            for f in filenames:
+                if f.endswith(".py"):
+                    rel = os.path.relpath(os.path.join(dirpath, f), os.path.join(ROOT, top))[:-3].split(os.sep)
+                    parts = pkg.split(".") + rel
+                    out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = os.path.join(dirpath, f)
+    return out
+
+
+MODULES = _files()
+
+
+def _imports(name: str, path: str) -> set[str]:
+    """Every module of the package that ``name`` imports, at module level or inside functions (a package's own
+    children excluded), resolved to the longest known module name."""
+    is_pkg = path.endswith("__init__.py")
+    targets = set()
+    for node in ast.walk(ast.parse(open(path).read())):
+        if isinstance(node, ast.Import):
+            targets.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = name.split(".")
+            if node.level:
+                base = base[: len(base) - node.level + (1 if is_pkg else 0)]
+                t = ".".join(base + ([node.module] if node.module else []))
+            else:
+                t = node.module or ""
+            targets.add(t)
+            targets.update(f"{t}.{a.name}" for a in node.names)
+    out = set()
+    for t in targets:
+        while t and t not in MODULES:
+            t = t.rpartition(".")[0]
+        if t and t != name and not t.startswith(name + "."):
+            out.add(t)
+    return out
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on: set[str] = set()
+    stack: list[str] = []
+    out = []
+    counter = 0
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(graph.get(w, ())))))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    x = stack.pop()
+                    on.discard(x)
+                    comp.append(x)
+                    if x == v:
+                        break
+                if len(comp) > 1:
+                    out.append(sorted(comp))
+    return out
+
+
+def test_no_import_cycle_anywhere_function_level_imports_included():
+    graph = {m: _imports(m, p) for m, p in MODULES.items()}
+    assert _cycles(graph) == []
+
+
+def test_the_cycle_finder_finds_a_planted_cycle():
+    """The control: the test above could not pass on a package with a cycle."""
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_simulate_is_in_stage_packages():
+    flat = [f for f in os.listdir(os.path.join(ROOT, "simulate")) if f.endswith(".py") and f != "__init__.py"]
+    assert len(flat) <= 10, flat
+    for pkg in ("substrate", "experiments", "sweep", "stats", "verdict", "compare", "report", "tools"):
+        doc = ast.get_docstring(ast.parse(open(os.path.join(ROOT, "simulate", pkg, "__init__.py")).read()))
+        assert doc and "Takes" in doc and "return" in doc, pkg  # each stage says what it takes and returns
+
+
+def test_no_function_is_longer_than_80_lines():
+    longs = []
+    for path in MODULES.values():
+        for node in ast.walk(ast.parse(open(path).read())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno + 1 > 80:
+                longs.append(f"{os.path.relpath(path, ROOT)}:{node.name} ({node.end_lineno - node.lineno + 1} lines)")
+    assert longs == []
+
+
+def test_the_command_line_imports_nothing_from_simulate():
+    cli = [m for m in MODULES if m == "ibcheck.cli" or m.startswith("ibcheck.commands")]
+    assert len(cli) >= 6
+    reached = {m: sorted(t for t in _imports(m, MODULES[m]) if t.startswith("ibcheck.simulate")) for m in cli}
+    assert {m: t for m, t in reached.items() if t} == {}
+
+
+def test_a_bad_grid_is_refused_in_one_line_before_any_sweep(tmp_path):
+    """A non-integer d was swept for 32 s and failed inside the fit; the API refused it at once. Now both refuse it
+    at the boundary with the same words, and nothing is written."""
+    import ibcheck
+
+    out = tmp_path / "c"
+    t0 = time.perf_counter()
+    res = subprocess.run([sys.executable, "-m", "ibcheck.cli", "compare", "LPLL25.thm.nonrobust", "--grid", "d=0.5,1.5,2.5", "k=2,4,8",
+                          "--out", str(out)], capture_output=True, text=True, cwd=ROOT)
+    assert res.returncode == 2 and res.stderr.count("\n") == 1 and "Traceback" not in res.stderr, res.stderr
+    assert "d=0.5 is out of range: d must be an integer >= 2" in res.stderr
+    assert time.perf_counter() - t0 < 30 and not out.exists()
+    with pytest.raises(ibcheck.InputError, match=r"d=0\.5 is out of range: d must be an integer >= 2") as err:
+        ibcheck.compare("LPLL25.thm.nonrobust", grid={"d": [0.5, 1.5, 2.5], "k": [2, 4, 8]})
+    assert err.value.parameter == "d" and err.value.value == 0.5
