@@ -7,10 +7,8 @@ STAMP  := $(VENV)/.installed
 # torch would pull a multi-GB CUDA build.
 TORCH  := torch==2.13.0
 REPORT_DIR ?= report
-# the public API and the results it returns, type-checked in make test
-PUBLIC_API := ibcheck/__init__.py ibcheck/api.py ibcheck/errors.py theory/result.py theory/describe.py theory/registry.py \
-              simulate/tools/radii.py simulate/tools/kkt_search.py simulate/reproductions/__init__.py \
-              simulate/reproductions/criteria.py simulate/report/index.py solvers/radius/bracket.py
+# every module of the package is type-checked in make test (0 errors, no blanket ignores)
+TYPED  := ibcheck theory solvers simulate
 
 .PHONY: install report report-full test test-slow bench clean
 
@@ -36,7 +34,7 @@ report-full: install
 
 test: install
 	$(BIN)/ruff check theory solvers simulate ibcheck tests bench
-	$(BIN)/mypy $(PUBLIC_API)
+	$(BIN)/mypy $(TYPED)
 	$(BIN)/python -m pytest -q -n 2
 
 test-slow: install

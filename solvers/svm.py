@@ -30,6 +30,8 @@ class SVMResult:
 
     @property
     def direction(self) -> np.ndarray:
+        if self.w is None:
+            raise ValueError(f"the SVM has no direction: its solver status is {self.status!r}")
         return self.w / np.linalg.norm(self.w)
 
 

@@ -24,7 +24,7 @@ def atomic_file(path: str, mode: str = "wb"):
     fd, tmp = tempfile.mkstemp(dir=d, prefix=".ibcheck-", suffix=".tmp")
     try:
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a finished file gets the usual umask mode
-        with os.fdopen(fd, mode, **({"newline": ""} if "b" not in mode else {})) as f:
+        with os.fdopen(fd, mode, newline="" if "b" not in mode else None) as f:
             yield f
         os.replace(tmp, path)
     except BaseException:

@@ -63,8 +63,8 @@ def parse_expression(text: str, where: str = "formula") -> sp.Basic:
         return _build(tree.body, 0)
     except _Refused as why:
         col = getattr(why, "col", None)
-        at = f" at position {col + 1}" if col is not None else ""
-        raise InputError(f"{_where(where)}cannot parse the formula {_short(text)}{at}: {why}") from None
+        where_at = f" at position {col + 1}" if col is not None else ""
+        raise InputError(f"{_where(where)}cannot parse the formula {_short(text)}{where_at}: {why}") from None
     except (TypeError, ValueError, ZeroDivisionError, OverflowError, RecursionError) as err:  # sympy refusing an operation
         raise InputError(f"{_where(where)}cannot parse the formula {_short(text)}: {type(err).__name__}: {err}"[:400]) from None
 

@@ -332,6 +332,8 @@ def compare(a: sp.Expr, b: sp.Expr, tends_to: Mapping[str, str], coupling: Mappi
     B = [_vec(t, over) for t in gb.terms]
     P, rP = _sup_diff([x[0] for x in A], [y[0] for y in B])
     Q, rQ = _sup_diff([y[0] for y in B], [x[0] for x in A])
+    if P is None or Q is None or rP is None or rQ is None:  # the simplex over >= 1 variable always has a vertex
+        raise GrowthError("no vertex of the simplex of directions: nothing to compare")
     p = len(over)
     desc = lambda r: _ray_text(r, over, ga.towards_zero | gb.towards_zero)  # noqa: E731
     if P < 0:
@@ -425,22 +427,24 @@ def _lex_sign(A, B, r) -> int:
     return (ka > kb) - (ka < kb)
 
 
-def _sup_diff(A: list[tuple], B: list[tuple]) -> tuple[Fraction, tuple]:
-    """max over the simplex of max_i a_i.r - max_j b_j.r, exactly, with a maximizer."""
-    best, arg = None, None
+def _sup_diff(A: list[tuple], B: list[tuple]) -> tuple[Fraction | None, tuple | None]:
+    """max over the simplex of max_i a_i.r - max_j b_j.r, exactly, with a maximizer (None, None: no vertex)."""
+    best: Fraction | None = None
+    arg: tuple | None = None
     for a in A:
         val, r = _maxmin([tuple(x - y for x, y in zip(a, b)) for b in B], len(a))
-        if best is None or val > best:
+        if val is not None and (best is None or val > best):
             best, arg = val, r
     return best, arg
 
 
-def _maxmin(C: list[tuple], p: int) -> tuple[Fraction, tuple]:
-    """max_{r in simplex} min_j c_j . r by enumerating the vertices of the arrangement."""
+def _maxmin(C: list[tuple], p: int) -> tuple[Fraction | None, tuple | None]:
+    """max_{r in simplex} min_j c_j . r by enumerating the vertices of the arrangement (None, None: no vertex)."""
     hyper = [tuple(Fraction(int(i == v)) for i in range(p)) for v in range(p)]
     hyper += [tuple(x - y for x, y in zip(c1, c2)) for c1, c2 in combinations(C, 2)]
     ones = tuple(Fraction(1) for _ in range(p))
-    best, arg = None, None
+    best: Fraction | None = None
+    arg: tuple | None = None
     for combo in combinations(hyper, p - 1):
         r = _solve([*combo, ones], [Fraction(0)] * (p - 1) + [Fraction(1)])
         if r is None or any(x < 0 for x in r):

@@ -52,7 +52,7 @@ def bounds_table(claims: list[Claim]) -> list[dict]:
     for c in claims:
         for b in c.bounds:
             ex = bound_exponents(c, b) if b.kind != "->" else {"exponents": None}
-            if ex["exponents"] is None:
+            if ex["exponents"] is None or ex["log_exponents"] is None or ex["loglog_exponents"] is None:
                 continue
             logs = ", ".join(f"log {v}: {x}" for v, x in ex["log_exponents"].items() if x != "0")
             logs += "".join(f", loglog {v}: {x}" for v, x in ex["loglog_exponents"].items() if x != "0")
@@ -101,8 +101,8 @@ def window_rows(claims: list[Claim]) -> list[dict]:
     """Each claim with numeric hypotheses: its window in d (or its first integer variable) at the default point."""
     rows = []
     for c in claims:
-        numeric = [h for h in c.hypotheses if h.expr is not None]
-        syms = {s.name for h in numeric for s in h.expr.free_symbols}
+        numeric = [h.expr for h in c.hypotheses if h.expr is not None]
+        syms = {s.name for e in numeric for s in e.free_symbols}
         ints = [v.name for v in c.variables if v.integer and v.name in syms]
         if not ints:
             continue

@@ -324,7 +324,10 @@ def _integer_intervals(real_ivs: list[tuple], depends: list, raw_vals: dict, fre
                        hi_dom: int | None) -> tuple[list, list, list, list, bool]:
     """The real intervals as integer ends, each end checked exactly (inside, and failing one step outside):
     (intervals, log10 intervals, the binding hypothesis at each end, the checks, whether every end verified)."""
-    intervals, log_ivs, binding, checks = [], [], [], []
+    intervals: list[tuple[int | str, int | str | None]] = []
+    log_ivs: list[tuple[float, float | None]] = []
+    binding: list[dict[str, str | None]] = []
+    checks: list[dict] = []
     verified = True
     huge = mpmath.mpf(MAX_DIGITS) * mpmath.log(10)
     ln10 = mpmath.log(10)

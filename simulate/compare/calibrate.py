@@ -23,7 +23,7 @@ import itertools
 import math
 import os
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, Callable, ClassVar
 
 import numpy as np
 
@@ -94,7 +94,7 @@ def _series(f, rng) -> list[float]:
 @dataclass(frozen=True)
 class Scenario:
     name: str
-    draw: object
+    draw: Callable[..., Any]  # (d, k, rng) -> value, or (rng) -> a trajectory
     truth_holds: bool  # is the claim true (asymptotically)?
     offsets: dict = field(default_factory=dict)
     note: str = ""
@@ -216,7 +216,7 @@ def calibrate(trials: int = 100, budget: float = DEFAULT_BUDGET, scenarios: list
         from tqdm import tqdm
 
         bar = tqdm(total=trials * len(names), desc="calibrate", unit="trial", disable=not sys.stderr.isatty())
-    table = {}
+    table: dict[str, dict[str, Any]] = {}
     for i, name in enumerate(names):
         sc = SCENARIOS[name]
         res = []
@@ -234,7 +234,7 @@ def calibrate(trials: int = 100, budget: float = DEFAULT_BUDGET, scenarios: list
         bar.close()
     true_names = [n for n in names if SCENARIOS[n].truth_holds]
     wrong_names = [n for n in names if not SCENARIOS[n].truth_holds]
-    targets = {
+    targets: dict[str, Any] = {
         "false_inconsistent_max": max((table[n]["rates"]["inconsistent"] for n in true_names), default=None),
         "false_consistent_max": max((table[n]["rates"]["consistent"] for n in wrong_names), default=None),
         "exact_decided": (1 - table["exact"]["rates"]["inconclusive"]) if "exact" in table else None,

@@ -41,6 +41,7 @@ from ibcheck.simulate.verdict.rounds import needed_for_decision
 from ibcheck.simulate.verdict.sequential import RULES, SequentialPolicy
 from ibcheck.theory import get_claim
 from ibcheck.theory.argtypes import refused, require_float, require_int
+from ibcheck.theory.claim import Claim
 from ibcheck.theory.errors import InputError
 
 LN10 = math.log(10.0)
@@ -119,7 +120,7 @@ def _label(quantity: str, reading: str | None) -> str:
 
 def _analyze_all(exp: Experiment, claim, rows: list[dict], fit_vars: list[str], cell_vars: list[str], margin: float, alpha: float,
                  keep=None, bootstrap: bool = True, extrapolate: bool = True, offsets: str = "fit", restriction=None,
-                 margin_log: float = 0.25, specs: tuple[BoundSpec, ...] | None = None) -> list[dict]:
+                 margin_log: float = 0.25, specs: tuple[BoundSpec, ...] | None = None) -> list[BoundAnalysis]:
     """Every testable bound of every measured quantity (``specs``, the design's), analysed at level ``alpha``."""
     results = []
     for spec in specs if specs is not None else bound_specs(claim, fit_vars, tuple(exp.quantities), offsets):
@@ -133,16 +134,16 @@ def _analyze_all(exp: Experiment, claim, rows: list[dict], fit_vars: list[str], 
     return results
 
 
-def _decisive(results: list[dict]) -> bool:
+def _decisive(results: list[BoundAnalysis]) -> bool:
     return bool(results) and not _undecided(results)
 
 
-def _undecided(results: list[dict]) -> list[tuple]:
+def _undecided(results: list[BoundAnalysis]) -> list[tuple]:
     """(fit cells, variables, variable, extend) for every exponent still open (see Analysis.open_exponents)."""
     return [(r.analysis.fit.cells, r.analysis.terms, v, ext) for r in results for v, ext in r.analysis.open_exponents()]
 
 
-def _ci_widths(results: list[dict]) -> dict:
+def _ci_widths(results: list[BoundAnalysis]) -> dict:
     return {r.label: {v: ci[1] - ci[0] for v, ci in r.analysis.fit.ci.items()} for r in results}
 
 
@@ -157,7 +158,7 @@ def _deciding_term(an: Analysis) -> str:
     return chain[-1]
 
 
-def _result_json(r: dict, app: Applicability | None, counts: list[dict] | None = None) -> dict:
+def _result_json(r: BoundAnalysis, app: Applicability | None, counts: list[dict] | None = None) -> dict:
     an: Analysis = r.analysis
     v0 = _deciding_term(an)
     j0 = an.judgements[v0]
@@ -184,7 +185,7 @@ def _result_json(r: dict, app: Applicability | None, counts: list[dict] | None =
     }
 
 
-def verdict_summary(results: list[dict], res_json: list[dict], app: Applicability | None) -> dict:
+def verdict_summary(results: list[BoundAnalysis], res_json: list[dict], app: Applicability | None) -> dict:
     """The summary.json keys every judged comparison shares (compare and ``ibcheck verdict``):
     the primary bound's fits, verdict, reason, negative control and power, every reading, and
     per bound the drift and the extrapolated exponents."""
@@ -205,7 +206,7 @@ def verdict_summary(results: list[dict], res_json: list[dict], app: Applicabilit
     }
 
 
-def _what_would_decide(results: list[dict], seconds: float, tasks: int) -> list[dict]:
+def _what_would_decide(results: list[BoundAnalysis], seconds: float, tasks: int) -> list[dict]:
     """For each undecided exponent: the SE that would decide it, and the budget that would buy it (if seed noise)."""
     out = []
     for r in results:
@@ -283,7 +284,7 @@ class _Setup:
     """The design stage's output with what the rounds read: the claim, its experiment, the frozen design,
     the options, how bounds are fitted (``how``) and the window design's inside cells (``runs``; None: every cell)."""
 
-    claim: object
+    claim: Claim
     exp: Experiment
     design: Design
     options: CompareOptions

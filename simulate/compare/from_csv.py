@@ -211,10 +211,10 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
     if offsets not in ("fit", "known"):
         raise InputError(f"--offsets {offsets!r} is not one of fit, known")
     claim, table, fvars, specs = _claim_and_specs(path, claim_id, quantity, reading, predict, kind, offsets, constants)
-    for v in fit_from or {}:
+    for v, x0 in (fit_from or {}).items():
         if v not in fvars:
             raise InputError(f"--from {v}: {v} is not a fitted column here; the fitted columns are {', '.join(fvars)}")
-        require_float(f"from {v}", fit_from[v], 0.0, strict=True)
+        require_float(f"from {v}", x0, 0.0, strict=True)
     if trajectory:
         if len(fvars) != 1:
             raise InputError(f"--trajectory fits along one variable (the time); the CSV varies {', '.join(fvars)}")
@@ -272,6 +272,8 @@ def _claim_and_specs(path: str, claim_id: str | None, quantity: str | None, read
     else:
         if kind not in KINDS:
             raise InputError(f"--kind {kind!r} is not one of {', '.join(KINDS)} (needed with --predict)")
+        if predict is None:
+            raise InputError("give either --claim CLAIM (a claim of the registry) or --predict 'd=1/2,...' with --kind")
         pred = parse_predict(predict)
         pvars = predicted_variables(pred)
         table = read_table(path, pvars, required=tuple(pvars))

@@ -16,6 +16,7 @@ from ibcheck.theory.result import markdown_table
 
 from ibcheck.simulate.report.figures import save_figure, write_html
 from ibcheck.simulate.stats.fit import seed_rows
+from ibcheck.simulate.verdict.analysis import BoundAnalysis
 from ibcheck.theory.atomic import write_text
 
 PARAMS = {"L": "2"}
@@ -187,7 +188,7 @@ def _residual_figure(res, out: str, tag: str) -> str:
     return name
 
 
-def _cell_table(summary: dict, results: list[dict]) -> list[str]:
+def _cell_table(summary: dict, results: list[BoundAnalysis]) -> list[str]:
     app = summary.get("applicability")
     if not app or not app["cells"]:
         return []
@@ -238,7 +239,7 @@ def _rounds_table(summary: dict) -> list[str]:
     return md + [markdown_table(rows), ""]
 
 
-def _fit_text(summary: dict, results: list[dict]) -> str:
+def _fit_text(summary: dict, results: list[BoundAnalysis]) -> str:
     """How the exponents were fitted, in one paragraph (what the reader needs to trust a CI)."""
     an = results[0].analysis if results else None
     fv = ", ".join(summary["fit_variables"])

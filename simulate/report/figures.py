@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import base64
 import os
+from typing import Any
 
 import numpy as np
 
@@ -32,7 +33,7 @@ def cosine_figure(mats: list[np.ndarray], result):
     row = result.summary[0]
     n_show = min(len(mats), 3)
     fig = Figure(figsize=(4.2 * n_show + 1, 0.22 * C.shape[0] + 2.2))
-    axes = fig.subplots(1, n_show, squeeze=False)
+    axes: Any = fig.subplots(1, n_show, squeeze=False)  # matplotlib's Axes array (untyped here)
     for i in range(n_show):
         ax = axes[0, i]
         im = ax.imshow(mats[i], cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto")

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-Verdict = Literal["consistent", "inconsistent", "inconclusive"]
+from ibcheck.simulate.verdict.rules import Verdict
 
 
 def _from(ok: bool | None) -> Verdict:

@@ -88,19 +88,22 @@ def _boundaries(fractions: tuple[float, ...], rule: str, alpha: float) -> tuple[
     normal CDF (:func:`crossing_probability`) and published tables in the tests."""
     out: list[float] = []
     spent_before = 0.0
-    x = w = dens = None  # grid, weights and sub-density of S at the previous look
+    x: np.ndarray | None = None  # grid, weights and sub-density of S at the previous look
+    w: np.ndarray | None = None
+    dens: np.ndarray | None = None
     t_prev = 0.0
     for t in fractions:
         target = spending(rule, t, alpha) - spent_before
         sd_t, delta = math.sqrt(t), t - t_prev
-        if dens is None:
+        if dens is None or x is None or w is None:
             def cross(c: float) -> float:
                 return float(stats.norm.sf(c))
         else:
             sd = math.sqrt(delta)
+            xs, ws, ds = x, w, dens
 
             def cross(c: float) -> float:
-                return float(np.sum(w * dens * stats.norm.sf((c * sd_t - x) / sd)))
+                return float(np.sum(ws * ds * stats.norm.sf((c * sd_t - xs) / sd)))
         if target <= _TOL:
             c = math.inf
         elif cross(-8.0) < target:
@@ -112,7 +115,7 @@ def _boundaries(fractions: tuple[float, ...], rule: str, alpha: float) -> tuple[
         # the sub-density of S_k on the continuation region S_k < c sqrt(t)
         hi = min(c * sd_t, 9.0 * sd_t) if math.isfinite(c) else 9.0 * sd_t
         xn, wn = _simpson(-9.0 * sd_t, max(hi, -9.0 * sd_t + 1e-9))
-        if dens is None:
+        if dens is None or x is None or w is None:
             dn = stats.norm.pdf(xn / sd_t) / sd_t
         else:
             sd = math.sqrt(delta)

@@ -67,7 +67,7 @@ def combine_runs(estimates: list[Estimate]) -> Estimate:
     return Estimate(mean, cov, R - 1, B - mean)
 
 
-def tobit_terms(y: np.ndarray, mu: np.ndarray, log_s: float, side: np.ndarray) -> tuple[float, np.ndarray, float]:
+def tobit_terms(y: np.ndarray, mu: np.ndarray, log_s, side: np.ndarray) -> tuple[float, np.ndarray, float]:
     """The Tobit log-likelihood of rows y (side 0 exact, +1 a lower bound, -1 an upper bound) around
     means mu with sd exp(log_s): (log-likelihood, its gradient per row in mu, its derivative in log s).
 

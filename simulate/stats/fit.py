@@ -123,7 +123,8 @@ def seed_rows(rows: list[dict], variables, offsets: dict[str, tuple[float, float
         if lm is None or any(x is None for x in lx):
             dropped += 1
             continue
-        if restriction and any(lx[names.index(v)] < math.log(x0) - 1e-12 for v, x0 in restriction.items() if v in names):
+        logs = [x for x in lx if x is not None]
+        if restriction and any(logs[names.index(v)] < math.log(x0) - 1e-12 for v, x0 in restriction.items() if v in names):
             continue
         for v, (p, q) in (offsets or {}).items():
             x = lx[names.index(v)] if v in names else log_of(r, v)

@@ -175,7 +175,7 @@ class TwoLayer(_Base):
         params = {"W": W}
         if b is not None:
             params["b"] = b
-        fixed = {}
+        fixed: dict[str, torch.Tensor] = {}
         (params if train_a else fixed)["a"] = a
         super().__init__(params, fixed)
         self.train_a = train_a
@@ -252,7 +252,7 @@ class Multiclass(_Base):
         S, N, _ = dF.shape
         dact = dF.repeat_interleave(self.h, dim=-1) / self.h
         D = dact * (self._pre_cache > 0).to(dact.dtype)
-        out = {}
+        out: dict[str, torch.Tensor] = {}
         self._wgrad(D, X, out)
         return out
 

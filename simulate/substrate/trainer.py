@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
@@ -113,7 +114,7 @@ def use_dual(cfg: TrainConfig, N: int, d: int) -> bool:
 class TrainResult:
     """Per-seed outcome: final model (batched), trajectory rows, status, and timing."""
 
-    model: object
+    model: Any  # a batched model of simulate.substrate.models (TwoLayer, Multiclass or Linear)
     init_W: torch.Tensor
     trajectory: list[dict]
     status: list[str]
@@ -121,7 +122,7 @@ class TrainResult:
     final: list[dict]
     seconds: float
     steps_done: int
-    config: TrainConfig = field(default=None)
+    config: TrainConfig | None = field(default=None)
     checkpoints: list = field(default_factory=list)  # (step, [network per seed])
 
     def networks(self):

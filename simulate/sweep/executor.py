@@ -39,7 +39,7 @@ class Executor:
     scheduler: str | None = None
     dask: bool = False
     progress: bool = True
-    _pool: object = field(default=None, repr=False)
+    _pool: ProcessPoolExecutor | None = field(default=None, repr=False)
 
     def __post_init__(self):
         require_int("workers", self.workers, 1)
@@ -55,7 +55,7 @@ class Executor:
 
     def __exit__(self, *exc) -> None:
         if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)  # type: ignore[attr-defined]
+            self._pool.shutdown(cancel_futures=True)
             self._pool = None
 
     def run(self, store, tasks: list, version: str, experiment) -> dict:
@@ -145,12 +145,12 @@ def run_sweep(tasks: list[Task], db: str | sqlite3.Connection, version: str, wor
     experiment name); the workers receive it, measure included, and look nothing up.
     ``pool``: an open :func:`local_pool` to reuse (a budgeted sweep runs several rounds)."""
     own = not isinstance(db, sqlite3.Connection)
-    con = connect(db) if own else db
+    con = db if isinstance(db, sqlite3.Connection) else connect(db)
     have = done_keys(con)
     todo = [t for t in tasks if t.key not in have]
     if todo and experiment is None:
         experiment = resolve(todo[0].experiment)
-    job = functools.partial(run_task, payload=pack(experiment)) if todo and (workers > 1 or pool or scheduler or dask) else None
+    job = functools.partial(run_task, payload=pack(experiment) if todo and (workers > 1 or pool or scheduler or dask) else None)
     by_key = {t.key: t for t in todo}
     bar = _bar(len(todo), progress)
     failed = 0

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from ibcheck.simulate.stats.censored import decode
 
@@ -117,7 +118,7 @@ def decide_reading(results: list[dict]) -> dict | None:
             readings.setdefault(r["reading"], []).append(r)
     if len(readings) < 2:
         return None
-    evidence = {}
+    evidence: dict[str, dict[str, Any]] = {}
     for name, rs in readings.items():
         verdicts = [r["verdict"] for r in rs]
         overall = "inconsistent" if "inconsistent" in verdicts else ("consistent" if all(v == "consistent" for v in verdicts) else "inconclusive")

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ibcheck.simulate.stats.fit import design
-from ibcheck.simulate.stats.terms import parse_term
+from ibcheck.simulate.stats.terms import Term, parse_term
 from ibcheck.simulate.sweep.tasks import CellKey, cell_key
 
 
@@ -91,7 +91,7 @@ def next_value(values: list[float], toward_zero: bool = False) -> float:
     return int(round(x)) if all(float(u).is_integer() for u in vals) and x >= 1 else x
 
 
-def plan_round(undecided: list[tuple[list[dict], list[str], str, bool]], design_cells: dict[CellKey, int], cell_vars: list[str],
+def plan_round(undecided: list[tuple[list[dict], list[Term], str, bool]], design_cells: dict[CellKey, int], cell_vars: list[str],
                cost, seconds: float, max_grid: dict, base_seeds: int, trajectory: bool, max_tasks: int = 64) -> Plan:
     """The next round within ``seconds``.
 
@@ -126,15 +126,15 @@ def plan_round(undecided: list[tuple[list[dict], list[str], str, bool]], design_
     # 2. Seeds where they shrink the undecided standard errors most per second.
     gains: dict[CellKey, float] = {}
     for cells, fvars, v, _ in undecided:
-        g = variance_gains(cells, fvars, v)
-        total = sum(g) or 1.0
-        for c, gi in zip(cells, g):
+        vg = variance_gains(cells, fvars, v)
+        total = sum(vg) or 1.0
+        for c, gi in zip(cells, vg):
             # map a fit cell back to its design cell (trajectory fits have one design cell per run)
             key = next(iter(design_cells)) if trajectory else cell_key({u: _match(c, u, design_cells) for u in cell_vars})
             gains[key] = gains.get(key, 0.0) + gi / total
     n0 = dict(design_cells)
     cap = seed_cap(design_cells, [u for u in cell_vars if any(u == parse_term(t).variable for _, _, t, _ in undecided)])
-    heap = []
+    heap: list[tuple[float, CellKey, float, int]] = []
     for k, g in gains.items():
         if k not in n0 or g <= 0:
             continue

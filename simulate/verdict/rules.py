@@ -28,7 +28,7 @@ out inconsistent, or the comparison has no power.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast, get_args
 
 from scipy import stats
 
@@ -36,11 +36,13 @@ UPPER = ("O", "o", "<=")
 LOWER = ("Omega", "omega", ">=")
 TWO = ("Theta",)
 Verdict = Literal["consistent", "inconsistent", "inconclusive"]
-VERDICTS: tuple[str, ...] = Verdict.__args__  # type: ignore[attr-defined]
+VERDICTS: tuple[str, ...] = get_args(Verdict)
 
 
 @dataclass
-class Verdict:
+class ExponentTest:
+    """One exponent's test: its verdict, the bound kind, prediction, estimate, one-sided bounds, margin and why."""
+
     verdict: Verdict
     kind: str
     predicted: float
@@ -54,7 +56,7 @@ class Verdict:
         return dict(self.__dict__)
 
 
-def exponent_verdict(kind: str, estimate: float, se: float, df: int, predicted: float, margin: float = 0.1, alpha: float = 0.05) -> Verdict:
+def exponent_verdict(kind: str, estimate: float, se: float, df: int, predicted: float, margin: float = 0.1, alpha: float = 0.05) -> ExponentTest:
     """The verdict for one exponent (see the module docstring for the rules)."""
     t1 = stats.t.ppf(1 - alpha, df)
     t2 = stats.t.ppf(1 - alpha / 2, df)
@@ -83,7 +85,7 @@ def exponent_verdict(kind: str, estimate: float, se: float, df: int, predicted: 
             v, why = "inconclusive", f"CI [{lo2:.3f}, {hi2:.3f}] overlaps the band {predicted:g} +- {margin:g} without lying in it"
     else:
         raise ValueError(f"no exponent test for bound kind {kind!r}")
-    return Verdict(v, kind, predicted, estimate, L, U, margin, why)
+    return ExponentTest(cast(Verdict, v), kind, predicted, estimate, L, U, margin, why)
 
 
 MIRROR = {"O": "Omega", "o": "omega", "<=": ">=", "Omega": "O", "omega": "o", ">=": "<="}
@@ -113,11 +115,11 @@ class Judgement:
     variable: str
     verdict: Verdict
     reason: str
-    plain: Verdict
-    negative_control: Verdict
+    plain: ExponentTest
+    negative_control: ExponentTest
     has_power: bool
     detectable_deviation: float  # one-sided (1 - alpha) CI half-width: t_{1-alpha, df} * se
-    last_window: Verdict | None = None
+    last_window: ExponentTest | None = None
 
     def as_json(self) -> dict:
         return {"variable": self.variable, "verdict": self.verdict, "reason": self.reason, "plain": self.plain.as_json(),
@@ -162,7 +164,7 @@ def judge_exponent(variable: str, kind: str, estimate: float, se: float, df: int
     return Judgement(variable, verdict, reason, plain, nc, has_power, half, last)
 
 
-def pinned(v: Verdict) -> bool:
+def pinned(v: ExponentTest) -> bool:
     """Is the exponent equivalent to its prediction (both one-sided bounds inside the margin)?"""
     return v.predicted - v.margin < v.lower and v.upper < v.predicted + v.margin
 
@@ -185,7 +187,7 @@ def judge_variable(kind: str, chain: list[tuple[str, Judgement]]) -> tuple[str, 
     if kind in TWO:
         verdict = combine([j.verdict for _, j in chain])
         return verdict, "; ".join(f"{name}: {j.reason}" for name, j in chain)
-    parts = []
+    parts: list[str] = []
     for i, (name, j) in enumerate(chain):
         last = i == len(chain) - 1
         p = j.plain

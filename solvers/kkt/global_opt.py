@@ -89,7 +89,7 @@ def _regions_incremental(R: np.ndarray, max_patterns: int) -> list[tuple[float, 
     regions: list[tuple[list[float], np.ndarray | None]] = [([], None)]
     for h in range(m):
         r = R[h]
-        nxt = []
+        nxt: list[tuple[list[float], np.ndarray | None]] = []
         for signs, u in regions:
             A = np.array([sg * R[i] for i, sg in enumerate(signs)]) if signs else np.zeros((0, p))
             t = float(r @ u) if u is not None else 0.0
@@ -205,7 +205,7 @@ def _solve_patterns(Xt: np.ndarray, y: np.ndarray, D: np.ndarray):
     U = cp.Variable((P, Xt.shape[1]))
     XV = Xt @ V.T  # (n, P)
     XU = Xt @ U.T
-    S = 2 * D.T - 1  # (n, P)
+    S: np.ndarray = 2 * D.T - 1  # (n, P)
     f = cp.sum(cp.multiply(D.T, XV - XU), axis=1)
     margin = cp.multiply(y, f) >= 1
     cons = [margin, cp.multiply(S, XV) >= 0, cp.multiply(S, XU) >= 0]

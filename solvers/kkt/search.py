@@ -98,7 +98,7 @@ def same_up_to_permutation(a: TwoLayerReLU, b: TwoLayerReLU, tol: float = 1e-4, 
         return True
     cost = np.linalg.norm(A[:, None, :] - B[None, :, :], axis=2)
     r, c = linear_sum_assignment(cost)
-    scale = max(np.linalg.norm(A), np.linalg.norm(B), 1e-12)
+    scale = max(float(np.linalg.norm(A)), float(np.linalg.norm(B)), 1e-12)
     return float(np.sqrt((cost[r, c] ** 2).sum())) <= tol * scale
 
 
