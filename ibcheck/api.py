@@ -9,9 +9,8 @@ Importing this module loads neither torch nor cvxpy; each call imports what it n
 """
 from __future__ import annotations
 
-import math
 from fractions import Fraction
-from typing import TYPE_CHECKING, Literal, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Literal, Mapping, Sequence
 
 from ibcheck.theory.argtypes import refused
 
@@ -108,22 +107,6 @@ def _sequence(name: str, value, allow_empty: bool = False) -> list:
     if not out and not allow_empty:
         raise InputError(f"{name}=[] is empty: give at least one value")
     return out
-
-
-def _constants(constants) -> dict[str, float] | None:
-    """``{"C": 0.5}``: names to finite positive numbers (None when not given)."""
-    from ibcheck.theory.argtypes import require_float
-
-    if constants is None:
-        return None
-    if not isinstance(constants, Mapping):
-        raise InputError(f"constants={constants!r} is not a mapping: give e.g. constants={{'C': 0.5}}")
-    out = {}
-    for k, v in constants.items():
-        if not isinstance(k, str):
-            raise InputError(f"constants key {k!r} is not a name such as 'C'")
-        out[k] = require_float(f"constants[{k!r}]", v, 0.0, strict=True)
-    return out or None
 
 
 def _input_dim(net) -> int | None:
@@ -336,13 +319,22 @@ def _row(v, name: str) -> list:
 
 
 # -- simulate: theory against simulation ---------------------------------------------------------
-def experiment(claim: str, grid: Mapping[str, Sequence[float]], seeds: int = 3, **options):
-    """Decorator binding ``measure(cell, seed) -> {quantity: value}`` to a claim, for :func:`compare`
-    and ``ibcheck compare`` (options: quick_grid, quick_seeds, fixed, max_grid, description, quantities).
-    A measure that raises, or returns a missing or non-finite quantity, gives a failed row with its reason."""
+def experiment(claim: str, grid: Mapping[str, Sequence[float]], seeds: int = 3, quick_grid: Mapping[str, Sequence[float]] | None = None,
+               quick_seeds: int | None = None, fixed: Mapping[str, object] | None = None, max_grid: Mapping[str, float] | None = None,
+               description: str = "", quantities: Sequence[str] = (), trajectory: bool | str = False,
+               cost: Callable[[dict], float] | None = None):
+    """Decorator binding ``measure(cell, seed) -> {quantity: value}`` to a claim, for :func:`compare` and
+    ``ibcheck compare``. ``grid`` maps each swept variable to its values; ``quick_grid``/``quick_seeds`` are used
+    with ``quick=True``; ``fixed`` adds settings every cell sees; ``max_grid`` caps how far a budget may extend a
+    variable; ``quantities`` default to the claim's bounds. ``trajectory=True`` (or the time variable's name):
+    the measure returns one run as series, fitted along time. ``cost(cell)`` is the relative work of one task
+    (default 1), which a ``budget`` counts. A measure that raises, or returns a missing or non-finite quantity,
+    gives a failed row with its reason."""
     from ibcheck.simulate.experiments.registry import experiment as _experiment
 
-    return _experiment(claim, dict(grid), seeds, **options)
+    as_dict = lambda m: dict(m) if isinstance(m, Mapping) else m  # noqa: E731  (anything else is refused there, by name)
+    return _experiment(claim, as_dict(grid), seeds, as_dict(quick_grid), quick_seeds, as_dict(fixed), as_dict(max_grid), description,
+                       tuple(quantities) if isinstance(quantities, (list, tuple)) else quantities, trajectory, cost)
 
 
 
@@ -364,28 +356,11 @@ def compare(claim: str, grid: Mapping[str, Sequence[float]] | None = None, seeds
     ``max_seconds`` caps the wall clock (the verdict then depends on the machine, and says so)."""
     from ibcheck.simulate.compare.driver import compare_claim
 
-    g = None
-    if grid is not None:
-        if not isinstance(grid, Mapping):
-            raise InputError(f"grid={grid!r} is not a mapping: give e.g. grid={{'d': [64, 128, 256], 'k': [2, 4]}}")
-        import numbers
-
-        from ibcheck.theory.registry import get_claim
-
-        variables = {var.name: var for var in get_claim(claim).variables}
-        g = {}
-        for v, vals in grid.items():
-            vals = _sequence(f"grid[{v!r}]", vals)
-            if any(isinstance(x, bool) or type(x).__name__ == "bool_" or not isinstance(x, numbers.Real)
-                   or not (math.isfinite(float(x)) and float(x) > 0) for x in vals):
-                raise InputError(f"grid[{v!r}]={vals!r} is out of range: grid values must be finite numbers > 0")
-            if v in variables:  # the claim's own domain: d an integer >= 2, eps in (0, 1), ...
-                vals = [variables[v].check(int(x) if isinstance(x, numbers.Integral) else float(x)) for x in vals]
-            g[v] = sorted(vals)
-    return compare_claim(claim, store=store, grid=g, seeds=seeds, budget=budget, quick=quick, workers=workers, margin=margin,
-                         progress=progress, inside_only=inside_only, constants=_constants(constants), spending=spending,
-                         margin_log=margin_log, offsets=offsets, fit_from=_mapping_of_floats("fit_from", fit_from),
-                         scheduler=_text("scheduler", scheduler, optional=True), dask=dask, max_seconds=max_seconds)
+    # every value is checked at the comparison's one boundary (simulate.compare.inputs), before anything runs
+    return compare_claim(claim, store=store, grid=grid, seeds=seeds, budget=budget, quick=quick, workers=workers, margin=margin,
+                         progress=progress, inside_only=inside_only, constants=constants, spending=spending,
+                         margin_log=margin_log, offsets=offsets, fit_from=fit_from, scheduler=scheduler, dask=dask,
+                         max_seconds=max_seconds)
 
 
 def design(claim: str, quick: bool = True, budget: float | None = None, seeds: int | None = None) -> "WindowDesign":
@@ -413,26 +388,20 @@ def verdict(data: str, claim: str | None = None, quantity: str | None = None, re
     import os
 
     from ibcheck.simulate.compare.from_csv import verdict_from_csv
-    from ibcheck.theory.argtypes import require_bool, require_float
 
     if not isinstance(data, (str, os.PathLike)):
-        raise InputError(f"data={data!r} is not a path to a CSV file")
+        raise InputError(f"data={data!r} is not a path to a CSV file", "data", data)
     for pname, value in (("claim", claim), ("quantity", quantity), ("reading", reading), ("predict", predict), ("kind", kind)):
         _text(pname, value, optional=True)
-    require_float("margin", margin, 0.0, strict=True)
-    return verdict_from_csv(os.fspath(data), claim, quantity, reading, predict, kind, float(margin), _constants(constants),
-                            require_float("margin_log", margin_log, 0.0, strict=True), _choice("offsets", offsets, ("fit", "known")),
-                            _mapping_of_floats("fit_from", fit_from), require_bool("trajectory", trajectory))
+    # margins, offsets, fit_from, constants and trajectory are checked at the comparison's boundary (simulate.compare.inputs)
+    return verdict_from_csv(os.fspath(data), claim, quantity, reading, predict, kind, margin, constants, margin_log, offsets,
+                            fit_from, trajectory)
 
 
-def _mapping_of_floats(name: str, value) -> dict[str, float] | None:
-    from ibcheck.theory.argtypes import require_float
+def _check_constants(constants) -> dict[str, float] | None:
+    from ibcheck.simulate.compare.inputs import check_constants
 
-    if value is None:
-        return None
-    if not isinstance(value, Mapping):
-        raise InputError(f"{name}={value!r} is not a mapping: give e.g. {name}={{'T': 1e3}}")
-    return {str(k): float(require_float(f"{name}[{k!r}]", x, 0.0, strict=True)) for k, x in value.items()}
+    return check_constants(constants)
 
 
 def _choice(name: str, value, accepted: tuple[str, ...]) -> str:
@@ -474,7 +443,7 @@ def report(out: str, quick: bool = True, budget: float | None = None, only: Sequ
     from ibcheck.theory.argtypes import require_bool
 
     opts = ReportOptions(quick=require_bool("quick", quick), budget=budget, only=tuple(_names("only", list(only))), workers=workers,
-                         inside_only=require_bool("inside_only", inside_only), constants=_constants(constants) or {},
+                         inside_only=require_bool("inside_only", inside_only), constants=_check_constants(constants) or {},
                          spending=_choice("spending", spending, ("pocock", "obrien-fleming")))
     return write_full_report(_text("out", out), opts)
 

@@ -22,7 +22,7 @@ from .atomic import save_figure_file, write_text
 from .errors import InputError
 from .jsonsafe import dumps, plain
 
-__all__ = ["Result", "dumps", "markdown_table", "new_figure", "plain"]
+__all__ = ["Result", "dumps", "markdown_table", "markdown_text", "new_figure", "plain"]
 
 
 class Result:
@@ -126,3 +126,13 @@ def markdown_table(rows: list[dict], columns: list | None = None, header: list[s
     if header is not None:
         df.columns = header
     return df.astype(object).where(df.notna(), "-").astype(str).to_markdown(index=False, disable_numparse=True)
+
+
+_MARKDOWN_SPECIAL = set("\\`*_{}[]()#+-.!|<>~")
+
+
+def markdown_text(text: object) -> str:
+    """User text (a title, a path, a description) as literal Markdown: every character Markdown reads as syntax
+    backslash-escaped, newlines as spaces. Pitfall avoided: a path such as ``./![x](/etc/hostname)/d.csv`` written
+    into a report as is becomes an image (or a link) there."""
+    return "".join("\\" + ch if ch in _MARKDOWN_SPECIAL else (" " if ch in "\r\n" else ch) for ch in str(text))

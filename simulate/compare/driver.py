@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Mapping
 
+from ibcheck.simulate.compare import inputs
 from ibcheck.simulate.compare.design import PARAMS, TESTABLE, BoundSpec, Design, bound_specs
 from ibcheck.simulate.compare.result import BoundResult, Comparison, ComparisonResult, TermResult
 from ibcheck.simulate.experiments.base import Experiment
@@ -38,9 +39,8 @@ from ibcheck.simulate.verdict.analysis import Analysis, BoundAnalysis, analyze
 from ibcheck.simulate.verdict.applicability import Applicability, applicability
 from ibcheck.simulate.verdict.kkt import at_thresholds, decide_reading, kkt_cells, transfer_cells
 from ibcheck.simulate.verdict.rounds import needed_for_decision
-from ibcheck.simulate.verdict.sequential import RULES, SequentialPolicy
+from ibcheck.simulate.verdict.sequential import SequentialPolicy
 from ibcheck.theory import get_claim
-from ibcheck.theory.argtypes import refused, require_float, require_int
 from ibcheck.theory.claim import Claim
 from ibcheck.theory.errors import InputError
 
@@ -261,22 +261,21 @@ class CompareOptions:
     max_seconds: float | None = None
 
     def __post_init__(self):
-        if self.seeds is not None:
-            require_int("seeds", self.seeds, 1)
-        require_int("workers", self.workers, 1)
-        require_float("margin", self.margin, 0.0, strict=True)
-        if self.budget is not None:
-            require_float("budget", self.budget, 0.0, strict=True)
-        require_float("margin_log", self.margin_log, 0.0, strict=True)
-        if self.offsets not in ("fit", "known"):
-            raise refused("offsets", self.offsets, "is not one of fit (every stated exponent is fitted), known (log factors as "
-                             "known offsets)")
-        if self.max_seconds is not None:
-            require_float("max_seconds", self.max_seconds, 0.0, strict=True)
-        for v, x in (self.fit_from or {}).items():
-            require_float(f"from {v}", x, 0.0, strict=True)
-        if self.spending not in RULES:
-            raise refused("spending", self.spending, f"is not one of {', '.join(RULES)}")
+        """Every option checked at the boundary (:mod:`.inputs`), numbers stored as floats; the grid and the
+        constants are checked against the claim in the design stage."""
+        set_ = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731  (frozen: normalized once, here)
+        set_("seeds", inputs.check_seeds(self.seeds))
+        set_("workers", inputs.check_workers(self.workers))
+        set_("margin", inputs.check_margin("margin", self.margin))
+        set_("margin_log", inputs.check_margin("margin_log", self.margin_log))
+        set_("budget", inputs.check_work("budget", self.budget))
+        set_("max_seconds", inputs.check_work("max_seconds", self.max_seconds))
+        set_("offsets", inputs.check_offsets(self.offsets))
+        set_("spending", inputs.check_spending(self.spending))
+        set_("fit_from", inputs.check_fit_from(self.fit_from))
+        for name in ("quick", "dask", "progress", "inside_only", "bootstrap"):
+            inputs.check_bool(name, getattr(self, name))
+        set_("scheduler", inputs.check_text("scheduler", self.scheduler, optional=True))
 
 
 @dataclass(frozen=True)
@@ -326,6 +325,7 @@ def compare_claim(claim_id: str, options: CompareOptions | None = None, store: s
         o = replace(options, **fields) if options is not None else CompareOptions(**fields)
     except TypeError as err:
         raise InputError(f"compare: {err}") from None
+    store = inputs.check_store(store)
     if store is None:
         return _in_temporary_store(claim_id, o)
     setup = _setup(claim_id, o)                                     # 1. the design
@@ -360,13 +360,11 @@ def _in_temporary_store(claim_id: str, o: CompareOptions) -> ComparisonResult:
 def _setup(claim_id: str, o: CompareOptions) -> _Setup:
     """The design stage: the claim, its experiment, the grid and seeds, the fitted variables and the frozen
     :class:`Design`, each checked before anything runs."""
-    claim = get_claim(claim_id)
+    claim = get_claim(inputs.check_text("claim", claim_id))
     exp = experiment_for(claim_id)
-    grid = dict(o.grid) if o.grid else (exp.quick_grid if o.quick else exp.grid)
+    grid = inputs.check_grid(o.grid, claim, exp) or (exp.quick_grid if o.quick else exp.grid)
     seeds = o.seeds if o.seeds is not None else (exp.quick_seeds if o.quick else exp.seeds)
-    for c in o.constants or {}:
-        if c not in claim.constants:
-            raise InputError(f"--constants {c}: {claim.id} has no constant {c!r}; its constants are {', '.join(claim.constants) or 'none'}")
+    o = replace(o, constants=inputs.check_constants(o.constants, claim))
     fit_vars = _fit_variable_names(exp, claim, grid)
     for v in o.fit_from or {}:
         if v not in fit_vars:

@@ -20,9 +20,9 @@ from fractions import Fraction
 
 import sympy as sp
 
+from ibcheck.simulate.compare import inputs
 from ibcheck.simulate.stats.terms import parse_term
 from ibcheck.simulate.sweep.measurements import Measurements
-from ibcheck.theory.argtypes import require_float
 from ibcheck.theory.errors import InputError
 
 KINDS = ("O", "Omega", "Theta")
@@ -206,15 +206,14 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
 
     if (claim_id is None) == (predict is None):
         raise InputError("give either --claim CLAIM (a claim of the registry) or --predict 'd=1/2,...' with --kind")
-    require_float("margin", margin, 0.0, strict=True)
-    require_float("margin_log", margin_log, 0.0, strict=True)
-    if offsets not in ("fit", "known"):
-        raise InputError(f"--offsets {offsets!r} is not one of fit, known")
+    margin, margin_log = inputs.check_margin("margin", margin), inputs.check_margin("margin_log", margin_log)
+    offsets, fit_from = inputs.check_offsets(offsets), inputs.check_fit_from(fit_from)
+    trajectory = inputs.check_bool("trajectory", trajectory)
+    constants = inputs.check_constants(constants)
     claim, table, fvars, specs = _claim_and_specs(path, claim_id, quantity, reading, predict, kind, offsets, constants)
-    for v, x0 in (fit_from or {}).items():
+    for v in fit_from or {}:
         if v not in fvars:
             raise InputError(f"--from {v}: {v} is not a fitted column here; the fitted columns are {', '.join(fvars)}")
-        require_float(f"from {v}", x0, 0.0, strict=True)
     if trajectory:
         if len(fvars) != 1:
             raise InputError(f"--trajectory fits along one variable (the time); the CSV varies {', '.join(fvars)}")
@@ -266,9 +265,7 @@ def _claim_and_specs(path: str, claim_id: str | None, quantity: str | None, read
         bounds = claim_bounds(claim, quantity, reading)
         wanted = {(b.quantity, b.reading) for b in bounds}
         specs = [sp_ for sp_ in bound_specs(claim, fvars, offsets=offsets) if (sp_.quantity, sp_.reading) in wanted]
-        for c in constants or {}:
-            if c not in claim.constants:
-                raise InputError(f"--constants {c}: {claim.id} has no constant {c!r}; its constants are {', '.join(claim.constants) or 'none'}")
+        inputs.check_constants(constants, claim)
     else:
         if kind not in KINDS:
             raise InputError(f"--kind {kind!r} is not one of {', '.join(KINDS)} (needed with --predict)")

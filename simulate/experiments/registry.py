@@ -16,8 +16,9 @@ from ibcheck.simulate.experiments.base import Experiment
 from ibcheck.simulate.experiments.builtin import BUILTIN
 from ibcheck.simulate.stats.censored import AtLeast, AtMost
 from ibcheck.theory import get_claim
-from ibcheck.theory.argtypes import require_int
+from ibcheck.theory.argtypes import refused, require_int
 from ibcheck.theory.errors import InputError
+from ibcheck.theory.outdir import check_claim_id
 from ibcheck.theory.registry import current
 
 
@@ -66,9 +67,20 @@ def experiment(claim: str, grid: dict, seeds: int = 3, quick_grid: dict | None =
     with each run fitted on its own and the runs combined. ``cost(cell)`` is the relative work of one
     task (default 1), which ``budget`` counts."""
 
-    require_int("seeds", seeds, 1)
+    check_claim_id(claim)
+    require_int("seeds", seeds, 1, high=100_000)
+    if quick_seeds is not None:
+        require_int("quick_seeds", quick_seeds, 1, high=100_000)
+    for name, g in (("grid", grid), ("quick_grid", quick_grid), ("max_grid", max_grid), ("fixed", fixed)):
+        if g is not None and not isinstance(g, dict):
+            raise refused(name, g, "is not accepted: must be a dict, e.g. {'d': [64, 128, 256]}")
+    if not isinstance(description, str):
+        raise refused("description", description, "is not accepted: must be a string")
+    if isinstance(quantities, str) or not isinstance(quantities, (list, tuple)) or not all(isinstance(q, str) for q in quantities):
+        raise refused("quantities", quantities, "is not accepted: must be a tuple of quantity names")
     if not isinstance(grid, dict) or not grid:
-        raise InputError(f"experiment {claim}: grid={grid!r} must map each swept variable to its values, e.g. {{'d': [64, 128, 256]}}")
+        raise InputError(f"experiment {claim}: grid={grid!r} must map each swept variable to its values, e.g. {{'d': [64, 128, 256]}}",
+                         "grid", grid)
 
     if not isinstance(trajectory, (bool, str)) or trajectory == "":
         raise InputError(f"experiment {claim}: trajectory={trajectory!r} must be True, False or the name of the time variable")
@@ -147,8 +159,6 @@ def experiment_for(claim_id: str) -> Experiment:
             return exp
         exp = replace(exp, quantities=user_quantities(exp))
         if exp.trajectory and exp.time_variable is None:
-            from ibcheck.theory import get_claim
-
             claim = get_claim(claim_id)
             free = [v.name for v in claim.variables if v.name not in exp.grid and v.name not in exp.fixed and v.tends_to != "const"]
             if len(free) != 1:
@@ -156,7 +166,5 @@ def experiment_for(claim_id: str) -> Experiment:
                                  f"{', '.join(free) or 'none'}: name it, e.g. trajectory='t'")
             exp = replace(exp, time_variable=free[0])
         return exp
-    from ibcheck.theory import get_claim
-
     get_claim(claim_id)  # unknown ids get the nearest-id suggestion
     raise InputError(f"{claim_id} has no experiment (nothing measurable is bound to it); claims that can be compared: {', '.join(EXPERIMENTS)}")

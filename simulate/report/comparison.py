@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import math
 import os
+import re
 
 import numpy as np
 import sympy as sp
 
-from ibcheck.theory.result import markdown_table
+from ibcheck.theory.result import markdown_table, markdown_text
 
 from ibcheck.simulate.report.figures import save_figure, write_html
 from ibcheck.simulate.stats.fit import seed_rows
@@ -266,12 +267,13 @@ def write_report(result, out: str) -> dict:
     claim, exp, results = result.claim, result.experiment, list(result.results)
     summary = {**result.record, "experiment_trajectory": exp.trajectory}
     md = [f"# {claim.id}: theory against simulation", "",
-          f"*{claim.title}* ({claim.paper}); status **{claim.status}**" + (f"; flags: {', '.join(claim.flags)}" if claim.flags else ""), "",
+          f"*{markdown_text(claim.title)}* ({markdown_text(claim.paper)}); status **{claim.status}**"
+          + (f"; flags: {markdown_text(', '.join(claim.flags))}" if claim.flags else ""), "",
           f"**Verdict: {summary['verdict']}**. {summary['reason']}", "",
-          f"Experiment: {exp.description}. Grid: {summary['grid']}, {summary['seeds']} seed(s) per cell at the start, "
+          f"Experiment: {markdown_text(exp.description)}. Grid: {summary['grid']}, {summary['seeds']} seed(s) per cell at the start, "
           f"fixed settings {summary['fixed']}.",
           _fit_text(summary, results), "",
-          f"Provenance: {summary['provenance']}. Tasks: {summary['task_status']}.", ""]
+          f"Provenance: {markdown_text(summary['provenance'])}. Tasks: {summary['task_status']}.", ""]
     md += _cell_table(summary, results)
     md += _rounds_table(summary)
     if summary.get("would_decide"):
@@ -281,7 +283,8 @@ def write_report(result, out: str) -> dict:
     files = {}
     for i, (res, rj) in enumerate(zip(results, summary["results"])):
         an = res.analysis
-        tag = f"{res.quantity}" + (f"_{res.reading}" if res.reading else "") + f"_{i}"
+        # a file name from a user's quantity and reading: only [A-Za-z0-9_-] (a path never leaves --out)
+        tag = re.sub(r"[^A-Za-z0-9_-]", "_", f"{res.quantity}" + (f"_{res.reading}" if res.reading else "")) + f"_{i}"
         pf = _plots(res, summary, claim, out, tag)
         files.update({f"{tag}_{k}": v for k, v in pf.items()})
         nc = rj["negative_control"]
@@ -314,5 +317,15 @@ def write_report(result, out: str) -> dict:
     text = "\n".join(md) + "\n"
     write_text(os.path.join(out, "report.md"), text)
     files["markdown"] = os.path.join(out, "report.md")
-    files["html"] = write_html(text, out, "report.html", f"{claim.id}: theory against simulation")
+    files["html"] = write_html(text, out, "report.html", f"{claim.id}: theory against simulation", images=_images(files))
     return files
+
+
+def _images(files: dict) -> set[str]:
+    """The PNG names this report wrote (the only images its HTML inlines)."""
+    out: set[str] = set()
+    for v in files.values():
+        for x in (v.values() if isinstance(v, dict) else [v]):
+            if isinstance(x, str) and x.endswith(".png"):
+                out.add(os.path.basename(x))
+    return out

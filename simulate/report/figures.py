@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import base64
 import os
-from typing import Any
+from typing import Any, Collection
 
 import numpy as np
 
@@ -115,11 +115,14 @@ td,th{border:1px solid #ccc;padding:4px 8px;font-size:13px;}img{max-width:100%;}
 <body>{{ body }}</body></html>"""
 
 
-def markdown_to_html(markdown: str, base: str) -> str:
-    """Markdown (CommonMark plus tables, by markdown-it-py) to HTML, images under ``base`` inlined as base64.
+def markdown_to_html(markdown: str, base: str, images: Collection[str] = ()) -> str:
+    """Markdown (CommonMark plus tables, by markdown-it-py) to HTML, the report's own ``images`` (paths relative
+    to ``base`` that the report wrote) inlined as base64.
 
-    Pitfall avoided: a report that links its PNGs breaks when the HTML file is copied alone; an
-    inlined image travels with it. Raw HTML in the Markdown is escaped, not passed through."""
+    Pitfall avoided: a report that links its PNGs breaks when the HTML file is copied alone; an inlined image
+    travels with it. Only the images the report itself wrote are read: inlining every ``src`` would put any
+    readable file a user's text names (``![x](/etc/hostname)`` in a path or a title) into the page. Raw HTML in
+    the Markdown is escaped, not passed through."""
     from markdown_it import MarkdownIt
 
     md = MarkdownIt("commonmark", {"html": False}).enable("table")
@@ -127,20 +130,26 @@ def markdown_to_html(markdown: str, base: str) -> str:
     for tok in tokens:
         for child in tok.children or []:
             if child.type == "image":
-                src = child.attrGet("src") or ""
+                src = str(child.attrGet("src") or "")
                 path = os.path.join(base, src)
-                if not src.startswith("data:") and os.path.isfile(path):
+                if src in images and _inside(base, path) and os.path.isfile(path):
                     with open(path, "rb") as f:
                         child.attrSet("src", "data:image/png;base64," + base64.b64encode(f.read()).decode())
     return md.renderer.render(tokens, md.options, {})
 
 
-def write_html(markdown: str, out: str, name: str, title: str) -> str:
-    """A self-contained HTML page (a Jinja2 template around :func:`markdown_to_html`), written atomically."""
+def _inside(base: str, path: str) -> bool:
+    root = os.path.realpath(base)
+    return os.path.commonpath([root, os.path.realpath(path)]) == root
+
+
+def write_html(markdown: str, out: str, name: str, title: str, images: Collection[str] = ()) -> str:
+    """A self-contained HTML page (a Jinja2 template around :func:`markdown_to_html`, with the report's own
+    ``images`` inlined), written atomically."""
     from jinja2 import Environment
     from markupsafe import Markup
 
-    page = Environment(autoescape=True).from_string(_PAGE).render(title=title, body=Markup(markdown_to_html(markdown, out)))
+    page = Environment(autoescape=True).from_string(_PAGE).render(title=title, body=Markup(markdown_to_html(markdown, out, images)))
     path = os.path.join(out, name)
     write_text(path, page)
     return path

@@ -10,7 +10,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from ibcheck.theory.argtypes import require_float, require_int
+from ibcheck.simulate.compare import inputs
 from ibcheck.theory.errors import InputError
 
 
@@ -28,9 +28,11 @@ class ReportOptions:
     spending: str = "pocock"
 
     def __post_init__(self):
-        require_int("workers", self.workers, 1)
-        if self.budget is not None:
-            require_float("budget", self.budget, 0.0, strict=True)
+        inputs.check_workers(self.workers)
+        inputs.check_work("budget", self.budget)
+        inputs.check_spending(self.spending)
+        for name in ("quick", "inside_only"):
+            inputs.check_bool(name, getattr(self, name))
         from ibcheck.simulate.experiments.registry import EXPERIMENTS, experiment_for
 
         for name in self.only:

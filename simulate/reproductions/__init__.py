@@ -92,7 +92,7 @@ class Reproduction(Result):
         text = self.markdown(extra)
         files = {"markdown": os.path.join(directory, "reproduce.md")}
         write_text(files["markdown"], text)
-        files["html"] = write_html(text, directory, "reproduce.html", f"reproduce {self.reproduction}")
+        files["html"] = write_html(text, directory, "reproduce.html", f"reproduce {self.reproduction}", images=set(self.figures) | set(extra))
         out = {**files, "figures": [os.path.join(directory, f) for f in list(self.figures) + extra]}
         write_json(os.path.join(directory, "reproduce.json"), clean({**self.as_json(), "files": out}))
         return out

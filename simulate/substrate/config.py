@@ -50,6 +50,8 @@ class DataConfig:
         if self.kind is not None and (not isinstance(self.kind, str) or self.kind not in D.DATA_KINDS):
             raise refused("kind", self.kind, f"is not one of {', '.join(D.DATA_KINDS)}")
         require_float("sigma", self.sigma, 0.0, strict=False)
+        if self.split not in D.SPLIT_WORDS:
+            D.split_items(self.split)  # ids are checked against k (or the digits) when the data are drawn
         if self.kind == "clusters" and self.orthogonal and self.k > self.d:
             raise refused("k", self.k, f"is out of range: orthogonal means need k <= d={self.d}")
         if self.kind == "idx" and not (self.idx_images and self.idx_labels):

@@ -91,6 +91,21 @@ def max_abs_cosine(means: np.ndarray) -> float:
     return float(C.max())
 
 
+SPLIT_WORDS = ("half", "alternate", "odd", "even")
+
+
+def split_items(split: str | Sequence) -> list[int]:
+    """The explicit ids of a split (``"0,2"`` or ``[0, 2]``); anything but integers is refused in one line."""
+    parts: Sequence = split.split(",") if isinstance(split, str) else split
+    try:
+        if any(isinstance(s, float) and not s.is_integer() for s in parts):
+            raise ValueError("not an integer")
+        return [int(s) for s in parts]
+    except (TypeError, ValueError):
+        raise InputError(f"--split {split!r} is not accepted: give {', '.join(SPLIT_WORDS)} or comma-separated ids such as 0,2",
+                         "split", split) from None
+
+
 def parse_split(k: int, split: str | Sequence[int] | None) -> tuple[int, ...]:
     """J+ from ``"half"`` (the first k//2 clusters), ``"alternate"`` (even ones) or explicit ids."""
     if split is None or split == "half":
@@ -98,7 +113,7 @@ def parse_split(k: int, split: str | Sequence[int] | None) -> tuple[int, ...]:
     elif split == "alternate":
         J = tuple(range(0, k, 2))
     else:
-        items = [int(s) for s in (split.split(",") if isinstance(split, str) else split)]
+        items = split_items(split)
         if not items or any(j < 0 or j >= k for j in items) or len(set(items)) != len(items):
             raise InputError(f"--split {split!r} is out of range: give distinct cluster ids in 0..{k - 1}")
         J = tuple(sorted(items))
@@ -260,7 +275,7 @@ def _digit_split(split) -> tuple[int, ...]:
         return (1, 3, 5, 7, 9)
     if split == "even":
         return (0, 2, 4, 6, 8)
-    items = [int(s) for s in (split.split(",") if isinstance(split, str) else split)]
+    items = split_items(split)
     if not items or any(j < 0 or j > 9 for j in items) or len(set(items)) in (0, 10):
         raise InputError(f"--split {split!r} is out of range: give distinct digits in 0..9, not all of them")
     return tuple(sorted(set(items)))

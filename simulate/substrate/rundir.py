@@ -218,6 +218,8 @@ def load_run(path: str) -> Run:
     A missing path, a file, a directory without ``config.json``, or a truncated or corrupted file
     of a run is a one-line :class:`InputError` naming the file.
     """
+    if not isinstance(path, (str, os.PathLike)):
+        raise InputError(f"run directory {path!r} is not a path (give the directory as a string)", "path", path)
     if not os.path.exists(path):
         raise InputError(f"run directory {path!r} does not exist")
     if not os.path.isdir(path):

@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from ibcheck.simulate.substrate.losses import LOSSES, REDUCTIONS, grad_log_loss_wrt_Q, log_loss_inverse
-from ibcheck.theory.argtypes import refused, require_float, require_int
+from ibcheck.theory.argtypes import refused, require_bool, require_float, require_int
 from ibcheck.theory.errors import InputError
 
 SCHEDULES = ("constant", "loss-based", "paper")
@@ -70,6 +70,12 @@ class TrainConfig:
         if self.target_log10_loss is not None and not math.isfinite(self.target_log10_loss):
             raise InputError(f"target_log10_loss={self.target_log10_loss} must be a finite number")
         require_int("checkpoints", self.checkpoints, 0, high=10_000)
+        require_int("records", self.records, 1, high=100_000)
+        if not isinstance(self.device, str) or not self.device:
+            raise refused("device", self.device, "is not one of cpu, cuda, cuda:N")
+        require_bool("progress", self.progress)
+        require_float("up", self.up, 0.0, strict=True)
+        require_float("down", self.down, 0.0, strict=True)
         if self.spacing not in ("log", "linear"):
             raise InputError(f"spacing {self.spacing!r} is not one of log, linear")
         if self.dual not in ("auto", "on", "off"):

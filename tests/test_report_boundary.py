@@ -1,0 +1,52 @@
+"""Reports carry only what they wrote (issue 26, section 7): user text is escaped, only the report's own images
+are inlined, and file names from user text stay inside the output directory."""
+from __future__ import annotations
+
+import base64
+import os
+
+import ibcheck
+from ibcheck.simulate.report.figures import markdown_to_html
+from ibcheck.theory.result import markdown_text
+
+SECRET = "SECRET-TOKEN-7f3a"
+
+
+def _csv(path: str) -> None:
+    rows = ["d,seed,value"]
+    for d in (64, 128, 256, 512):
+        for s in range(3):
+            rows.append(f"{d},{s},{d ** 0.5 * (1 + 0.01 * s)}")
+    with open(path, "w") as f:
+        f.write("\n".join(rows) + "\n")
+
+
+def test_a_data_path_that_spells_an_image_does_not_carry_a_file_into_the_report(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text(SECRET)
+    data = f"{tmp_path}/![x]({secret})/d.csv"  # the issue's ./![x](/etc/hostname)/d.csv, with a file of our own
+    os.makedirs(os.path.dirname(data))
+    _csv(data)
+    out = tmp_path / "v"
+    res = ibcheck.verdict(data, predict="d=1/2", kind="Theta")
+    files = res.save(str(out))
+    page = open(files["html"]).read()
+    for leaked in (SECRET, base64.b64encode(SECRET.encode()).decode(), base64.b64encode(secret.read_bytes()).decode()[:12]):
+        assert leaked not in page
+    assert f'src="{secret}"' not in page  # not even as a link to the file
+    md = open(files["markdown"]).read()
+    assert f"![x]({secret})" not in md and r"\!\[x\]\(" in md  # shown as the literal text it is
+
+
+def test_only_the_reports_own_images_are_inlined(tmp_path):
+    (tmp_path / "own.png").write_bytes(b"\x89PNG own")
+    (tmp_path / "other.png").write_bytes(b"\x89PNG other")
+    html = markdown_to_html("![a](own.png) ![b](other.png) ![c](../x.png)", str(tmp_path), images={"own.png"})
+    assert base64.b64encode(b"\x89PNG own").decode() in html
+    assert base64.b64encode(b"\x89PNG other").decode() not in html
+
+
+def test_markdown_text_escapes_every_syntax_character():
+    s = markdown_text("a*b_c [l](u) ![i](p) `x` <b> | #h\nnext")
+    assert s == r"a\*b\_c \[l\]\(u\) \!\[i\]\(p\) \`x\` \<b\> \| \#h next"
+    assert "<img" not in markdown_to_html(s, ".") and "<a " not in markdown_to_html(s, ".")
