@@ -146,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
             check_out(out, "file" if args.command in FILE_OUTPUTS else "dir")
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
+        if getattr(args, "created_out", False) and args.command not in RESUMABLE:
+            _remove_created(out)  # outputs are written whole or not at all
         print(f"ibcheck: interrupted. {_resume_hint(args)}", file=sys.stderr)
         return 130
     except InputError as err:
@@ -168,6 +170,9 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"ibcheck: internal error: {type(err).__name__}: {err} (set IBCHECK_DEBUG=1 for the traceback)", file=sys.stderr)
         return 1
+    finally:
+        if getattr(args, "out_lock", None) is not None:
+            os.close(args.out_lock)  # the lock on --out (commands.args.claim_out) ends with the command
 
 
 if __name__ == "__main__":

@@ -226,6 +226,7 @@ def parse_latex_formula(text: str, where: str = "formula") -> sp.Basic:
         raise InputError(f"{where}: the LaTeX {_short(text)} has a number or an exponent too large to evaluate "
                          f"(numbers have at most {MAX_DIGITS} digits, numeric exponents at most 3)")
     body = text.replace("\\,", " ").replace("\\;", " ").replace("\\!", "").replace("\\left", "").replace("\\right", "")
+    body, placeholder = _no_differentials(body)
     try:
         raw = parse_latex(body, strict=True)
     except (LaTeXParsingError, Exception) as err:  # antlr's own errors are not all LaTeXParsingError
@@ -239,11 +240,26 @@ def parse_latex_formula(text: str, where: str = "formula") -> sp.Basic:
         elif "_" in s.name:
             raise InputError(f"{where}: the subscript in {s.name!r} of {text!r} is not a plain name: LaTeX subscripts "
                              "are read as digits or one letter (C_1, C_{12}); write longer names in sympy syntax (c_max)")
+    if placeholder is not None:
+        renamed[sp.Symbol(placeholder)] = sp.Symbol("d")
     raw = raw.xreplace(renamed)
     rebuilt = re.sub(r"\be\b", "E", sp.sstr(raw).replace(", E)", ")"))  # e is Euler's number in a paper
     for greek, name in _GREEK.items():  # \varepsilon is the registry's eps, \lambda its lam
         rebuilt = re.sub(rf"\b{greek}\b", name, rebuilt)
     return parse_expression(rebuilt, where)
+
+
+def _no_differentials(body: str) -> tuple[str, str | None]:
+    """The letter ``d`` (the papers' dimension) outside command names replaced by a capital letter the text does not use.
+
+    Pitfall avoided: sympy's LaTeX grammar reads ``d`` before a letter or a command as a differential, so
+    ``d \\log d`` became the symbols ``d`` and ``dlog``, and ``\\sqrt{d k}`` the one symbol ``dk``."""
+    parts = re.split(r"(\\[A-Za-z]+)", body)
+    used = set("".join(p for p in parts if not p.startswith("\\")))
+    placeholder = next((c for c in "WXYZUVQRSGHJ" if c not in used), None)
+    if placeholder is None or "d" not in used:
+        return body, None
+    return "".join(p if p.startswith("\\") else p.replace("d", placeholder) for p in parts), placeholder
 
 
 def parse_formula(text: str, where: str = "formula") -> sp.Basic:

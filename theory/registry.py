@@ -39,11 +39,22 @@ class Registry:
 
     def register(self, claims, source: str = "the API") -> list[Claim]:
         claims = [claims] if isinstance(claims, Claim) else list(claims)
+        batch: dict[str, Claim] = {}
         for c in claims:
             if not isinstance(c, Claim):
                 raise InputError(f"{source}: {c!r} is not an ibcheck.Claim")
             if c.id in self.claims and not self.claims[c.id] == c:
                 raise InputError(f"{source}: claim id {c.id!r} clashes with a claim from {self.sources[c.id]}")
+            if c.id in batch and not batch[c.id] == c:  # two different claims under one id: neither may win silently
+                raise InputError(f"{source}: claim id {c.id!r} is defined twice, with different contents")
+            batch[c.id] = c
+        known = set(self.claims) | set(batch)
+        for c in claims:
+            for field in ("uses", "generalizes", "compared_with", "resolves"):
+                unknown = [i for i in getattr(c, field) if i not in known]
+                if unknown:
+                    raise InputError(f"{source}: claim {c.id}: {field}={list(getattr(c, field))!r} names unknown claim(s) "
+                                     f"{', '.join(unknown)} (register them first, or in the same file)")
         for c in claims:
             if c.id not in self.claims:
                 self.claims[c.id], self.sources[c.id] = c, source

@@ -109,7 +109,10 @@ class Bound:
             raise InputError(f"{where}: kind={kind!r} is not one of {', '.join(BOUND_KINDS)}")
         if isinstance(expr, (sp.Rel, sp.And, sp.Or)):
             raise InputError(f"{where}: a bound is a formula, not a relation ({expr}); the relation goes in kind")
-        return replace(self, kind=kind, expr=as_sympy(expr, where))
+        expr = as_sympy(expr, where)
+        if kind != "->":
+            _check_bound_formula(expr, where, asymptotic=kind in ("O", "Omega", "Theta", "o", "omega"))
+        return replace(self, kind=kind, expr=expr)
 
     def as_latex(self) -> str:
         e = tex(self.expr)
@@ -119,6 +122,20 @@ class Bound:
             return rf"{q} = {op}\left({e}\right)"
         op = {"<=": r"\le", ">=": r"\ge", "->": r"\to"}[self.kind]
         return rf"{q} {op} {e}"
+
+
+def _check_bound_formula(expr: sp.Basic, where: str, asymptotic: bool) -> None:
+    """A bound's formula is a finite real function of the (positive) variables, and positive for an asymptotic
+    bound (O, Omega, Theta, o, omega): ``oo`` and ``I*sqrt(d)`` are refused everywhere, ``-d`` and ``0`` in an
+    asymptotic bound (an exact inequality may compare with 0, a limit may tend to it). Pitfall avoided: the exponent
+    algebra reads ``-d`` as ``d^1``, so a claim with a negative or complex bound was fitted as if it were another."""
+    if expr.has(sp.oo, -sp.oo, sp.zoo, sp.nan):
+        raise InputError(f"{where}: the bound {expr} is not finite: a bound is a positive function of the variables")
+    if expr.has(sp.I) or expr.is_extended_real is False:
+        raise InputError(f"{where}: the bound {expr} is not real: a bound is a positive function of the variables")
+    if asymptotic and (expr.is_zero or expr.is_positive is False):
+        raise InputError(f"{where}: the bound {expr} is not positive: an asymptotic bound is a positive function of "
+                         "the variables (a limit to 0 is kind '->')")
 
 
 # While a claims file runs (theory.registry.load_claims), every Claim it builds lands here, bound to a

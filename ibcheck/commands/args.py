@@ -7,9 +7,11 @@ before anything runs. :func:`common` is the one parent parser of ``--out``, ``--
 from __future__ import annotations
 
 import argparse
+import fcntl
 import math
+import os
 
-from ibcheck.errors import InputError
+from ibcheck.errors import InputError, StoreInUse
 from ibcheck.theory.argtypes import pos_int
 from ibcheck.theory.evaluate import parse_assignments, parse_number
 
@@ -80,3 +82,24 @@ def parse_from(text: str | None) -> dict[str, float] | None:
             raise InputError(f"--from {name}={value} is out of range: must be a finite number > 0", "fit_from", text)
         out[name] = x
     return out
+
+
+def claim_out(args) -> None:
+    """Create ``--out`` (a directory this command's own ``mkdir`` made is removed again if the input is refused:
+    ``args.created_out``) and hold it under an exclusive lock until the process ends.
+
+    Pitfall avoided: two commands writing one directory (``verdict`` beside a running ``compare``) overwrite each
+    other's files; the second is refused in one line instead."""
+    try:
+        os.mkdir(args.out)
+        args.created_out = True
+    except FileExistsError:
+        pass
+    fd = os.open(args.out, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise StoreInUse(f"{args.out} is in use by another comparison or command writing there; wait for it to finish, "
+                         "or give another --out", "out", args.out) from None
+    args.out_lock = fd  # released when the process ends

@@ -8,7 +8,7 @@ from ibcheck import api
 from ibcheck.theory.argtypes import nonneg_int, pos_float, pos_int
 from ibcheck.theory.result import dumps, markdown_table
 
-from .args import common, parse_constants, parse_from, parse_grid
+from .args import claim_out, common, parse_constants, parse_from, parse_grid
 
 
 def register(sub) -> None:
@@ -105,11 +105,7 @@ def cmd_design(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    try:  # the store lives there (a rerun resumes); a directory this command created is removed if the input is refused
-        os.mkdir(args.out)
-        args.created_out = True
-    except FileExistsError:
-        pass
+    claim_out(args)  # the store lives there (a rerun resumes)
     result = api.compare(args.claim, grid=parse_grid(args.grid), seeds=args.seeds, budget=args.budget, quick=args.quick,
                          store=os.path.join(args.out, "sweep.sqlite"), workers=args.workers, margin=args.margin,
                          inside_only=args.inside_only, constants=parse_constants(args.constants), spending=args.spending,
@@ -136,6 +132,7 @@ def _print_results(summary: dict) -> None:
 
 
 def cmd_verdict(args) -> int:
+    claim_out(args)
     result = api.verdict(args.data, args.claim, args.quantity, args.reading, args.predict, args.kind, args.margin,
                          parse_constants(args.constants), args.margin_log, args.offsets, parse_from(args.fit_from), args.trajectory)
     s = {**result.as_json(), "files": result.save(args.out)}
@@ -150,6 +147,7 @@ def cmd_verdict(args) -> int:
 
 
 def cmd_calibrate(args) -> int:
+    claim_out(args)
     res = api.calibrate(args.trials, args.budget, seed=args.seed, progress=not args.json)
     res.save(args.out)
     print(res.to_json() + "\n" if args.json else res.markdown(), end="")
@@ -157,6 +155,7 @@ def cmd_calibrate(args) -> int:
 
 
 def cmd_reproduce(args) -> int:
+    claim_out(args)
     r = api.reproduce(args.name, args.quick, args.idx_dir)
     s = {**r.as_json(), "files": r.save(args.out)}
     if args.json:

@@ -49,7 +49,10 @@ def read_table(path: str, allowed: list[str] | None = None, required: tuple[str,
     if not text.strip():
         raise InputError(f"--data {path} is empty: it needs a header (a column per variable, value, optional seed) and rows")
     reader = csv.DictReader(text.splitlines())
-    raw_header = [(h or "").strip() for h in (reader.fieldnames or [])]
+    try:
+        raw_header = [(h or "").strip() for h in (reader.fieldnames or [])]
+    except csv.Error as err:
+        raise _csv_error(path, reader, err) from None
     # 'Seed', 'VALUE': the two reserved columns are matched without case; variables keep their names
     header = [h.lower() if h.lower() in ("seed", "value") else h for h in raw_header]
     reader.fieldnames = header
@@ -68,8 +71,12 @@ def read_table(path: str, allowed: list[str] | None = None, required: tuple[str,
             if v not in allowed:
                 raise InputError(f"--data {path}: column {v!r} is not a variable here: the accepted columns are "
                                  f"{', '.join(allowed)}, value and seed (remove other columns such as run ids)")
+    try:
+        records = list(reader)
+    except csv.Error as err:
+        raise _csv_error(path, reader, err) from None
     rows = []
-    for i, raw in enumerate(reader, start=2):
+    for i, raw in enumerate(records, start=2):
         raw = {(k or "").strip(): (v or "").strip() if isinstance(v, str) else v for k, v in raw.items()}
         if None in raw or "" in raw and raw[""]:
             raise InputError(f"--data {path}: row {i} has more fields than the header")
@@ -95,6 +102,12 @@ def read_table(path: str, allowed: list[str] | None = None, required: tuple[str,
         raise InputError(f"--data {path}: every row is the same cell ({', '.join(f'{v}={rows[0][v]:g}' for v in variables)}); "
                          "a fit needs several cells")
     return Table(path, variables, rows)
+
+
+def _csv_error(path: str, reader, err: csv.Error) -> InputError:
+    """The csv module's refusal (a field over its size limit, a malformed quote) as one line naming the line."""
+    return InputError(f"--data {path}: line {reader.line_num + 1} cannot be read as CSV ({err}; a field may hold at most "
+                      f"{csv.field_size_limit()} characters)", "data", path)
 
 
 def _refuse_repeats(path: str, variables: list[str], rows: list[dict]) -> None:

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import fcntl
 import json
+import math
 import os
 import sqlite3
 import time
 
 from ibcheck.simulate.sweep.tasks import CellKey, Task, cell_key, data_hash, task_key
-from ibcheck.theory.errors import InputError, StoreInUse
+from ibcheck.theory.errors import InputError, RunFailure, StoreInUse
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
@@ -66,6 +67,8 @@ def connect(db: str) -> sqlite3.Connection:
         con.execute("SELECT key, cell, seed, status, value FROM results LIMIT 1").fetchall()
     except sqlite3.DatabaseError as err:
         con.close()
+        if getattr(err, "sqlite_errorname", "").startswith(("SQLITE_IOERR", "SQLITE_FULL", "SQLITE_CANTOPEN")):
+            raise RunFailure(f"{db} could not be written ({err}): free space or choose another --out") from None
         raise InputError(f"{db} is not a usable sweep database ({err}): it was left untouched; move it away or choose another "
                          "--out") from None
     return con
@@ -76,11 +79,16 @@ def done_keys(con: sqlite3.Connection) -> set[str]:
 
 
 def write_row(con: sqlite3.Connection, task: Task, status: str, value, error: str | None, seconds: float, version: str) -> None:
-    """One row, one transaction: either the whole row is there or none of it."""
-    with con:
-        con.execute("INSERT OR IGNORE INTO results VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                    (task.key, task.claim, task.experiment, json.dumps(task.cell, sort_keys=True), task.seed, status,
-                     None if value is None else json.dumps(value), error, seconds, version, time.time()))
+    """One row, one transaction: either the whole row is there or none of it. A file that cannot take the row (a full
+    disk, a file-size limit) is a :class:`RunFailure` saying what is kept, never an internal error."""
+    try:
+        with con:
+            con.execute("INSERT OR IGNORE INTO results VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                        (task.key, task.claim, task.experiment, json.dumps(task.cell, sort_keys=True), task.seed, status,
+                         None if value is None else json.dumps(value), error, seconds, version, time.time()))
+    except sqlite3.OperationalError as err:
+        raise RunFailure(f"the sweep store could not take a row ({err}); every finished row is kept: free space and run the "
+                         "same command again to resume") from None
 
 
 def rows_for(con: sqlite3.Connection, keys: list[str]) -> list[dict]:
@@ -89,9 +97,26 @@ def rows_for(con: sqlite3.Connection, keys: list[str]) -> list[dict]:
         chunk = keys[i:i + 500]
         q = f"SELECT key, cell, seed, status, value, error, seconds FROM results WHERE key IN ({','.join('?' * len(chunk))})"
         for key, cell, seed, status, value, error, secs in con.execute(q, chunk):
-            out.append({"key": key, **json.loads(cell), "seed": seed, "status": status,
-                        "value": None if value is None else json.loads(value), "error": error, "seconds": secs})
+            out.append({"key": key, **_json_cell(cell, key), "seed": seed, "status": status,
+                        "value": None if value is None else _json(value, key), "error": error, "seconds": secs})
     return out
+
+
+def _json(text, key: str):
+    """A stored JSON value; a damaged one (edited, truncated) is one line naming its row, not an internal error."""
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError):
+        raise InputError(f"the sweep store is damaged: row {key[:12]} holds {str(text)[:40]!r}, which is not JSON; move the "
+                         "file away or give another --out") from None
+
+
+def _json_cell(text, key: str) -> dict:
+    cell = _json(text, key)
+    if not isinstance(cell, dict):
+        raise InputError(f"the sweep store is damaged: row {key[:12]} holds the cell {str(text)[:40]!r}, not a mapping; move the "
+                         "file away or give another --out")
+    return cell
 
 
 class SweepStore:
@@ -159,7 +184,7 @@ class SweepStore:
         out: dict[CellKey, int] = {}
         for key, cell, seed in self.con.execute("SELECT key, cell, seed FROM results WHERE claim=? AND experiment=? AND code_version=?",
                                                 (claim, experiment, version)):
-            c = json.loads(cell)
+            c = _json_cell(cell, key)
             if task_key(claim, experiment, c, seed, fixed, version) == key:
                 ck = cell_key(c)
                 out[ck] = max(out.get(ck, 0), seed + 1)
@@ -170,7 +195,15 @@ class SweepStore:
         assert self.con is not None
         cols = ("look", "data_hash", "work", "budget", "fraction", "alpha", "spent", "boundary", "rule")
         q = f"SELECT {', '.join(cols)} FROM ledger WHERE design=? ORDER BY look"
-        return [dict(zip(cols, row)) for row in self.con.execute(q, (design,))]
+        looks = [dict(zip(cols, row)) for row in self.con.execute(q, (design,))]
+        for lk in looks:  # a damaged ledger (an edited or foreign row) is one line, not an error deep in the policy
+            bad = [c for c in ("look", "work", "fraction", "alpha", "spent") if isinstance(lk[c], bool) or not isinstance(lk[c], (int, float))
+                   or not math.isfinite(lk[c])]
+            bad += [c for c in ("budget", "boundary") if lk[c] is not None and (not isinstance(lk[c], (int, float)) or not math.isfinite(lk[c]))]
+            if bad or not isinstance(lk["rule"], str) or not isinstance(lk["data_hash"], str):
+                raise InputError(f"{self.path}: the ledger's look {lk['look']!r} holds {', '.join(f'{c}={lk[c]!r}' for c in bad) or 'a bad entry'}: "
+                                 "the store is damaged; move it away or give another --out")
+        return looks
 
     def record_look(self, design: str, look, keys) -> None:
         """Append a look to the ledger (a repeated look is not recorded again)."""

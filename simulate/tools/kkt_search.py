@@ -161,7 +161,7 @@ class KKTPoints(Result):
 
 def kkt_points(cfg: KKTSearchConfig) -> KKTPoints:
     """Search (P) from every start, certify each end point, and (``include_global``) compare with the global optimum."""
-    from ibcheck.solvers.kkt.global_opt import TooLarge, dual_check, global_max_margin
+    from ibcheck.solvers.kkt.global_opt import NotProven, TooLarge, dual_check, global_max_margin
     from ibcheck.solvers.kkt.search import kkt_search
     from ibcheck.solvers.radius.attack import attack_radius
     from ibcheck.solvers.radius.universal import flip_rate, universal_directions, universal_radius
@@ -200,7 +200,7 @@ def kkt_points(cfg: KKTSearchConfig) -> KKTPoints:
                     try:
                         row["dual_check_max"] = dc = dual_check(X, y, c.lam, bias=cfg.bias, max_patterns=max(cfg.max_patterns, 5000))
                         row["is_global"] = bool(dc <= 1 + 1e-4)
-                    except TooLarge as err:  # recorded: the point's support is too large for an exact check
+                    except (TooLarge, NotProven) as err:  # recorded: the check is too large to be exact, or its solver did not prove it
                         row["dual_check_note"] = f"not checked: {err}"
         points.append(clean(row))
     # distinct KKT points by function: classes of the same-function relation among the certified points

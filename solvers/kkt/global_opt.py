@@ -36,6 +36,11 @@ class TooLarge(InputError):
     """An instance whose pattern count is too large to enumerate."""
 
 
+class NotProven(RuntimeError):
+    """A step of a proof whose solver did not end ``optimal`` (e.g. ``optimal_inaccurate``): what rests on it is not
+    certified, and the result says so instead of failing."""
+
+
 def augment(X: np.ndarray, bias: bool) -> np.ndarray:
     return np.hstack([X, np.ones((len(X), 1))]) if bias else np.asarray(X, float)
 
@@ -288,7 +293,7 @@ def global_max_margin(X: np.ndarray, y: np.ndarray, bias: bool = True, max_patte
     while status == "optimal":
         try:
             dmax, cuts = _dual_max(Xt, y, lam, max(max_patterns, DUAL_PATTERNS), return_cuts=True)
-        except TooLarge as err:
+        except (TooLarge, NotProven) as err:
             note = f"the dual check cannot be made exact: {err}"
             dmax = None
             break
@@ -348,7 +353,8 @@ def _provably_infeasible(Xt: np.ndarray, y: np.ndarray) -> bool:
     return False
 
 
-def _dual_max(Xt: np.ndarray, y: np.ndarray, lam: np.ndarray, max_patterns: int, return_cuts: bool = False):
+def _dual_max(Xt: np.ndarray, y: np.ndarray, lam: np.ndarray, max_patterns: int, return_cuts: bool = False,
+              solver_opts: dict | None = None):
     """``max_{||u|| <= 1} |sum_i lambda_i y_i ReLU(<x~_i, u>)|``, exact: patterns of the support points only
     (rows with lambda_i = 0 contribute nothing). With ``return_cuts``, also every maximizer u of a
     pattern whose value exceeds 1 (the most violated dual constraints)."""
@@ -376,9 +382,9 @@ def _dual_max(Xt: np.ndarray, y: np.ndarray, lam: np.ndarray, max_patterns: int,
                 val, arg = norm, direction  # the unconstrained maximizer lies in the cone
             else:
                 c.value, sgn.value = sign * cD, s
-                prob.solve(solver=cp.CLARABEL)
+                prob.solve(solver=cp.CLARABEL, **(solver_opts or {}))
                 if prob.status != cp.OPTIMAL:
-                    raise RuntimeError(f"dual check: SOCP of one pattern ended with status {prob.status}")
+                    raise NotProven(f"the dual check's SOCP of one pattern ended with status {prob.status}")
                 val, arg = float(prob.value), np.asarray(u.value, float)
             best = max(best, val)
             if return_cuts and val > 1 + 1e-6:
