@@ -367,14 +367,12 @@ def design(claim: str, quick: bool = True, budget: float | None = None, seeds: i
     """The grid :func:`compare` would run for ``claim``'s experiment: each cell with the free settings picked inside
     the claim's applicability window (e.g. FVBS23's n), whether every hypothesis holds there and which binds, and
     the estimated work per task; where no cell is inside, the smallest inside cell beyond the grid."""
+    from ibcheck.simulate.compare import inputs
     from ibcheck.simulate.experiments.window import window_design
-    from ibcheck.theory.argtypes import require_bool, require_float, require_int
+    from ibcheck.theory.argtypes import require_bool
 
     require_bool("quick", quick)
-    if budget is not None:
-        require_float("budget", budget, 0.0, strict=True)
-    if seeds is not None:
-        require_int("seeds", seeds, 1)
+    budget, seeds = inputs.check_work("budget", budget), inputs.check_seeds(seeds)
     return window_design(_text("claim", claim), quick=quick, budget=budget, seeds=seeds)
 
 

@@ -120,6 +120,8 @@ def load_claims(path: str) -> list[Claim]:
     import os
     import runpy
 
+    if os.path.isdir(path):
+        raise InputError(f"claims file {path!r} is a directory: give the Python file of your claims")
     if not os.path.isfile(path):
         raise InputError(f"claims file {path!r} does not exist")
     from . import statement

@@ -205,8 +205,8 @@ class ClaimStatement:
         out = []
         if self.unverified:
             out.append("unverified")
-        if self.status == "order":
-            out.append("constants unknown (order only)")
+        if self.status == "order":  # "constants unknown" only where the claim has constants to be unknown
+            out.append("constants unknown (order only)" if self.constants else "order only (up to constant factors)")
         if self.status == "ambiguous":
             out.append("ambiguous: readings " + ", ".join(self.readings))
         return out
@@ -255,6 +255,9 @@ def _normalize(claim: ClaimStatement) -> None:
             continue
         where = f"claim {claim.id}: hypotheses[{key!r}]"
         expr = parse_formula(h, where) if isinstance(h, str) else h
+        if expr is sp.true or expr is sp.false:  # sympy decided it: d >= 2*d is False for every positive d
+            raise InputError(f"{where}: {h!r} is {'always true' if expr is sp.true else 'never true'} for positive values of its "
+                             "variables, so it cannot restrict where the claim applies")
         if not isinstance(expr, (sp.Rel, sp.And, sp.Or)) or isinstance(expr, (sp.Eq, sp.Ne)):
             raise InputError(f"{where}: {h!r} is not a relation (write e.g. n >= k*log(d)**2, or n \\geq k \\ln^2 d)")
         out.append(Hypothesis(str(key), expr, text=h if isinstance(h, str) else ""))

@@ -27,7 +27,8 @@ def register(sub) -> None:
     p = sub.add_parser("window", help="the exact integer window of one free variable where every hypothesis holds", parents=[common(out=None)])
     p.add_argument("claim")
     p.add_argument("--free", required=True, help="the free integer variable, usually d")
-    p.add_argument("--at", required=True, help="values of every other variable, e.g. k=10,n=5000,eps=0.1,delta=0.1")
+    p.add_argument("--at", default="", help="values of every other variable the hypotheses use, e.g. k=10,n=5000,eps=0.1,delta=0.1 "
+                                           "(none for a claim whose hypotheses use only --free)")
     p.set_defaults(func=cmd_window)
 
     p = sub.add_parser("graph", help="the claim graph; queries with --rests-on and --follows-at",
@@ -124,10 +125,11 @@ def _bounds_text(info: dict) -> str:
     for b in info["bounds"]:
         rd = f" [{b['reading']}]" if b["reading"] else ""
         ex = ""
-        if b["exponents"]:
-            ex = "  exponents " + ", ".join(f"{v}:{x}" for v, x in b["exponents"].items() if x != "0")
-            logs = ", ".join(f"log {v}:{x}" for v, x in b["log_exponents"].items() if x != "0")
-            ex += (", " + logs) if logs else ""
+        if b["exponents"] is not None:
+            parts = [f"{v}:{x}" for v, x in b["exponents"].items() if x != "0"]
+            parts += [f"log {v}:{x}" for v, x in (b["log_exponents"] or {}).items() if x != "0"]
+            parts += [f"loglog {v}:{x}" for v, x in (b.get("loglog_exponents") or {}).items() if x != "0"]
+            ex = "  exponents " + (", ".join(parts) or "none (constant in every variable)")
         val = f"  value {b['value']:.6g}" if b["value"] is not None else ""
         out.append(f"    {b['quantity']} {b['kind']} {b['expr']}{rd}{ex}{val}")
     if info["applies"] is not None:

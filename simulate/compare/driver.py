@@ -63,7 +63,8 @@ def _tasks(exp: Experiment, cells: dict[CellKey, int], version: str, fixed: dict
     return tasks
 
 
-def _fit_variable_names(exp: Experiment, claim, grid: dict) -> list[str]:
+def _fit_variable_names(exp: Experiment, claim, grid: dict, source: str = "--grid") -> list[str]:
+    """The swept variables with at least 3 values (``source`` names where the grid came from, for the message)."""
     if exp.trajectory:
         return [exp.time_variable or ("T" if "T" in claim.variable_names else "t")]
     fv = []
@@ -71,9 +72,9 @@ def _fit_variable_names(exp: Experiment, claim, grid: dict) -> list[str]:
         if len(vals) >= 3:
             fv.append(v)
         elif len(vals) == 2:
-            raise InputError(f"--grid {v} has 2 values: a fitted variable needs at least 3 (or give 1 to hold it fixed)")
+            raise InputError(f"{source} gives {v} 2 values: a fitted variable needs at least 3 (or 1 to hold it fixed)", "grid", grid)
     if not fv:
-        raise InputError("the grid has no variable with at least 3 values to fit")
+        raise InputError(f"{source} has no variable with at least 3 values to fit", "grid", grid)
     return fv
 
 
@@ -365,7 +366,8 @@ def _setup(claim_id: str, o: CompareOptions) -> _Setup:
     grid = inputs.check_grid(o.grid, claim, exp) or (exp.quick_grid if o.quick else exp.grid)
     seeds = o.seeds if o.seeds is not None else (exp.quick_seeds if o.quick else exp.seeds)
     o = replace(o, constants=inputs.check_constants(o.constants, claim))
-    fit_vars = _fit_variable_names(exp, claim, grid)
+    where = "--grid" if o.grid else f"the experiment's {'quick ' if o.quick else ''}grid (experiment(grid=...))"
+    fit_vars = _fit_variable_names(exp, claim, grid, where)
     for v in o.fit_from or {}:
         if v not in fit_vars:
             raise InputError(f"--from {v}: {v} is not a fitted variable here; the fitted variables are {', '.join(fit_vars)}")

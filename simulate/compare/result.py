@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -118,8 +119,15 @@ class ComparisonResult(Result):
         """The two-sided (1 - alpha) CI of one exponent of the bound on ``quantity`` (default term: its first variable's power)."""
         return self.bound(quantity, reading).conf_int(term, alpha)
 
-    def summary(self) -> str:
-        """A text summary: the verdict, then per bound and term the prediction, estimate, CIs and verdict."""
+    @property
+    def summary(self) -> SummaryText:
+        """``c.summary()``: a text summary (the verdict, then per bound and term the prediction, estimate, CIs and
+        verdict). ``c.summary["verdict"]`` (the dict of earlier versions) still reads the record, with a
+        DeprecationWarning, for one release."""
+        return SummaryText(self)
+
+    def summary_text(self) -> str:
+        """The text of :attr:`summary`."""
         lines = [self.heading(), ""]
         for b in self.bounds:
             lines.append(f"{b.label}  {b.kind}({b.expr}): {b.verdict}")
@@ -177,6 +185,47 @@ class ComparisonResult(Result):
 
 
 Comparison = ComparisonResult  # the name earlier versions exported
+
+
+class SummaryText:
+    """What ``ComparisonResult.summary`` is: call it for the text; index it as the dict it used to be (deprecated).
+
+    Pitfall avoided: ``summary`` changed from a dict to a method, so ``c.summary["verdict"]`` in an old script failed
+    with "'method' object is not subscriptable" and no hint; now it works for one release and says what replaces it."""
+
+    _HINT = ("ComparisonResult.summary is a method now: c.summary() is the text; read the record with c.verdict, c.bounds, "
+             "c.conf_int(...) or c.to_json(). Indexing c.summary will be removed in the next release")
+
+    def __init__(self, result: ComparisonResult):
+        self._result = result
+
+    def __call__(self) -> str:
+        return self._result.summary_text()
+
+    def __str__(self) -> str:
+        return self._result.summary_text()
+
+    def __repr__(self) -> str:
+        return self._result.summary_text()
+
+    def _record(self) -> dict:
+        warnings.warn(self._HINT, DeprecationWarning, stacklevel=3)
+        return self._result.record
+
+    def __getitem__(self, key: str):
+        return self._record()[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._record()
+
+    def __iter__(self):
+        return iter(self._record())
+
+    def keys(self):
+        return self._record().keys()
+
+    def get(self, key: str, default=None):
+        return self._record().get(key, default)
 
 
 def _rows_parquet(rows, path: str) -> str | None:

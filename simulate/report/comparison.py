@@ -206,8 +206,9 @@ def _cell_table(summary: dict, results: list[BoundAnalysis]) -> list[str]:
           + (f"Assumed (qualitative, not evaluated): {', '.join(app['assumed'])}. " if app["assumed"] else "")
           + "".join(f"Not evaluated by this design: {h} ({why}). " for h, why in app["skipped"].items()), ""]
     if hyps:
-        md.append("Hypotheses: " + "; ".join(f"{h}: {app['per_hypothesis'][h]['text']} (fails at {app['per_hypothesis'][h]['fails']} cells)"
-                                             for h in hyps) + ".")
+        # the parsed formula (sympy syntax, as code), never the user's raw text: LaTeX or Markdown in it stays literal
+        md.append("Hypotheses: " + "; ".join(f"{h}: `{_hypothesis_text(app['per_hypothesis'][h])}` (fails at "
+                                             f"{app['per_hypothesis'][h]['fails']} cells)" for h in hyps) + ".")
         md.append("")
     cols = list(app["cells"][0]["cell"])
     rows = []
@@ -329,3 +330,8 @@ def _images(files: dict) -> set[str]:
             if isinstance(x, str) and x.endswith(".png"):
                 out.add(os.path.basename(x))
     return out
+
+
+def _hypothesis_text(h: dict) -> str:
+    """A hypothesis as code in the report: its formula (sympy syntax), else its text, without backticks."""
+    return str(h.get("formula") or h.get("text") or "").replace("`", "'")

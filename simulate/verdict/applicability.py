@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import sympy as sp
+
 from ibcheck.theory.errors import InputError
 from ibcheck.theory.evaluate import evaluate_hypothesis, make_point
 
@@ -68,7 +70,8 @@ def applicability(claim, exp, rows: list[dict], cell_vars: list[str], fixed: dic
     constants = dict(constants or {})
     hyps = list(claim.hypotheses)
     skipped = dict(getattr(exp, "skip_hypotheses", {}) or {})
-    per = {h.name: {"text": h.text, "fails": 0, "unknown": 0, "qualitative": h.qualitative, "skipped": h.name in skipped} for h in hyps}
+    per = {h.name: {"text": h.text, "formula": None if h.expr is None else sp.sstr(h.expr), "fails": 0, "unknown": 0,
+                    "qualitative": h.qualitative, "skipped": h.name in skipped} for h in hyps}
     by_cell: dict[tuple, dict] = {}
     for r in rows:
         if r.get("status") not in ("ok", "diverged"):

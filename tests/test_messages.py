@@ -1,0 +1,68 @@
+"""Messages that said the wrong thing, and friction a new user met (issue 26, section 7)."""
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+import ibcheck
+
+ONE_VARIABLE = '''
+import ibcheck
+claim = ibcheck.Claim("MY.one.1", title="one variable", variables=("d",), hypotheses={"H1": "d >= 16"},
+                      bounds=[ibcheck.Bound("r", "O", "sqrt(d)")], status="order")
+
+@ibcheck.experiment("MY.one.1", grid={"d": [64, 128]}, seeds=2)
+def measure(cell, seed):
+    return {"r": float(cell["d"]) ** 0.5}
+'''
+
+
+def test_a_hypothesis_sympy_decides_is_named_as_such_not_as_no_relation():
+    with pytest.raises(ibcheck.InputError, match="never true for positive values"):
+        ibcheck.Claim("U.m.1", variables=("d",), hypotheses={"H1": "d >= 2*d"}, bounds=[ibcheck.Bound("r", "O", "d")])
+
+
+def test_a_claims_file_that_is_a_directory_is_called_a_directory(tmp_path):
+    with pytest.raises(ibcheck.InputError, match="is a directory"):
+        ibcheck.load_claims(str(tmp_path))
+
+
+def test_design_budget_1e308_is_refused_instead_of_a_300_digit_seed_count(cli):
+    res = cli("design", "BCGT21.thm.one_step", "--budget", "1e308")
+    assert res.returncode == 2 and "--budget 1e308 is out of range" in res.stderr, res.stderr
+
+
+def test_window_needs_no_at_for_a_one_variable_claim_and_flags_say_what_is_unknown(cli, tmp_path, isolated_registry):
+    path = tmp_path / "mine.py"
+    path.write_text(ONE_VARIABLE)
+    res = cli("--claims", path, "window", "MY.one.1", "--free", "d", check_rc=0)
+    assert "[16, " in res.stdout
+    assert "constants unknown" not in res.stdout and "order only (up to constant factors)" in res.stdout  # it has no constants
+    assert "constants unknown" in " ".join(ibcheck.claim("FVBS23.thm.4_2").flags)  # one that has (c) keeps the flag
+
+
+def test_a_decorators_grid_is_not_called_a_grid_flag(cli, tmp_path, isolated_registry):
+    path = tmp_path / "mine.py"
+    path.write_text(ONE_VARIABLE)
+    res = cli("--claims", path, "compare", "MY.one.1", "--out", tmp_path / "c")
+    assert res.returncode == 2 and "--grid" not in res.stderr, res.stderr
+    assert "the experiment's grid (experiment(grid=...)) gives d 2 values" in res.stderr
+
+
+def test_bounds_prints_every_exponent_and_says_none_for_a_constant(cli):
+    out = cli("bounds", "SHNGS18.thm.direction", check_rc=0).stdout
+    assert "exponents log t:-1, loglog t:1" in out and "exponents , " not in out
+    out = cli("bounds", "BCGT21.thm.one_step", check_rc=0).stdout
+    assert "flip_probability >= 1 - gamma  exponents none (constant in every variable)" in out
+
+
+def test_summary_is_the_text_and_indexing_it_still_works_with_a_warning(tmp_path):
+    csv = tmp_path / "m.csv"
+    csv.write_text("d,seed,value\n" + "".join(f"{d},{s},{d ** 0.5 * (1 + 0.01 * s)}\n" for d in (64, 128, 256, 512) for s in range(3)))
+    c = ibcheck.verdict(str(csv), predict="d=1/2", kind="Theta")
+    assert c.summary().startswith("user.prediction: ")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert c.summary["verdict"] == c.verdict
+    assert any(issubclass(w.category, DeprecationWarning) and "c.summary() is the text" in str(w.message) for w in seen)
