@@ -38,8 +38,8 @@ def test_kkt_row_takes_the_largest_over_certified_and_records_every_network():
         kkt_row(_sample(_net(0.5)), [None], "universal_flip_norm")
 
 
-def _row(cell, seed, value, status="ok", error=None):
-    return {**cell, "seed": seed, "status": status, "value": value, "error": error}
+def _row(cell, seed, value, status="ok", error=None, failure=None):
+    return {**cell, "seed": seed, "status": status, "value": value, "error": error, "failure": failure}
 
 
 def test_halved_thresholds_rejudge_every_network_and_fail_rows_left_empty():
@@ -56,7 +56,7 @@ def test_halved_thresholds_rejudge_every_network_and_fail_rows_left_empty():
 def test_kkt_and_transfer_summaries_per_cell():
     v = {"kkt_trained": 3, "kkt_certified": 2, "kkt_polished": 3, "kkt_eps": 2e-5, "kkt_delta": 1e-12, "kkt_eps_threshold": 1e-3,
          "kkt_delta_threshold": 1e-3, "transfer_min": 0.88, "transfer_mean": 0.9, "transfer_pairs": 2, "transfer_target": 0.9}
-    rows = [_row({"d": 4}, 0, v), _row({"d": 4}, 1, None, "failed", "UncertifiedSample: none of the 3 networks ...")]
+    rows = [_row({"d": 4}, 0, v), _row({"d": 4}, 1, None, "failed", "none of the 3 networks ...", "UncertifiedSample")]
     k = kkt_cells(rows, ["d"])
     assert k == [{"cell": {"d": 4}, "samples": 2, "samples_uncertified": 1, "networks_trained": 3, "networks_certified": 2,
                   "networks_polished": 3, "max_eps": 2e-5, "max_delta": 1e-12, "eps_threshold": 1e-3, "delta_threshold": 1e-3}]
@@ -64,6 +64,9 @@ def test_kkt_and_transfer_summaries_per_cell():
     assert t["pairs"] == 2 and t["fraction_min"] == 0.88 and t["transferable"]  # 0.88 >= 0.9 - 2 sqrt(0.09/200)
     bad = transfer_cells([_row({"d": 4}, 0, {**v, "transfer_min": 0.5})], ["d"])[0]
     assert bad["transferable"] is False
+    # the failure's kind is read from its own column, never from the text: a text that merely names it is another failure
+    text_only = [_row({"d": 4}, 0, v), _row({"d": 4}, 1, None, "failed", "UncertifiedSample: said in the text only", "ValueError")]
+    assert kkt_cells(text_only, ["d"])[0]["samples_uncertified"] == 0
 
 
 def test_fvbs23_row_is_measured_on_certified_kkt_points_only():

@@ -11,6 +11,8 @@ import time
 from dataclasses import dataclass, field
 
 from ibcheck.simulate.compare import inputs
+from ibcheck.simulate.verdict.kkt import certified_everywhere
+from ibcheck.simulate.verdict.rules import MIN_INSIDE, RowEvidence, Verdict, counted
 from ibcheck.theory.errors import InputError
 
 
@@ -40,32 +42,50 @@ class ReportOptions:
                 experiment_for(name)  # the one-line error with the nearest ids
 
 
-MIN_INSIDE = 0.8  # the fraction of a row's cells that must lie inside the claim's hypotheses for the row to count
-
-
 def counted_as_decided(r: dict, s: dict) -> tuple[bool, str]:
-    """Does the index count result ``r`` of comparison ``s`` as decided? (counted, why not / how).
+    """The counting rule (:func:`~ibcheck.simulate.verdict.rules.counted`) on result ``r`` of comparison ``s``."""
+    return counted(_evidence(r, s))
 
-    Only when its verdict is consistent or inconsistent; at least 80% of its cells are inside the claim's
-    hypotheses; for a claim about KKT points, every inside cell holds certified KKT points; and it tests the
-    claim's own exponents (log exponents fitted, not taken as known offsets; not a trivial row)."""
-    from ibcheck.simulate.verdict.kkt import certified_everywhere
 
+def _evidence(r: dict, s: dict) -> RowEvidence:
+    """What the counting rule reads of one result of a comparison's record."""
     app = s.get("applicability") or {}
-    total, inside = int(app.get("cells_total") or 0), int(app.get("cells_inside") or 0)
-    if not total or inside / total < MIN_INSIDE:
-        return False, f"extrapolated: {inside}/{total} cells inside the hypotheses (at least {MIN_INSIDE:.0%} needed)"
-    if r.get("trivial"):
-        return False, r["trivial"]
-    if r["verdict"] not in ("consistent", "inconsistent"):
-        return False, "undecided"
-    if s.get("offsets", "fit") != "fit":
-        return False, "log factors taken as known offsets: not the claim's own exponents"
+    kkt = None
     if "kkt" in s:
         keys = {tuple(sorted(c["cell"].items())) for c in app.get("cells", []) if c.get("inside")}
-        if not certified_everywhere(s["kkt"], keys):
-            return False, "a cell inside the hypotheses holds no certified KKT point"
-    return True, f"{inside}/{total} cells inside" + (", certified KKT points at every cell" if "kkt" in s else "")
+        kkt = certified_everywhere(s["kkt"], keys)
+    return RowEvidence(r["verdict"], int(app.get("cells_inside") or 0), int(app.get("cells_total") or 0), r.get("trivial"),
+                       s.get("offsets", "fit"), kkt)
+
+
+@dataclass(frozen=True)
+class IndexRow:
+    """One row of the index: a tested bound of one claim, with its verdict and whether it counts as decided.
+    The index counts from these fields, never from the rendered text."""
+
+    claim: str
+    quantity: str
+    kind: str
+    predicted: str
+    measured: str
+    extrapolated: str
+    inside: str
+    kkt: str
+    has_power: bool
+    looks: int
+    verdict: Verdict
+    counted: bool
+    not_counted: str  # why an otherwise decided row is not counted ("-" when counted or undecided)
+    why: str
+
+    def markdown(self) -> dict:
+        from ibcheck.theory.outdir import slug
+
+        return {"claim": f"[{self.claim}](compare/{slug(self.claim)}/report.md)", "quantity": self.quantity, "kind": self.kind,
+                "predicted": self.predicted, "measured (95% CI)": self.measured, "extrapolated": self.extrapolated,
+                "inside": self.inside, "KKT": self.kkt, "power": "yes" if self.has_power else "**no**", "looks": self.looks,
+                "verdict": f"**{self.verdict}**", "counted": "yes" if self.counted else "no",
+                "extrapolated / trivial (not counted)": self.not_counted, "why": self.why}
 
 
 def _kkt_text(s: dict) -> str:
@@ -77,9 +97,7 @@ def _kkt_text(s: dict) -> str:
             + (f", eps <= {eps:.1e}" if eps is not None else ""))
 
 
-def _index_row(name: str, r: dict, s: dict) -> dict:
-    from ibcheck.theory.outdir import slug
-
+def _index_row(name: str, r: dict, s: dict) -> IndexRow:
     pred = ", ".join(f"{f['variable']}: {f['predicted']:g}" for f in r["fits"])
     meas = ", ".join(f"{f['variable']}: {f['estimate']:.2f} [{f['ci_low']:.2f}, {f['ci_high']:.2f}]" for f in r["fits"])
     ext = "; ".join(f"{v}: {e['estimate']:.2f}" + (f" [{e['ci'][0]:.2f}, {e['ci'][1]:.2f}]" if e["ci"] else "")
@@ -92,13 +110,10 @@ def _index_row(name: str, r: dict, s: dict) -> dict:
             reason += (f". Would decide: about {worst['budget_seconds']:.0f} s of budget ({worst['factor']:.1f}x the measurements) "
                        f"if the spread is seed noise; see the comparison's report")
     app = s["applicability"]
-    counted, how = counted_as_decided(r, s)
-    return {"claim": f"[{name}](compare/{slug(name)}/report.md)", "quantity": r["quantity"] + (f" [{r['reading']}]" if r["reading"] else ""),
-            "kind": r["kind"], "predicted": pred, "measured (95% CI)": meas, "extrapolated": ext,
-            "inside": f"{app['cells_inside']}/{app['cells_total']}", "KKT": _kkt_text(s),
-            "power": "yes" if r["power"]["has_power"] else "**no**",
-            "looks": len(s["rounds"]), "verdict": f"**{r['verdict']}**", "counted": "yes" if counted else "no",
-            "extrapolated / trivial (not counted)": "-" if counted or how == "undecided" else how, "why": reason}
+    is_counted, how = counted_as_decided(r, s)
+    return IndexRow(name, r["quantity"] + (f" [{r['reading']}]" if r["reading"] else ""), r["kind"], pred, meas, ext,
+                    f"{app['cells_inside']}/{app['cells_total']}", _kkt_text(s), bool(r["power"]["has_power"]), len(s["rounds"]),
+                    r["verdict"], is_counted, "-" if is_counted or how == "undecided" else how, reason)
 
 
 def _claim_notes(name: str, s: dict) -> list[str]:
@@ -137,7 +152,10 @@ def write_full_report(out: str, options: ReportOptions) -> str:
     os.makedirs(out, exist_ok=True)
     t0 = time.perf_counter()
     scaling_report(None, inside(out, "scaling"))
-    rows, errors, decided, notes = [], [], set(), []
+    rows: list[IndexRow] = []
+    errors: list[dict] = []
+    decided: set[str] = set()
+    notes: list[str] = []
     t_cmp = time.perf_counter()
     used = 0.0  # work (reference seconds) of the comparisons so far: deterministic, unlike the wall clock
     for i, name in enumerate(names):
@@ -151,14 +169,14 @@ def write_full_report(out: str, options: ReportOptions) -> str:
             used += float(s.get("work", {}).get("used") or 0.0)
             new = [_index_row(name, r, s) for r in s["results"]]
             rows += new
-            decided |= {name for r in new if r["counted"] == "yes"}
+            decided |= {name for r in new if r.counted}
             notes += _claim_notes(name, s)
         except InputError as err:
             errors.append({"claim": f"[{name}](compare/{slug(name)}/report.md)", "verdict": "not run", "why": str(err)})
     t_cmp = time.perf_counter() - t_cmp
-    counts = {v: sum(r["verdict"] == f"**{v}**" and r["counted"] == "yes" for r in rows) for v in ("consistent", "inconsistent")}
-    counts["inconclusive"] = sum(r["verdict"] == "**inconclusive**" for r in rows)
-    uncounted = sum(r["counted"] == "no" and r["verdict"] != "**inconclusive**" for r in rows)
+    counts = {v: sum(r.verdict == v and r.counted for r in rows) for v in ("consistent", "inconsistent")}
+    counts["inconclusive"] = sum(r.verdict == "inconclusive" for r in rows)
+    uncounted = sum(not r.counted and r.verdict != "inconclusive" for r in rows)
     md = ["# ibcheck report", "",
           f"Generated by `ibcheck report{' --quick' if options.quick else ''}" + (f" --budget {options.budget:g}" if options.budget else "")
           + f"` in {{total}} s (comparisons {t_cmp:.0f} s). Bound scaling report: [scaling/scaling.md](scaling/scaling.md). "
@@ -172,7 +190,7 @@ def write_full_report(out: str, options: ReportOptions) -> str:
           "included). A row is `consistent` only with power (its negative control rejected) and `inconsistent` only without a "
           "drift toward the prediction; `inside` counts the cells where every hypothesis of the claim holds (constants 1 unless "
           "--constants sets them).", "",
-          markdown_table(rows + errors), "", *notes]
+          markdown_table([r.markdown() for r in rows] + errors), "", *notes]
     if not options.only:
         reps = []
         for name in REPRODUCTIONS:

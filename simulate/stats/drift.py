@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, stats
 
-from ibcheck.simulate.stats.estimate import combine_runs, ols
+from ibcheck.simulate.stats.estimate import LeastSquares, combine_runs, ols
 from ibcheck.simulate.stats.fit import design, run_groups
 
 OMEGAS = tuple(float(w) for w in np.geomspace(0.05, 2.0, 16))  # correction exponents w tried
@@ -210,7 +210,7 @@ def _rss_fixed(L: np.ndarray, y: np.ndarray, i: int, a: float | None, w: float) 
     z = np.exp(-w * (L[:, i] - L[:, i].min()))
     cols = [np.ones(len(y))] + [L[:, u] for u in range(L.shape[1]) if a is None or u != i]
     X = np.column_stack(cols)
-    pinv = np.linalg.pinv(X)
+    pinv = LeastSquares(X).projector()
     base = y - (a * L[:, i] if a is not None else 0.0)
 
     def rss(B: float) -> float:

@@ -34,6 +34,42 @@ class Estimate:
         return (b - t * s, b + t * s)
 
 
+class LeastSquares:
+    """Least squares on one design ``X`` (columns: the regressors, the intercept given by the caller): the one place
+    every fit of the verdict engine solves a linear least-squares problem (exponent fits, bootstrap resamples, the
+    next round's variance gains, the correction-to-scaling profile).
+
+    Each method says which solve it is: ``coef`` (LAPACK's minimum-norm ``lstsq``), ``projector`` (the
+    Moore-Penrose pseudo-inverse of X, for many right-hand sides), ``cov_unscaled`` ((X'X)^+) and ``gain_rows``
+    ((X'X)^+ X'). Pitfall avoided: four copies of the same algebra drift apart in how they treat a collinear design."""
+
+    def __init__(self, X: np.ndarray):
+        self.X = np.asarray(X, dtype=float)
+        self._gram_pinv: np.ndarray | None = None
+        self._pinv: np.ndarray | None = None
+
+    @property
+    def df(self) -> int:
+        return self.X.shape[0] - self.X.shape[1]
+
+    def coef(self, y: np.ndarray) -> np.ndarray:
+        beta, *_ = np.linalg.lstsq(self.X, np.asarray(y, dtype=float), rcond=None)
+        return beta
+
+    def projector(self) -> np.ndarray:
+        if self._pinv is None:
+            self._pinv = np.linalg.pinv(self.X)
+        return self._pinv
+
+    def cov_unscaled(self) -> np.ndarray:
+        if self._gram_pinv is None:
+            self._gram_pinv = np.linalg.pinv(self.X.T @ self.X)
+        return self._gram_pinv
+
+    def gain_rows(self) -> np.ndarray:
+        return self.cov_unscaled() @ self.X.T
+
+
 def ols(X: np.ndarray, y: np.ndarray) -> Estimate:
     """Ordinary least squares of y on the columns of X (give the intercept column yourself).
 
@@ -41,13 +77,13 @@ def ols(X: np.ndarray, y: np.ndarray) -> Estimate:
     short range) loses every digit; the pseudo-inverse keeps the estimate and lets the
     covariance show the collinearity as a large SE. With no residual degree of freedom the
     covariance is nan, never 0."""
-    X = np.asarray(X, dtype=float)
+    ls = LeastSquares(X)
     y = np.asarray(y, dtype=float)
-    beta, *_ = np.linalg.lstsq(X, y, rcond=None)
-    resid = y - X @ beta
-    df = len(y) - X.shape[1]
+    beta = ls.coef(y)
+    resid = y - ls.X @ beta
+    df = ls.df
     s2 = float(resid @ resid) / df if df > 0 else float("nan")
-    cov = s2 * np.linalg.pinv(X.T @ X)
+    cov = s2 * ls.cov_unscaled()
     return Estimate(beta, cov, df, resid)
 
 
@@ -142,7 +178,7 @@ def censored_regression(X: np.ndarray, y: np.ndarray, side: np.ndarray, df: int)
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
     side = np.asarray(side)
-    b0, *_ = np.linalg.lstsq(X, y, rcond=None)
+    b0 = LeastSquares(X).coef(y)
     r0 = y - X @ b0
     s0 = max(float(np.std(r0)), 1e-3)
 

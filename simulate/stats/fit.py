@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from ibcheck.simulate.stats.estimate import Estimate, censored_cell_means, censored_regression, combine_runs, ols
+from ibcheck.simulate.stats.estimate import Estimate, LeastSquares, censored_cell_means, censored_regression, combine_runs, ols
 from ibcheck.simulate.stats.terms import Term
 from ibcheck.theory.errors import InputError
 
@@ -321,7 +321,7 @@ def _bca(Xd, yv, keys, level, seed) -> tuple[dict | None, str | None]:
         out = []
         for row in sample_idx:
             row = row.astype(int)
-            b, *_ = np.linalg.lstsq(Xd[row], yv[row], rcond=None)
+            b = LeastSquares(Xd[row]).coef(yv[row])
             out.append(b[1:])
         out = np.array(out).T
         return out if out.shape[1] > 1 else out[:, 0]

@@ -29,6 +29,10 @@ from ibcheck.simulate.sweep.tasks import Task
 from ibcheck.theory.argtypes import require_int
 from ibcheck.theory.errors import InputError, RunFailure
 
+# (key, status, value, error text, seconds, failure kind): the kind of a failed task (the exception's class name,
+# "InvalidMeasurement", "WorkerDied", ...) is stored in its own column, so no reader matches it in the error's text
+TaskResult = tuple[str, str, object, str | None, float, str | None]
+
 
 @dataclass
 class Executor:
@@ -101,17 +105,17 @@ def _unpack(payload: bytes):
     return pickle.loads(payload)
 
 
-def run_task(task: Task, payload: bytes | None = None) -> tuple[str, str, object, str | None, float]:
+def run_task(task: Task, payload: bytes | None = None) -> TaskResult:
     """Run one task in a worker with the experiment ``payload`` (:func:`pack`; None: resolve it here).
     Never raises: a failure is a recorded status."""
     try:
         exp = _unpack(payload) if payload is not None else resolve(task.experiment)
     except Exception as err:  # recorded, never dropped
-        return task.key, "failed", None, f"the experiment could not be loaded in the worker: {type(err).__name__}: {err}", 0.0
+        return task.key, "failed", None, f"the experiment could not be loaded in the worker: {type(err).__name__}: {err}", 0.0, "ExperimentNotLoaded"
     return execute(task, exp)
 
 
-def execute(task: Task, exp) -> tuple[str, str, object, str | None, float]:
+def execute(task: Task, exp) -> TaskResult:
     """Run one task with the resolved experiment ``exp``; never raises (a failure is a recorded status)."""
     t0 = time.perf_counter()
     try:
@@ -121,11 +125,11 @@ def execute(task: Task, exp) -> tuple[str, str, object, str | None, float]:
             value, why = as_trajectory(exp, value)
         value = encode(value)  # AtLeast/AtMost -> {"at_least": x}: stored as bounds, never as values
         if why is not None:  # recorded as failed with the reason, never dropped
-            return task.key, "failed", None, why, time.perf_counter() - t0
+            return task.key, "failed", None, why, time.perf_counter() - t0, "InvalidMeasurement"
         status = "diverged" if isinstance(value, dict) and value.get("status") == "diverged" else "ok"
-        return task.key, status, value, None, time.perf_counter() - t0
+        return task.key, status, value, None, time.perf_counter() - t0, None
     except Exception as err:  # recorded, never dropped
-        return task.key, "failed", None, f"{type(err).__name__}: {err}\n{traceback.format_exc(limit=3)}", time.perf_counter() - t0
+        return task.key, "failed", None, f"{type(err).__name__}: {err}\n{traceback.format_exc(limit=3)}", time.perf_counter() - t0, type(err).__name__
 
 
 def local_pool(workers: int) -> ProcessPoolExecutor:
@@ -157,9 +161,9 @@ def run_sweep(tasks: list[Task], db: str | sqlite3.Connection, version: str, wor
 
     def record(result):
         nonlocal failed
-        key, status, value, error, secs = result
+        key, status, value, error, secs, failure = result
         failed += status == "failed"
-        write_row(con, by_key[key], status, value, error, secs, version)
+        write_row(con, by_key[key], status, value, error, secs, version, failure)
         if bar is not None:
             bar.update(1)
 
@@ -225,7 +229,7 @@ def _run_dask(todo, record, scheduler, workers, job):
                     record(f.result())
                 except Exception as err:  # e.g. KilledWorker: the task took down its worker every time it ran
                     t = task_of[f.key]
-                    record((t.key, "failed", None, f"{type(err).__name__}: {err} (the task's worker died on every try)", 0.0))
+                    record((t.key, "failed", None, f"{type(err).__name__}: {err} (the task's worker died on every try)", 0.0, "WorkerDied"))
     finally:
         if cluster is not None:
             cluster.close()

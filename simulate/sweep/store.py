@@ -32,7 +32,8 @@ CREATE TABLE IF NOT EXISTS results (
     error TEXT,
     seconds REAL,
     code_version TEXT NOT NULL,
-    created REAL NOT NULL
+    created REAL NOT NULL,
+    failure TEXT
 )
 """
 
@@ -63,6 +64,8 @@ def connect(db: str) -> sqlite3.Connection:
         con.execute("PRAGMA journal_mode=WAL")
         con.execute("PRAGMA synchronous=NORMAL")
         con.execute(SCHEMA)
+        if "failure" not in {row[1] for row in con.execute("PRAGMA table_info(results)")}:  # a store written before the column
+            con.execute("ALTER TABLE results ADD COLUMN failure TEXT")
         con.commit()
         con.execute("SELECT key, cell, seed, status, value FROM results LIMIT 1").fetchall()
     except sqlite3.DatabaseError as err:
@@ -78,14 +81,16 @@ def done_keys(con: sqlite3.Connection) -> set[str]:
     return {r[0] for r in con.execute("SELECT key FROM results")}
 
 
-def write_row(con: sqlite3.Connection, task: Task, status: str, value, error: str | None, seconds: float, version: str) -> None:
+def write_row(con: sqlite3.Connection, task: Task, status: str, value, error: str | None, seconds: float, version: str,
+              failure: str | None = None) -> None:
     """One row, one transaction: either the whole row is there or none of it. A file that cannot take the row (a full
     disk, a file-size limit) is a :class:`RunFailure` saying what is kept, never an internal error."""
     try:
         with con:
-            con.execute("INSERT OR IGNORE INTO results VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            con.execute("INSERT OR IGNORE INTO results (key, claim, experiment, cell, seed, status, value, error, seconds, code_version, "
+                        "created, failure) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                         (task.key, task.claim, task.experiment, json.dumps(task.cell, sort_keys=True), task.seed, status,
-                         None if value is None else json.dumps(value), error, seconds, version, time.time()))
+                         None if value is None else json.dumps(value), error, seconds, version, time.time(), failure))
     except sqlite3.OperationalError as err:
         raise RunFailure(f"the sweep store could not take a row ({err}); every finished row is kept: free space and run the "
                          "same command again to resume") from None
@@ -95,10 +100,10 @@ def rows_for(con: sqlite3.Connection, keys: list[str]) -> list[dict]:
     out = []
     for i in range(0, len(keys), 500):
         chunk = keys[i:i + 500]
-        q = f"SELECT key, cell, seed, status, value, error, seconds FROM results WHERE key IN ({','.join('?' * len(chunk))})"
-        for key, cell, seed, status, value, error, secs in con.execute(q, chunk):
+        q = f"SELECT key, cell, seed, status, value, error, seconds, failure FROM results WHERE key IN ({','.join('?' * len(chunk))})"
+        for key, cell, seed, status, value, error, secs, failure in con.execute(q, chunk):
             out.append({"key": key, **_json_cell(cell, key), "seed": seed, "status": status,
-                        "value": None if value is None else _json(value, key), "error": error, "seconds": secs})
+                        "value": None if value is None else _json(value, key), "error": error, "seconds": secs, "failure": failure})
     return out
 
 

@@ -14,6 +14,7 @@ import math
 from typing import Any
 
 from ibcheck.simulate.stats.censored import decode
+from ibcheck.simulate.verdict.rules import beyond_band, combine, pinned_interval
 
 
 def _by_cell(rows: list[dict], cell_vars: list[str]) -> dict[tuple, list[dict]]:
@@ -29,7 +30,7 @@ def kkt_cells(rows: list[dict], cell_vars: list[str]) -> list[dict]:
     out = []
     for key, rs in sorted(_by_cell(rows, cell_vars).items()):
         vals = [r["value"] for r in rs if r.get("status") in ("ok", "diverged") and isinstance(r.get("value"), dict)]
-        uncertified = sum(1 for r in rs if r.get("status") == "failed" and "UncertifiedSample" in str(r.get("error") or ""))
+        uncertified = sum(1 for r in rs if r.get("status") == "failed" and r.get("failure") == "UncertifiedSample")
         eps = [v["kkt_eps"] for v in vals if v.get("kkt_eps") is not None]
         delta = [v["kkt_delta"] for v in vals if v.get("kkt_delta") is not None]
         out.append({"cell": dict(zip(cell_vars, key)), "samples": len(rs), "samples_uncertified": uncertified,
@@ -60,7 +61,7 @@ def at_thresholds(rows: list[dict], quantity: str, eps: float, delta: float) -> 
         kept = [n for n in v["kkt_networks"] if n.get(quantity) is not None and n.get("solver_status") == "optimal"
                 and n.get("feasible") and n["eps"] <= eps and n["delta"] <= delta]
         if not kept:
-            out.append({**r, "status": "failed", "value": None,
+            out.append({**r, "status": "failed", "value": None, "failure": "UncertifiedSample",
                         "error": f"UncertifiedSample: no network certifies at eps={eps:g}, delta={delta:g}"})
             continue
         decoded = [decode(n[quantity]) for n in kept]
@@ -90,8 +91,8 @@ def transfer_cells(rows: list[dict], cell_vars: list[str], tolerance_points: int
 
 
 def _tight(fits: list[dict]) -> bool:
-    """Every fitted exponent's decision interval lies inside its prediction +- margin (the bound is attained)."""
-    return all(f["predicted"] - f["margin"] <= f["decision_ci"][0] and f["decision_ci"][1] <= f["predicted"] + f["margin"] for f in fits)
+    """Every fitted exponent's decision interval is pinned to its prediction (the bound is attained)."""
+    return all(pinned_interval(f["decision_ci"][0], f["decision_ci"][1], f["predicted"], f["margin"]) for f in fits)
 
 
 def _loose(fits: list[dict], kind: str) -> list[str]:
@@ -100,7 +101,7 @@ def _loose(fits: list[dict], kind: str) -> list[str]:
     for f in fits:
         lo, hi = f["decision_ci"]
         k = f.get("tested_as", kind)  # the term's own direction (mirrored where its variable tends to 0)
-        if (k in ("O", "o", "<=") and hi < f["predicted"] - f["margin"]) or (k in ("Omega", "omega", ">=") and lo > f["predicted"] + f["margin"]):
+        if beyond_band(k, lo, hi, f["predicted"], f["margin"]):
             out.append(f"{f['variable']} {f['estimate']:.2f} [{lo:.2f}, {hi:.2f}] against {f['predicted']:g}")
     return out
 
@@ -120,8 +121,7 @@ def decide_reading(results: list[dict]) -> dict | None:
         return None
     evidence: dict[str, dict[str, Any]] = {}
     for name, rs in readings.items():
-        verdicts = [r["verdict"] for r in rs]
-        overall = "inconsistent" if "inconsistent" in verdicts else ("consistent" if all(v == "consistent" for v in verdicts) else "inconclusive")
+        overall = combine([r["verdict"] for r in rs])
         loose = [f"{r['quantity']}: {x}" for r in rs for x in _loose(r["fits"], r["kind"])]
         evidence[name] = {"verdict": overall, "bounds": {r["label"]: r["verdict"] for r in rs},
                           "exponents": {r["label"]: {f["variable"]: {"estimate": f["estimate"], "decision_ci": f["decision_ci"],

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ibcheck.simulate.stats.estimate import LeastSquares
 from ibcheck.simulate.stats.fit import design
 from ibcheck.simulate.stats.terms import Term, parse_term
 from ibcheck.simulate.sweep.tasks import CellKey, cell_key
@@ -58,7 +59,7 @@ def variance_gains(cells: list[dict], variables: list[str], v: str) -> list[floa
     names = [getattr(u, "name", u) for u in variables]
     i = names.index(v)
     X = np.hstack([np.ones((len(cells), 1)), L, ((L[:, i] - L[:, i].mean()) ** 2)[:, None]])
-    A = np.linalg.pinv(X.T @ X) @ X.T
+    A = LeastSquares(X).gain_rows()
     pooled2 = _pooled_variance(cells)
     s2n = []
     for c in cells:

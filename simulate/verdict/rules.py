@@ -166,7 +166,7 @@ def judge_exponent(variable: str, kind: str, estimate: float, se: float, df: int
 
 def pinned(v: ExponentTest) -> bool:
     """Is the exponent equivalent to its prediction (both one-sided bounds inside the margin)?"""
-    return v.predicted - v.margin < v.lower and v.upper < v.predicted + v.margin
+    return pinned_interval(v.lower, v.upper, v.predicted, v.margin)
 
 
 def judge_variable(kind: str, chain: list[tuple[str, Judgement]]) -> tuple[str, str]:
@@ -191,7 +191,7 @@ def judge_variable(kind: str, chain: list[tuple[str, Judgement]]) -> tuple[str, 
     for i, (name, j) in enumerate(chain):
         last = i == len(chain) - 1
         p = j.plain
-        beyond = p.upper < p.predicted - p.margin if p.kind in UPPER else p.lower > p.predicted + p.margin  # the term's own direction
+        beyond = beyond_band(p.kind, p.lower, p.upper, p.predicted, p.margin)  # the term's own direction (Theta returned above)
         if last or j.verdict == "inconsistent" or beyond:
             why = "" if last or j.verdict == "inconsistent" else " (beyond its band, so the factors after it do not matter)"
             return j.verdict, "; ".join(parts + [f"{name}: {j.reason}{why}"])
@@ -210,3 +210,54 @@ def combine(verdicts: list[str]) -> str:
     if verdicts and all(v == "consistent" for v in verdicts):
         return "consistent"
     return "inconclusive"
+
+
+def pinned_interval(lower: float, upper: float, predicted: float, margin: float) -> bool:
+    """Both ends of an interval strictly inside ``predicted +- margin``: the exponent is pinned to its prediction
+    (the bound is attained). One rule for the verdict's chains and the readings."""
+    return predicted - margin < lower and upper < predicted + margin
+
+
+def beyond_band(kind: str, lower: float, upper: float, predicted: float, margin: float) -> bool:
+    """The interval lies strictly on the bound's own side of its band: an upper bound (O, o, <=) holding with room
+    (upper < predicted - margin), a lower bound (Omega, omega, >=) likewise (lower > predicted + margin)."""
+    if kind in UPPER:
+        return upper < predicted - margin
+    if kind in LOWER:
+        return lower > predicted + margin
+    return False
+
+
+MIN_INSIDE = 0.8  # the fraction of a row's cells that must lie inside the claim's hypotheses for the row to count
+
+
+@dataclass(frozen=True)
+class RowEvidence:
+    """What the counting rule reads of one tested bound: its verdict, the cells inside the claim's hypotheses, whether
+    the row is trivial, how log factors entered, and (claims about KKT points) whether every inside cell is certified."""
+
+    verdict: Verdict
+    cells_inside: int
+    cells_total: int
+    trivial: str | None = None
+    offsets: str = "fit"
+    kkt_certified: bool | None = None  # None: the claim speaks of no KKT point
+
+
+def counted(e: RowEvidence) -> tuple[bool, str]:
+    """Does the index count this row as decided? (counted, why not / how).
+
+    Only when its verdict is consistent or inconsistent; at least 80% of its cells are inside the claim's
+    hypotheses; for a claim about KKT points, every inside cell holds certified KKT points; and it tests the
+    claim's own exponents (log exponents fitted, not taken as known offsets; not a trivial row)."""
+    if not e.cells_total or e.cells_inside / e.cells_total < MIN_INSIDE:
+        return False, f"extrapolated: {e.cells_inside}/{e.cells_total} cells inside the hypotheses (at least {MIN_INSIDE:.0%} needed)"
+    if e.trivial:
+        return False, e.trivial
+    if e.verdict not in ("consistent", "inconsistent"):
+        return False, "undecided"
+    if e.offsets != "fit":
+        return False, "log factors taken as known offsets: not the claim's own exponents"
+    if e.kkt_certified is False:
+        return False, "a cell inside the hypotheses holds no certified KKT point"
+    return True, f"{e.cells_inside}/{e.cells_total} cells inside" + (", certified KKT points at every cell" if e.kkt_certified else "")
