@@ -14,6 +14,7 @@ the source tree itself, below. ``import ibcheck`` loads neither torch nor cvxpy.
 """
 from __future__ import annotations
 
+import importlib as _importlib
 import os as _os
 
 _root = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
@@ -58,9 +59,7 @@ _CONFIGS = {"RunConfig": "substrate.training", "DataConfig": "substrate.training
 def __getattr__(name: str):
     """The config dataclasses, imported on first use (they live beside torch code)."""
     if name in _CONFIGS:
-        import importlib
-
-        return getattr(importlib.import_module(f"ibcheck.simulate.{_CONFIGS[name]}"), name)
+        return getattr(_importlib.import_module(f"ibcheck.simulate.{_CONFIGS[name]}"), name)
     raise AttributeError(f"module 'ibcheck' has no attribute {name!r}")
 
 

@@ -9,10 +9,25 @@ Importing this module loads neither torch nor cvxpy; each call imports what it n
 """
 from __future__ import annotations
 
+import numbers
+import os
+from dataclasses import replace
+from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import TYPE_CHECKING, Callable, Literal, Mapping, Sequence
 
-from ibcheck.theory.argtypes import refused
+import numpy as np
+
+from ibcheck.solvers.networks import normalized_margin as _nm
+from ibcheck.solvers.validation import check_data, check_network, check_X
+from ibcheck.theory.argtypes import refused, require_bool, require_choice, require_float, require_int
+from ibcheck.theory.describe import bounds_at
+from ibcheck.theory.evaluate import MAX_DECIMAL_EXPONENT
+from ibcheck.theory.expressions import parse_expression
+from ibcheck.theory.growth import GrowthError
+from ibcheck.theory.growth import compare as compare_growth
+from ibcheck.theory.registry import ClaimList, all_claims, get_claim
+from ibcheck.theory.window import applicability_window
 
 from .errors import InputError
 
@@ -44,7 +59,6 @@ def _point(at: Mapping[str, Number] | None, name: str = "at") -> dict[str, str]:
         return {}
     if not isinstance(at, Mapping):
         raise InputError(f"{name}={at!r} is not a mapping: give values as a dict, e.g. {name}={{'k': 10, 'n': 1000}}")
-    import numbers
 
     out = {}
     for k, v in at.items():
@@ -62,12 +76,10 @@ def _point(at: Mapping[str, Number] | None, name: str = "at") -> dict[str, str]:
             if v.denominator == 1:
                 out[k] = str(v.numerator)
                 continue
-            from ibcheck.theory.evaluate import MAX_DECIMAL_EXPONENT
 
             if max(len(str(abs(v.numerator))), len(str(v.denominator))) > MAX_DECIMAL_EXPONENT:
                 raise InputError(f"{name}[{k!r}]: the fraction has too many digits")
             # the exact value as a decimal the theory layer reads (40 significant digits)
-            from decimal import Decimal, localcontext
 
             with localcontext() as ctx:
                 ctx.prec = 40
@@ -97,8 +109,6 @@ def _names(name: str, value) -> list[str]:
 
 def _sequence(name: str, value, allow_empty: bool = False) -> list:
     """A list or tuple (a string is not a sequence of values here); else an InputError naming it."""
-    import numpy as np
-
     if isinstance(value, np.ndarray) and value.ndim == 1:
         value = value.tolist()
     if not isinstance(value, (list, tuple)):
@@ -120,31 +130,23 @@ def _input_dim(net) -> int | None:
 # -- theory ------------------------------------------------------------------------------------
 def claims() -> ClaimList:
     """Every claim of the registry (THEORY.md), in order: a table of id, status, kind and title."""
-    from ibcheck.theory.registry import ClaimList, all_claims
-
     return ClaimList(tuple(all_claims()))
 
 
 def claim(id: str) -> Claim:
     """The claim with this id (e.g. ``"FVBS23.thm.4_2"``); an unknown id suggests the nearest ones."""
-    from ibcheck.theory.registry import get_claim
-
     return get_claim(id)
 
 
 def bounds(id: str, at: Mapping[str, Number] | None = None, reading: str | None = None) -> Bounds:
     """A claim's hypotheses and bounds with their exponents; at a point ``at`` each hypothesis is
     evaluated in log space (exact for super-polynomial conditions) and ``applies`` says whether all hold."""
-    from ibcheck.theory.describe import bounds_at
-
     return bounds_at(claim(id), _point(at) or None, _text("reading", reading, optional=True))
 
 
 def window(id: str, free: str = "d", at: Mapping[str, Number] | None = None) -> Window:
     """The exact integer window of ``free`` where every hypothesis of the claim holds, the other
     variables fixed by ``at``; each end is checked one step inside and one step outside."""
-    from ibcheck.theory.window import applicability_window
-
     return applicability_window(claim(id), _text("free", free), _point(at))
 
 
@@ -152,11 +154,6 @@ def growth(a: str, b: str, over: Sequence[str] | None = None, to_zero: Sequence[
            coupling: Mapping[str, str] | None = None) -> GrowthRelation:
     """How bound ``a`` compares with bound ``b`` as the variables ``over`` tend to infinity (and
     ``to_zero`` to 0) jointly: ``<`` (a = o(b)), ``>``, ``~`` (Theta) or ``incomparable`` with two rays."""
-    from dataclasses import replace
-
-    from ibcheck.theory.expressions import parse_expression
-    from ibcheck.theory.growth import GrowthError, compare
-
     ea, eb = parse_expression(_text("a", a)), parse_expression(_text("b", b))
     names = sorted({s.name for s in (ea.free_symbols | eb.free_symbols)})
     zero = _names("to_zero", to_zero)
@@ -169,7 +166,7 @@ def growth(a: str, b: str, over: Sequence[str] | None = None, to_zero: Sequence[
     tends = {v: "oo" for v in over_} | {v: "0" for v in zero}
     coupled = {v: parse_expression(e) for v, e in (coupling or {}).items()} or None
     try:
-        res = compare(ea, eb, tends, coupled)
+        res = compare_growth(ea, eb, tends, coupled)
     except GrowthError as err:
         raise InputError(f"cannot compare: {err}") from None
     return replace(res, a=str(ea), b=str(eb))
@@ -179,7 +176,7 @@ def growth(a: str, b: str, over: Sequence[str] | None = None, to_zero: Sequence[
 def train(config: RunConfig) -> Run:
     """Train ``config.seeds`` networks of one config in a batch (log-space losses) and measure them.
     ``Run.save(directory)`` writes the run directory that ``ibcheck radius`` and ``kkt-check`` read."""
-    from ibcheck.simulate.substrate.training import RunConfig, run
+    from ibcheck.simulate.substrate.training import RunConfig, run  # heavy: torch (loaded on first use)
 
     if not isinstance(config, RunConfig):
         raise InputError(f"config={type(config).__name__} is not a RunConfig (build one with ibcheck.RunConfig(...))")
@@ -188,7 +185,7 @@ def train(config: RunConfig) -> Run:
 
 def load_run(path: str) -> Run:
     """A run directory written by ``Run.save`` (or ``ibcheck train``), read back as a :class:`Run`."""
-    from ibcheck.simulate.substrate.rundir import load_run as _load
+    from ibcheck.simulate.substrate.rundir import load_run as _load  # heavy: torch (loaded on first use)
 
     return _load(path)
 
@@ -201,15 +198,15 @@ def radii(run_or_network, X: np.ndarray | None = None, y: np.ndarray | None = No
     """l2 flip radii, bracketed from both sides: for a Run at ``points`` fresh test points (or at ``X, y``),
     for one network at ``X, y``. Methods: universal direction, attacks (upper bounds), certified
     (lower bounds), exact (mixed-integer, within ``time_limit`` seconds per point)."""
-    from ibcheck.simulate.substrate.training import Run
-    from ibcheck.simulate.tools.radii import radii as _radii
-    from ibcheck.solvers.validation import check_data, check_network
+    from ibcheck.simulate.substrate.training import Run  # heavy: torch (loaded on first use)
+    from ibcheck.simulate.tools.radii import (
+        radii as _radii,  # heavy: the simulate layer (scipy, pandas; torch on use), kept out of import ibcheck (loaded on first use)
+    )
 
     if not isinstance(run_or_network, Run):
         check_network(run_or_network, "run_or_network")
     if X is not None or y is not None or not isinstance(run_or_network, Run):
         X, y = check_data(X, y, dim=None if isinstance(run_or_network, Run) else _input_dim(run_or_network))
-    from ibcheck.theory.argtypes import require_choice
 
     methods = _sequence("methods", methods)
     if not all(isinstance(m, str) for m in methods):
@@ -227,10 +224,8 @@ def kkt_points(config: KKTSearchConfig | None = None, **fields) -> KKTPoints:
     """KKT points of the max-margin problem (P) on clusters or sphere data, from random, GD and
     construction starts, each certified (:func:`kkt_certificate`) and de-duplicated; with
     ``include_global=True`` compared with the certified global optimum. Fields as in KKTSearchConfig."""
-    from dataclasses import replace
-
-    from ibcheck.simulate.tools.kkt_search import KKTSearchConfig
-    from ibcheck.simulate.tools.kkt_search import kkt_points as _search
+    from ibcheck.simulate.tools.kkt_search import KKTSearchConfig  # heavy: torch (loaded on first use)
+    from ibcheck.simulate.tools.kkt_search import kkt_points as _search  # heavy: torch (loaded on first use)
 
     try:
         cfg = replace(config, **fields) if config is not None else KKTSearchConfig(**fields)
@@ -242,11 +237,7 @@ def kkt_points(config: KKTSearchConfig | None = None, **fields) -> KKTPoints:
 def kkt_certificate(network, X: np.ndarray, y: np.ndarray, active_tol: float = 1e-6) -> KKTCertificate:
     """Is ``network`` (scaled to unit margin) a KKT point of (P) on ``X, y``? A certificate from an
     optimal solver status, never from a guess: ``is_kkt()`` and ``failures()`` say which condition fails."""
-    import numpy as np
-
-    from ibcheck.solvers.kkt.certificate import kkt_certificate as _cert
-    from ibcheck.solvers.validation import check_data, check_network
-    from ibcheck.theory.argtypes import require_float
+    from ibcheck.solvers.kkt.certificate import kkt_certificate as _cert  # heavy: cvxpy (loaded on first use)
 
     check_network(network)
     X, y = check_data(X, y, dim=_input_dim(network))
@@ -258,11 +249,7 @@ def global_max_margin(X: np.ndarray, y: np.ndarray, bias: bool = True, max_patte
                       candidates: Sequence = ()) -> GlobalOptimum:
     """The global optimum of (P) on a small instance (convex reformulation over activation patterns),
     ``certified`` only when proven; otherwise an upper bound that says so."""
-    import numpy as np
-
-    from ibcheck.solvers.kkt.global_opt import global_max_margin as _glob
-    from ibcheck.solvers.validation import check_data, check_network
-    from ibcheck.theory.argtypes import require_bool, require_int
+    from ibcheck.solvers.kkt.global_opt import global_max_margin as _glob  # heavy: cvxpy (loaded on first use)
 
     X, y = check_data(X, y)
     require_bool("bias", bias)
@@ -275,9 +262,7 @@ def svm(X: np.ndarray, y: np.ndarray, bias: bool = True):
     """The hard-margin linear SVM (SHNGS18's w_svm): ``w``, ``b``, the multipliers ``alpha``, the support
     vectors, ``margin`` and the solver ``status`` ("optimal", "infeasible" when not separable,
     "unbounded" for one class with a bias). Solved on unit-norm data and scaled back."""
-    from ibcheck.solvers.svm import hard_margin_svm
-    from ibcheck.solvers.validation import check_data
-    from ibcheck.theory.argtypes import require_bool
+    from ibcheck.solvers.svm import hard_margin_svm  # heavy: cvxpy (loaded on first use)
 
     X, y = check_data(X, y)
     return hard_margin_svm(X, y, bias=require_bool("bias", bias))
@@ -286,9 +271,6 @@ def svm(X: np.ndarray, y: np.ndarray, bias: bool = True):
 def normalized_margin(network, X: np.ndarray, y: np.ndarray) -> float:
     """LL20.def.normalized_margin: ``min_i y_i f(x_i) / ||theta||^L`` for an L-homogeneous network
     (scale-free: it does not change when theta is multiplied by c > 0)."""
-    from ibcheck.solvers.networks import normalized_margin as _nm
-    from ibcheck.solvers.validation import check_data, check_network
-
     check_network(network)
     X, y = check_data(X, y, dim=_input_dim(network))
     return _nm(network, X, y)
@@ -296,8 +278,7 @@ def normalized_margin(network, X: np.ndarray, y: np.ndarray) -> float:
 
 def direction_error(w, reference) -> float:
     """SHNGS18.thm.direction: ``|| w/||w|| - w_ref/||w_ref|| ||`` (e.g. GD's iterate against ``svm(X, y).w``)."""
-    from ibcheck.solvers.svm import direction_error as _de
-    from ibcheck.solvers.validation import check_X
+    from ibcheck.solvers.svm import direction_error as _de  # heavy: cvxpy (loaded on first use)
 
     a, b = check_X(_row(w, "w"), "w"), check_X(_row(reference, "reference"), "reference")
     if a.shape != b.shape:
@@ -307,8 +288,6 @@ def direction_error(w, reference) -> float:
 
 def _row(v, name: str) -> list:
     """A vector as a one-row matrix for check_X; anything else is refused naming ``name``."""
-    import numpy as np
-
     try:
         arr = np.asarray(v, dtype=float)
     except (TypeError, ValueError, OverflowError):
@@ -330,7 +309,9 @@ def experiment(claim: str, grid: Mapping[str, Sequence[float]], seeds: int = 3, 
     the measure returns one run as series, fitted along time. ``cost(cell)`` is the relative work of one task
     (default 1), which a ``budget`` counts. A measure that raises, or returns a missing or non-finite quantity,
     gives a failed row with its reason."""
-    from ibcheck.simulate.experiments.registry import experiment as _experiment
+    from ibcheck.simulate.experiments.registry import (
+        experiment as _experiment,  # heavy: the simulate layer (scipy, pandas; torch on use), kept out of import ibcheck (loaded on first use)
+    )
 
     as_dict = lambda m: dict(m) if isinstance(m, Mapping) else m  # noqa: E731  (anything else is refused there, by name)
     return _experiment(claim, as_dict(grid), seeds, as_dict(quick_grid), quick_seeds, as_dict(fixed), as_dict(max_grid), description,
@@ -354,7 +335,7 @@ def compare(claim: str, grid: Mapping[str, Sequence[float]] | None = None, seeds
     default, here and on the command line, is the full design. ``workers`` local processes, or Dask
     (``dask=True``: a LocalCluster of ``workers``; ``scheduler="tcp://..."``: a running one);
     ``max_seconds`` caps the wall clock (the verdict then depends on the machine, and says so)."""
-    from ibcheck.simulate.compare.driver import compare_claim
+    from ibcheck.simulate.compare.driver import compare_claim  # heavy: scipy (loaded on first use)
 
     # every value is checked at the comparison's one boundary (simulate.compare.inputs), before anything runs
     return compare_claim(claim, store=store, grid=grid, seeds=seeds, budget=budget, quick=quick, workers=workers, margin=margin,
@@ -367,9 +348,10 @@ def design(claim: str, quick: bool = True, budget: float | None = None, seeds: i
     """The grid :func:`compare` would run for ``claim``'s experiment: each cell with the free settings picked inside
     the claim's applicability window (e.g. FVBS23's n), whether every hypothesis holds there and which binds, and
     the estimated work per task; where no cell is inside, the smallest inside cell beyond the grid."""
-    from ibcheck.simulate.compare import inputs
-    from ibcheck.simulate.experiments.window import window_design
-    from ibcheck.theory.argtypes import require_bool
+    from ibcheck.simulate.compare import inputs  # heavy: the simulate layer (scipy, pandas; torch on use), kept out of import ibcheck (loaded on first use)
+    from ibcheck.simulate.experiments.window import (
+        window_design,  # heavy: the simulate layer (scipy, pandas; torch on use), kept out of import ibcheck (loaded on first use)
+    )
 
     require_bool("quick", quick)
     budget, seeds = inputs.check_work("budget", budget), inputs.check_seeds(seeds)
@@ -383,9 +365,9 @@ def verdict(data: str, claim: str | None = None, quantity: str | None = None, re
     """Judge your own measurements (a CSV with the variables, ``seed`` and ``value``) against a claim
     of the registry, or against a stated prediction (``predict="d=1/2,k=-1/2"`` or ``"t=0,log(t)=-1"``
     with ``kind``). ``trajectory=True``: each seed is one run measured along the fitted variable."""
-    import os
-
-    from ibcheck.simulate.compare.from_csv import verdict_from_csv
+    from ibcheck.simulate.compare.from_csv import (
+        verdict_from_csv,  # heavy: the simulate layer (scipy, pandas; torch on use), kept out of import ibcheck (loaded on first use)
+    )
 
     if not isinstance(data, (str, os.PathLike)):
         raise InputError(f"data={data!r} is not a path to a CSV file", "data", data)
@@ -397,7 +379,9 @@ def verdict(data: str, claim: str | None = None, quantity: str | None = None, re
 
 
 def _check_constants(constants) -> dict[str, float] | None:
-    from ibcheck.simulate.compare.inputs import check_constants
+    from ibcheck.simulate.compare.inputs import (
+        check_constants,  # heavy: the simulate layer (scipy, pandas; torch on use), kept out of import ibcheck (loaded on first use)
+    )
 
     return check_constants(constants)
 
@@ -412,8 +396,7 @@ def reproduce(name: str, quick: bool = False, idx_dir: str | None = None) -> Rep
     """One reproduction of the sources' experiments, side by side with their numbers: measurements,
     the criteria (quantity, source value, measured, rule, verdict) and the figures. ``idx_dir``
     (fa-digits): a directory with MNIST-format IDX files."""
-    from ibcheck.simulate.reproductions import run_reproduction
-    from ibcheck.theory.argtypes import require_bool
+    from ibcheck.simulate.reproductions import run_reproduction  # heavy: scipy (loaded on first use)
 
     return run_reproduction(_text("name", name), require_bool("quick", quick), _text("idx_dir", idx_dir, optional=True))
 
@@ -421,9 +404,8 @@ def reproduce(name: str, quick: bool = False, idx_dir: str | None = None) -> Rep
 def calibrate(trials: int = 100, budget: float | None = None, seed: int = 0, progress: bool = False) -> Calibration:
     """The verdict engine on synthetic data with known truth: per scenario, the rate of each verdict over
     ``trials`` draws, each a budgeted sequential sweep (``budget`` synthetic seconds; default 20)."""
-    from ibcheck.simulate.compare.calibrate import DEFAULT_BUDGET, Calibration
-    from ibcheck.simulate.compare.calibrate import calibrate as _calibrate
-    from ibcheck.theory.argtypes import require_bool, require_float, require_int
+    from ibcheck.simulate.compare.calibrate import DEFAULT_BUDGET, Calibration  # heavy: scipy (loaded on first use)
+    from ibcheck.simulate.compare.calibrate import calibrate as _calibrate  # heavy: scipy (loaded on first use)
 
     require_int("trials", trials, 1, high=100_000)
     require_int("seed", seed, 0)
@@ -437,8 +419,7 @@ def report(out: str, quick: bool = True, budget: float | None = None, only: Sequ
     """The main job (``ibcheck report``, ``make report``): the bound scaling report, a comparison of every claim
     with an experiment (sharing ``budget`` work), the sources' reproductions and an index page, written
     under ``out``; returns the path of index.html. ``only`` restricts it to these claims."""
-    from ibcheck.simulate.report.index import ReportOptions, write_full_report
-    from ibcheck.theory.argtypes import require_bool
+    from ibcheck.simulate.report.index import ReportOptions, write_full_report  # heavy: scipy (loaded on first use)
 
     opts = ReportOptions(quick=require_bool("quick", quick), budget=budget, only=tuple(_names("only", list(only))), workers=workers,
                          inside_only=require_bool("inside_only", inside_only), constants=_check_constants(constants) or {},
@@ -449,9 +430,8 @@ def report(out: str, quick: bool = True, budget: float | None = None, only: Sequ
 def kkt_trajectory(run: Run, seed: int | None = None, polish: bool = False) -> KKTTrajectory:
     """Certify every checkpoint of ``seed`` (default: the first) of a saved run as an (eps, delta)-KKT point
     (LL20.def.eps_delta_kkt); ``polish`` adds SLSQP from the last checkpoint and its cosine to GD's direction."""
-    from ibcheck.simulate.substrate.rundir import Run
-    from ibcheck.simulate.tools.kkt_search import kkt_trajectory as _trajectory
-    from ibcheck.theory.argtypes import require_bool, require_int
+    from ibcheck.simulate.substrate.rundir import Run  # heavy: torch (loaded on first use)
+    from ibcheck.simulate.tools.kkt_search import kkt_trajectory as _trajectory  # heavy: torch (loaded on first use)
 
     if not isinstance(run, Run):
         raise InputError(f"run={type(run).__name__} is not a Run (read one with ibcheck.load_run(path))")
@@ -463,8 +443,10 @@ def kkt_trajectory(run: Run, seed: int | None = None, polish: bool = False) -> K
 def robust_construction(source: Run, which: Literal["fvbs23", "lpll25-robust"]) -> Run:
     """A one-network Run holding the robust construction of FVBS23.thm.4_1 (``fvbs23``) or LPLL25.prop.robust_exists
     (``lpll25-robust``), built from the cluster means of ``source``'s data; :func:`radii` measures it like a trained run."""
-    from ibcheck.simulate.substrate.rundir import Run
-    from ibcheck.simulate.tools.radii import robust_construction as _construct
+    from ibcheck.simulate.substrate.rundir import Run  # heavy: torch (loaded on first use)
+    from ibcheck.simulate.tools.radii import (
+        robust_construction as _construct,  # heavy: the simulate layer (scipy, pandas; torch on use), kept out of import ibcheck (loaded on first use)
+    )
 
     if not isinstance(source, Run):
         raise InputError(f"source={type(source).__name__} is not a Run (read one with ibcheck.load_run(path))")
@@ -473,7 +455,9 @@ def robust_construction(source: Run, which: Literal["fvbs23", "lpll25-robust"]) 
 
 def scaling_report(out: str, claims: Sequence[str] | None = None) -> str:
     """The bound scaling report (Markdown and PNGs) of ``claims`` (default: every claim) under ``out``; returns its path."""
-    from ibcheck.simulate.report.figures import scaling_report as _scaling
+    from ibcheck.simulate.report.figures import (
+        scaling_report as _scaling,  # heavy: the simulate layer (scipy, pandas; torch on use), kept out of import ibcheck (loaded on first use)
+    )
 
     return _scaling(_names("claims", list(claims)) if claims else None, _text("out", out))
 
@@ -481,7 +465,9 @@ def scaling_report(out: str, claims: Sequence[str] | None = None) -> str:
 def claim_template(claim_id: str, file: str) -> str:
     """The text of a commented template of your own claim ``claim_id`` and its experiment, runnable as written
     (``ibcheck --claims FILE compare CLAIM_ID``); ``file`` is named in its usage lines."""
-    from ibcheck.simulate.experiments.scaffold import claim_template as _template
+    from ibcheck.simulate.experiments.scaffold import (
+        claim_template as _template,  # heavy: the simulate layer (scipy, pandas; torch on use), kept out of import ibcheck (loaded on first use)
+    )
 
     return _template(_text("claim_id", claim_id), _text("file", file))
 

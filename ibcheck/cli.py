@@ -9,7 +9,17 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import sys
+import warnings
+
+from ibcheck.commands import kkt as kkt_cli
+from ibcheck.commands import radius as radius_cli
+from ibcheck.commands import theory as theory_cli
+from ibcheck.commands import train as simulate_cli
+from ibcheck.errors import InputError, RunFailure, StoreInUse
+from ibcheck.theory.outdir import check_out
+from ibcheck.theory.registry import claim_files, load_claims, load_entry_points
 
 
 class _Parser(argparse.ArgumentParser):
@@ -37,11 +47,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from ibcheck.commands import compare as compare_cli
-    from ibcheck.commands import kkt as kkt_cli
-    from ibcheck.commands import radius as radius_cli
-    from ibcheck.commands import theory as theory_cli
-    from ibcheck.commands import train as simulate_cli
+    from ibcheck.commands import compare as compare_cli  # heavy: torch (loaded on first use)
 
     parser = _Parser(prog="ibcheck", description="A symbolic-numeric checker for implicit-bias theory: bounds, KKT points, simulation.")
     parser.add_argument("--claims", dest="claims_files", action="append", default=[], metavar="FILE",
@@ -87,8 +93,6 @@ def _option_strings(parser: argparse.ArgumentParser, command: str, dest: str | N
 def load_user_claims(files: list[str]) -> None:
     """The claims of installed packages (entry points), of IBCHECK_CLAIMS and of --claims, registered.
     The files are also put in IBCHECK_CLAIMS, so that sweep workers started from here load them too."""
-    from ibcheck.theory.registry import claim_files, load_claims, load_entry_points
-
     load_entry_points()
     paths = claim_files() + list(files)
     for p in dict.fromkeys(paths):
@@ -116,8 +120,6 @@ def _resume_hint(args: argparse.Namespace) -> str:
 def _remove_created(out: str | None) -> None:
     """Remove the directory this command created at ``out`` (``args.created_out``: its own ``os.mkdir`` succeeded, so
     no other process's files are there): refused input writes nothing."""
-    import shutil
-
     if out is None or not os.path.lexists(out):
         return
     if os.path.isdir(out) and not os.path.islink(out):
@@ -127,13 +129,9 @@ def _remove_created(out: str | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ibcheck.errors import InputError, RunFailure, StoreInUse
-
     parser = build_parser()
     args = parser.parse_args(argv)
     if not os.environ.get("IBCHECK_DEBUG"):
-        import warnings
-
         # numpy's overflow/invalid warnings from a diverging start are noise on a terminal: every
         # result carries its own status (not a certificate, not proven, ...)
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -141,7 +139,6 @@ def main(argv: list[str] | None = None) -> int:
     try:
         load_user_claims(args.claims_files)
         if out is not None:  # before any computing: one line, exit 2, nothing written
-            from ibcheck.theory.outdir import check_out
 
             check_out(out, "file" if args.command in FILE_OUTPUTS else "dir")
         return int(args.func(args) or 0)

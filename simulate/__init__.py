@@ -6,7 +6,7 @@ Importing this package is light; torch is loaded by the submodules that need it.
 
 def load_run(path: str):
     """Read a run directory written by ``ibcheck train`` (see :mod:`simulate.substrate.rundir`)."""
-    from ibcheck.simulate.substrate.rundir import load_run as _load
+    from ibcheck.simulate.substrate.rundir import load_run as _load  # heavy: torch (loaded on first use)
 
     return _load(path)
 

@@ -32,7 +32,7 @@ ACTIVATIONS = {
 
 
 def _erf(z):
-    from scipy.special import erf
+    from scipy.special import erf  # heavy: scipy (loaded on first use)
 
     return erf(z)
 

@@ -10,6 +10,8 @@ import numpy as np
 
 from ibcheck.errors import InputError
 
+from .networks import LinearClassifier, MulticlassReLU, RandomNet, TwoLayerReLU
+
 MAX_ELEMENTS = 50_000_000  # 400 MB of float64: past this, refuse before allocating
 
 
@@ -59,8 +61,6 @@ def check_data(X, y, dim: int | None = None) -> tuple[np.ndarray, np.ndarray]:
 
 def check_network(net, name: str = "network"):
     """A network object of :mod:`ibcheck.solvers.networks` with finite parameters."""
-    from .networks import LinearClassifier, MulticlassReLU, RandomNet, TwoLayerReLU
-
     if not isinstance(net, (TwoLayerReLU, LinearClassifier, MulticlassReLU, RandomNet)):
         raise InputError(f"{name} is a {type(net).__name__}: give a network of ibcheck.solvers.networks (TwoLayerReLU, ...) or a Run")
     theta = net.params()

@@ -150,3 +150,19 @@ def test_a_bad_grid_is_refused_in_one_line_before_any_sweep(tmp_path):
     with pytest.raises(ibcheck.InputError, match=r"d=0\.5 is out of range: d must be an integer >= 2") as err:
         ibcheck.compare("LPLL25.thm.nonrobust", grid={"d": [0.5, 1.5, 2.5], "k": [2, 4, 8]})
     assert err.value.parameter == "d" and err.value.value == 0.5
+
+
+def test_an_import_inside_a_function_is_only_for_a_heavy_dependency_and_says_so():
+    """Hidden imports hide the structure: one inside a function stays only for a heavy dependency (torch, cvxpy, Dask,
+    matplotlib, scipy, pandas, the simulate layer seen from the API), with a comment naming it."""
+    bare = []
+    for path in MODULES.values():
+        lines = open(path).read().split("\n")
+        for node in ast.walk(ast.parse("\n".join(lines))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for n in ast.walk(node):
+                    if isinstance(n, (ast.Import, ast.ImportFrom)):
+                        text = " ".join(lines[n.lineno - 1:n.end_lineno])
+                        if "# heavy:" not in text and "# optional:" not in text:
+                            bare.append(f"{os.path.relpath(path, ROOT)}:{n.lineno}: {lines[n.lineno - 1].strip()}")
+    assert sorted(set(bare)) == []

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import math
+import numbers
+from fractions import Fraction
 
 from .errors import InputError
 
@@ -42,9 +44,6 @@ finite_float = _float
 def require_int(name: str, value, low: int, high: int | None = None) -> int:
     """``value`` is an integer (a Python or numpy integer, or an integral Fraction; not a bool, not a
     float) in ``[low, high]``; else an InputError naming it and the range."""
-    import numbers
-    from fractions import Fraction
-
     if isinstance(value, Fraction) and value.denominator == 1:
         value = value.numerator
     ok = isinstance(value, numbers.Integral) and not _is_bool(value)
@@ -57,8 +56,6 @@ def require_int(name: str, value, low: int, high: int | None = None) -> int:
 def require_float(name: str, value, low: float, strict: bool, high: float | None = None) -> float:
     """``value`` is a finite real number (int, float, Fraction or a numpy scalar; not a bool) > ``low``
     (``strict``) or >= ``low``, and <= ``high``; else an InputError naming it and the range."""
-    import numbers
-
     ok = isinstance(value, numbers.Real) and not _is_bool(value)
     try:
         x = float(value) if ok else math.nan

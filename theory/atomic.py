@@ -11,6 +11,8 @@ import os
 import tempfile
 from contextlib import contextmanager
 
+import numpy as np
+
 from .errors import InputError
 from .jsonsafe import dumps
 
@@ -63,7 +65,5 @@ def save_figure_file(fig, path: str, dpi: int = 110) -> None:
 
 def save_npz(path: str, **arrays) -> None:
     """``np.savez`` through a temp file (an open file, so numpy adds no extension)."""
-    import numpy as np
-
     with atomic_file(path, "wb") as f:
         np.savez(f, **arrays)

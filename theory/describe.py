@@ -12,6 +12,7 @@ from typing import ClassVar, Mapping
 
 import sympy as sp
 
+from .errors import InputError
 from .evaluate import Point, bound_value, evaluate_claim, make_point
 from .growth import GrowthError, exponents
 from .result import Result
@@ -179,8 +180,6 @@ class Bounds(Result):
 
 def bounds_at(claim: Claim, raw: Mapping[str, str] | None = None, reading: str | None = None) -> Bounds:
     """:func:`describe` as a :class:`Bounds` result (the reading checked first)."""
-    from .errors import InputError
-
     if reading is not None and reading not in claim.readings:
         raise InputError(f"reading={reading!r} is not a reading of {claim.id}: accepted readings are {', '.join(claim.readings) or 'none'}")
     info = describe(claim, raw or None, reading)

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import ast
 import math
+import numbers
 import re
+from fractions import Fraction
 from typing import Any, Callable
 
 import sympy as sp
 
 from .errors import InputError
+from .variables import symbol
 
 _FUNCS: dict[str, Callable[..., sp.Basic]] = {
     "log": sp.log, "ln": sp.log, "sqrt": sp.sqrt, "exp": sp.exp, "Max": sp.Max, "Min": sp.Min, "max": sp.Max, "min": sp.Min,
@@ -77,8 +80,6 @@ def _refuse(node: ast.AST, message: str) -> _Refused:
 
 def _build(node: ast.AST, exp_depth: int) -> Any:
     """The sympy object of one admitted node; anything else is refused."""
-    from .variables import symbol
-
     if isinstance(node, ast.Constant):
         v = node.value
         if isinstance(v, bool) or not isinstance(v, (int, float)):
@@ -192,9 +193,6 @@ def as_sympy(value: Any, where: str = "formula") -> sp.Basic:
     """A formula given as text (parsed as data by the whitelist), a sympy object (returned as is) or a
     number. Anything else, containers included, is refused. Pitfall avoided: sympy's own conversion
     evaluates strings, even the strings inside a list or a dict when asked to be strict."""
-    import numbers
-    from fractions import Fraction
-
     if isinstance(value, str):
         return parse_formula(value, where)
     if isinstance(value, sp.Basic):
@@ -217,7 +215,7 @@ def parse_latex_formula(text: str, where: str = "formula") -> sp.Basic:
     ``log(d, E)`` unevaluated and ``e`` as a symbol; the result is rebuilt from its text (and read
     by the whitelist parser) so that exponents come out exactly as from the sympy syntax."""
     try:
-        from sympy.parsing.latex import LaTeXParsingError, parse_latex
+        from sympy.parsing.latex import LaTeXParsingError, parse_latex  # optional: sympy's LaTeX parser needs the antlr4 runtime
     except ImportError:  # pragma: no cover - the dependency is declared
         raise InputError(f"{where}: LaTeX needs antlr4-python3-runtime 4.11 (pip install 'antlr4-python3-runtime==4.11.*')") from None
     if not isinstance(text, str) or len(text) > MAX_LENGTH:

@@ -130,10 +130,10 @@ def render_png(g: nx.DiGraph, path: str) -> str:
     if dot is not None:
         subprocess.run([dot, "-Tpng", "-o", path], input=to_dot(g).encode(), check=True)
         return "graphviz"
-    import matplotlib
+    import matplotlib  # heavy: matplotlib (loaded on first use)
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.lines import Line2D
+    import matplotlib.pyplot as plt  # heavy: matplotlib (loaded on first use)
+    from matplotlib.lines import Line2D  # heavy: matplotlib (loaded on first use)
 
     # Layers by dependency depth: what a claim rests on stands to its right.
     g = g.copy()

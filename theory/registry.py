@@ -3,9 +3,13 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import os
+import runpy
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 from typing import ClassVar
 
+from . import statement
 from .claim import Claim
 from .claims import ALL
 from .errors import InputError
@@ -109,22 +113,16 @@ def register(claims, source: str = "the API") -> list[Claim]:
 
 def claim_files() -> list[str]:
     """The claims files named in IBCHECK_CLAIMS (``path1:path2``), in order; the one place that reads it."""
-    import os
-
     return [p for p in os.environ.get("IBCHECK_CLAIMS", "").split(os.pathsep) if p]
 
 
 def load_claims(path: str) -> list[Claim]:
     """Run a Python file of claims (and experiments) and register every ibcheck.Claim it defines at
     module level (alone or in a list or tuple). A file that fails to run is a one-line error naming it."""
-    import os
-    import runpy
-
     if os.path.isdir(path):
         raise InputError(f"claims file {path!r} is a directory: give the Python file of your claims")
     if not os.path.isfile(path):
         raise InputError(f"claims file {path!r} does not exist")
-    from . import statement
 
     outer, statement._BUILT = statement._BUILT, []
     try:
@@ -147,8 +145,6 @@ def load_claims(path: str) -> list[Claim]:
 def load_entry_points(group: str = "ibcheck.claims") -> list[Claim]:
     """Claims that installed packages register under the entry-point group ``ibcheck.claims``
     (each entry point: a list of claims, or a function returning one)."""
-    from importlib.metadata import entry_points
-
     out: list[Claim] = []
     for ep in entry_points(group=group):
         try:

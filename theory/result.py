@@ -54,7 +54,7 @@ class Result:
         rows = self.table()
         if not rows:
             return self.heading()
-        import pandas as pd
+        import pandas as pd  # heavy: pandas (loaded on first use)
 
         return self.heading() + "\n" + pd.DataFrame(_cells(rows)).to_string(index=False)
 
@@ -65,7 +65,7 @@ class Result:
         parts = [f"<h4>{html.escape(self.heading())}</h4>"]
         rows = self.table()
         if rows:
-            import pandas as pd
+            import pandas as pd  # heavy: pandas (loaded on first use)
 
             parts.append(pd.DataFrame(_cells(rows)).to_html(index=False))
         fig = self.figure()
@@ -111,7 +111,7 @@ def new_figure(width: float = 6.4, height: float = 4.2):
 
     Pitfall avoided: pyplot keeps every figure alive until closed and needs a backend; a bare
     ``Figure`` needs neither, so figures built for display or saving never leak or pop up."""
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # heavy: matplotlib (loaded on first use)
 
     fig = Figure(figsize=(width, height))
     return fig, fig.subplots()
@@ -120,7 +120,7 @@ def new_figure(width: float = 6.4, height: float = 4.2):
 def markdown_table(rows: list[dict], columns: list | None = None, header: list[str] | None = None) -> str:
     """Rows as a Markdown table (pandas ``to_markdown``, every cell as text); None shows as '-'.
     ``header`` renames the columns (for rows keyed by position)."""
-    import pandas as pd
+    import pandas as pd  # heavy: pandas (loaded on first use)
 
     df = pd.DataFrame(rows, columns=columns)
     if header is not None:

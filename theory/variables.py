@@ -14,6 +14,7 @@ from fractions import Fraction
 import sympy as sp
 
 from .argtypes import refused
+from .errors import InputError
 
 
 @dataclass(frozen=True)
@@ -120,7 +121,5 @@ def shared_variable(name: str) -> Variable:
     if isinstance(found, Variable) and found.name == name:
         return found
     if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
-        from .errors import InputError
-
         raise InputError(f"variable {name!r} is not a name (a Python identifier such as d, k or n_train)")
     return Variable(name, "a user's variable (positive real, tending to infinity)", low=0, low_open=True)

@@ -28,7 +28,7 @@ import sympy as sp
 from .claim import Claim
 from .errors import InputError
 from .evaluate import Point, make_point, parse_assignments, relation_holds
-from .result import Result
+from .result import Result, new_figure
 
 U = sp.Symbol("u", real=True)
 MAX_DIGITS = 4300
@@ -80,7 +80,6 @@ class Window(Result):
         """The window on a log10 axis (an open end drawn to the right edge)."""
         if not self.intervals:
             return None
-        from .result import new_figure
 
         fig, ax = new_figure(6.4, 1.6)
         right = max([lg[1] for lg in self.log10_intervals if lg[1] is not None] + [lg[0] for lg in self.log10_intervals]) + 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ibcheck.theory.argtypes import nonneg_float, nonneg_int, pos_int
+from ibcheck.theory.outdir import check_out_dir
 from ibcheck.theory.result import dumps
 
 from .args import common
@@ -34,8 +35,7 @@ def register(sub) -> None:
 
 
 def cmd_kkt(args) -> int:
-    from ibcheck import api
-    from ibcheck.theory.outdir import check_out_dir
+    from ibcheck import api  # heavy: torch (loaded on first use)
 
     cfg = dict(data=args.data, d=args.d, k=args.k, n=args.n, sigma=args.sigma, width=args.width, starts=args.starts,
                include_global=args.global_, bias=not args.no_bias, seed=args.seed, max_patterns=args.max_patterns)
@@ -47,7 +47,7 @@ def cmd_kkt(args) -> int:
 
 
 def cmd_kkt_check(args) -> int:
-    from ibcheck import api
+    from ibcheck import api  # heavy: torch (loaded on first use)
 
     res = api.kkt_trajectory(api.load_run(args.run_dir), args.seed, args.polish)
     files = res.save(args.run_dir)

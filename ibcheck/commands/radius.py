@@ -10,6 +10,7 @@ import os
 
 from ibcheck.solvers.radius.bracket import METHODS
 from ibcheck.theory.argtypes import nonneg_int, pos_float, pos_int
+from ibcheck.theory.outdir import check_out_dir
 from ibcheck.theory.result import dumps
 
 from .args import common
@@ -38,13 +39,13 @@ def register(sub) -> None:
 
 
 def _load(path: str):
-    from ibcheck import api
+    from ibcheck import api  # heavy: torch (loaded on first use)
 
     return api.load_run(path)  # a missing path, a file or a damaged run: one line naming it
 
 
 def cmd_radius(args) -> int:
-    from ibcheck import api
+    from ibcheck import api  # heavy: torch (loaded on first use)
 
     run = _load(args.run_dir)
     overlay = [_load(p) for p in args.overlay]
@@ -66,8 +67,7 @@ def cmd_radius(args) -> int:
 
 
 def cmd_construct(args) -> int:
-    from ibcheck import api
-    from ibcheck.theory.outdir import check_out_dir
+    from ibcheck import api  # heavy: torch (loaded on first use)
 
     check_out_dir(args.out, args.overwrite)
     result = api.robust_construction(_load(args.source), args.which)

@@ -5,7 +5,11 @@ import os
 import sys
 import tempfile
 
+from ibcheck.theory import graph as G
+from ibcheck.theory.atomic import write_bytes, write_text
 from ibcheck.theory.errors import InputError
+from ibcheck.theory.evaluate import parse_assignments
+from ibcheck.theory.registry import all_claims
 from ibcheck.theory.result import dumps
 
 from .args import common
@@ -66,13 +70,11 @@ def _emit(text: str, out: str | None = None) -> None:
 
 def write_atomic(path: str, data: bytes) -> None:
     """Write a file all at once (temp file + rename): never half-written."""
-    from ibcheck.theory.atomic import write_bytes
-
     write_bytes(path, data)
 
 
 def cmd_claims(args) -> int:
-    from ibcheck import api
+    from ibcheck import api  # heavy: torch (loaded on first use)
 
     claims = api.claims()
     if args.json:
@@ -88,8 +90,7 @@ def cmd_claims(args) -> int:
 
 
 def cmd_bounds(args) -> int:
-    from ibcheck import api
-    from ibcheck.theory.evaluate import parse_assignments
+    from ibcheck import api  # heavy: torch (loaded on first use)
 
     res = api.bounds(args.claim, parse_assignments(args.at) or None, args.reading)
     if args.json:
@@ -138,8 +139,7 @@ def _bounds_text(info: dict) -> str:
 
 
 def cmd_window(args) -> int:
-    from ibcheck import api
-    from ibcheck.theory.evaluate import parse_assignments
+    from ibcheck import api  # heavy: torch (loaded on first use)
 
     claim = api.claim(args.claim)
     w = api.window(args.claim, args.free, parse_assignments(args.at))
@@ -164,9 +164,6 @@ def cmd_window(args) -> int:
 
 
 def cmd_graph(args) -> int:
-    from ibcheck.theory import graph as G
-    from ibcheck.theory.evaluate import parse_assignments
-
     g = G.claim_graph()
     if args.rests_on:
         deps = G.rests_on(args.rests_on, g)
@@ -210,13 +207,11 @@ def cmd_graph(args) -> int:
 
 def _claims_with_vars(raw) -> list[str]:
     """Claims that have numeric hypotheses and whose variables include a given one."""
-    from ibcheck.theory.registry import all_claims
-
     return [c.id for c in all_claims() if any(h.expr is not None for h in c.hypotheses) and set(raw) & set(c.variable_names)]
 
 
 def cmd_growth(args) -> int:
-    from ibcheck import api
+    from ibcheck import api  # heavy: torch (loaded on first use)
 
     if args.coupling and "=" not in args.coupling:
         raise InputError(f"--coupling expects VAR=EXPR such as k=d**(1/2), got {args.coupling!r}")
@@ -231,7 +226,7 @@ def cmd_growth(args) -> int:
 
 
 def cmd_scaling(args) -> int:
-    from ibcheck import api
+    from ibcheck import api  # heavy: torch (loaded on first use)
 
     path = api.scaling_report(args.out, args.claims or None)
     print(f"wrote {path}", file=sys.stderr)
@@ -239,8 +234,7 @@ def cmd_scaling(args) -> int:
 
 
 def cmd_new_claim(args) -> int:
-    from ibcheck import api
-    from ibcheck.theory.atomic import write_text
+    from ibcheck import api  # heavy: torch (loaded on first use)
 
     if os.path.exists(args.out) and not args.overwrite:
         raise InputError(f"--out {args.out} exists (pass --overwrite to replace it)")

@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 
 from ibcheck.theory.argtypes import finite_float, nonneg_float, nonneg_int, pos_float, pos_int
+from ibcheck.theory.outdir import check_out_dir
 from ibcheck.theory.result import dumps
 
 from .args import common
@@ -51,9 +52,8 @@ def register(sub) -> None:
 
 
 def cmd_train(args) -> int:
-    import ibcheck
-    from ibcheck import api
-    from ibcheck.theory.outdir import check_out_dir
+    import ibcheck  # heavy: torch (loaded on first use)
+    from ibcheck import api  # heavy: torch (loaded on first use)
 
     DataConfig, ModelConfig, TrainConfig, RunConfig = ibcheck.DataConfig, ibcheck.ModelConfig, ibcheck.TrainConfig, ibcheck.RunConfig
 

@@ -22,10 +22,12 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar
 
 import numpy as np
+from tqdm import tqdm
 
 from ibcheck.simulate.substrate.seeds import stream
 from ibcheck.simulate.sweep.tasks import cell_key, data_hash
@@ -211,10 +213,6 @@ def calibrate(trials: int = 100, budget: float = DEFAULT_BUDGET, scenarios: list
             raise InputError(f"scenario {n!r} is not one of {', '.join(SCENARIOS)}")
     bar = None
     if progress:
-        import sys
-
-        from tqdm import tqdm
-
         bar = tqdm(total=trials * len(names), desc="calibrate", unit="trial", disable=not sys.stderr.isatty())
     table: dict[str, dict[str, Any]] = {}
     for i, name in enumerate(names):

@@ -18,6 +18,8 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import shutil
+import tempfile
 import time
 from dataclasses import dataclass, replace
 from typing import Mapping
@@ -43,6 +45,7 @@ from ibcheck.simulate.verdict.sequential import SequentialPolicy
 from ibcheck.theory import get_claim
 from ibcheck.theory.claim import Claim
 from ibcheck.theory.errors import InputError
+from ibcheck.theory.outdir import check_out
 
 LN10 = math.log(10.0)
 __all__ = ["PARAMS", "TESTABLE", "BoundResult", "CompareOptions", "Comparison", "ComparisonResult", "TermResult", "compare_claim",
@@ -150,7 +153,7 @@ def _ci_widths(results: list[BoundAnalysis]) -> dict:
 
 def _deciding_term(an: Analysis) -> str:
     """The term that carries the first variable's test: its log term when its power is pinned."""
-    from ibcheck.simulate.verdict.rules import pinned
+    from ibcheck.simulate.verdict.rules import pinned  # heavy: scipy (loaded on first use)
 
     chain = [t.name for t in an.terms if t.variable == an.variables[0]]
     for name in chain[:-1]:
@@ -348,8 +351,6 @@ def compare_claim(claim_id: str, options: CompareOptions | None = None, store: s
 
 def _in_temporary_store(claim_id: str, o: CompareOptions) -> ComparisonResult:
     """The comparison with its store in a temporary directory (gone afterwards); the provenance says so."""
-    import tempfile
-
     with tempfile.TemporaryDirectory(prefix="ibcheck-compare-") as tmp:
         c = compare_claim(claim_id, o, os.path.join(tmp, "sweep.sqlite"))
     fixed, version = c.record["fixed"], c.record["code_version"]
@@ -548,8 +549,6 @@ def _precheck_inside(claim, exp: Experiment, grid: dict, fixed: dict, constants,
 def compare_and_save(claim_id: str, out: str, **options) -> dict:
     """:func:`compare_claim` with its store in ``out`` (so a rerun resumes) and the report saved there;
     returns the summary as written to summary.json (with its ``files``)."""
-    from ibcheck.theory.outdir import check_out
-
     check_out(out)
     created = not os.path.isdir(out)
     os.makedirs(out, exist_ok=True)
@@ -557,7 +556,6 @@ def compare_and_save(claim_id: str, out: str, **options) -> dict:
         comparison = compare_claim(claim_id, store=os.path.join(out, "sweep.sqlite"), **options)
     except InputError:
         if created:  # bad input leaves nothing behind
-            import shutil
 
             shutil.rmtree(out, ignore_errors=True)
         raise

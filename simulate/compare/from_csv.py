@@ -21,9 +21,14 @@ from fractions import Fraction
 import sympy as sp
 
 from ibcheck.simulate.compare import inputs
+from ibcheck.simulate.compare.design import bound_specs
 from ibcheck.simulate.stats.terms import parse_term
 from ibcheck.simulate.sweep.measurements import Measurements
+from ibcheck.simulate.verdict.applicability import applicability
+from ibcheck.theory import get_claim
+from ibcheck.theory.claim import Bound, Claim
 from ibcheck.theory.errors import InputError
+from ibcheck.theory.variables import Variable
 
 KINDS = ("O", "Omega", "Theta")
 
@@ -183,7 +188,7 @@ def fit_variables(table: Table) -> list[str]:
 
 
 def claim_bounds(claim, quantity: str | None, reading: str | None) -> list:
-    from ibcheck.simulate.compare.driver import TESTABLE
+    from ibcheck.simulate.compare.driver import TESTABLE  # heavy: scipy (loaded on first use)
 
     bounds = [b for b in claim.bounds if b.kind in TESTABLE]
     quantities = sorted({b.quantity for b in bounds})
@@ -214,8 +219,8 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
     ``trajectory``: each seed is one run measured along the fitted variable (a time), so each run is
     fitted on its own and the runs are combined (one run is one observation).
     Returns a :class:`~ibcheck.simulate.compare.driver.ComparisonResult`; ``save(directory)`` writes the report."""
-    from ibcheck.simulate.compare.driver import _result_json, verdict_summary
-    from ibcheck.simulate.verdict.analysis import BoundAnalysis, analyze
+    from ibcheck.simulate.compare.driver import _result_json, verdict_summary  # heavy: scipy (loaded on first use)
+    from ibcheck.simulate.verdict.analysis import BoundAnalysis, analyze  # heavy: scipy (loaded on first use)
 
     if (claim_id is None) == (predict is None):
         raise InputError("give either --claim CLAIM (a claim of the registry) or --predict 'd=1/2,...' with --kind")
@@ -234,7 +239,6 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
             raise InputError("--trajectory needs a seed column naming each row's run")
     meas = Measurements(f"your measurements ({path})", tuple(table.variables),
                         tuple({**r, "run": r["seed"]} for r in table.rows), trajectory)
-    from ibcheck.simulate.verdict.applicability import applicability
 
     app = applicability(claim, meas, [{**{v: r[v] for v in table.variables}, "seed": r["seed"], "status": "ok", "value": {}}
                                       for r in table.rows], table.variables, {}, constants)
@@ -257,7 +261,7 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
         "provenance": f"every number comes from {os.path.abspath(path)} ({len(table.rows)} rows)",
         "task_status": {"rows": len(table.rows)},
     }
-    from ibcheck.simulate.compare.driver import ComparisonResult
+    from ibcheck.simulate.compare.driver import ComparisonResult  # heavy: scipy (loaded on first use)
 
     return ComparisonResult(summary, tuple(results), tuple(data), claim, meas)
 
@@ -266,9 +270,6 @@ def _claim_and_specs(path: str, claim_id: str | None, quantity: str | None, read
                      kind: str | None, offsets: str, constants: dict | None) -> tuple:
     """The claim (of the registry, or built from ``predict`` and ``kind``), the CSV read for its variables, the fitted
     variables and the bounds to test: (claim, table, fitted variables, bound specs)."""
-    from ibcheck.simulate.compare.design import bound_specs
-    from ibcheck.theory import get_claim
-
     if claim_id is not None:
         if kind is not None:
             raise InputError("--kind goes with --predict; a registry claim states its own kind")
@@ -301,9 +302,6 @@ def prediction_claim(pred: dict[str, float], kind: str, variables: list[str]):
     """A stated prediction (``--predict 't=0,log(t)=-1'`` with ``--kind O``) as a real, unregistered
     :class:`~ibcheck.theory.claim.Claim` with one bound on ``value``: the same object a claims file
     builds, so the same analysis reads its exponents (no stand-in)."""
-    from ibcheck.theory.claim import Bound, Claim
-    from ibcheck.theory.variables import Variable
-
     factors = []
     for name, x in pred.items():
         t = parse_term(name)

@@ -15,9 +15,9 @@ from typing import ClassVar
 from ibcheck.simulate.substrate.rundir import clean
 from ibcheck.simulate.verdict.analysis import Analysis
 from ibcheck.theory.argtypes import require_float
-from ibcheck.theory.atomic import write_json
+from ibcheck.theory.atomic import atomic_file, write_json
 from ibcheck.theory.errors import InputError
-from ibcheck.theory.result import Result
+from ibcheck.theory.result import Result, new_figure
 
 
 @dataclass(frozen=True)
@@ -151,8 +151,6 @@ class ComparisonResult(Result):
 
     def figure(self):
         """Measured log quantity against log of the first fit variable, with the fitted and predicted slopes."""
-        from ibcheck.theory.result import new_figure
-
         if not self.results:
             return None
         r = self.results[0]
@@ -175,7 +173,7 @@ class ComparisonResult(Result):
 
     def save(self, directory: str) -> dict[str, str]:  # type: ignore[override]
         """Write report.md, report.html, the PNGs, results.parquet and summary.json (its only producer)."""
-        from ibcheck.simulate.report.comparison import write_report
+        from ibcheck.simulate.report.comparison import write_report  # heavy: scipy (loaded on first use)
 
         os.makedirs(directory, exist_ok=True)
         files = write_report(self, directory)
@@ -231,11 +229,9 @@ class SummaryText:
 def _rows_parquet(rows, path: str) -> str | None:
     """The comparison's raw rows (one per cell and seed) as Parquet; None without pyarrow."""
     try:
-        import pandas as pd
+        import pandas as pd  # heavy: pandas (and pyarrow, optional)
 
         df = pd.DataFrame([{**{k: v for k, v in r.items() if k != "value"}, "value": json.dumps(r["value"])} for r in rows])
-        from ibcheck.theory.atomic import atomic_file
-
         with atomic_file(path, "wb") as f:
             df.to_parquet(f, index=False)
         return path

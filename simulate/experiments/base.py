@@ -14,6 +14,8 @@ from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from typing import Callable
 
+from ibcheck.theory import get_claim
+from ibcheck.theory.errors import InputError
 from ibcheck.theory.window import applicability_window
 
 
@@ -83,8 +85,6 @@ def _text(x) -> str:
 
 @lru_cache(maxsize=4096)
 def _window_pick(claim_id: str, free: str, at: tuple) -> tuple[int | None, str]:
-    from ibcheck.theory import get_claim
-
     claim = get_claim(claim_id)
     names = set(claim.variable_names)
     w = applicability_window(claim, free, {k: v for k, v in at if k in names and k != free})
@@ -142,8 +142,6 @@ class Experiment:
         if self.cost is not None:
             c = float(self.cost(dict(cell)))
             if not (math.isfinite(c) and c > 0):
-                from ibcheck.theory.errors import InputError
-
                 raise InputError(f"experiment {self.name}: cost({cell}) = {c!r}, not a finite number > 0")
             return c
         if self.cost_model is None:

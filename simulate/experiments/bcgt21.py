@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from ibcheck.simulate.stats.censored import censored_quantile
+from ibcheck.simulate.substrate.data import sphere_points
+from ibcheck.simulate.substrate.one_step import flip_along_gradient
 from ibcheck.simulate.substrate.seeds import rng
 
 
 def measure_bcgt21(cell: dict, seed: int) -> dict:
     """BCGT21.thm.one_step: the norm of the gradient step that flips a random ReLU network (median over inputs)."""
-    from ibcheck.simulate.substrate.data import sphere_points
-    from ibcheck.simulate.substrate.models import ModelConfig, random_networks
-    from ibcheck.simulate.substrate.one_step import flip_along_gradient
+    from ibcheck.simulate.substrate.models import ModelConfig, random_networks  # heavy: torch (loaded on first use)
 
     d, k = int(cell["d"]), int(cell["k"])
     net = random_networks(ModelConfig("random-net", width=k), d, [seed])[0]

@@ -4,20 +4,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from ibcheck.simulate.substrate.data import clusters
 from ibcheck.simulate.substrate.seeds import stream
+from ibcheck.solvers.radius.certified import certified_radius
+from ibcheck.solvers.radius.constructions import fvbs23_robust, lpll25_robust
 
 
 def _cluster_data(cell, seed):
-    from ibcheck.simulate.substrate.data import clusters
-
     return clusters(int(cell["d"]), int(cell["k"]), 10, 1.0, seed=seed)
 
 
 def measure_lpll25_robust_exists(cell: dict, seed: int) -> dict:
     """LPLL25.prop.robust_exists: certified radius of sum_J+ ReLU(<mu, x> + b) - sum_J- ReLU(<mu, x> + b)."""
-    from ibcheck.solvers.radius.certified import certified_radius
-    from ibcheck.solvers.radius.constructions import lpll25_robust
-
     ds = _cluster_data(cell, seed)
     X, y = ds.sample(200, stream("claim-measure", seed, 1))
     return {"robust_radius": float(np.median(certified_radius(lpll25_robust(ds.means, ds.J_plus), X, y)))}
@@ -25,9 +23,6 @@ def measure_lpll25_robust_exists(cell: dict, seed: int) -> dict:
 
 def measure_fvbs23_robust(cell: dict, seed: int) -> dict:
     """FVBS23.thm.4_1: certified radius of one neuron per cluster with a negative bias."""
-    from ibcheck.solvers.radius.certified import certified_radius
-    from ibcheck.solvers.radius.constructions import fvbs23_robust
-
     ds = _cluster_data(cell, seed)
     labels = np.where(np.isin(np.arange(len(ds.means)), ds.J_plus), 1.0, -1.0)
     X, y = ds.sample(200, stream("claim-measure", seed, 2))

@@ -21,8 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ibcheck.simulate.experiments.base import TrainedNetwork, design
-from ibcheck.simulate.stats.censored import AtLeast, censored_quantile, encode, largest_radius, scaled
+from ibcheck.simulate.stats.censored import AtLeast, censored_max, censored_quantile, encode, largest_radius, scaled
 from ibcheck.simulate.substrate.seeds import stream
+from ibcheck.solvers.radius.universal import universal_directions, universal_radius
 
 EPS = 1e-3  # stationarity residual, relative to ||theta||
 DELTA = 1e-3  # complementary slackness, relative to sum lambda
@@ -75,7 +76,7 @@ class UncertifiedSample(RuntimeError):
 
 
 def _certify(net, X, y, init_seed: int, polished: bool) -> CertifiedNetwork:
-    from ibcheck.solvers.kkt.certificate import kkt_certificate
+    from ibcheck.solvers.kkt.certificate import kkt_certificate  # heavy: cvxpy (loaded on first use)
 
     c = kkt_certificate(net, X, y)
     return CertifiedNetwork(c.scaled, init_seed, float(c.stationarity_residual), float(c.complementary_slackness_rel),
@@ -87,7 +88,7 @@ def certify_or_polish(net, X: np.ndarray, y: np.ndarray, init_seed: int, eps: fl
     """Certify ``net``; while it fails (at most ``attempts`` times), polish it on its activation cone and certify the end
     point instead. A polish restarted from the last end point reads its exact ties (zero pre-activations) afresh,
     which settles the patterns a solver's last digits left ambiguous."""
-    from ibcheck.solvers.kkt.polish import pattern_polish
+    from ibcheck.solvers.kkt.polish import pattern_polish  # heavy: cvxpy (loaded on first use)
 
     best = _certify(net, X, y, init_seed, False)
     for _ in range(attempts):
@@ -119,8 +120,6 @@ def largest_over_certified(values: list, sample: KKTSample, eps: float | None = 
 
     "Every KKT point" claims constrain the largest; an uncertified network never enters it.
     Raises :class:`UncertifiedSample` when no network certifies."""
-    from ibcheck.simulate.stats.censored import censored_max
-
     e, d = sample.eps if eps is None else eps, sample.delta if delta is None else delta
     kept = [v for v, c in zip(values, sample.networks) if c.certified(e, d)]
     if not kept:
@@ -132,9 +131,9 @@ def largest_over_certified(values: list, sample: KKTSample, eps: float | None = 
 def _two_layer_gd(cell, seed, kind, networks: int = 1):
     """``networks`` two-layer networks trained by loss-based GD from different initializations (init seeds
     ``seed * networks + i``, distinct across samples) on the one sample of ``seed``: the Run."""
-    from ibcheck.simulate.substrate.models import ModelConfig
-    from ibcheck.simulate.substrate.trainer import TrainConfig
-    from ibcheck.simulate.substrate.training import DataConfig, RunConfig, run
+    from ibcheck.simulate.substrate.models import ModelConfig  # heavy: torch (loaded on first use)
+    from ibcheck.simulate.substrate.trainer import TrainConfig  # heavy: torch (loaded on first use)
+    from ibcheck.simulate.substrate.training import DataConfig, RunConfig, run  # heavy: torch (loaded on first use)
 
     p = design(TrainedNetwork, cell)
     k = int(cell.get("k", p.k))  # a grid variable where the experiment sweeps it
@@ -154,8 +153,6 @@ def kkt_sample(cell: dict, seed: int, kind: str, networks: int):
 
 def _flip_norms(sample, X, y, v, q: float) -> list:
     """Per network of ``sample`` (None where uncertified): the q-quantile over (X, y) of the flip radius along ``-y v``."""
-    from ibcheck.solvers.radius.universal import universal_radius
-
     out = []
     for c in sample.networks:
         out.append(censored_quantile(universal_radius(c.net, X, y, v), q) if c.certified() else None)
@@ -189,8 +186,6 @@ def measure_fvbs23_4_2(cell: dict, seed: int) -> dict:
     """FVBS23.thm.4_2 on its own objects: certified KKT points of (P) on one sample (several initializations,
     polished where needed); the largest over them of the norm of ``z = eta sum_j y^(j) mu^(j)`` that flips
     >= 1 - eps of the test points, and how the z of one KKT point transfers to the others."""
-    from ibcheck.solvers.radius.universal import universal_directions
-
     p = design(TrainedNetwork, cell)
     sample = kkt_sample(cell, seed, "clusters", p.networks)
     ds = sample.dataset
@@ -207,8 +202,6 @@ def measure_fvbs23_4_2(cell: dict, seed: int) -> dict:
 def measure_vys22(cell: dict, seed: int) -> dict:
     """VYS22.thm.main on its own objects: certified KKT points of (P) on one sample on the sphere; the largest over
     them of the norm (and eta) of ``delta = eta sum_i y_i x_i`` that flips every training point."""
-    from ibcheck.solvers.radius.universal import universal_directions, universal_radius
-
     sample = kkt_sample(cell, seed, "sphere", design(TrainedNetwork, cell).networks)
     ds = sample.dataset
     v_raw = (ds.y[:, None] * ds.X).sum(0)

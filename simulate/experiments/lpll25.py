@@ -7,12 +7,14 @@ import numpy as np
 from ibcheck.simulate.experiments.base import TrainedNetwork, design
 from ibcheck.simulate.stats.censored import censored_quantile
 from ibcheck.simulate.substrate.seeds import stream
+from ibcheck.solvers.radius.attack import attack_radius
+from ibcheck.solvers.radius.universal import universal_directions, universal_radius
 
 
 def _fa_run(cell: dict, seed: int, setting: str = "fa"):
-    from ibcheck.simulate.substrate.models import ModelConfig
-    from ibcheck.simulate.substrate.trainer import TrainConfig
-    from ibcheck.simulate.substrate.training import DataConfig, RunConfig, run
+    from ibcheck.simulate.substrate.models import ModelConfig  # heavy: torch (loaded on first use)
+    from ibcheck.simulate.substrate.trainer import TrainConfig  # heavy: torch (loaded on first use)
+    from ibcheck.simulate.substrate.training import DataConfig, RunConfig, run  # heavy: torch (loaded on first use)
 
     d, k, p = int(cell["d"]), int(cell["k"]), design(TrainedNetwork, cell)
     cfg = RunConfig(setting=setting, data=DataConfig(d=d, k=k, n=p.n_per_cluster * k, sigma=1.0, seed=seed, n_test=10),
@@ -24,8 +26,6 @@ def _fa_run(cell: dict, seed: int, setting: str = "fa"):
 
 def measure_lpll25_nonrobust(cell: dict, seed: int) -> dict:
     """LPLL25.thm.nonrobust: median flip radius of a GD-trained fa network along -y(sum_J+ mu - sum_J- mu)."""
-    from ibcheck.solvers.radius.universal import universal_directions, universal_radius
-
     net, ds, summ = _fa_run(cell, seed)
     X, y = ds.sample(design(TrainedNetwork, cell).points, stream("claim-measure", seed, 0))
     r = universal_radius(net, X, y, universal_directions("lpll25", means=ds.means, J_plus=ds.J_plus))
@@ -34,9 +34,6 @@ def measure_lpll25_nonrobust(cell: dict, seed: int) -> dict:
 
 def measure_lpll25_5_5(cell: dict, seed: int) -> dict:
     """LPLL25.thm.5_5: radius of the k-class network's binary read-out (best verified flip, attack or universal)."""
-    from ibcheck.solvers.radius.attack import attack_radius
-    from ibcheck.solvers.radius.universal import universal_directions, universal_radius
-
     net, ds, summ = _fa_run(cell, seed, setting="multiclass")
     ro = net.readout(ds.J_plus)
     X, yc = ds.sample(design(TrainedNetwork, cell).points, stream("claim-measure", seed, 3))

@@ -21,7 +21,7 @@ def measure_ssttm18(cell: dict, seed: int) -> dict:
     ``trivial`` says the threshold is n = 1, the smallest sample there is: a bound "n >= ..." then holds
     whatever it states, and the row tests nothing.
     """
-    from scipy.stats import norm
+    from scipy.stats import norm  # heavy: scipy (loaded on first use)
 
     d = int(cell["d"])
     p = design(GaussianModel, cell)

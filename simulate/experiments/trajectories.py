@@ -19,9 +19,9 @@ def measure_ll20_rates(cell: dict, seed: int) -> dict:
     so T covers hundreds of decades; losses and T are reported as log10 (they leave float64).
     Kept: points after t0 (every sample fitted, loss below ell(0) = 1) with T >= 100.
     """
-    from ibcheck.simulate.substrate.models import ModelConfig
-    from ibcheck.simulate.substrate.trainer import TrainConfig
-    from ibcheck.simulate.substrate.training import DataConfig, RunConfig, run
+    from ibcheck.simulate.substrate.models import ModelConfig  # heavy: torch (loaded on first use)
+    from ibcheck.simulate.substrate.trainer import TrainConfig  # heavy: torch (loaded on first use)
+    from ibcheck.simulate.substrate.training import DataConfig, RunConfig, run  # heavy: torch (loaded on first use)
 
     p = design(LongRun, cell)
     cfg = RunConfig(setting="two-layer", data=DataConfig(d=20, k=4, n=40, sigma=0.5, seed=seed, n_test=10),
@@ -41,10 +41,10 @@ def measure_shngs18(cell: dict, seed: int) -> dict:
 
     The loss-based schedule reaches losses near 1e-700, T near 1e700 (kept as log10); points with T >= 100.
     """
-    from ibcheck.simulate.substrate.models import ModelConfig
-    from ibcheck.simulate.substrate.trainer import TrainConfig
-    from ibcheck.simulate.substrate.training import DataConfig, RunConfig, run
-    from ibcheck.solvers.svm import direction_error, hard_margin_svm
+    from ibcheck.simulate.substrate.models import ModelConfig  # heavy: torch (loaded on first use)
+    from ibcheck.simulate.substrate.trainer import TrainConfig  # heavy: torch (loaded on first use)
+    from ibcheck.simulate.substrate.training import DataConfig, RunConfig, run  # heavy: torch (loaded on first use)
+    from ibcheck.solvers.svm import direction_error, hard_margin_svm  # heavy: cvxpy (loaded on first use)
 
     p = design(LongRun, cell)
     cfg = RunConfig(setting="linear", data=DataConfig(kind="separable", d=10, n=60, seed=seed, n_test=10),

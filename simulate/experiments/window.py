@@ -16,6 +16,9 @@ import math
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from ibcheck.simulate.experiments.registry import experiment_for
+from ibcheck.simulate.verdict.applicability import applicability
+from ibcheck.theory import get_claim
 from ibcheck.theory.result import Result
 
 
@@ -106,8 +109,6 @@ def _fmt(d: dict) -> str:
 
 def design_cell(exp, claim, cell: dict, constants: dict | None = None) -> DesignCell:
     """The free settings at ``cell`` and whether every hypothesis holds there (with ``exp``'s fixed values)."""
-    from ibcheck.simulate.verdict.applicability import applicability
-
     at = {**exp.fixed, **cell}
     settings = exp.settings_at(at)
     c = applicability(claim, exp, [{**cell, "seed": 0, "status": "ok", "value": {}}], list(cell), exp.fixed, constants).cells[0]
@@ -129,9 +130,6 @@ def window_design(claim_id: str, quick: bool = True, grid: dict | None = None, s
                   budget: float | None = None, constants: dict | None = None) -> WindowDesign:
     """The design :func:`compare_claim` runs for ``claim_id``: the grid's cells with their free settings picked
     inside the window, which are inside, what binds, and each cell's estimated cost."""
-    from ibcheck.simulate.experiments.registry import experiment_for
-    from ibcheck.theory import get_claim
-
     claim = get_claim(claim_id)
     exp = experiment_for(claim_id)
     grid = dict(grid) if grid else (exp.quick_grid if quick else exp.grid)

@@ -8,12 +8,21 @@ from typing import Any, Collection
 import numpy as np
 
 from ibcheck.theory.atomic import save_figure_file, write_text
+import io
+from ibcheck.theory.result import new_figure
+from markdown_it import MarkdownIt
+from jinja2 import Environment
+from markupsafe import Markup
+from datetime import datetime, timezone
+from ibcheck.theory import scaling as S
+from ibcheck.theory.outdir import check_out, inside, slug
+from ibcheck.theory.registry import all_claims, get_claim
+from ibcheck.theory.result import markdown_table, new_figure
+import math
 
 
 def figure_png(fig) -> bytes:
     """A figure as PNG bytes (110 dpi), for a result that keeps its figures in memory until saved."""
-    import io
-
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110)
     return buf.getvalue()
@@ -26,7 +35,7 @@ def cosine_heatmap(mats: list[np.ndarray], result, path: str) -> None:
 
 def cosine_figure(mats: list[np.ndarray], result):
     """Seed 0's cosine matrix, neurons sorted by class, with the same-class prediction in the title."""
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # heavy: matplotlib (loaded on first use)
 
     cfg = result.config
     C = mats[0]
@@ -67,15 +76,13 @@ def finish(fig, ax, title: str, legend_fontsize: int = 8, ncol: int = 1, grid_wh
 def save_figure(fig, ax, path: str, title: str, legend_fontsize: int = 8, ncol: int = 1, grid_which: str = "both") -> None:
     """:func:`finish`, then save at 110 dpi (and close, for a pyplot figure)."""
     save_figure_file(finish(fig, ax, title, legend_fontsize, ncol, grid_which), path)
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # heavy: matplotlib (loaded on first use)
 
     plt.close(fig)
 
 
 def series_figure(series: dict, xlabel: str, ylabel: str, title: str, logy: bool = False):
     """One line per label through ``series[label] = [(x, y), ...]`` on a log x axis."""
-    from ibcheck.theory.result import new_figure
-
     fig, ax = new_figure()
     for label, pts in series.items():
         pts = sorted(pts)
@@ -91,8 +98,6 @@ def series_figure(series: dict, xlabel: str, ylabel: str, title: str, logy: bool
 def robust_accuracy_figure(curves: dict[str, tuple[np.ndarray, np.ndarray]], markers: dict[str, float] | None = None,
                            title: str = "robust accuracy against the l2 radius"):
     """Several models overlaid: ``curves[label] = (eps_grid, accuracy)``; vertical markers at e.g. sqrt(d/k), sqrt(d)."""
-    from ibcheck.theory.result import new_figure
-
     fig, ax = new_figure(6.4, 4.4)
     for label, (eps, acc) in curves.items():
         ax.plot(eps, acc, label=label, lw=2)
@@ -123,8 +128,6 @@ def markdown_to_html(markdown: str, base: str, images: Collection[str] = ()) -> 
     travels with it. Only the images the report itself wrote are read: inlining every ``src`` would put any
     readable file a user's text names (``![x](/etc/hostname)`` in a path or a title) into the page. Raw HTML in
     the Markdown is escaped, not passed through."""
-    from markdown_it import MarkdownIt
-
     md = MarkdownIt("commonmark", {"html": False}).enable("table")
     tokens = md.parse(markdown)
     for tok in tokens:
@@ -146,9 +149,6 @@ def _inside(base: str, path: str) -> bool:
 def write_html(markdown: str, out: str, name: str, title: str, images: Collection[str] = ()) -> str:
     """A self-contained HTML page (a Jinja2 template around :func:`markdown_to_html`, with the report's own
     ``images`` inlined), written atomically."""
-    from jinja2 import Environment
-    from markupsafe import Markup
-
     page = Environment(autoescape=True).from_string(_PAGE).render(title=title, body=Markup(markdown_to_html(markdown, out, images)))
     path = os.path.join(out, name)
     write_text(path, page)
@@ -158,13 +158,6 @@ def write_html(markdown: str, out: str, name: str, title: str, images: Collectio
 # -- the bound scaling report (``ibcheck scaling``), from theory/scaling.py's data -------------------
 def scaling_report(claim_ids: list[str] | None, out_dir: str) -> str:
     """Write ``scaling.md`` and its PNGs into ``out_dir`` (created); return the Markdown path."""
-    from datetime import datetime, timezone
-
-    from ibcheck.theory import scaling as S
-    from ibcheck.theory.outdir import check_out, inside, slug
-    from ibcheck.theory.registry import all_claims, get_claim
-    from ibcheck.theory.result import markdown_table, new_figure
-
     claims = [get_claim(c) for c in claim_ids] if claim_ids else all_claims()
     check_out(out_dir)
     for c in claims:
@@ -212,9 +205,7 @@ def scaling_report(claim_ids: list[str] | None, out_dir: str) -> str:
 
 def _gap_figure(d_grid: list[float]):
     """Non-robust sqrt(d/k) for several k against the robust sqrt(d); and their ratio sqrt(k)."""
-    import math
-
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # heavy: matplotlib (loaded on first use)
 
     fig = Figure(figsize=(11, 4.2))
     ax1, ax2 = fig.subplots(1, 2)

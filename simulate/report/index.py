@@ -14,6 +14,14 @@ from ibcheck.simulate.compare import inputs
 from ibcheck.simulate.verdict.kkt import certified_everywhere
 from ibcheck.simulate.verdict.rules import MIN_INSIDE, RowEvidence, Verdict, counted
 from ibcheck.theory.errors import InputError
+from ibcheck.theory import get_claim
+from ibcheck.theory.outdir import check_out, inside, slug
+from ibcheck.simulate.experiments.registry import EXPERIMENTS
+from ibcheck.theory.result import markdown_table
+from ibcheck.simulate.report.figures import scaling_report, write_html
+from ibcheck.theory.atomic import write_text
+from ibcheck.simulate.experiments.registry import EXPERIMENTS, experiment_for
+from ibcheck.theory.outdir import slug
 
 
 @dataclass(frozen=True)
@@ -35,7 +43,6 @@ class ReportOptions:
         inputs.check_spending(self.spending)
         for name in ("quick", "inside_only"):
             inputs.check_bool(name, getattr(self, name))
-        from ibcheck.simulate.experiments.registry import EXPERIMENTS, experiment_for
 
         for name in self.only:
             if name not in EXPERIMENTS:
@@ -79,8 +86,6 @@ class IndexRow:
     why: str
 
     def markdown(self) -> dict:
-        from ibcheck.theory.outdir import slug
-
         return {"claim": f"[{self.claim}](compare/{slug(self.claim)}/report.md)", "quantity": self.quantity, "kind": self.kind,
                 "predicted": self.predicted, "measured (95% CI)": self.measured, "extrapolated": self.extrapolated,
                 "inside": self.inside, "KKT": self.kkt, "power": "yes" if self.has_power else "**no**", "looks": self.looks,
@@ -136,14 +141,8 @@ def _claim_notes(name: str, s: dict) -> list[str]:
 
 def write_full_report(out: str, options: ReportOptions) -> str:
     """Run everything and write it under ``out``; returns the path of index.html."""
-    from ibcheck.theory import get_claim
-    from ibcheck.theory.outdir import check_out, inside, slug
-
-    from ibcheck.simulate.experiments.registry import EXPERIMENTS
-    from ibcheck.simulate.compare.driver import compare_and_save
-    from ibcheck.theory.result import markdown_table
-    from ibcheck.simulate.report.figures import scaling_report, write_html
-    from ibcheck.simulate.reproductions import REPRODUCTIONS, run_reproduction
+    from ibcheck.simulate.compare.driver import compare_and_save  # heavy: scipy (loaded on first use)
+    from ibcheck.simulate.reproductions import REPRODUCTIONS, run_reproduction  # heavy: scipy (loaded on first use)
 
     names = list(options.only) or list(EXPERIMENTS)
     check_out(out)
@@ -205,7 +204,6 @@ def write_full_report(out: str, options: ReportOptions) -> str:
                 reps.append({"reproduction": name, "consistent / inconsistent / inconclusive rows": f"not run: {err}"})
         md += ["## Reproductions of the sources' experiments", "", markdown_table(reps), ""]
     text = "\n".join(md).replace("{total}", f"{time.perf_counter() - t0:.0f}") + "\n"
-    from ibcheck.theory.atomic import write_text
 
     write_text(os.path.join(out, "index.md"), text)
     return write_html(text, out, "index.html", "ibcheck report")

@@ -9,6 +9,7 @@ source's qualitative claim. :func:`run_reproduction` times a module and returns 
 """
 from __future__ import annotations
 
+import base64
 import html
 import importlib
 import os
@@ -16,9 +17,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Sequence
 
+from ibcheck.simulate.report.figures import figure_png, write_html
 from ibcheck.simulate.reproductions.criteria import Criterion
+from ibcheck.theory.atomic import write_bytes, write_json, write_text
 from ibcheck.theory.errors import InputError
-from ibcheck.theory.result import Result
+from ibcheck.theory.result import Result, markdown_table
 
 REPRODUCTIONS = {"fa-synthetic": "fa_synthetic", "fa-digits": "fa_digits", "ll20-margin": "ll20_margin", "shngs18": "shngs18",
                  "vys22": "vys22", "fvbs23": "fvbs23", "bcgt21": "bcgt21", "ssttm18": "ssttm18", "mv24": "mv24"}
@@ -57,16 +60,12 @@ class Reproduction(Result):
         return self.rows
 
     def _repr_html_(self) -> str:
-        import base64
-
         imgs = "".join(f'<img src="data:image/png;base64,{base64.b64encode(b).decode()}" title="{html.escape(n)}"/>'
                        for n, b in self.figures.items())
         return super()._repr_html_() + imgs
 
     def markdown(self, comparison_figures: Sequence[str] = ()) -> str:
         """The report section: parameters, the criteria table, notes, figures."""
-        from ibcheck.theory.result import markdown_table
-
         rows = [{**r, "measured": _show(r["measured"]), "verdict": f"**{r['verdict']}**"} for r in self.rows]
         md = [f"# reproduce {self.reproduction}: {self.title}", "",
               f"{'Quick' if self.quick else 'Full'} size, parameters {self.params}; {self.seconds:.0f} s.", "",
@@ -78,9 +77,7 @@ class Reproduction(Result):
 
     def save(self, directory: str) -> dict:  # type: ignore[override]
         """reproduce.md, reproduce.html (self-contained), the PNGs, reproduce.json, and each comparison in its subdirectory."""
-        from ibcheck.simulate.report.figures import write_html
-        from ibcheck.simulate.substrate.rundir import clean
-        from ibcheck.theory.atomic import write_bytes, write_json, write_text
+        from ibcheck.simulate.substrate.rundir import clean  # heavy: torch (loaded on first use)
 
         os.makedirs(directory, exist_ok=True)
         extra = []
@@ -108,8 +105,6 @@ def _show(x) -> str:
 
 def run_reproduction(name: str, quick: bool = True, idx_dir: str | None = None) -> Reproduction:
     """Run the reproduction ``name`` (one of ``REPRODUCTIONS``) at the quick or the source's size."""
-    from ibcheck.simulate.report.figures import figure_png
-
     if not isinstance(name, str) or name not in REPRODUCTIONS:
         raise InputError(f"unknown reproduction {name!r}: available are {', '.join(REPRODUCTIONS)}")
     if idx_dir is not None and name != "fa-digits":
@@ -124,7 +119,7 @@ def run_reproduction(name: str, quick: bool = True, idx_dir: str | None = None) 
 
 def comparison_rows(m, comparison, quantity: str, source: str, note: str = "", first_only: bool = False) -> None:
     """One criterion per bound of a comparison (only the primary one with ``first_only``), judged by the comparison itself."""
-    from ibcheck.simulate.reproductions.criteria import Judged
+    from ibcheck.simulate.reproductions.criteria import Judged  # heavy: scipy (loaded on first use)
 
     for r in comparison.record["results"][:1] if first_only else comparison.record["results"]:
         f = r["fits"][0]

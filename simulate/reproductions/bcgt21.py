@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from ibcheck.simulate.report.figures import series_figure
 from ibcheck.simulate.reproductions.criteria import AtLeast, Judged, Measured, Reported
+from ibcheck.simulate.substrate.data import sphere_points
+from ibcheck.simulate.substrate.one_step import flip_along_gradient
+from ibcheck.simulate.substrate.seeds import rng
 
 
 def measure(quick: bool) -> Measured:
-    from ibcheck.simulate.report.figures import series_figure
-    from ibcheck.simulate.stats.fit import fit_exponents
-    from ibcheck.simulate.substrate.data import sphere_points
-    from ibcheck.simulate.substrate.models import ModelConfig, random_networks
-    from ibcheck.simulate.substrate.one_step import flip_along_gradient
-    from ibcheck.simulate.substrate.seeds import rng
-    from ibcheck.simulate.verdict.rules import exponent_verdict
+    from ibcheck.simulate.stats.fit import fit_exponents  # heavy: scipy (loaded on first use)
+    from ibcheck.simulate.substrate.models import ModelConfig, random_networks  # heavy: torch (loaded on first use)
+    from ibcheck.simulate.verdict.rules import exponent_verdict  # heavy: scipy (loaded on first use)
 
     grid_d, grid_k, pts = ([64, 128, 256], [50, 100, 200], 100) if quick else ([64, 256, 1024], [100, 400, 1600], 300)
     R = Measured("BCGT21: one gradient step flips a random two-layer network", {"d": grid_d, "k": grid_k, "points": pts})

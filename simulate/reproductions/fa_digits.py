@@ -6,19 +6,19 @@ import os
 
 import numpy as np
 
+from ibcheck.simulate.report.figures import robust_accuracy_figure
 from ibcheck.simulate.reproductions.criteria import AtLeast, Measured, Reported
 from ibcheck.simulate.reproductions.fa_synthetic import bracket
+from ibcheck.simulate.substrate.seeds import stream
+from ibcheck.solvers.radius.curves import robust_accuracy
+from ibcheck.solvers.radius.universal import universal_directions
 from ibcheck.theory.errors import InputError
 
 
 def measure(quick: bool, idx_dir: str | None = None) -> Measured:
-    from ibcheck.simulate.report.figures import robust_accuracy_figure
-    from ibcheck.simulate.substrate.models import ModelConfig
-    from ibcheck.simulate.substrate.seeds import stream
-    from ibcheck.simulate.substrate.trainer import TrainConfig
-    from ibcheck.simulate.substrate.training import DataConfig, RunConfig, run
-    from ibcheck.solvers.radius.curves import robust_accuracy
-    from ibcheck.solvers.radius.universal import universal_directions
+    from ibcheck.simulate.substrate.models import ModelConfig  # heavy: torch (loaded on first use)
+    from ibcheck.simulate.substrate.trainer import TrainConfig  # heavy: torch (loaded on first use)
+    from ibcheck.simulate.substrate.training import DataConfig, RunConfig, run  # heavy: torch (loaded on first use)
 
     n, m, steps, pts = (600, 10, 400, 80) if quick else (1500, 20, 2000, 250)
     kind, extra = "digits", {}

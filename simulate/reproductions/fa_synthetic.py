@@ -6,25 +6,24 @@ import math
 
 import numpy as np
 
+from ibcheck.simulate.report.figures import cosine_figure, robust_accuracy_figure
 from ibcheck.simulate.reproductions.criteria import AtLeast, AtMost, Measured, Reported, Within
+from ibcheck.simulate.substrate.seeds import stream
+from ibcheck.solvers.radius.bracket import compute_radii
+from ibcheck.solvers.radius.curves import robust_accuracy
+from ibcheck.solvers.radius.universal import universal_directions
 
 
 def bracket(net, X, y, v) -> tuple[np.ndarray, np.ndarray]:
     """Best verified upper bound (attack or universal direction) and the certified lower bound, per point."""
-    from ibcheck.solvers.radius.bracket import compute_radii
-
     r = compute_radii(net, X, y, v, ("universal", "attack", "certified"), 5.0)
     return r["upper"], r["certified"]
 
 
 def measure(quick: bool) -> Measured:
-    from ibcheck.simulate.report.figures import cosine_figure, robust_accuracy_figure
-    from ibcheck.simulate.substrate.models import ModelConfig
-    from ibcheck.simulate.substrate.seeds import stream
-    from ibcheck.simulate.substrate.trainer import TrainConfig
-    from ibcheck.simulate.substrate.training import DataConfig, RunConfig, run
-    from ibcheck.solvers.radius.curves import robust_accuracy
-    from ibcheck.solvers.radius.universal import universal_directions
+    from ibcheck.simulate.substrate.models import ModelConfig  # heavy: torch (loaded on first use)
+    from ibcheck.simulate.substrate.trainer import TrainConfig  # heavy: torch (loaded on first use)
+    from ibcheck.simulate.substrate.training import DataConfig, RunConfig, run  # heavy: torch (loaded on first use)
 
     d, k, n, m, pts = (256, 8, 320, 5, 100) if quick else (3072, 10, 1000, 5, 400)
     R = Measured("LPLL25's synthetic figure: 2-class vs k-class model", {"d": d, "k": k, "n": n, "m": m, "points": pts})

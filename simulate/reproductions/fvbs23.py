@@ -7,18 +7,18 @@ import math
 import numpy as np
 
 from ibcheck.simulate.reproductions.criteria import AtMost, Measured, Reported
+from ibcheck.simulate.substrate.data import clusters
+from ibcheck.simulate.substrate.measure import test_accuracy
+from ibcheck.simulate.substrate.seeds import stream
+from ibcheck.solvers.radius.universal import flip_rate, universal_directions, universal_radius
+from ibcheck.theory import get_claim
+from ibcheck.theory.window import applicability_window
 
 
 def measure(quick: bool) -> Measured:
-    from ibcheck.simulate.compare.driver import compare_claim
-    from ibcheck.simulate.reproductions import comparison_rows
-    from ibcheck.simulate.substrate.data import clusters
-    from ibcheck.simulate.substrate.measure import test_accuracy
-    from ibcheck.simulate.substrate.seeds import stream
-    from ibcheck.solvers.kkt.search import kkt_search, random_start
-    from ibcheck.solvers.radius.universal import flip_rate, universal_directions, universal_radius
-    from ibcheck.theory import get_claim
-    from ibcheck.theory.window import applicability_window
+    from ibcheck.simulate.compare.driver import compare_claim  # heavy: scipy (loaded on first use)
+    from ibcheck.simulate.reproductions import comparison_rows  # heavy: scipy (loaded on first use)
+    from ibcheck.solvers.kkt.search import kkt_search, random_start  # heavy: scipy (loaded on first use)
 
     R = Measured("FVBS23: KKT points and GD limits generalize but flip at sqrt(d/k); a sqrt(d)-robust network exists")
     for cid in ("FVBS23.thm.4_2", "FVBS23.thm.4_1"):

@@ -3,13 +3,12 @@ smoothed margin is monotone (LL20.thm.monotone); the direction tends to a KKT po
 the loss and norm rates (LL20.thm.rates) are compared with their own statistics."""
 from __future__ import annotations
 
+from ibcheck.simulate.report.figures import finish
 from ibcheck.simulate.reproductions.criteria import AtLeast, AtMost, Holds, Measured, Reported
+from ibcheck.theory.result import markdown_table, new_figure
 
 
 def _margin_figure(trajs: dict):
-    from ibcheck.simulate.report.figures import finish
-    from ibcheck.theory.result import new_figure
-
     fig, ax = new_figure()
     for name, tr in trajs.items():
         pts = [(r["log10_loss_sum"], r["normalized_margin"]) for r in tr if r["train_accuracy"] == 1.0]
@@ -22,13 +21,12 @@ def _margin_figure(trajs: dict):
 
 
 def measure(quick: bool) -> Measured:
-    from ibcheck.simulate.compare.driver import compare_claim
-    from ibcheck.simulate.reproductions import comparison_rows
-    from ibcheck.simulate.substrate.models import ModelConfig
-    from ibcheck.simulate.substrate.trainer import TrainConfig
-    from ibcheck.simulate.substrate.training import DataConfig, RunConfig, run
-    from ibcheck.solvers.kkt.certificate import eps_delta_kkt
-    from ibcheck.theory.result import markdown_table
+    from ibcheck.simulate.compare.driver import compare_claim  # heavy: scipy (loaded on first use)
+    from ibcheck.simulate.reproductions import comparison_rows  # heavy: scipy (loaded on first use)
+    from ibcheck.simulate.substrate.models import ModelConfig  # heavy: torch (loaded on first use)
+    from ibcheck.simulate.substrate.trainer import TrainConfig  # heavy: torch (loaded on first use)
+    from ibcheck.simulate.substrate.training import DataConfig, RunConfig, run  # heavy: torch (loaded on first use)
+    from ibcheck.solvers.kkt.certificate import eps_delta_kkt  # heavy: cvxpy (loaded on first use)
 
     steps, target = (3000, -800) if quick else (20000, -800)
     R = Measured("LL20: normalized margin under a constant vs the loss-based learning rate", {"steps": steps})

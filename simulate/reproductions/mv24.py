@@ -7,14 +7,14 @@ import math
 import numpy as np
 
 from ibcheck.simulate.reproductions.criteria import AtLeast, AtMost, Measured
+from ibcheck.simulate.substrate.seeds import stream
+from ibcheck.theory.result import new_figure
 
 
 def measure(quick: bool) -> Measured:
-    from ibcheck.simulate.substrate.models import ModelConfig
-    from ibcheck.simulate.substrate.seeds import stream
-    from ibcheck.simulate.substrate.trainer import TrainConfig
-    from ibcheck.simulate.substrate.training import DataConfig, RunConfig, run
-    from ibcheck.theory.result import new_figure
+    from ibcheck.simulate.substrate.models import ModelConfig  # heavy: torch (loaded on first use)
+    from ibcheck.simulate.substrate.trainer import TrainConfig  # heavy: torch (loaded on first use)
+    from ibcheck.simulate.substrate.training import DataConfig, RunConfig, run  # heavy: torch (loaded on first use)
 
     d, k, n, m = (64, 4, 120, 10) if quick else (256, 8, 400, 20)
     R = Measured("MV24.conj (p = 1): GD from small initialization converges to the two-neuron average-feature network",

@@ -2,12 +2,14 @@
 at the rate 1/log t, while the loss falls as 1/t (SHNGS18.thm.direction)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ibcheck.simulate.reproductions.criteria import Measured
 
 
 def measure(quick: bool) -> Measured:
-    from ibcheck.simulate.compare.driver import compare_claim
-    from ibcheck.simulate.reproductions import comparison_rows
+    from ibcheck.simulate.compare.driver import compare_claim  # heavy: scipy (loaded on first use)
+    from ibcheck.simulate.reproductions import comparison_rows  # heavy: scipy (loaded on first use)
 
     R = Measured("SHNGS18: logistic regression on separable data converges to the SVM direction")
     R.comparisons["compare"] = c = compare_claim("SHNGS18.thm.direction", quick=quick, progress=False)
@@ -19,8 +21,6 @@ def measure(quick: bool) -> Measured:
 
 def _rename(cr):
     """``direction_error: ...`` reads ``direction error to the SVM: ...`` (the source's words)."""
-    from dataclasses import replace
-
     for q, words in (("direction_error", "direction error to the SVM"), ("train_loss", "training loss")):
         if cr.quantity.startswith(q):
             return replace(cr, quantity=words + cr.quantity[len(q):])

@@ -7,14 +7,15 @@ import math
 
 import numpy as np
 
+from ibcheck.simulate.experiments.ssttm18 import measure_ssttm18
+from ibcheck.simulate.report.figures import finish
 from ibcheck.simulate.reproductions.criteria import AtLeast, AtMost, Measured, Reported
+from ibcheck.simulate.substrate.seeds import rng
+from ibcheck.theory.result import new_figure
 
 
 def _threshold_figure(rows):
     """The robust sample threshold against d, one line per eps (each point a seed)."""
-    from ibcheck.simulate.report.figures import finish
-    from ibcheck.theory.result import new_figure
-
     fig, ax = new_figure()
     for eps in sorted({r["eps"] for r in rows}):
         pts = sorted((r["d"], r["value"]) for r in rows if r["eps"] == eps)
@@ -27,9 +28,7 @@ def _threshold_figure(rows):
 
 
 def measure(quick: bool) -> Measured:
-    from ibcheck.simulate.experiments.ssttm18 import measure_ssttm18
-    from ibcheck.simulate.stats.fit import fit_exponents
-    from ibcheck.simulate.substrate.seeds import rng
+    from ibcheck.simulate.stats.fit import fit_exponents  # heavy: scipy (loaded on first use)
 
     R = Measured("SSTTM18: robust generalization needs more data (Gaussian model, l_inf)")
     rows = [{"d": d, "eps": eps, "seed": s, "value": measure_ssttm18({"d": d, "eps": eps}, s)["robust_sample_threshold"]}

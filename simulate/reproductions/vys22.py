@@ -7,14 +7,14 @@ import math
 import numpy as np
 
 from ibcheck.simulate.reproductions.criteria import AtMost, Judged, Measured, Reported
+from ibcheck.simulate.substrate.data import sphere
+from ibcheck.solvers.radius.universal import universal_directions, universal_radius
 
 
 def measure(quick: bool) -> Measured:
-    from ibcheck.simulate.compare.driver import compare_claim
-    from ibcheck.simulate.reproductions import comparison_rows
-    from ibcheck.simulate.substrate.data import sphere
-    from ibcheck.solvers.kkt.search import kkt_search, random_start
-    from ibcheck.solvers.radius.universal import universal_directions, universal_radius
+    from ibcheck.simulate.compare.driver import compare_claim  # heavy: scipy (loaded on first use)
+    from ibcheck.simulate.reproductions import comparison_rows  # heavy: scipy (loaded on first use)
+    from ibcheck.solvers.kkt.search import kkt_search, random_start  # heavy: scipy (loaded on first use)
 
     R = Measured("VYS22: universal flipping perturbation of nets trained on random sphere data; which reading holds?")
     R.comparisons["compare"] = c = compare_claim("VYS22.thm.main", quick=quick, progress=False)

@@ -19,6 +19,7 @@ coefficient per term the bound states, each with a t-based CI.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -325,8 +326,6 @@ def _bca(Xd, yv, keys, level, seed) -> tuple[dict | None, str | None]:
             out.append(b[1:])
         out = np.array(out).T
         return out if out.shape[1] > 1 else out[:, 0]
-
-    import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # scipy warns on degenerate resamples; the result is checked below

@@ -254,7 +254,7 @@ def digits(n: int = 1000, seed: int = 0, split: str | Sequence[int] | None = "od
     Binary: +1 for the digits in ``split`` (``"odd"``, ``"even"`` or explicit digits), -1 else.
     ``multiclass=True`` gives the 10-class task.
     """
-    from sklearn.datasets import load_digits
+    from sklearn.datasets import load_digits  # heavy: sklearn (loaded on first use)
 
     n = _positive_int("n", n)
     data = load_digits()

@@ -8,10 +8,13 @@ import math
 
 import numpy as np
 
+from ibcheck.solvers.networks import TwoLayerReLU
+from ibcheck.solvers.radius.ray import ray_flip_radius
+
 
 def input_gradients(net, X: np.ndarray) -> np.ndarray:
     """``grad_x f(x)`` of a random network (BCGT21.def.net), analytic for every activation: (N, d)."""
-    from scipy.special import erf, expit
+    from scipy.special import erf, expit  # heavy: scipy (loaded on first use)
 
     Z = X @ net.W.T
     deriv = {
@@ -31,10 +34,7 @@ def flip_along_gradient(net, X: np.ndarray, t_max: float = 100.0) -> tuple[np.nd
     smooth activation: a log-spaced scan brackets the first sign change, and ``scipy.optimize.brentq``
     finds it. Pitfall avoided: a root finder started without a bracket can return a later crossing;
     the scan guarantees the bracket holds the first one seen at its resolution."""
-    from scipy.optimize import brentq
-
-    from ibcheck.solvers.networks import TwoLayerReLU
-    from ibcheck.solvers.radius.ray import ray_flip_radius
+    from scipy.optimize import brentq  # heavy: scipy (loaded on first use)
 
     f = net.forward(X)
     y = np.where(f > 0, 1.0, -1.0)

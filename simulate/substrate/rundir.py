@@ -14,11 +14,13 @@ import json
 import os
 import shutil
 import tempfile
+import zipfile
 from dataclasses import dataclass
 from typing import ClassVar, Sequence
 
 import numpy as np
 
+from ibcheck.simulate.report.figures import cosine_heatmap
 from ibcheck.simulate.substrate.config import DataConfig, RunConfig, make_dataset
 from ibcheck.simulate.substrate.data import Dataset
 from ibcheck.simulate.substrate.models import ModelConfig
@@ -163,8 +165,6 @@ def _write(result: Run, d: str) -> None:
         _write_checkpoints(result, d)
     mats = [r.get("_cosine_matrix") for r in result.summary]
     if mats and mats[0] is not None:
-        from ibcheck.simulate.report.figures import cosine_heatmap
-
         cosine_heatmap(mats, result, os.path.join(d, "cosine_matrix.png"))
 
 
@@ -262,8 +262,6 @@ def read_json(path: str):
 
 def read_npz(path: str) -> dict:
     """The arrays of an .npz file (no pickle); a missing, truncated or corrupted one is a one-line error."""
-    import zipfile
-
     try:
         with np.load(path, allow_pickle=False) as z:
             return {k: z[k] for k in z.files}

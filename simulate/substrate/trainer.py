@@ -271,7 +271,7 @@ def _progress(cfg: TrainConfig):
     if not cfg.progress:
         return None
     try:
-        from tqdm import tqdm
+        from tqdm import tqdm  # heavy: tqdm, only with a progress bar
     except ImportError:  # pragma: no cover - tqdm is a dependency
         return None
     return tqdm(total=cfg.steps, desc="GD", unit="step", leave=False, dynamic_ncols=True)

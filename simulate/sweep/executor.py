@@ -13,14 +13,22 @@ A local pool is opened once and reused across the rounds of a budgeted sweep.
 """
 from __future__ import annotations
 
+import ctypes
 import functools
+import multiprocessing as mp
 import os
+import pickle
 import signal
 import sqlite3
+import sys
 import time
 import traceback
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
+
+import cloudpickle
+from tqdm import tqdm
 
 from ibcheck.simulate.experiments.registry import as_trajectory, check_user_value, experiment_for
 from ibcheck.simulate.stats.censored import encode
@@ -71,14 +79,12 @@ class Executor:
 def _init_worker() -> None:
     """Die with the parent (Linux) and use one torch thread per worker."""
     try:
-        import ctypes
-
         ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except OSError:
         pass
     os.environ["OMP_NUM_THREADS"] = "1"
     try:
-        import torch
+        import torch  # heavy: torch (a worker sets its threads)
 
         torch.set_num_threads(1)
     except ImportError:
@@ -93,15 +99,11 @@ def resolve(experiment_name: str):
 def pack(exp) -> bytes:
     """An experiment, measure included, as bytes a worker can run without any registry: cloudpickle
     carries a user's measure by value (it was defined in a claims file no worker can import)."""
-    import cloudpickle
-
     return cloudpickle.dumps(exp)
 
 
 @functools.lru_cache(maxsize=8)
 def _unpack(payload: bytes):
-    import pickle
-
     return pickle.loads(payload)
 
 
@@ -134,8 +136,6 @@ def execute(task: Task, exp) -> TaskResult:
 
 def local_pool(workers: int) -> ProcessPoolExecutor:
     """The local worker pool (spawned, one torch thread each, dying with the parent); reusable across sweeps."""
-    import multiprocessing as mp
-
     return ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"), initializer=_init_worker)
 
 
@@ -191,8 +191,6 @@ def run_sweep(tasks: list[Task], db: str | sqlite3.Connection, version: str, wor
 def _collect(futs, record, total: int) -> None:
     """Record each finished task; a worker process that died (killed, out of memory) stops the sweep with
     one line saying what was saved: its tasks are not recorded as failures, so a rerun retries them."""
-    from concurrent.futures.process import BrokenProcessPool
-
     done = 0
     try:
         for f in as_completed(futs):
@@ -207,8 +205,8 @@ def _collect(futs, record, total: int) -> None:
 
 def _run_dask(todo, record, scheduler, workers, job):
     try:
-        from distributed import Client, LocalCluster
-        from distributed import as_completed as das_completed
+        from distributed import Client, LocalCluster  # heavy: distributed (Dask), only on a cluster
+        from distributed import as_completed as das_completed  # heavy: distributed
     except ImportError as err:  # pragma: no cover - distributed is a dependency
         raise InputError(f"Dask distributed is not installed: {err}") from None
     cluster = None
@@ -238,8 +236,5 @@ def _run_dask(todo, record, scheduler, workers, job):
 def _bar(total: int, progress: bool):
     if not progress or total == 0:
         return None
-    import sys
-
-    from tqdm import tqdm
 
     return tqdm(total=total, desc="sweep", unit="task", disable=not sys.stderr.isatty(), dynamic_ncols=True)

@@ -14,11 +14,17 @@ from typing import ClassVar, Literal
 
 import numpy as np
 
+from ibcheck.simulate.substrate.data import clusters, sphere
 from ibcheck.simulate.substrate.rundir import clean
 from ibcheck.simulate.substrate.seeds import stream
+from ibcheck.solvers.networks import TwoLayerReLU
+from ibcheck.solvers.radius.attack import attack_radius
+from ibcheck.solvers.radius.constructions import fvbs23_robust
+from ibcheck.solvers.radius.universal import flip_rate, universal_directions, universal_radius
 from ibcheck.theory.argtypes import refused, require_bool, require_float, require_int
+from ibcheck.theory.atomic import save_npz
 from ibcheck.theory.errors import InputError
-from ibcheck.theory.result import Result
+from ibcheck.theory.result import Result, new_figure
 
 NEAR_TIE = 1e-4  # relative |z_ij| below which a pre-activation may count as a tie (relaxation, flagged)
 
@@ -53,7 +59,7 @@ class KKTSearchConfig:
 
 def check_separable(X, y) -> dict:
     """Refuse data no network can fit (a point with both labels); report linear separability."""
-    from ibcheck.solvers.svm import hard_margin_svm
+    from ibcheck.solvers.svm import hard_margin_svm  # heavy: cvxpy (loaded on first use)
 
     _, inv = np.unique(X, axis=0, return_inverse=True)
     for g in np.unique(inv):
@@ -64,16 +70,14 @@ def check_separable(X, y) -> dict:
 
 
 def _dataset(cfg: KKTSearchConfig):
-    from ibcheck.simulate.substrate.data import clusters, sphere
-
     return clusters(cfg.d, cfg.k, cfg.n, cfg.sigma, seed=cfg.seed) if cfg.data == "clusters" else sphere(cfg.d, cfg.n, seed=cfg.seed)
 
 
 def _gd_start(cfg: KKTSearchConfig):
     """A GD-trained direction: the two-layer network trained by the loss-based schedule on the same data."""
-    from ibcheck.simulate.substrate.models import ModelConfig
-    from ibcheck.simulate.substrate.trainer import TrainConfig
-    from ibcheck.simulate.substrate.training import DataConfig, RunConfig, run
+    from ibcheck.simulate.substrate.models import ModelConfig  # heavy: torch (loaded on first use)
+    from ibcheck.simulate.substrate.trainer import TrainConfig  # heavy: torch (loaded on first use)
+    from ibcheck.simulate.substrate.training import DataConfig, RunConfig, run  # heavy: torch (loaded on first use)
 
     rc = RunConfig(setting="two-layer", data=DataConfig(kind=cfg.data, d=cfg.d, k=cfg.k, n=cfg.n, sigma=cfg.sigma, seed=cfg.seed, n_test=10),
                    model=ModelConfig("two-layer", width=cfg.width, bias=cfg.bias, init_scale=1.0),
@@ -82,9 +86,7 @@ def _gd_start(cfg: KKTSearchConfig):
 
 
 def _starts(cfg: KKTSearchConfig, ds, rng):
-    from ibcheck.solvers.kkt.search import random_start
-    from ibcheck.solvers.networks import TwoLayerReLU
-    from ibcheck.solvers.radius.constructions import fvbs23_robust
+    from ibcheck.solvers.kkt.search import random_start  # heavy: scipy (loaded on first use)
 
     starts = [(f"random-{i}", random_start(cfg.d, cfg.width, rng, cfg.bias)) for i in range(cfg.starts)]
     starts.append(("gd", _gd_start(cfg)))
@@ -131,8 +133,6 @@ class KKTPoints(Result):
 
     def figure(self):
         """Value of (P) against the universal flip rate, one dot per certified end point."""
-        from ibcheck.theory.result import new_figure
-
         pts = [p for p in self.points if p.get("value") is not None and p.get("universal_flip_rate") is not None]
         if not pts:
             return None
@@ -150,8 +150,7 @@ class KKTPoints(Result):
         return fig
 
     def extra_files(self, directory: str) -> dict[str, str]:
-        from ibcheck.simulate.substrate.rundir import write_csv
-        from ibcheck.theory.atomic import save_npz
+        from ibcheck.simulate.substrate.rundir import write_csv  # heavy: torch (loaded on first use)
 
         files = {"csv": os.path.join(directory, "points.csv"), "npz": os.path.join(directory, "networks.npz")}
         write_csv(files["csv"], [clean(p) for p in self.points])
@@ -161,10 +160,8 @@ class KKTPoints(Result):
 
 def kkt_points(cfg: KKTSearchConfig) -> KKTPoints:
     """Search (P) from every start, certify each end point, and (``include_global``) compare with the global optimum."""
-    from ibcheck.solvers.kkt.global_opt import NotProven, TooLarge, dual_check, global_max_margin
-    from ibcheck.solvers.kkt.search import kkt_search
-    from ibcheck.solvers.radius.attack import attack_radius
-    from ibcheck.solvers.radius.universal import flip_rate, universal_directions, universal_radius
+    from ibcheck.solvers.kkt.global_opt import NotProven, TooLarge, dual_check, global_max_margin  # heavy: cvxpy (loaded on first use)
+    from ibcheck.solvers.kkt.search import kkt_search  # heavy: scipy (loaded on first use)
 
     ds = _dataset(cfg)
     X, y = ds.X, ds.y
@@ -233,8 +230,6 @@ class KKTTrajectory(Result):
                 for r in self.checkpoints]
 
     def figure(self):
-        from ibcheck.theory.result import new_figure
-
         pts = [r for r in self.checkpoints if r["epsilon"] is not None and r["log10_loss"] is not None]
         fig, ax = new_figure()
         if pts:
@@ -254,9 +249,9 @@ class KKTTrajectory(Result):
 
 def kkt_trajectory(run, seed: int | None = None, polish: bool = False) -> KKTTrajectory:
     """Certify every checkpoint of ``seed`` (default: the first) of a saved run as an (eps, delta)-KKT point."""
-    from ibcheck.simulate.substrate.rundir import load_checkpoints
-    from ibcheck.solvers.kkt.certificate import eps_delta_kkt, require_homogeneous
-    from ibcheck.solvers.kkt.search import slsqp
+    from ibcheck.simulate.substrate.rundir import load_checkpoints  # heavy: torch (loaded on first use)
+    from ibcheck.solvers.kkt.certificate import eps_delta_kkt, require_homogeneous  # heavy: cvxpy (loaded on first use)
+    from ibcheck.solvers.kkt.search import slsqp  # heavy: scipy (loaded on first use)
 
     if seed is not None:
         require_int("seed", seed, 0)

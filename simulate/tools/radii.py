@@ -9,13 +9,19 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar, Literal, Sequence
 
 import numpy as np
 
+from ibcheck.simulate.report.figures import robust_accuracy_figure
+from ibcheck.simulate.substrate.measure import test_accuracy
 from ibcheck.simulate.substrate.seeds import stream
+from ibcheck.solvers.networks import LinearClassifier, MulticlassReLU, RandomNet, TwoLayerReLU
 from ibcheck.solvers.radius.bracket import METHODS, Method, compute_radii
+from ibcheck.solvers.radius.constructions import fvbs23_robust, lpll25_robust
+from ibcheck.solvers.radius.curves import robust_accuracy
+from ibcheck.solvers.radius.universal import flip_rate, universal_directions, universal_radius
 from ibcheck.theory.argtypes import refused, require_float, require_int
 from ibcheck.theory.errors import InputError
 from ibcheck.theory.result import Result
@@ -25,8 +31,6 @@ Direction = Literal["auto", "fvbs23", "lpll25", "vys22"]
 
 def binary_networks(run) -> list:
     """The run's networks as binary ReLU classifiers (k-class networks through their read-out)."""
-    from ibcheck.solvers.networks import LinearClassifier, MulticlassReLU, RandomNet, TwoLayerReLU
-
     ds = run.dataset()
     out = []
     for net in run.networks:
@@ -64,8 +68,6 @@ def test_points(run, points: int, seed: int):
 
 def universal_vector(ds, direction: Direction) -> np.ndarray:
     """The universal direction of FVBS23/LPLL25 (cluster means) or VYS22 (training data)."""
-    from ibcheck.solvers.radius.universal import universal_directions
-
     if direction == "auto":
         direction = "fvbs23" if ds.means is not None else "vys22"
     if direction in ("fvbs23", "lpll25"):
@@ -137,13 +139,10 @@ class Radii(Result):
         return out
 
     def figure(self):
-        from ibcheck.simulate.report.figures import robust_accuracy_figure
-
         eps = np.array([r["eps"] for r in self.robust_accuracy])
         curves = {f"{self.label}: upper (attack/universal)": (eps, np.array([r["upper"] for r in self.robust_accuracy]))}
         if self.robust_accuracy and self.robust_accuracy[0]["lower"] is not None:
             curves[f"{self.label}: certified lower"] = (eps, np.array([r["lower"] for r in self.robust_accuracy]))
-        from ibcheck.solvers.radius.curves import robust_accuracy
 
         for lab, upper in self.overlays.items():
             curves[f"{lab}: upper (attack/universal)"] = (eps, robust_accuracy(upper, eps))
@@ -154,7 +153,7 @@ class Radii(Result):
                                       + (f", k={self.k})" if self.k else ")"))
 
     def extra_files(self, directory: str) -> dict[str, str]:
-        from ibcheck.simulate.substrate.rundir import write_csv
+        from ibcheck.simulate.substrate.rundir import write_csv  # heavy: torch (loaded on first use)
 
         path = os.path.join(directory, "radii.csv")
         write_csv(path, self.rows())
@@ -165,9 +164,7 @@ def radii(target, X: np.ndarray | None = None, y: np.ndarray | None = None, meth
           seed: int = 0, direction: Direction = "auto", time_limit: float = 5.0, flip_norms: Sequence[float] | None = None,
           overlay: Sequence = ()) -> Radii:
     """The radii of a run's networks (``target`` a Run) at fresh test points, or of one network at ``X, y``."""
-    from ibcheck.simulate.substrate.training import Run
-    from ibcheck.solvers.radius.curves import robust_accuracy
-    from ibcheck.solvers.radius.universal import flip_rate, universal_radius
+    from ibcheck.simulate.substrate.training import Run  # heavy: torch (loaded on first use)
 
     bad = [m for m in methods if m not in METHODS]
     if bad or not methods:
@@ -196,7 +193,6 @@ def radii(target, X: np.ndarray | None = None, y: np.ndarray | None = None, meth
         nets, label, source, net_seeds = [target], target.kind, None, (0,)
         if direction not in ("auto", "vys22"):
             raise InputError(f"direction={direction!r}: a single network has no cluster means; use 'vys22' (the data direction)")
-        from ibcheck.solvers.radius.universal import universal_directions
 
         v = universal_directions("vys22", X_train=X, y_train=y)
         d, k, directions = X.shape[1], None, {"vys22": v}
@@ -250,11 +246,7 @@ def robust_construction(source, which: Literal["fvbs23", "lpll25-robust"]):
     """A one-network :class:`Run` holding the robust construction of FVBS23.thm.4_1 (``fvbs23``) or
     LPLL25.prop.robust_exists (``lpll25-robust``), built from the cluster means of ``source``'s data,
     with its test accuracy; ``ibcheck radius`` measures it like a trained run."""
-    from dataclasses import replace
-
-    from ibcheck.simulate.substrate.measure import test_accuracy
-    from ibcheck.simulate.substrate.training import Run
-    from ibcheck.solvers.radius.constructions import fvbs23_robust, lpll25_robust
+    from ibcheck.simulate.substrate.training import Run  # heavy: torch (loaded on first use)
 
     if which not in ("fvbs23", "lpll25-robust"):
         raise refused("which", which, "is not one of fvbs23, lpll25-robust")

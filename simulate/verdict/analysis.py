@@ -83,7 +83,7 @@ class Analysis:
 
     def _outside_band(self, v: str) -> bool:
         """Does the point estimate lie on the wrong side of the prediction's margin?"""
-        from ibcheck.simulate.verdict.rules import LOWER, UPPER
+        from ibcheck.simulate.verdict.rules import LOWER, UPPER  # heavy: scipy (loaded on first use)
 
         est, pred, m = self.fit.estimate[v], self.predicted[v], self.margins.get(v, self.margin)
         kind = self.judgements[v].plain.kind  # the term's own direction (mirrored where its variable tends to 0)
@@ -251,7 +251,7 @@ def lack_of_fit(fit: Fit) -> dict:
     A significant F says the spread of the fit is model error (curvature, interaction), which
     more seeds do not shrink; a larger grid does. None where no cell has two seeds.
     """
-    from scipy import stats
+    from scipy import stats  # heavy: scipy (loaded on first use)
 
     pe_df = sum(c["n_seeds"] - 1 for c in fit.cells)
     if fit.trajectory or pe_df < 1 or fit.df < 1:

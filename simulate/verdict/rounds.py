@@ -199,7 +199,7 @@ def needed_for_decision(kind: str, estimate: float, se: float, df: int, predicte
     (:func:`simulate.verdict.rules.exponent_verdict` and its negative control), searched by bisection
     on the SE at the same estimate and degrees of freedom: no copy of a threshold lives here.
     """
-    from ibcheck.simulate.verdict.rules import exponent_verdict, negative_control_exponent
+    from ibcheck.simulate.verdict.rules import exponent_verdict, negative_control_exponent  # heavy: scipy (loaded on first use)
 
     control = negative_control_exponent(kind, predicted, shift)
 

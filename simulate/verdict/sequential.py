@@ -64,7 +64,7 @@ class SequentialPolicy:
 
         Rounds grow geometrically, each about as large as the work before it (at least
         ``MIN_ROUND`` of the budget), so that the looks stay few."""
-        from ibcheck.simulate.verdict.rounds import plan_round
+        from ibcheck.simulate.verdict.rounds import plan_round  # heavy: scipy (loaded on first use)
 
         left = budget - work
         if left <= 0:

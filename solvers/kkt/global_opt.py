@@ -18,6 +18,7 @@ import itertools
 import math
 import warnings
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import ClassVar
 
 import cvxpy as cp
@@ -338,8 +339,6 @@ def _provably_infeasible(Xt: np.ndarray, y: np.ndarray) -> bool:
     """(P) is infeasible exactly when some row is 0 or two rows of opposite labels are positively parallel
     (f(c x~) = c f(x~) for c > 0). Decided in exact rational arithmetic on the given floats, not to a
     tolerance: rows [1e-10 x, 1] that float64 rounds to parallel are not, and (P) is feasible there."""
-    from fractions import Fraction
-
     rows = [[Fraction(float(v)) for v in r] for r in Xt]
     if any(all(v == 0 for v in r) for r in rows):
         return True

@@ -129,7 +129,7 @@ def kkt_search(X: np.ndarray, y: np.ndarray, starts: list[tuple[str, TwoLayerReL
         else:
             cert = kkt_certificate(end, X, y)
         if cert is None:
-            from .certificate import _failed
+            from .certificate import _failed  # heavy: cvxpy (loaded on first use)
 
             out.append(SearchResult(label, status + " (infeasible end point)", end, _failed("not feasible", end, float("nan"), 0, 0), float("nan")))
             continue

@@ -12,11 +12,12 @@ import warnings
 import numpy as np
 
 from ..networks import LinearClassifier, TwoLayerReLU
+from .linear import l2_radius
 from .ray import ray_flip_radius
 
 
 def _torch_module(net, dtype=None):
-    import torch
+    import torch  # heavy: torch (loaded on first use)
 
     dtype = dtype or torch.float64
     W = torch.tensor(net.W, dtype=dtype)
@@ -42,14 +43,12 @@ def attack_radius(net, X: np.ndarray, y: np.ndarray, steps: int = 100, methods=(
     X = np.atleast_2d(np.asarray(X, float))
     y = np.asarray(y, float)
     if isinstance(net, LinearClassifier):
-        from .linear import l2_radius
-
         r = l2_radius(net, X, y)
         return {"attack": r}
     if not isinstance(net, TwoLayerReLU):
         raise TypeError(f"no attack for a {net.kind} network")
-    import foolbox as fb
-    import torch
+    import foolbox as fb  # heavy: foolbox (loaded on first use)
+    import torch  # heavy: torch (loaded on first use)
 
     scale = float(np.abs(X).max()) * 100 + 1.0
     dtype = torch.float32 if float32 else torch.float64

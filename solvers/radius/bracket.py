@@ -10,6 +10,12 @@ from typing import Literal
 
 import numpy as np
 
+from ..networks import classifier_normalized
+from .attack import attack_radius
+from .certified import certified_radius
+from .exact import exact_radius
+from .universal import universal_radius
+
 Method = Literal["universal", "attack", "certified", "exact"]
 METHODS: tuple[Method, ...] = ("universal", "attack", "certified", "exact")
 
@@ -20,12 +26,6 @@ def compute_radii(net, X: np.ndarray, y: np.ndarray, v: np.ndarray, methods: tup
 
     Pitfall avoided: an attack can miss a flip that the universal direction finds, so the reported
     attack bound is the minimum of both; a lower bound is never computed past a known upper one."""
-    from ..networks import classifier_normalized
-    from .attack import attack_radius
-    from .certified import certified_radius
-    from .exact import exact_radius
-    from .universal import universal_radius
-
     net = classifier_normalized(net)  # radii depend on sign(f) only: the solvers see a scale-free network
     out: dict[str, np.ndarray] = {"universal": universal_radius(net, X, y, v)}
     upper = out["universal"]

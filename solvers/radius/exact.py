@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
+import sys
 import time
 import warnings
 from dataclasses import dataclass
@@ -30,6 +32,7 @@ import numpy as np
 from ibcheck.errors import InputError
 
 from ..networks import LinearClassifier, TwoLayerReLU
+from .linear import l2_radius
 
 
 @dataclass
@@ -63,7 +66,7 @@ def _bounds(net: TwoLayerReLU, x, y, R):
 def exact_radius_miqp(net: TwoLayerReLU, x: np.ndarray, y: float, upper: float, lower: float = 0.0,
                       time_limit: float = 10.0, feastol: float = 1e-9) -> RadiusInterval:
     """The exact radius by SCIP's MIQP, within ``time_limit`` seconds."""
-    from pyscipopt import Model, quicksum
+    from pyscipopt import Model, quicksum  # heavy: pyscipopt (loaded on first use)
 
     t0 = time.perf_counter()
     if y * net.forward(x[None])[0] <= 0:
@@ -125,7 +128,7 @@ class _RegionQP:
     """``min ||beta||^2`` over one activation region of the unstable neurons (cvxpy + Clarabel)."""
 
     def __init__(self, net: TwoLayerReLU, x: np.ndarray, y: float, R: float):
-        import cvxpy as cp
+        import cvxpy as cp  # heavy: cvxpy (loaded on first use)
 
         h, l, u, c = _bounds(net, x, y, R)
         self.unst = np.flatnonzero((l < 0) & (u > 0))
@@ -148,7 +151,7 @@ class _RegionQP:
 
         A status other than optimal/infeasible raises when ``strict``, else gives NaN.
         """
-        import cvxpy as cp
+        import cvxpy as cp  # heavy: cvxpy (loaded on first use)
 
         if len(self.unst):
             self.sgn.value = 2 * pattern - 1
@@ -207,8 +210,6 @@ def exact_radius(net, X: np.ndarray, y: np.ndarray, upper: np.ndarray, lower: np
     """Per point: the exact radius or an interval (linear classifiers: closed form, exact)."""
     X = np.atleast_2d(X)
     if isinstance(net, LinearClassifier):
-        from .linear import l2_radius
-
         r = l2_radius(net, X, y)
         return [RadiusInterval(float(v), float(v), True, "closed form", 0.0) for v in r]
     lower = np.zeros(len(X)) if lower is None else lower
@@ -234,12 +235,9 @@ class _quiet_fds:
     unless IBCHECK_SOLVER_OUTPUT is set."""
 
     def __enter__(self):
-        import os
-
         self.saved = []
         if os.environ.get("IBCHECK_SOLVER_OUTPUT"):
             return self
-        import sys
 
         for stream in (sys.stdout, sys.stderr):
             try:
@@ -254,8 +252,6 @@ class _quiet_fds:
         return self
 
     def __exit__(self, *exc):
-        import os
-
         for fd, copy in self.saved:
             os.dup2(copy, fd)
             os.close(copy)
