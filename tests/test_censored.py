@@ -137,5 +137,5 @@ def measure(cell, seed):
     ibcheck.load_claims(str(claims))
     claims.unlink()
     c = ibcheck.compare("my.gone", workers=2)
-    assert c.record["task_status"] == {"ok": 12}
+    assert c.record.task_status == {"ok": 12}
     assert c.verdict == "consistent"

@@ -28,7 +28,7 @@ def test_an_extra_numeric_column_is_named_and_refused(tmp_path):
 @pytest.mark.parametrize("bom", [False, True])
 def test_seed_in_any_case_and_a_byte_order_mark_are_the_seed_column(tmp_path, bom):
     v = ibcheck.verdict(_write(tmp_path, ["d", "Seed", "VALUE"], GOOD, bom=bom), predict="d=1/2", kind="Theta")
-    assert v.verdict == "consistent" and v.record["rows"] == len(GOOD)
+    assert v.verdict == "consistent" and v.record.rows == len(GOOD)
 
 
 def test_repeated_rows_are_not_extra_seeds(tmp_path):

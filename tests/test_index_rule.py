@@ -1,13 +1,25 @@
 """What the index counts as decided (issue 20, section 5), and which reading the data support (section 3)."""
-from ibcheck.simulate.report.index import counted_as_decided
-from ibcheck.simulate.verdict.kkt import decide_reading
+from dataclasses import replace
+
+from ibcheck.simulate.verdict.kkt import KKTCell, ReadingInput, certified_everywhere, decide_reading
+from ibcheck.simulate.verdict.rules import RowEvidence, counted
+
+
+def counted_as_decided(r: dict, s: dict) -> tuple[bool, str]:
+    """The counting rule on a row's typed evidence, built the way the index builds it from a comparison's record."""
+    app = s.get("applicability") or {}
+    kkt = None
+    if "kkt" in s:
+        inside = {tuple(sorted(c["cell"].items())) for c in app.get("cells", []) if c["inside"]}
+        kkt = certified_everywhere(s["kkt"], inside)
+    return counted(RowEvidence(r["verdict"], app.get("cells_inside", 0), app.get("cells_total", 0), r["trivial"], s["offsets"], kkt))
 
 
 def _summary(inside, total, kkt=None, offsets="fit"):
     cells = [{"cell": {"d": i}, "inside": i < inside} for i in range(total)]
     s = {"applicability": {"cells_total": total, "cells_inside": inside, "cells": cells}, "offsets": offsets}
     if kkt is not None:
-        s["kkt"] = [{"cell": {"d": i}, "networks_certified": kkt[i], "networks_trained": 2} for i in range(total)]
+        s["kkt"] = tuple(KKTCell({"d": i}, 1, 0, 2, kkt[i], 0, None, None, None, None) for i in range(total))
     return s
 
 
@@ -21,7 +33,7 @@ def test_an_extrapolated_row_is_never_counted():
     assert counted_as_decided(_result(), _summary(8, 10))[0]  # 80% is enough
     assert counted_as_decided(_result("inconsistent"), _summary(10, 10))[0]
     assert not counted_as_decided(_result("inconclusive"), _summary(10, 10))[0]
-    assert not counted_as_decided(_result(), {"applicability": None})[0]  # nothing known about the hypotheses
+    assert not counted_as_decided(_result(), {"applicability": None, "offsets": "fit"})[0]  # nothing known about the hypotheses
 
 
 def test_trivial_known_offsets_and_uncertified_rows_are_not_counted():
@@ -38,7 +50,7 @@ def _fit(variable, estimate, lo, hi, predicted, margin=0.1):
 
 
 def _res(quantity, reading, verdict, fits, kind="O"):
-    return {"quantity": quantity, "reading": reading, "label": f"{quantity}[{reading}]", "verdict": verdict, "kind": kind, "fits": fits}
+    return ReadingInput(f"{quantity}[{reading}]", quantity, reading, kind, verdict, tuple(fits))
 
 
 def test_the_attained_reading_is_supported_over_a_loose_one():
@@ -46,18 +58,18 @@ def test_the_attained_reading_is_supported_over_a_loose_one():
                _res("norm", "eta_bound", "consistent", [_fit("d", 0.5, 0.45, 0.55, 1.0)]),
                _res("norm", "norm_bound", "consistent", [_fit("d", 0.5, 0.45, 0.55, 0.5), _fit("n", -0.5, -0.55, -0.45, -0.5)])]
     r = decide_reading(results)
-    assert r["reading"] == "norm_bound" and "loose" in r["reason"]
-    assert r["evidence"]["norm_bound"]["attained"] and r["evidence"]["eta_bound"]["loose"]
+    assert r.reading == "norm_bound" and "loose" in r.reason
+    assert r.evidence["norm_bound"].attained and r.evidence["eta_bound"].loose
 
 
 def test_readings_rejected_undecided_or_absent():
     a = _res("q", "a", "inconsistent", [_fit("d", 1.0, 0.9, 1.1, 0.5)])
     b = _res("q", "b", "consistent", [_fit("d", 1.0, 0.95, 1.05, 1.0)])
-    assert decide_reading([a, b])["reading"] == "b"
-    assert decide_reading([a, {**b, "verdict": "inconsistent"}])["reading"] == "neither"
-    pending = decide_reading([a, {**b, "verdict": "inconclusive"}])
-    assert pending["reading"] == "cannot tell yet" and "b" in pending["reason"]
-    assert decide_reading([b]) is None and decide_reading([{**b, "reading": None}]) is None
+    assert decide_reading([a, b]).reading == "b"
+    assert decide_reading([a, replace(b, verdict="inconsistent")]).reading == "neither"
+    pending = decide_reading([a, replace(b, verdict="inconclusive")])
+    assert pending.reading == "cannot tell yet" and "b" in pending.reason
+    assert decide_reading([b]) is None and decide_reading([replace(b, reading=None)]) is None
 
 
 def test_ssttm18_upper_inside_h1_is_trivial_and_the_lower_bound_is_not():

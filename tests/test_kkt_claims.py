@@ -58,15 +58,16 @@ def test_kkt_and_transfer_summaries_per_cell():
          "kkt_delta_threshold": 1e-3, "transfer_min": 0.88, "transfer_mean": 0.9, "transfer_pairs": 2, "transfer_target": 0.9}
     rows = [_row({"d": 4}, 0, v), _row({"d": 4}, 1, None, "failed", "none of the 3 networks ...", "UncertifiedSample")]
     k = kkt_cells(rows, ["d"])
-    assert k == [{"cell": {"d": 4}, "samples": 2, "samples_uncertified": 1, "networks_trained": 3, "networks_certified": 2,
-                  "networks_polished": 3, "max_eps": 2e-5, "max_delta": 1e-12, "eps_threshold": 1e-3, "delta_threshold": 1e-3}]
+    assert [c.to_json() for c in k] == [{"cell": {"d": 4}, "samples": 2, "samples_uncertified": 1, "networks_trained": 3,
+                                         "networks_certified": 2, "networks_polished": 3, "max_eps": 2e-5, "max_delta": 1e-12,
+                                         "eps_threshold": 1e-3, "delta_threshold": 1e-3}]
     t = transfer_cells(rows, ["d"])[0]
-    assert t["pairs"] == 2 and t["fraction_min"] == 0.88 and t["transferable"]  # 0.88 >= 0.9 - 2 sqrt(0.09/200)
+    assert t.pairs == 2 and t.fraction_min == 0.88 and t.transferable  # 0.88 >= 0.9 - 2 sqrt(0.09/200)
     bad = transfer_cells([_row({"d": 4}, 0, {**v, "transfer_min": 0.5})], ["d"])[0]
-    assert bad["transferable"] is False
+    assert bad.transferable is False
     # the failure's kind is read from its own column, never from the text: a text that merely names it is another failure
     text_only = [_row({"d": 4}, 0, v), _row({"d": 4}, 1, None, "failed", "UncertifiedSample: said in the text only", "ValueError")]
-    assert kkt_cells(text_only, ["d"])[0]["samples_uncertified"] == 0
+    assert kkt_cells(text_only, ["d"])[0].samples_uncertified == 0
 
 
 def test_fvbs23_row_is_measured_on_certified_kkt_points_only():

@@ -166,7 +166,7 @@ def test_a_users_experiment_through_the_api_and_a_verdict_on_a_csv(tmp_path):
     path.write_text(EXPERIMENT)
     ibcheck.load_claims(str(path))
     c = ibcheck.compare("TOY26.thm.2", seeds=2)
-    assert c.verdict == "consistent" and c.record["task_status"]["failed"] == 3
+    assert c.verdict == "consistent" and c.record.task_status["failed"] == 3
     rows = ["d,k,seed,value"] + [f"{d},{k},{s},{(d / k) ** 0.5 * (1 + 0.01 * s)}" for d in (64, 128, 256) for k in (2, 4, 8) for s in range(2)]
     (tmp_path / "m.csv").write_text("\n".join(rows) + "\n")
     v = _cli("--claims", str(path), "verdict", "--claim", "TOY26.thm.2", "--data", str(tmp_path / "m.csv"), "--out", str(tmp_path / "v"), "--json")
@@ -232,7 +232,7 @@ def test_a_verdict_on_a_users_claim_from_the_api(tmp_path):
     rows = ["d,k,seed,value"] + [f"{d},{k},{s},{(d / k) ** 0.5 * (1 + 0.01 * s)}" for d in (64, 128, 256) for k in (2, 4, 8) for s in range(2)]
     (tmp_path / "m.csv").write_text("\n".join(rows) + "\n")
     v = ibcheck.verdict(str(tmp_path / "m.csv"), claim="TOY26.thm.4")
-    assert v.verdict == "consistent" and v.record["applicability"]["cells_inside"] == 9
+    assert v.verdict == "consistent" and v.record.applicability.inside == 9
 
 
 def test_every_claim_a_file_builds_is_registered(tmp_path):

@@ -26,21 +26,28 @@ from typing import Mapping
 
 from ibcheck.simulate.compare import inputs
 from ibcheck.simulate.compare.design import PARAMS, TESTABLE, BoundSpec, Design, bound_specs
+from ibcheck.simulate.compare.record import (
+    ComparisonRecord,
+    HalfThreshold,
+    KKTRecord,
+    Round,
+    TaskCounts,
+    Work,
+    bound_record,
+    row_counts,
+    would_decide,
+)
 from ibcheck.simulate.compare.result import BoundResult, Comparison, ComparisonResult, TermResult
 from ibcheck.simulate.experiments.base import Experiment
 from ibcheck.simulate.experiments.registry import experiment_for
 from ibcheck.simulate.experiments.window import design_cell, run_cell_keys
-from ibcheck.simulate.stats.censored import decode
-from ibcheck.simulate.stats.terms import SHIFTS, parse_term
-from ibcheck.simulate.substrate.rundir import clean
 from ibcheck.simulate.sweep.executor import Executor
 from ibcheck.simulate.sweep.measurements import Measurements
 from ibcheck.simulate.sweep.store import SweepStore
 from ibcheck.simulate.sweep.tasks import CellKey, Task, cell_key, code_version, task_key
-from ibcheck.simulate.verdict.analysis import Analysis, BoundAnalysis, analyze
+from ibcheck.simulate.verdict.analysis import BoundAnalysis, analyze
 from ibcheck.simulate.verdict.applicability import Applicability, applicability
-from ibcheck.simulate.verdict.kkt import at_thresholds, decide_reading, kkt_cells, transfer_cells
-from ibcheck.simulate.verdict.rounds import needed_for_decision
+from ibcheck.simulate.verdict.kkt import ReadingInput, at_thresholds, decide_reading, kkt_cells, transfer_cells
 from ibcheck.simulate.verdict.sequential import SequentialPolicy
 from ibcheck.theory import get_claim
 from ibcheck.theory.claim import Claim
@@ -86,38 +93,6 @@ def _data_rows(exp: Experiment, rows: list[dict], quantity: str, fit_vars: list[
     return Measurements.from_store(exp, rows, quantity, fit_vars, keep, list(cell_vars)).fit_rows(fit_vars)
 
 
-def row_counts(rows: list[dict], quantities, cell_vars: list[str]) -> list[dict]:
-    """Per cell: rows stored, failed (or diverged), and censored per quantity (bounds, not values)."""
-    cells: dict = {}
-    for r in rows:
-        key = cell_key({v: r[v] for v in cell_vars})
-        c = cells.setdefault(key, {"cell": dict(key), "rows": 0, "failed": 0, "censored": {q: 0 for q in quantities}})
-        c["rows"] += 1
-        if r["status"] != "ok" or not isinstance(r["value"], dict):
-            c["failed"] += 1
-            continue
-        for q in quantities:
-            if decode(r["value"].get(q))[1] is not None:
-                c["censored"][q] += 1
-    return [cells[k] for k in sorted(cells, key=lambda k: [str(x) for x in k])]
-
-
-def censoring_note(counts: list[dict], quantity: str, threshold: float = 0.05) -> str | None:
-    """The cells where censored or failed rows pass ``threshold`` of the cell, named (None if none)."""
-    parts = []
-    for c in counts:
-        n = c["rows"]
-        cens, failed = c["censored"].get(quantity, 0), c["failed"]
-        if n and (cens > threshold * n or failed > threshold * n):
-            where = " ".join(f"{k}={v:g}" for k, v in c["cell"].items())
-            what = [f"{cens} censored" if cens else "", f"{failed} failed" if failed else ""]
-            parts.append(f"{where}: {' and '.join(w for w in what if w)} of {n}")
-    return "; ".join(parts) if parts else None
-
-
-EXTRAPOLATED = "extrapolated: the hypotheses fail at every simulated cell, so this tests the stated scaling beyond the theorem"
-
-
 def _label(quantity: str, reading: str | None) -> str:
     return quantity + (f"[{reading}]" if reading else "")
 
@@ -149,87 +124,6 @@ def _undecided(results: list[BoundAnalysis]) -> list[tuple]:
 
 def _ci_widths(results: list[BoundAnalysis]) -> dict:
     return {r.label: {v: ci[1] - ci[0] for v, ci in r.analysis.fit.ci.items()} for r in results}
-
-
-def _deciding_term(an: Analysis) -> str:
-    """The term that carries the first variable's test: its log term when its power is pinned."""
-    from ibcheck.simulate.verdict.rules import pinned  # heavy: scipy (loaded on first use)
-
-    chain = [t.name for t in an.terms if t.variable == an.variables[0]]
-    for name in chain[:-1]:
-        if not pinned(an.judgements[name].plain):
-            return name
-    return chain[-1]
-
-
-def _result_json(r: BoundAnalysis, app: Applicability | None, counts: list[dict] | None = None) -> dict:
-    an: Analysis = r.analysis
-    v0 = _deciding_term(an)
-    j0 = an.judgements[v0]
-    reason = an.reason
-    if app is not None and app.total and app.inside == 0 and any(not h["qualitative"] and not h["skipped"] for h in app.hypotheses.values()):
-        reason = f"{EXTRAPOLATED}; {reason}"
-    note = censoring_note(counts, r.quantity) if counts else None
-    if note:
-        reason = (f"{reason}; rows that are bounds or failed above 5% of a cell ({note}): censored rows enter the fit as bounds "
-                  "(Tobit), failed rows are not measurements")
-    return {
-        "quantity": r.quantity, "kind": r.kind, "reading": r.reading, "expr": r.expr, "label": r.label,
-        "fits": an.fits_json(), "verdict": an.verdict, "reason": reason, "cells_used": an.cells_used,
-        "negative_control": {"variable": v0, "exponent_tested": j0.negative_control.predicted, "verdict": j0.negative_control.verdict,
-                             "has_power": an.power["has_power"]},
-        "power": an.power, "drift": {v: d.as_json() for v, d in an.drift.items()},
-        "extrapolated": {v: e.as_json() for v, e in an.extrapolated.items()},
-        "df": an.fit.df, "cells": an.fit.n_cells, "dropped_rows": an.fit.dropped, "alpha": an.alpha, "notes": list(an.notes),
-        "runs": an.fit.runs if an.fit.trajectory else None, "per_run": an.fit.per_run or None,
-        "curvature": an.fit.curvature, "interaction": an.fit.interaction,
-        "cell_table": [{**{v: c[v] for v in an.variables}, **{"log_" + v: c["log_" + v] for v in an.variables},
-                        "mean_log": c["mean_log"], "sd_log": c["sd_log"], "n_seeds": c["n_seeds"], "residual": c.get("residual")}
-                       for c in an.fit.cells],
-    }
-
-
-def verdict_summary(results: list[BoundAnalysis], res_json: list[dict], app: Applicability | None) -> dict:
-    """The summary.json keys every judged comparison shares (compare and ``ibcheck verdict``):
-    the primary bound's fits, verdict, reason, negative control and power, every reading, and
-    per bound the drift and the extrapolated exponents."""
-    primary, pa = res_json[0], results[0].analysis
-    v0 = pa.variables[0]
-    return {
-        "fits": [{k: f[k] for k in ("variable", "estimate", "ci_low", "ci_high", "predicted", "verdict")} for f in primary["fits"]],
-        "verdict": primary["verdict"], "reason": primary["reason"],
-        "negative_control": {k: primary["negative_control"][k] for k in ("exponent_tested", "verdict", "has_power")},
-        "readings": {r["reading"]: r["verdict"] for r in res_json if r["reading"]} or None,
-        "applicability": app.as_json() if app else None,
-        "drift": {r["label"]: r["drift"] for r in res_json},
-        "extrapolated": {"quantity": primary["label"], "variable": v0, "estimate": pa.extrapolated[v0].estimate,
-                         "ci": list(pa.extrapolated[v0].ci) if pa.extrapolated[v0].ci else None,
-                         "all": {r["label"]: r["extrapolated"] for r in res_json}},
-        "power": {"has_power": pa.power["has_power"], "detectable_deviation": pa.power["detectable_deviation"],
-                  "all": {r["label"]: r["power"] for r in res_json}},
-    }
-
-
-def _what_would_decide(results: list[BoundAnalysis], seconds: float, tasks: int) -> list[dict]:
-    """For each undecided exponent: the SE that would decide it, and the budget that would buy it (if seed noise)."""
-    out = []
-    for r in results:
-        an: Analysis = r.analysis
-        for v, j in an.judgements.items():
-            if j.verdict != "inconclusive":
-                continue
-            need = needed_for_decision(j.plain.kind, an.fit.estimate[v], an.fit.se[v], an.fit.df, an.predicted[v], an.margins.get(v, an.margin),
-                                       an.alpha, shift=SHIFTS[parse_term(v).order])
-            f = need["factor"]
-            if math.isfinite(f):
-                text = (f"about {f:.1f}x the measurements ({f * seconds:.0f} s of budget in reference seconds, {math.ceil(f * tasks)} tasks) "
-                        f"would bring the SE from {an.fit.se[v]:.3g} to {need['se_needed']:.3g}, if the spread is seed noise; "
-                        "a drift or lack of fit shrinks only with a larger grid")
-            else:
-                text = "the estimate sits on a decision boundary: more seeds cannot decide it; a grid reaching larger scale can"
-            out.append({"label": r.label, "variable": v, "se": an.fit.se[v], "se_needed": need["se_needed"],
-                        "factor": f if math.isfinite(f) else None, "budget_seconds": f * seconds if math.isfinite(f) else None, "text": text})
-    return out
 
 
 @dataclass(frozen=True)
@@ -313,7 +207,7 @@ class _Swept:
     app: Applicability | None
     results: list
     alpha: float
-    rounds: list
+    rounds: list[Round]
     totals: dict
     cells: dict
     capped: bool
@@ -353,10 +247,10 @@ def _in_temporary_store(claim_id: str, o: CompareOptions) -> ComparisonResult:
     """The comparison with its store in a temporary directory (gone afterwards); the provenance says so."""
     with tempfile.TemporaryDirectory(prefix="ibcheck-compare-") as tmp:
         c = compare_claim(claim_id, o, os.path.join(tmp, "sweep.sqlite"))
-    fixed, version = c.record["fixed"], c.record["code_version"]
+    fixed, version = dict(c.record.fixed), c.record.code_version
     prov = (f"every number comes from the rows of this comparison (results.parquet when saved; the sweep store was temporary): "
             f"keyed by (claim, experiment, cell, seed, fixed {fixed}, code {version})")
-    return ComparisonResult({**c.record, "provenance": prov}, c.results, c.rows, c.claim, c.experiment)
+    return ComparisonResult(c.record.with_provenance(prov), c.results, c.rows, c.claim, c.experiment)
 
 
 def _setup(claim_id: str, o: CompareOptions) -> _Setup:
@@ -390,7 +284,7 @@ def _rounds(setup: _Setup, st: SweepStore, executor: Executor, t_start: float) -
     exp, claim, o, design = setup.exp, setup.claim, setup.options, setup.design
     grid, fixed, version = {v: list(x) for v, x in design.grid.items()}, dict(design.fixed), design.code_version
     policy, cost = SequentialPolicy(o.spending), exp.cost_of
-    rounds: list[dict] = []
+    rounds: list[Round] = []
     totals = {"tasks": 0, "ran": 0, "skipped": 0, "failed": 0}
     cells = {k: n for k, n in _initial_cells(grid, design.seeds).items() if setup.runs is None or k in setup.runs}
     stored = st.stored_cells(exp.claim, exp.name, fixed, version)
@@ -416,10 +310,8 @@ def _rounds(setup: _Setup, st: SweepStore, executor: Executor, t_start: float) -
         look, results, plan, capped = _look(setup, policy, past, keys, rows, keep, cells, work, t_start)
         if o.budget is not None or past:
             st.record_look(setup.design_id, look, keys)
-        rounds.append({"round": len(rounds), "added": plan_text, "tasks_run": counts["ran"], "tasks_total": counts["tasks"],
-                       "seconds": time.perf_counter() - t_round, "work": work, "look": look.as_json(),
-                       "alpha": look.alpha, "ci_width": _ci_widths(results),
-                       "verdicts": {r.label: r.analysis.verdict for r in results}})
+        rounds.append(Round(len(rounds), plan_text, counts["ran"], counts["tasks"], time.perf_counter() - t_round, work, look,
+                            _ci_widths(results), {r.label: r.analysis.verdict for r in results}))
         if plan is None:
             return _Swept(rows, app, results, look.alpha, rounds, totals, cells, capped, keep)
         for k, n in plan.seeds.items():
@@ -456,41 +348,30 @@ def _look(setup: _Setup, policy: SequentialPolicy, past: list[dict], keys: list[
     return look, results, None, capped
 
 
-def _summary(setup: _Setup, swept: _Swept, results: list, statuses: dict, db: str, t_start: float) -> dict:
-    """The record behind summary.json (the typed result reads it; JSON is made only when saving)."""
+def _summary(setup: _Setup, swept: _Swept, results: list, statuses: dict, db: str, t_start: float) -> ComparisonRecord:
+    """The typed record of the comparison (summary.json is its ``to_json()``, made only when saving)."""
     claim, exp, o, design = setup.claim, setup.exp, setup.options, setup.design
     rows, app, rounds, alpha = swept.rows, swept.app, swept.rounds, swept.alpha
-    grid, fixed, version = {v: list(x) for v, x in design.grid.items()}, dict(design.fixed), design.code_version
+    fixed, version = dict(design.fixed), design.code_version
     counts = row_counts(rows, exp.quantities, setup.cell_vars)
-    res_json = [_result_json(r, app, counts) for r in results]
-    for rj in res_json:
-        rj["trivial"] = _trivial(rows)
-    kkt_record = (_kkt_record(exp, claim, rows, setup.cell_vars, setup.fit_vars, o.margin, alpha, swept.keep, setup.how)
-                  if exp.kkt else {})
-    work_used = rounds[-1]["work"] if rounds else 0.0
-    return {
-        "claim": claim.id, "title": claim.title, "status": claim.status, "flags": claim.flags, "experiment": exp.description,
-        "grid": {v: sorted({dict(k)[v] for k in swept.cells}) for v in setup.cell_vars}, "initial_grid": grid, "seeds": design.seeds,
-        "fit_variables": setup.fit_vars, "margin": o.margin,
-        "margin_log": o.margin_log, "offsets": o.offsets, "fit_from": dict(o.fit_from or {}) or None,
-        **verdict_summary(results, res_json, app),
-        "rounds": rounds, "budget": o.budget, "spending": o.spending if o.budget else None, "alpha": alpha,
-        "work": {"units": "reference seconds (the experiment's declared cost per task)", "used": work_used,
-                 "budget": o.budget, "wall_seconds": time.perf_counter() - t_start, "wall_cap": o.max_seconds, "cap_bound": swept.capped},
-        "inside_only": o.inside_only, "constants": dict(o.constants or {}),
-        "would_decide": _what_would_decide(results, work_used, len(rows)),
-        "censored": [{"cell": c["cell"], "rows": c["rows"], "censored": c["censored"], "failed": c["failed"]} for c in counts],
-        "results": res_json,
-        "reading": decide_reading(res_json),
-        **kkt_record,
-        "tasks": {**swept.totals, "skipped": swept.totals["tasks"] - swept.totals["ran"]}, "task_status": statuses,
-        "seconds": time.perf_counter() - t_start,
-        "code_version": version, "fixed": fixed,
-        "design": {"claim": design.claim, "experiment": design.experiment, "fit_variables": list(design.fit_variables),
-                   "trajectory": design.trajectory, "bounds": [{"label": b.label, "kind": b.kind, "terms": {t.name: str(x) for t, x in
-                                                                 b.spec.predicted}} for b in design.bounds]},
-        "provenance": f"every number comes from {db}: rows keyed by (claim, experiment, cell, seed, fixed {fixed}, code {version})",
-    }
+    trivial = _trivial(rows)
+    bounds = tuple(bound_record(r, app, counts, trivial) for r in results)
+    work_used = rounds[-1].work if rounds else 0.0
+    return ComparisonRecord(
+        "sweep", claim.id, claim.title, claim.status, tuple(claim.flags), exp.description,
+        {v: sorted({dict(k)[v] for k in swept.cells}) for v in setup.cell_vars}, design.seeds, tuple(setup.fit_vars), o.margin,
+        o.margin_log, o.offsets, dict(o.fit_from or {}) or None, bounds, app,
+        f"every number comes from {db}: rows keyed by (claim, experiment, cell, seed, fixed {fixed}, code {version})", statuses,
+        constants=dict(o.constants or {}), fixed=fixed, initial_grid={v: list(x) for v, x in design.grid.items()}, rounds=tuple(rounds),
+        budget=o.budget, spending=o.spending if o.budget else None, alpha=alpha,
+        work=Work(work_used, o.budget, time.perf_counter() - t_start, o.max_seconds, swept.capped), inside_only=o.inside_only,
+        would_decide=would_decide(bounds, work_used, len(rows)), censored=counts, reading=decide_reading([ReadingInput.of(r) for r in results]),
+        kkt=_kkt_record(exp, claim, rows, setup.cell_vars, setup.fit_vars, o.margin, alpha, swept.keep, setup.how) if exp.kkt else None,
+        tasks=TaskCounts(swept.totals["tasks"], swept.totals["ran"], swept.totals["failed"]), seconds=time.perf_counter() - t_start,
+        code_version=version,
+        design={"claim": design.claim, "experiment": design.experiment, "fit_variables": list(design.fit_variables),
+                "trajectory": design.trajectory, "bounds": [{"label": b.label, "kind": b.kind, "terms": {t.name: str(x) for t, x in
+                                                             b.spec.predicted}} for b in design.bounds]})
 
 
 def _trivial(rows: list[dict]) -> str | None:
@@ -503,12 +384,11 @@ def _trivial(rows: list[dict]) -> str | None:
 
 
 def _kkt_record(exp: Experiment, claim, rows: list[dict], cell_vars: list[str], fit_vars: list[str], margin: float, alpha: float,
-                keep, how: dict) -> dict:
-    """``kkt`` (per cell: networks trained and certified, the largest eps and delta), ``kkt_half`` (every verdict again
-    with the certificate thresholds halved) and, where measured, ``transfer`` (FVBS23.thm.4_2)."""
-    kkt = kkt_cells(rows, cell_vars)
+                keep, how: dict) -> KKTRecord:
+    """Per cell the networks trained and certified (the largest eps and delta), every verdict again with the certificate
+    thresholds halved and, where measured, the transfer (FVBS23.thm.4_2)."""
     vals = [r["value"] for r in rows if isinstance(r.get("value"), dict) and r["value"].get("kkt_eps_threshold")]
-    half = {}
+    half: dict[str, HalfThreshold] = {}
     if vals:
         eps, delta = vals[0]["kkt_eps_threshold"] / 2, vals[0]["kkt_delta_threshold"] / 2
         for q in exp.quantities:
@@ -517,14 +397,12 @@ def _kkt_record(exp: Experiment, claim, rows: list[dict], cell_vars: list[str], 
                 hres = _analyze_all(exp, claim, hrows, fit_vars, cell_vars, margin, alpha, keep, bootstrap=False, extrapolate=False,
                                     **{**how, "specs": tuple(b for b in how["specs"] if b.quantity == q)})
             except InputError as err:
-                half.update({q: {"verdict": "not fitted", "reason": str(err)}})
+                half[q] = HalfThreshold("not fitted", reason=str(err))
                 continue
-            half.update({r.label: {"verdict": r.analysis.verdict, "eps": eps, "delta": delta,
-                                   "rows_left": sum(h.get("status") != "failed" for h in hrows)} for r in hres})
-    out = {"kkt": kkt, "kkt_half": half}
-    if any(isinstance(r.get("value"), dict) and "transfer_pairs" in r["value"] for r in rows):
-        out["transfer"] = transfer_cells(rows, cell_vars)
-    return out
+            half.update({r.label: HalfThreshold(r.analysis.verdict, eps, delta, sum(h.get("status") != "failed" for h in hrows))
+                         for r in hres})
+    measured = any(isinstance(r.get("value"), dict) and "transfer_pairs" in r["value"] for r in rows)
+    return KKTRecord(kkt_cells(rows, cell_vars), half, transfer_cells(rows, cell_vars) if measured else None)
 
 
 def _min_inside(fit_vars: list[str]) -> int:
@@ -546,9 +424,9 @@ def _precheck_inside(claim, exp: Experiment, grid: dict, fixed: dict, constants,
         _check_inside_count(app, fit_vars)
 
 
-def compare_and_save(claim_id: str, out: str, **options) -> dict:
+def compare_and_save(claim_id: str, out: str, **options) -> tuple[ComparisonResult, dict[str, str]]:
     """:func:`compare_claim` with its store in ``out`` (so a rerun resumes) and the report saved there;
-    returns the summary as written to summary.json (with its ``files``)."""
+    returns the typed result and the files written."""
     check_out(out)
     created = not os.path.isdir(out)
     os.makedirs(out, exist_ok=True)
@@ -559,5 +437,4 @@ def compare_and_save(claim_id: str, out: str, **options) -> dict:
 
             shutil.rmtree(out, ignore_errors=True)
         raise
-    files = comparison.save(out)
-    return clean({**comparison.record, "files": files})
+    return comparison, comparison.save(out)

@@ -219,7 +219,8 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
     ``trajectory``: each seed is one run measured along the fitted variable (a time), so each run is
     fitted on its own and the runs are combined (one run is one observation).
     Returns a :class:`~ibcheck.simulate.compare.driver.ComparisonResult`; ``save(directory)`` writes the report."""
-    from ibcheck.simulate.compare.driver import _result_json, verdict_summary  # heavy: scipy (loaded on first use)
+    from ibcheck.simulate.compare.record import ComparisonRecord, bound_record  # heavy: scipy (loaded on first use)
+    from ibcheck.simulate.compare.result import ComparisonResult  # heavy: scipy (loaded on first use)
     from ibcheck.simulate.verdict.analysis import BoundAnalysis, analyze  # heavy: scipy (loaded on first use)
 
     if (claim_id is None) == (predict is None):
@@ -248,22 +249,14 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
         an = analyze(data, fvars, spec.kind, spec.predicted(), spec.offset_table(), margin, margin_log=margin_log,
                      restriction=dict(fit_from or {}), trajectory=trajectory, extrapolate=not trajectory, toward_zero=spec.toward_zero)
         results.append(BoundAnalysis(spec, an, tuple(data)))
-    res_json = [_result_json(r, app) for r in results]
     pa = results[0].analysis
-    summary = {
-        "claim": claim.id, "title": claim.title, "status": claim.status, "flags": list(claim.flags), "experiment": f"your measurements ({path})",
-        "data": os.path.abspath(path), "rows": len(table.rows), "grid": {v: sorted({r[v] for r in table.rows}) for v in table.variables},
-        "seeds": max(c["n_seeds"] for c in pa.fit.cells), "fit_variables": fvars, "margin": margin, "margin_log": margin_log,
-        "offsets": offsets, "fit_from": dict(fit_from or {}) or None,
-        **verdict_summary(results, res_json, app),
-        "rounds": [], "budget": None, "spending": None, "alpha": 0.05, "inside_only": False, "constants": dict(constants or {}),
-        "would_decide": [], "results": res_json, "fixed": {},
-        "provenance": f"every number comes from {os.path.abspath(path)} ({len(table.rows)} rows)",
-        "task_status": {"rows": len(table.rows)},
-    }
-    from ibcheck.simulate.compare.driver import ComparisonResult  # heavy: scipy (loaded on first use)
-
-    return ComparisonResult(summary, tuple(results), tuple(data), claim, meas)
+    record = ComparisonRecord(
+        "csv", claim.id, claim.title, claim.status, tuple(claim.flags), f"your measurements ({path})",
+        {v: sorted({r[v] for r in table.rows}) for v in table.variables}, max(c["n_seeds"] for c in pa.fit.cells), tuple(fvars),
+        margin, margin_log, offsets, dict(fit_from or {}) or None, tuple(bound_record(r, app) for r in results), app,
+        f"every number comes from {os.path.abspath(path)} ({len(table.rows)} rows)", {"rows": len(table.rows)},
+        constants=dict(constants or {}), data=os.path.abspath(path), rows=len(table.rows))
+    return ComparisonResult(record, tuple(results), tuple(data), claim, meas)
 
 
 def _claim_and_specs(path: str, claim_id: str | None, quantity: str | None, reading: str | None, predict: str | None,

@@ -12,6 +12,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from ibcheck.simulate.compare.record import BoundRecord, ComparisonRecord
 from ibcheck.simulate.substrate.rundir import clean
 from ibcheck.simulate.verdict.analysis import Analysis
 from ibcheck.theory.argtypes import require_float
@@ -64,16 +65,16 @@ class BoundResult:
         return self.analysis.fit.conf_int(term or self.terms[0].term, alpha)
 
 
-def _bound_results(results: list, res_json: list[dict]) -> tuple[BoundResult, ...]:
-    """The typed bounds, read from each :class:`~simulate.verdict.analysis.BoundAnalysis` itself; only the
-    reported reason (which adds the extrapolation and censoring notes) comes from the record."""
+def _bound_results(records: tuple[BoundRecord, ...]) -> tuple[BoundResult, ...]:
+    """The typed bounds, read from each bound's record (its analysis, and the reported reason with the
+    extrapolation and censoring notes)."""
     out = []
-    for r, rj in zip(results, res_json):
-        an: Analysis = r.analysis
+    for rec in records:
+        r, an = rec.result, rec.analysis
         terms = tuple(TermResult(n, an.predicted[n], an.fit.estimate[n], an.fit.se[n], an.fit.df, an.fit.ci[n], an.conf_int(n),
                                  1 - an.alpha, an.margins.get(n, an.margin), an.judgements[n].verdict, an.judgements[n].reason)
                       for n in an.term_names)
-        out.append(BoundResult(r.label, r.quantity, r.kind, r.reading, r.expr, an.verdict, rj["reason"], terms, an))
+        out.append(BoundResult(r.label, r.quantity, r.kind, r.reading, r.expr, an.verdict, rec.reason, terms, an))
     return tuple(out)
 
 
@@ -84,10 +85,11 @@ class ComparisonResult(Result):
     ``verdict`` and ``reason``; ``bounds`` (one :class:`BoundResult` per tested bound and reading);
     ``conf_int(quantity, alpha, term=..., reading=...)``; ``summary()`` (text); ``to_json()`` (the
     summary.json contract, which :meth:`save` writes beside the Markdown, HTML, PNGs and a Parquet
-    file of the raw rows). ``record`` is the JSON-ready record everything else is read from."""
+    file of the raw rows). ``record`` is the typed record (:class:`~ibcheck.simulate.compare.record.ComparisonRecord`)
+    everything else is read from; JSON is made only by ``to_json()`` and ``save()``."""
 
     name: ClassVar[str] = "summary"
-    record: dict = field(repr=False)
+    record: ComparisonRecord = field(repr=False)
     results: tuple = field(repr=False, default=())
     rows: tuple = field(repr=False, default=())
     claim: object = field(repr=False, default=None)
@@ -95,15 +97,15 @@ class ComparisonResult(Result):
 
     @property
     def verdict(self) -> str:
-        return self.record["verdict"]
+        return self.record.verdict
 
     @property
     def reason(self) -> str:
-        return self.record["reason"]
+        return self.record.reason
 
     @property
     def bounds(self) -> tuple[BoundResult, ...]:
-        return _bound_results(list(self.results), self.record["results"])
+        return _bound_results(self.record.bounds)
 
     def bound(self, quantity: str, reading: str | None = None) -> BoundResult:
         """The tested bound on ``quantity`` (and ``reading``, for an ambiguous claim)."""
@@ -138,11 +140,10 @@ class ComparisonResult(Result):
         return "\n".join(lines) + "\n"
 
     def as_json(self) -> dict:
-        return clean(self.record)
+        return clean(self.record.to_json())
 
     def heading(self) -> str:
-        s = self.record
-        return f"{s['claim']}: {s['verdict']} ({s['reason']})"
+        return f"{self.record.claim}: {self.verdict} ({self.reason})"
 
     def table(self) -> list[dict]:
         return [{"quantity": b.label, "kind": b.kind, "term": t.term, "estimate": t.estimate,
@@ -178,7 +179,7 @@ class ComparisonResult(Result):
         os.makedirs(directory, exist_ok=True)
         files = write_report(self, directory)
         files["parquet"] = _rows_parquet(self.rows, os.path.join(directory, "results.parquet"))
-        write_json(os.path.join(directory, "summary.json"), clean({**self.record, "files": files}))
+        write_json(os.path.join(directory, "summary.json"), clean({**self.record.to_json(), "files": files}))
         return files
 
 
@@ -208,7 +209,7 @@ class SummaryText:
 
     def _record(self) -> dict:
         warnings.warn(self._HINT, DeprecationWarning, stacklevel=3)
-        return self._result.record
+        return self._result.as_json()
 
     def __getitem__(self, key: str):
         return self._record()[key]

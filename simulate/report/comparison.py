@@ -266,7 +266,7 @@ def write_report(result, out: str) -> dict:
     """report.md, report.html and the PNGs of one comparison (a :class:`~simulate.compare.result.ComparisonResult`:
     its record, its per-bound analyses, its claim and what was measured); returns their paths."""
     claim, exp, results = result.claim, result.experiment, list(result.results)
-    summary = {**result.record, "experiment_trajectory": exp.trajectory}
+    summary = {**result.record.to_json(), "experiment_trajectory": exp.trajectory}  # the report is part of saving: JSON from here on
     md = [f"# {claim.id}: theory against simulation", "",
           f"*{markdown_text(claim.title)}* ({markdown_text(claim.paper)}); status **{claim.status}**"
           + (f"; flags: {markdown_text(', '.join(claim.flags))}" if claim.flags else ""), "",

@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass, field
 
 from ibcheck.simulate.compare import inputs
+from ibcheck.simulate.compare.record import BoundRecord, ComparisonRecord
 from ibcheck.simulate.verdict.kkt import certified_everywhere
 from ibcheck.simulate.verdict.rules import MIN_INSIDE, RowEvidence, Verdict, counted
 from ibcheck.theory.errors import InputError
@@ -49,20 +50,14 @@ class ReportOptions:
                 experiment_for(name)  # the one-line error with the nearest ids
 
 
-def counted_as_decided(r: dict, s: dict) -> tuple[bool, str]:
-    """The counting rule (:func:`~ibcheck.simulate.verdict.rules.counted`) on result ``r`` of comparison ``s``."""
-    return counted(_evidence(r, s))
-
-
-def _evidence(r: dict, s: dict) -> RowEvidence:
-    """What the counting rule reads of one result of a comparison's record."""
-    app = s.get("applicability") or {}
+def _evidence(b: BoundRecord, rec: ComparisonRecord) -> RowEvidence:
+    """What the counting rule (:func:`~ibcheck.simulate.verdict.rules.counted`) reads of one bound of a comparison."""
+    app = rec.applicability
     kkt = None
-    if "kkt" in s:
-        keys = {tuple(sorted(c["cell"].items())) for c in app.get("cells", []) if c.get("inside")}
-        kkt = certified_everywhere(s["kkt"], keys)
-    return RowEvidence(r["verdict"], int(app.get("cells_inside") or 0), int(app.get("cells_total") or 0), r.get("trivial"),
-                       s.get("offsets", "fit"), kkt)
+    if rec.kkt is not None:
+        keys = {tuple(sorted(c["cell"].items())) for c in (app.cells if app else []) if c.get("inside")}
+        kkt = certified_everywhere(rec.kkt.cells, keys)
+    return RowEvidence(b.verdict, app.inside if app else 0, app.total if app else 0, b.trivial, rec.offsets, kkt)
 
 
 @dataclass(frozen=True)
@@ -93,49 +88,50 @@ class IndexRow:
                 "extrapolated / trivial (not counted)": self.not_counted, "why": self.why}
 
 
-def _kkt_text(s: dict) -> str:
-    if "kkt" not in s:
+def _kkt_text(rec: ComparisonRecord) -> str:
+    if rec.kkt is None:
         return "-"
-    k = s["kkt"]
-    eps = max((c["max_eps"] for c in k if c["max_eps"] is not None), default=None)
-    return (f"{sum(c['networks_certified'] for c in k)}/{sum(c['networks_trained'] for c in k)} certified"
+    k = rec.kkt.cells
+    eps = max((c.max_eps for c in k if c.max_eps is not None), default=None)
+    return (f"{sum(c.networks_certified for c in k)}/{sum(c.networks_trained for c in k)} certified"
             + (f", eps <= {eps:.1e}" if eps is not None else ""))
 
 
-def _index_row(name: str, r: dict, s: dict) -> IndexRow:
+def _index_row(name: str, b: BoundRecord, rec: ComparisonRecord) -> IndexRow:
+    r = b.to_json()  # the index is written from here on: the fitted terms as they are shown
     pred = ", ".join(f"{f['variable']}: {f['predicted']:g}" for f in r["fits"])
     meas = ", ".join(f"{f['variable']}: {f['estimate']:.2f} [{f['ci_low']:.2f}, {f['ci_high']:.2f}]" for f in r["fits"])
     ext = "; ".join(f"{v}: {e['estimate']:.2f}" + (f" [{e['ci'][0]:.2f}, {e['ci'][1]:.2f}]" if e["ci"] else "")
                     for v, e in r["extrapolated"].items() if e["estimate"] is not None) or "-"
-    reason = r["reason"].replace("|", "/")
-    if r["verdict"] == "inconclusive":
-        wd = [w for w in s.get("would_decide", []) if w["label"] == r["label"] and w.get("budget_seconds")]
+    reason = b.reason.replace("|", "/")
+    if b.verdict == "inconclusive":
+        wd = [w for w in rec.would_decide if w.label == b.label and w.budget_seconds]
         if wd:
-            worst = max(wd, key=lambda w: w["budget_seconds"])
-            reason += (f". Would decide: about {worst['budget_seconds']:.0f} s of budget ({worst['factor']:.1f}x the measurements) "
+            worst = max(wd, key=lambda w: w.budget_seconds or 0.0)
+            reason += (f". Would decide: about {worst.budget_seconds:.0f} s of budget ({worst.factor:.1f}x the measurements) "
                        f"if the spread is seed noise; see the comparison's report")
-    app = s["applicability"]
-    is_counted, how = counted_as_decided(r, s)
-    return IndexRow(name, r["quantity"] + (f" [{r['reading']}]" if r["reading"] else ""), r["kind"], pred, meas, ext,
-                    f"{app['cells_inside']}/{app['cells_total']}", _kkt_text(s), bool(r["power"]["has_power"]), len(s["rounds"]),
-                    r["verdict"], is_counted, "-" if is_counted or how == "undecided" else how, reason)
+    app = rec.applicability
+    is_counted, how = counted(_evidence(b, rec))
+    return IndexRow(name, b.quantity + (f" [{b.reading}]" if b.reading else ""), b.result.kind, pred, meas, ext,
+                    f"{app.inside if app else 0}/{app.total if app else 0}", _kkt_text(rec), bool(b.analysis.power["has_power"]),
+                    len(rec.rounds), b.verdict, is_counted, "-" if is_counted or how == "undecided" else how, reason)
 
 
-def _claim_notes(name: str, s: dict) -> list[str]:
+def _claim_notes(name: str, rec: ComparisonRecord) -> list[str]:
     """The index's lines on a claim's reading (ambiguous claims), transferability and halved KKT thresholds."""
     out = []
-    if s.get("reading"):
-        out.append(f"- **{name}, reading the data support: {s['reading']['reading']}.** {s['reading']['reason']}.")
-    if s.get("transfer"):
-        t = [c for c in s["transfer"] if c["pairs"]]
+    if rec.reading is not None:
+        out.append(f"- **{name}, reading the data support: {rec.reading.reading}.** {rec.reading.reason}.")
+    if rec.kkt is not None and rec.kkt.transfer:
+        t = [c for c in rec.kkt.transfer if c.pairs]
         if t:
-            ok = sum(bool(c["transferable"]) for c in t)
-            lo = min(c["fraction_min"] for c in t)
+            ok = sum(bool(c.transferable) for c in t)
+            lo = min(c.fraction_min for c in t if c.fraction_min is not None)
             out.append(f"- **{name}, transferability:** the z found for one certified KKT point flips at least {lo:.2f} of the test "
-                       f"points on another KKT point of the same sample (target 1 - eps = {t[0]['target']:.2f}, less 2 binomial SE "
-                       f"{t[0]['slack']:.2f}); transferable at {ok} of {len(t)} cells.")
-    if s.get("kkt_half"):
-        out.append(f"- **{name}, KKT thresholds halved:** " + "; ".join(f"{k}: {v['verdict']}" for k, v in s["kkt_half"].items()) + ".")
+                       f"points on another KKT point of the same sample (target 1 - eps = {t[0].target:.2f}, less 2 binomial SE "
+                       f"{t[0].slack:.2f}); transferable at {ok} of {len(t)} cells.")
+    if rec.kkt is not None and rec.kkt.half:
+        out.append(f"- **{name}, KKT thresholds halved:** " + "; ".join(f"{k}: {v.verdict}" for k, v in rec.kkt.half.items()) + ".")
     return out + ([""] if out else [])
 
 
@@ -163,13 +159,15 @@ def write_full_report(out: str, options: ReportOptions) -> str:
               file=sys.stderr)
         try:
             cs = {k: v for k, v in options.constants.items() if k in get_claim(name).constants} or None
-            s = compare_and_save(name, inside(out, "compare", slug(name)), quick=options.quick, workers=options.workers,
-                                 progress=False, budget=share, inside_only=options.inside_only, constants=cs, spending=options.spending)
-            used += float(s.get("work", {}).get("used") or 0.0)
-            new = [_index_row(name, r, s) for r in s["results"]]
+            comparison, _ = compare_and_save(name, inside(out, "compare", slug(name)), quick=options.quick, workers=options.workers,
+                                             progress=False, budget=share, inside_only=options.inside_only, constants=cs,
+                                             spending=options.spending)
+            rec = comparison.record
+            used += rec.work.used if rec.work else 0.0
+            new = [_index_row(name, b, rec) for b in rec.bounds]
             rows += new
             decided |= {name for r in new if r.counted}
-            notes += _claim_notes(name, s)
+            notes += _claim_notes(name, rec)
         except InputError as err:
             errors.append({"claim": f"[{name}](compare/{slug(name)}/report.md)", "verdict": "not run", "why": str(err)})
     t_cmp = time.perf_counter() - t_cmp

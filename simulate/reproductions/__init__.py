@@ -121,7 +121,8 @@ def comparison_rows(m, comparison, quantity: str, source: str, note: str = "", f
     """One criterion per bound of a comparison (only the primary one with ``first_only``), judged by the comparison itself."""
     from ibcheck.simulate.reproductions.criteria import Judged  # heavy: scipy (loaded on first use)
 
-    for r in comparison.record["results"][:1] if first_only else comparison.record["results"]:
+    results = [b.to_json() for b in comparison.record.bounds]  # the reproduction's rows are written: JSON from here on
+    for r in results[:1] if first_only else results:
         f = r["fits"][0]
         rd = f" [{r['reading']}]" if r["reading"] else ""
         m.add(quantity.format(quantity=r["quantity"], reading=rd), source.format(kind=r["kind"], expr=r["expr"]),

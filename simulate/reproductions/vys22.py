@@ -19,8 +19,8 @@ def measure(quick: bool) -> Measured:
     R = Measured("VYS22: universal flipping perturbation of nets trained on random sphere data; which reading holds?")
     R.comparisons["compare"] = c = compare_claim("VYS22.thm.main", quick=quick, progress=False)
     comparison_rows(R, c, "{quantity}{reading}", "O({expr})")
-    norm_rows = {r["reading"]: r for r in c.record["results"] if r["quantity"] == "universal_flip_norm"}
-    ok = [rd for rd, r in norm_rows.items() if r["verdict"] == "consistent" and r["negative_control"]["has_power"]]
+    norm_rows = {b.reading: b for b in c.record.bounds if b.quantity == "universal_flip_norm"}
+    ok = [rd for rd, b in norm_rows.items() if b.verdict == "consistent" and b.negative_control.has_power]
     R.add("reading supported by the data (flip norm, with a powered negative control)", "ambiguous in the sources",
           ok[0] if len(ok) == 1 else "undecided", Judged("consistent" if len(ok) == 1 else "inconclusive", "the readings' comparisons"),
           "decided only when exactly one reading is consistent and its negative control is rejected")

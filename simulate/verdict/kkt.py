@@ -11,10 +11,12 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from dataclasses import dataclass
+from typing import Mapping, Sequence
 
 from ibcheck.simulate.stats.censored import decode
-from ibcheck.simulate.verdict.rules import beyond_band, combine, pinned_interval
+from ibcheck.simulate.verdict.analysis import BoundAnalysis
+from ibcheck.simulate.verdict.rules import Verdict, beyond_band, combine, pinned_interval
 
 
 def _by_cell(rows: list[dict], cell_vars: list[str]) -> dict[tuple, list[dict]]:
@@ -24,7 +26,79 @@ def _by_cell(rows: list[dict], cell_vars: list[str]) -> dict[tuple, list[dict]]:
     return out
 
 
-def kkt_cells(rows: list[dict], cell_vars: list[str]) -> list[dict]:
+@dataclass(frozen=True)
+class KKTCell:
+    """One cell of a KKT claim: samples, networks trained, certified and polished, samples with no certified network
+    (failed rows, never fitted), and the largest eps and delta over the certified networks."""
+
+    cell: Mapping[str, float]
+    samples: int
+    samples_uncertified: int
+    networks_trained: int
+    networks_certified: int
+    networks_polished: int
+    max_eps: float | None
+    max_delta: float | None
+    eps_threshold: float | None
+    delta_threshold: float | None
+
+    def to_json(self) -> dict:
+        return {"cell": dict(self.cell), "samples": self.samples, "samples_uncertified": self.samples_uncertified,
+                "networks_trained": self.networks_trained, "networks_certified": self.networks_certified,
+                "networks_polished": self.networks_polished, "max_eps": self.max_eps, "max_delta": self.max_delta,
+                "eps_threshold": self.eps_threshold, "delta_threshold": self.delta_threshold}
+
+
+@dataclass(frozen=True)
+class TransferCell:
+    """One cell of FVBS23.thm.4_2's transfer: the smallest and mean fraction of test points one KKT point's z flips on
+    another, over ordered pairs, against ``target`` (1 - eps) less ``slack`` (two binomial SE)."""
+
+    cell: Mapping[str, float]
+    pairs: int
+    fraction_min: float | None = None
+    fraction_mean: float | None = None
+    target: float | None = None
+    slack: float | None = None
+    transferable: bool | None = None
+
+    def to_json(self) -> dict:
+        out = {"cell": dict(self.cell), "pairs": self.pairs, "fraction_min": self.fraction_min, "fraction_mean": self.fraction_mean,
+               "target": self.target}
+        if self.pairs:
+            out["slack"] = self.slack
+        return {**out, "transferable": self.transferable}
+
+
+@dataclass(frozen=True)
+class ReadingEvidence:
+    """One reading of an ambiguous claim: its overall verdict, each bound's, the decided exponents, whether every one is
+    attained (pinned to its prediction), and the exponents that hold only loosely."""
+
+    verdict: Verdict
+    bounds: Mapping[str, Verdict]
+    exponents: Mapping[str, Mapping[str, Mapping[str, object]]]
+    attained: bool
+    loose: tuple[str, ...]
+
+    def to_json(self) -> dict:
+        return {"verdict": self.verdict, "bounds": dict(self.bounds), "exponents": {k: dict(v) for k, v in self.exponents.items()},
+                "attained": self.attained, "loose": list(self.loose)}
+
+
+@dataclass(frozen=True)
+class Reading:
+    """Which reading of an ambiguous claim the data support ("neither", "cannot tell yet" included), and why."""
+
+    reading: str
+    reason: str
+    evidence: Mapping[str, ReadingEvidence]
+
+    def to_json(self) -> dict:
+        return {"reading": self.reading, "reason": self.reason, "evidence": {k: v.to_json() for k, v in self.evidence.items()}}
+
+
+def kkt_cells(rows: list[dict], cell_vars: list[str]) -> tuple[KKTCell, ...]:
     """Per cell: samples, networks trained and certified, samples with no certified network (failed rows, never
     fitted), and the largest eps and delta over the certified networks."""
     out = []
@@ -33,20 +107,17 @@ def kkt_cells(rows: list[dict], cell_vars: list[str]) -> list[dict]:
         uncertified = sum(1 for r in rs if r.get("status") == "failed" and r.get("failure") == "UncertifiedSample")
         eps = [v["kkt_eps"] for v in vals if v.get("kkt_eps") is not None]
         delta = [v["kkt_delta"] for v in vals if v.get("kkt_delta") is not None]
-        out.append({"cell": dict(zip(cell_vars, key)), "samples": len(rs), "samples_uncertified": uncertified,
-                    "networks_trained": sum(int(v.get("kkt_trained") or 0) for v in vals),
-                    "networks_certified": sum(int(v.get("kkt_certified") or 0) for v in vals),
-                    "networks_polished": sum(int(v.get("kkt_polished") or 0) for v in vals),
-                    "max_eps": max(eps) if eps else None, "max_delta": max(delta) if delta else None,
-                    "eps_threshold": vals[0].get("kkt_eps_threshold") if vals else None,
-                    "delta_threshold": vals[0].get("kkt_delta_threshold") if vals else None})
-    return out
+        out.append(KKTCell(dict(zip(cell_vars, key)), len(rs), uncertified, sum(int(v.get("kkt_trained") or 0) for v in vals),
+                           sum(int(v.get("kkt_certified") or 0) for v in vals), sum(int(v.get("kkt_polished") or 0) for v in vals),
+                           max(eps) if eps else None, max(delta) if delta else None,
+                           vals[0].get("kkt_eps_threshold") if vals else None, vals[0].get("kkt_delta_threshold") if vals else None))
+    return tuple(out)
 
 
-def certified_everywhere(kkt: list[dict], inside: set[tuple] | None = None) -> bool:
+def certified_everywhere(kkt: tuple[KKTCell, ...], inside: set[tuple] | None = None) -> bool:
     """Every (inside) cell holds at least one certified KKT point in every sample that entered the fit."""
-    cells = [c for c in kkt if inside is None or tuple(sorted(c["cell"].items())) in inside]
-    return bool(cells) and all(c["networks_certified"] > 0 for c in cells)
+    cells = [c for c in kkt if inside is None or tuple(sorted(c.cell.items())) in inside]
+    return bool(cells) and all(c.networks_certified > 0 for c in cells)
 
 
 def at_thresholds(rows: list[dict], quantity: str, eps: float, delta: float) -> list[dict]:
@@ -70,32 +141,30 @@ def at_thresholds(rows: list[dict], quantity: str, eps: float, delta: float) -> 
     return out
 
 
-def transfer_cells(rows: list[dict], cell_vars: list[str], tolerance_points: int = 200) -> list[dict]:
+def transfer_cells(rows: list[dict], cell_vars: list[str], tolerance_points: int = 200) -> tuple[TransferCell, ...]:
     """Per cell: the smallest and mean fraction flipped over ordered pairs of certified KKT points and samples,
     judged against ``1 - eps`` less two binomial standard errors of a fraction over the test points."""
     out = []
     for key, rs in sorted(_by_cell(rows, cell_vars).items()):
         vals = [r["value"] for r in rs if isinstance(r.get("value"), dict) and r["value"].get("transfer_pairs")]
         if not vals:
-            out.append({"cell": dict(zip(cell_vars, key)), "pairs": 0, "fraction_min": None, "fraction_mean": None,
-                        "target": None, "transferable": None})
+            out.append(TransferCell(dict(zip(cell_vars, key)), 0))
             continue
         target = float(vals[0]["transfer_target"])
         slack = 2 * math.sqrt(target * (1 - target) / tolerance_points)
         lo = min(v["transfer_min"] for v in vals)
         pairs = sum(int(v["transfer_pairs"]) for v in vals)
         mean = sum(v["transfer_mean"] * v["transfer_pairs"] for v in vals) / pairs
-        out.append({"cell": dict(zip(cell_vars, key)), "pairs": pairs, "fraction_min": lo, "fraction_mean": mean,
-                    "target": target, "slack": slack, "transferable": lo >= target - slack})
-    return out
+        out.append(TransferCell(dict(zip(cell_vars, key)), pairs, lo, mean, target, slack, lo >= target - slack))
+    return tuple(out)
 
 
-def _tight(fits: list[dict]) -> bool:
+def _tight(fits: Sequence[Mapping]) -> bool:
     """Every fitted exponent's decision interval is pinned to its prediction (the bound is attained)."""
     return all(pinned_interval(f["decision_ci"][0], f["decision_ci"][1], f["predicted"], f["margin"]) for f in fits)
 
 
-def _loose(fits: list[dict], kind: str) -> list[str]:
+def _loose(fits: Sequence[Mapping], kind: str) -> list[str]:
     """The exponents decided strictly inside the bound by more than the margin (an upper bound far from attained)."""
     out = []
     for f in fits:
@@ -106,43 +175,58 @@ def _loose(fits: list[dict], kind: str) -> list[str]:
     return out
 
 
-def decide_reading(results: list[dict]) -> dict | None:
+@dataclass(frozen=True)
+class ReadingInput:
+    """What the reading rule reads of one tested bound: its reading, label, quantity, kind, verdict and fitted terms
+    (each with its estimate, decision interval, prediction, margin and the direction it was tested in)."""
+
+    label: str
+    quantity: str
+    reading: str | None
+    kind: str
+    verdict: Verdict
+    fits: tuple[Mapping, ...]
+
+    @classmethod
+    def of(cls, r: BoundAnalysis) -> ReadingInput:
+        return cls(r.label, r.quantity, r.reading, r.kind, r.analysis.verdict, tuple(r.analysis.fits_json()))
+
+
+def decide_reading(results: Sequence[ReadingInput]) -> Reading | None:
     """Which reading of an ambiguous claim the data support, with the evidence of each (None: no readings).
 
     A reading with an inconsistent bound is rejected. Of the readings left, one whose bounds are all attained
     (every exponent pinned to its prediction) is supported over one that holds only as a loose upper bound
     (an exponent decided below its prediction by more than the margin): the loose reading states a rate the
     data do not follow. Anything else cannot tell yet, and the record says what would tell them apart."""
-    readings: dict[str, list[dict]] = {}
+    readings: dict[str, list[ReadingInput]] = {}
     for r in results:
-        if r.get("reading"):
-            readings.setdefault(r["reading"], []).append(r)
+        if r.reading:
+            readings.setdefault(r.reading, []).append(r)
     if len(readings) < 2:
         return None
-    evidence: dict[str, dict[str, Any]] = {}
+    evidence: dict[str, ReadingEvidence] = {}
     for name, rs in readings.items():
-        overall = combine([r["verdict"] for r in rs])
-        loose = [f"{r['quantity']}: {x}" for r in rs for x in _loose(r["fits"], r["kind"])]
-        evidence[name] = {"verdict": overall, "bounds": {r["label"]: r["verdict"] for r in rs},
-                          "exponents": {r["label"]: {f["variable"]: {"estimate": f["estimate"], "decision_ci": f["decision_ci"],
-                                                                     "predicted": f["predicted"]} for f in r["fits"]} for r in rs},
-                          "attained": all(_tight(r["fits"]) for r in rs), "loose": loose}
-    alive = [n for n, e in evidence.items() if e["verdict"] != "inconsistent"]
-    decided = all(e["verdict"] != "inconclusive" for e in evidence.values())
+        fits = {r.label: list(r.fits) for r in rs}
+        loose = tuple(f"{r.quantity}: {x}" for r in rs for x in _loose(fits[r.label], r.kind))
+        evidence[name] = ReadingEvidence(combine([r.verdict for r in rs]), {r.label: r.verdict for r in rs},
+                                         {r.label: {f["variable"]: {"estimate": f["estimate"], "decision_ci": f["decision_ci"],
+                                                                    "predicted": f["predicted"]} for f in fits[r.label]} for r in rs},
+                                         all(_tight(fits[r.label]) for r in rs), loose)
+    alive = [n for n, e in evidence.items() if e.verdict != "inconsistent"]
+    decided = all(e.verdict != "inconclusive" for e in evidence.values())
     if not alive and decided:
-        return {"reading": "neither", "reason": "every reading has an inconsistent bound", "evidence": evidence}
+        return Reading("neither", "every reading has an inconsistent bound", evidence)
     if len(alive) == 1 and decided:
         other = ", ".join(n for n in evidence if n != alive[0])
-        return {"reading": alive[0], "reason": f"{alive[0]} is consistent; {other} is inconsistent", "evidence": evidence}
-    attained = [n for n in alive if evidence[n]["attained"] and evidence[n]["verdict"] == "consistent"]
-    loose = [n for n in alive if evidence[n]["loose"]]
-    if len(attained) == 1 and set(alive) - set(attained) <= set(loose):
+        return Reading(alive[0], f"{alive[0]} is consistent; {other} is inconsistent", evidence)
+    attained = [n for n in alive if evidence[n].attained and evidence[n].verdict == "consistent"]
+    loose_names = [n for n in alive if evidence[n].loose]
+    if len(attained) == 1 and set(alive) - set(attained) <= set(loose_names):
         w = attained[0]
-        why = "; ".join(f"{n} holds only as a loose upper bound ({'; '.join(evidence[n]['loose'])})" for n in alive if n != w)
-        return {"reading": w, "reason": f"{w} is consistent and attained (every exponent pinned to its prediction); {why}",
-                "evidence": evidence}
-    pending = [n for n, e in evidence.items() if e["verdict"] == "inconclusive"]
+        why = "; ".join(f"{n} holds only as a loose upper bound ({'; '.join(evidence[n].loose)})" for n in alive if n != w)
+        return Reading(w, f"{w} is consistent and attained (every exponent pinned to its prediction); {why}", evidence)
+    pending = [n for n, e in evidence.items() if e.verdict == "inconclusive"]
     what = (f"a decision on {', '.join(pending)} (more seeds or a larger grid)" if pending else
             "exponents pinned tightly enough that one reading is attained and the other is not")
-    return {"reading": "cannot tell yet", "reason": f"the readings differ in their predicted exponents, but {what} would tell them apart",
-            "evidence": evidence}
+    return Reading("cannot tell yet", f"the readings differ in their predicted exponents, but {what} would tell them apart", evidence)
