@@ -22,7 +22,7 @@ if all(_os.path.isfile(_os.path.join(_root, layer, "__init__.py")) for layer in 
     # a source tree (a checkout, or a copy of one on PYTHONPATH): ibcheck.theory is <root>/theory
     __path__.append(_root)  # type: ignore[name-defined]  # noqa: F821
 
-from ibcheck.simulate.stats.censored import AtLeast, AtMost  # noqa: E402
+from ibcheck.simulate.substrate.censored import AtLeast, AtMost  # noqa: E402
 from ibcheck.theory.claim import Bound, Claim, Hypothesis  # noqa: E402
 from ibcheck.theory.registry import Registry, load_claims, register  # noqa: E402
 from ibcheck.theory.registry import using as using_registry  # noqa: E402

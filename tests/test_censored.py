@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import ibcheck
-from ibcheck.simulate.stats.censored import AtLeast, censored_quantile, decode, encode
 from ibcheck.simulate.stats.fit import fit_exponents
+from ibcheck.simulate.substrate.censored import AtLeast, censored_quantile, decode, encode
 from ibcheck.simulate.verdict.analysis import analyze
 
 DS = [64, 128, 256, 512, 1024]

@@ -74,8 +74,8 @@ def test_readings_rejected_undecided_or_absent():
 
 def test_ssttm18_upper_inside_h1_is_trivial_and_the_lower_bound_is_not():
     from ibcheck.simulate.compare.driver import _trivial
+    from ibcheck.simulate.experiments.applicability import applicability
     from ibcheck.simulate.experiments.registry import EXPERIMENTS
-    from ibcheck.simulate.verdict.applicability import applicability
     from ibcheck.theory import get_claim
 
     up, low = EXPERIMENTS["SSTTM18.cor.robust_upper"], EXPERIMENTS["SSTTM18.cor.robust_lower"]

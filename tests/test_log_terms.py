@@ -9,8 +9,8 @@ import pytest
 
 import ibcheck
 from ibcheck.simulate.compare.from_csv import parse_predict
+from ibcheck.simulate.experiments.terms import Term, parse_term
 from ibcheck.simulate.stats.fit import fit_exponents
-from ibcheck.simulate.stats.terms import Term, parse_term
 from ibcheck.simulate.verdict.analysis import analyze
 
 TS = [10.0 ** e for e in range(6, 13)]  # t = 1e6 ... 1e12

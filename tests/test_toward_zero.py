@@ -8,9 +8,9 @@ import math
 import numpy as np
 import pytest
 
-from ibcheck.simulate.compare.design import bound_specs
+from ibcheck.simulate.experiments.design import bound_specs
+from ibcheck.simulate.experiments.terms import Term, parse_term, term_spec
 from ibcheck.simulate.stats.drift import drift_test
-from ibcheck.simulate.stats.terms import Term, parse_term, term_spec
 from ibcheck.simulate.verdict.analysis import analyze
 from ibcheck.simulate.verdict.rounds import next_value
 from ibcheck.simulate.verdict.rules import term_kind

@@ -1,9 +1,9 @@
 """Designs from the applicability window (issue 20, section 1)."""
 import json
 
+from ibcheck.simulate.experiments.applicability import applicability
 from ibcheck.simulate.experiments.registry import EXPERIMENTS
 from ibcheck.simulate.experiments.window import run_cell_keys, window_design
-from ibcheck.simulate.verdict.applicability import applicability
 from ibcheck.theory import get_claim
 
 

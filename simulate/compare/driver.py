@@ -1,13 +1,13 @@
 """Theory against simulation for one claim: the stages, in the order data flow through them.
 
-1. :class:`~simulate.compare.design.Design` (frozen): grid, seeds, fixed settings, code version, and per
+1. :class:`~simulate.experiments.design.Design` (frozen): grid, seeds, fixed settings, code version, and per
    bound its fit terms with exact exponents from ``theory``.
 2. :class:`~simulate.sweep.store.SweepStore`: the SQLite file (rows, ledger, lock).
 3. :class:`~simulate.sweep.executor.Executor`: runs the tasks the store lacks, with the resolved experiment.
 4. :class:`~simulate.sweep.measurements.Measurements`: the stored rows as fit rows (a CSV gives the same).
 5. :func:`~simulate.verdict.analysis.analyze`: fit, drift, power and verdict per bound
    (:class:`~simulate.verdict.analysis.BoundAnalysis`), with the hypotheses at every cell
-   (:mod:`simulate.verdict.applicability`).
+   (:mod:`simulate.experiments.applicability`).
 6. :class:`~simulate.verdict.sequential.SequentialPolicy`: the level of each look (exact boundaries) and
    the next round, within a budget of deterministic work.
 7. :class:`~simulate.compare.result.ComparisonResult`: the typed result, the only producer of
@@ -25,7 +25,6 @@ from dataclasses import dataclass, replace
 from typing import Mapping
 
 from ibcheck.simulate.compare import inputs
-from ibcheck.simulate.compare.design import PARAMS, TESTABLE, BoundSpec, Design, bound_specs
 from ibcheck.simulate.compare.record import (
     ComparisonRecord,
     HalfThreshold,
@@ -38,7 +37,9 @@ from ibcheck.simulate.compare.record import (
     would_decide,
 )
 from ibcheck.simulate.compare.result import BoundResult, Comparison, ComparisonResult, TermResult
+from ibcheck.simulate.experiments.applicability import Applicability, applicability
 from ibcheck.simulate.experiments.base import Experiment
+from ibcheck.simulate.experiments.design import PARAMS, TESTABLE, BoundSpec, Design, bound_specs
 from ibcheck.simulate.experiments.registry import experiment_for
 from ibcheck.simulate.experiments.window import design_cell, run_cell_keys
 from ibcheck.simulate.sweep.executor import Executor
@@ -46,7 +47,6 @@ from ibcheck.simulate.sweep.measurements import Measurements
 from ibcheck.simulate.sweep.store import SweepStore
 from ibcheck.simulate.sweep.tasks import CellKey, Task, cell_key, code_version, task_key
 from ibcheck.simulate.verdict.analysis import BoundAnalysis, analyze
-from ibcheck.simulate.verdict.applicability import Applicability, applicability
 from ibcheck.simulate.verdict.kkt import ReadingInput, at_thresholds, decide_reading, kkt_cells, transfer_cells
 from ibcheck.simulate.verdict.sequential import SequentialPolicy
 from ibcheck.theory import get_claim

@@ -21,10 +21,10 @@ from fractions import Fraction
 import sympy as sp
 
 from ibcheck.simulate.compare import inputs
-from ibcheck.simulate.compare.design import bound_specs
-from ibcheck.simulate.stats.terms import parse_term
+from ibcheck.simulate.experiments.applicability import applicability
+from ibcheck.simulate.experiments.design import bound_specs
+from ibcheck.simulate.experiments.terms import parse_term
 from ibcheck.simulate.sweep.measurements import Measurements
-from ibcheck.simulate.verdict.applicability import applicability
 from ibcheck.theory import get_claim
 from ibcheck.theory.claim import Bound, Claim
 from ibcheck.theory.errors import InputError
@@ -131,7 +131,7 @@ def _refuse_repeats(path: str, variables: list[str], rows: list[dict]) -> None:
 
 def parse_predict(text: str) -> dict[str, float]:
     """``'d=1/2,k=-1/2'`` -> ``{"d": 0.5, "k": -0.5}``; log terms by name: ``'t=0,log(t)=-1'``,
-    ``'log(log(t))=1'`` (exact fractions accepted). Keys are term names (:mod:`simulate.stats.terms`)."""
+    ``'log(log(t))=1'`` (exact fractions accepted). Keys are term names (:mod:`simulate.experiments.terms`)."""
     out: dict[str, float] = {}
     if not text or not text.strip():
         raise InputError("--predict is empty: give VAR=exponent pairs, e.g. d=1/2,k=-1/2 or t=0,log(t)=-1")

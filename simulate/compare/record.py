@@ -16,10 +16,10 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Mapping
 
-from ibcheck.simulate.stats.censored import decode
-from ibcheck.simulate.stats.terms import SHIFTS, parse_term
+from ibcheck.simulate.experiments.applicability import Applicability
+from ibcheck.simulate.experiments.terms import SHIFTS, parse_term
+from ibcheck.simulate.substrate.censored import decode
 from ibcheck.simulate.verdict.analysis import Analysis, BoundAnalysis
-from ibcheck.simulate.verdict.applicability import Applicability
 from ibcheck.simulate.verdict.kkt import KKTCell, Reading, TransferCell
 from ibcheck.simulate.verdict.rounds import needed_for_decision
 from ibcheck.simulate.verdict.rules import Verdict, pinned

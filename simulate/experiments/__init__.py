@@ -11,6 +11,9 @@ Takes a claim id and returns its :class:`~ibcheck.simulate.experiments.base.Expe
   :mod:`.ssttm18`;
 - :mod:`.builtin`: the table of built-in experiments; :mod:`.registry`: a user's experiments (the
   ``@ibcheck.experiment`` decorator) over the built-ins, and the lookup;
-- :mod:`.window`: designs read from the applicability window; :mod:`.scaffold`: the template of a
-  user's claim.
+- :mod:`.terms`: the fit terms x^a, (log x)^b, (log log x)^c of a bound; :mod:`.design`: the frozen
+  Design (grid, seeds, fixed settings, code version, and per bound its fit terms with exact
+  exponents), the pipeline's first stage;
+- :mod:`.applicability`: the claim's hypotheses at every cell; :mod:`.window`: designs read from the
+  applicability window; :mod:`.scaffold`: the template of a user's claim.
 """

@@ -2,7 +2,7 @@
 """
 from __future__ import annotations
 
-from ibcheck.simulate.stats.censored import censored_quantile
+from ibcheck.simulate.substrate.censored import censored_quantile
 from ibcheck.simulate.substrate.data import sphere_points
 from ibcheck.simulate.substrate.one_step import flip_along_gradient
 from ibcheck.simulate.substrate.seeds import rng

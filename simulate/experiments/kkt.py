@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ibcheck.simulate.experiments.base import TrainedNetwork, design
-from ibcheck.simulate.stats.censored import AtLeast, censored_max, censored_quantile, encode, largest_radius, scaled
+from ibcheck.simulate.substrate.censored import AtLeast, censored_max, censored_quantile, encode, largest_radius, scaled
 from ibcheck.simulate.substrate.seeds import stream
 from ibcheck.solvers.radius.universal import universal_directions, universal_radius
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ibcheck.simulate.experiments.base import TrainedNetwork, design
-from ibcheck.simulate.stats.censored import censored_quantile
+from ibcheck.simulate.substrate.censored import censored_quantile
 from ibcheck.simulate.substrate.seeds import stream
 from ibcheck.solvers.radius.attack import attack_radius
 from ibcheck.solvers.radius.universal import universal_directions, universal_radius

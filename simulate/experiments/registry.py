@@ -14,7 +14,7 @@ import numpy as np
 
 from ibcheck.simulate.experiments.base import Experiment
 from ibcheck.simulate.experiments.builtin import BUILTIN
-from ibcheck.simulate.stats.censored import AtLeast, AtMost
+from ibcheck.simulate.substrate.censored import AtLeast, AtMost
 from ibcheck.theory import get_claim
 from ibcheck.theory.argtypes import refused, require_int
 from ibcheck.theory.errors import InputError

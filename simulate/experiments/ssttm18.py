@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ibcheck.simulate.experiments.base import GaussianModel, design
-from ibcheck.simulate.stats.censored import AtLeast
+from ibcheck.simulate.substrate.censored import AtLeast
 from ibcheck.simulate.substrate.seeds import rng
 
 

@@ -16,8 +16,8 @@ import math
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from ibcheck.simulate.experiments.applicability import applicability
 from ibcheck.simulate.experiments.registry import experiment_for
-from ibcheck.simulate.verdict.applicability import applicability
 from ibcheck.theory import get_claim
 from ibcheck.theory.result import Result
 

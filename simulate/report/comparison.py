@@ -13,12 +13,11 @@ import re
 import numpy as np
 import sympy as sp
 
-from ibcheck.theory.result import markdown_table, markdown_text
-
 from ibcheck.simulate.report.figures import save_figure, write_html
 from ibcheck.simulate.stats.fit import seed_rows
 from ibcheck.simulate.verdict.analysis import BoundAnalysis
 from ibcheck.theory.atomic import write_text
+from ibcheck.theory.result import markdown_table, markdown_text
 
 PARAMS = {"L": "2"}
 # ---------------------------------------------------------------------------------------------

@@ -2,23 +2,22 @@
 from __future__ import annotations
 
 import base64
+import io
+import math
 import os
-from typing import Any, Collection
+from datetime import datetime, timezone
+from typing import Collection
 
 import numpy as np
-
-from ibcheck.theory.atomic import save_figure_file, write_text
-import io
-from ibcheck.theory.result import new_figure
-from markdown_it import MarkdownIt
 from jinja2 import Environment
+from markdown_it import MarkdownIt
 from markupsafe import Markup
-from datetime import datetime, timezone
+
 from ibcheck.theory import scaling as S
+from ibcheck.theory.atomic import save_figure_file, write_text
 from ibcheck.theory.outdir import check_out, inside, slug
 from ibcheck.theory.registry import all_claims, get_claim
 from ibcheck.theory.result import markdown_table, new_figure
-import math
 
 
 def figure_png(fig) -> bytes:
@@ -26,41 +25,6 @@ def figure_png(fig) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110)
     return buf.getvalue()
-
-
-def cosine_heatmap(mats: list[np.ndarray], result, path: str) -> None:
-    """:func:`cosine_figure`, saved to ``path``."""
-    save_figure_file(cosine_figure(mats, result), path)
-
-
-def cosine_figure(mats: list[np.ndarray], result):
-    """Seed 0's cosine matrix, neurons sorted by class, with the same-class prediction in the title."""
-    from matplotlib.figure import Figure  # heavy: matplotlib (loaded on first use)
-
-    cfg = result.config
-    C = mats[0]
-    row = result.summary[0]
-    n_show = min(len(mats), 3)
-    fig = Figure(figsize=(4.2 * n_show + 1, 0.22 * C.shape[0] + 2.2))
-    axes: Any = fig.subplots(1, n_show, squeeze=False)  # matplotlib's Axes array (untyped here)
-    for i in range(n_show):
-        ax = axes[0, i]
-        im = ax.imshow(mats[i], cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto")
-        ax.set_xlabel("feature j (cluster mean)")
-        ax.set_xticks(range(mats[i].shape[1]))
-        ax.set_ylabel("neuron")
-        ax.set_title(f"seed {result.summary[i]['seed']}", fontsize=9)
-        for (r, c), v in np.ndenumerate(mats[i]):
-            if mats[i].size <= 400:
-                ax.text(c, r, f"{v:.2f}", ha="center", va="center", fontsize=6)
-    fig.colorbar(im, ax=axes[0, -1], fraction=0.05)
-    same = row.get("cosine_same_class_mean")
-    other = row.get("cosine_other_class_mean")
-    fig.suptitle(f"cos(w_r, mu_j): {cfg.setting}, d={cfg.data.d}, k={cfg.data.k}, n={cfg.data.n}, width={cfg.model.width}, "
-                 f"init_scale={cfg.model.init_scale}; same-class mean {same:.3f}, other-class mean "
-                 f"{other if other is None else round(other, 3)}", fontsize=9)
-    fig.tight_layout()
-    return fig
 
 
 def finish(fig, ax, title: str, legend_fontsize: int = 8, ncol: int = 1, grid_which: str = "both"):

@@ -12,17 +12,15 @@ from dataclasses import dataclass, field
 
 from ibcheck.simulate.compare import inputs
 from ibcheck.simulate.compare.record import BoundRecord, ComparisonRecord
+from ibcheck.simulate.experiments.registry import EXPERIMENTS, experiment_for
+from ibcheck.simulate.report.figures import scaling_report, write_html
 from ibcheck.simulate.verdict.kkt import certified_everywhere
 from ibcheck.simulate.verdict.rules import MIN_INSIDE, RowEvidence, Verdict, counted
-from ibcheck.theory.errors import InputError
 from ibcheck.theory import get_claim
-from ibcheck.theory.outdir import check_out, inside, slug
-from ibcheck.simulate.experiments.registry import EXPERIMENTS
-from ibcheck.theory.result import markdown_table
-from ibcheck.simulate.report.figures import scaling_report, write_html
 from ibcheck.theory.atomic import write_text
-from ibcheck.simulate.experiments.registry import EXPERIMENTS, experiment_for
-from ibcheck.theory.outdir import slug
+from ibcheck.theory.errors import InputError
+from ibcheck.theory.outdir import check_out, inside, slug
+from ibcheck.theory.result import markdown_table
 
 
 @dataclass(frozen=True)

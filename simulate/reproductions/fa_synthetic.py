@@ -6,8 +6,9 @@ import math
 
 import numpy as np
 
-from ibcheck.simulate.report.figures import cosine_figure, robust_accuracy_figure
+from ibcheck.simulate.report.figures import robust_accuracy_figure
 from ibcheck.simulate.reproductions.criteria import AtLeast, AtMost, Measured, Reported, Within
+from ibcheck.simulate.substrate.rundir import cosine_figure
 from ibcheck.simulate.substrate.seeds import stream
 from ibcheck.solvers.radius.bracket import compute_radii
 from ibcheck.solvers.radius.curves import robust_accuracy

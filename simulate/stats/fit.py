@@ -1,7 +1,7 @@
 """Exponent fits: every factor a bound states, with CIs that count observations honestly.
 
 A bound ``A x^a (log x)^b (log log x)^c`` is fitted as
-``log y = c0 + a log x + b log(log x) + c log(log(log x))`` (:mod:`simulate.stats.terms`), one
+``log y = c0 + a log x + b log(log x) + c log(log(log x))`` (:mod:`simulate.experiments.terms`), one
 coefficient per term the bound states, each with a t-based CI.
 
 * **Across cells** (a grid of d, k, ...): seeds are averaged in log space within each cell first,
@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
+from ibcheck.simulate.experiments.terms import Term
 from ibcheck.simulate.stats.estimate import Estimate, LeastSquares, censored_cell_means, censored_regression, combine_runs, ols
-from ibcheck.simulate.stats.terms import Term
 from ibcheck.theory.errors import InputError
 
 SIDES = {None: 0, "at_least": 1, "at_most": -1}

@@ -16,17 +16,16 @@ import shutil
 import tempfile
 import zipfile
 from dataclasses import dataclass
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
-from ibcheck.simulate.report.figures import cosine_heatmap
 from ibcheck.simulate.substrate.config import DataConfig, RunConfig, make_dataset
 from ibcheck.simulate.substrate.data import Dataset
 from ibcheck.simulate.substrate.models import ModelConfig
 from ibcheck.simulate.substrate.trainer import TrainConfig
 from ibcheck.solvers.networks import network_from_arrays
-from ibcheck.theory.atomic import atomic_file, save_npz
+from ibcheck.theory.atomic import atomic_file, save_figure_file, save_npz
 from ibcheck.theory.errors import InputError
 from ibcheck.theory.outdir import check_out_dir
 from ibcheck.theory.result import Result, new_figure
@@ -101,6 +100,41 @@ class Run(Result):
 
 
 
+def cosine_heatmap(mats: list[np.ndarray], result, path: str) -> None:
+    """:func:`cosine_figure`, saved to ``path``."""
+    save_figure_file(cosine_figure(mats, result), path)
+
+
+def cosine_figure(mats: list[np.ndarray], result):
+    """Seed 0's cosine matrix, neurons sorted by class, with the same-class prediction in the title."""
+    from matplotlib.figure import Figure  # heavy: matplotlib (loaded on first use)
+
+    cfg = result.config
+    C = mats[0]
+    row = result.summary[0]
+    n_show = min(len(mats), 3)
+    fig = Figure(figsize=(4.2 * n_show + 1, 0.22 * C.shape[0] + 2.2))
+    axes: Any = fig.subplots(1, n_show, squeeze=False)  # matplotlib's Axes array (untyped here)
+    for i in range(n_show):
+        ax = axes[0, i]
+        im = ax.imshow(mats[i], cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto")
+        ax.set_xlabel("feature j (cluster mean)")
+        ax.set_xticks(range(mats[i].shape[1]))
+        ax.set_ylabel("neuron")
+        ax.set_title(f"seed {result.summary[i]['seed']}", fontsize=9)
+        for (r, c), v in np.ndenumerate(mats[i]):
+            if mats[i].size <= 400:
+                ax.text(c, r, f"{v:.2f}", ha="center", va="center", fontsize=6)
+    fig.colorbar(im, ax=axes[0, -1], fraction=0.05)
+    same = row.get("cosine_same_class_mean")
+    other = row.get("cosine_other_class_mean")
+    fig.suptitle(f"cos(w_r, mu_j): {cfg.setting}, d={cfg.data.d}, k={cfg.data.k}, n={cfg.data.n}, width={cfg.model.width}, "
+                 f"init_scale={cfg.model.init_scale}; same-class mean {same:.3f}, other-class mean "
+                 f"{other if other is None else round(other, 3)}", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
 def config_to_dict(cfg: RunConfig) -> dict:
     return dataclasses.asdict(cfg)
 
@@ -165,7 +199,7 @@ def _write(result: Run, d: str) -> None:
         _write_checkpoints(result, d)
     mats = [r.get("_cosine_matrix") for r in result.summary]
     if mats and mats[0] is not None:
-        cosine_heatmap(mats, result, os.path.join(d, "cosine_matrix.png"))
+        cosine_heatmap([m for m in mats if m is not None], result, os.path.join(d, "cosine_matrix.png"))
 
 
 def _write_checkpoints(result: Run, d: str) -> None:

@@ -31,7 +31,7 @@ import cloudpickle
 from tqdm import tqdm
 
 from ibcheck.simulate.experiments.registry import as_trajectory, check_user_value, experiment_for
-from ibcheck.simulate.stats.censored import encode
+from ibcheck.simulate.substrate.censored import encode
 from ibcheck.simulate.sweep.store import connect, done_keys, write_row  # the file's one owner: its schema and its SQL
 from ibcheck.simulate.sweep.tasks import Task
 from ibcheck.theory.argtypes import require_int

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ibcheck.simulate.stats.censored import decode
+from ibcheck.simulate.substrate.censored import decode
 from ibcheck.simulate.sweep.tasks import cell_key
 
 LN10 = math.log(10.0)

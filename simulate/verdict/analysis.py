@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ibcheck.simulate.compare.design import BoundSpec
+from ibcheck.simulate.experiments.design import BoundSpec
+from ibcheck.simulate.experiments.terms import MARGINS, SHIFTS, Term, parse_term
 from ibcheck.simulate.stats.drift import Drift, Extrapolated, correction_fit, drift_test, local_exponents
 from ibcheck.simulate.stats.fit import Fit, fit_exponents, seed_rows
-from ibcheck.simulate.stats.terms import MARGINS, SHIFTS, Term, parse_term
 from ibcheck.simulate.verdict.rules import Judgement, Verdict, combine, judge_exponent, judge_variable, term_kind
 from ibcheck.theory.errors import InputError
 
@@ -128,7 +128,7 @@ class Analysis:
 
 @dataclass(frozen=True)
 class BoundAnalysis:
-    """One tested bound of a design (:class:`simulate.compare.design.BoundSpec`) with its analysis and the
+    """One tested bound of a design (:class:`simulate.experiments.design.BoundSpec`) with its analysis and the
     rows it was fitted on: what the typed result and the report are built from."""
 
     spec: BoundSpec

@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from ibcheck.simulate.stats.censored import decode
+from ibcheck.simulate.substrate.censored import decode
 from ibcheck.simulate.verdict.analysis import BoundAnalysis
 from ibcheck.simulate.verdict.rules import Verdict, beyond_band, combine, pinned_interval
 

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ibcheck.simulate.experiments.terms import Term, parse_term
 from ibcheck.simulate.stats.estimate import LeastSquares
 from ibcheck.simulate.stats.fit import design
-from ibcheck.simulate.stats.terms import Term, parse_term
 from ibcheck.simulate.sweep.tasks import CellKey, cell_key
 
 

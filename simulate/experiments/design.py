@@ -13,7 +13,7 @@ from typing import Literal, Mapping
 
 import sympy as sp
 
-from ibcheck.simulate.stats.terms import Term, TermSpec, term_spec
+from ibcheck.simulate.experiments.terms import Term, TermSpec, term_spec
 from ibcheck.theory.argtypes import refused
 from ibcheck.theory.describe import exponent_fractions, tends_to_map
 from ibcheck.theory.errors import InputError
