@@ -128,11 +128,11 @@ def markdown_table(rows: list[dict], columns: list | None = None, header: list[s
     return df.astype(object).where(df.notna(), "-").astype(str).to_markdown(index=False, disable_numparse=True)
 
 
-_MARKDOWN_SPECIAL = set("\\`*_{}[]()#+-.!|<>~")
+_MARKDOWN_SPECIAL = set("\\`*_[]<>|")  # code, emphasis, links and images, raw HTML, table cells
 
 
 def markdown_text(text: object) -> str:
-    """User text (a title, a path, a description) as literal Markdown: every character Markdown reads as syntax
-    backslash-escaped, newlines as spaces. Pitfall avoided: a path such as ``./![x](/etc/hostname)/d.csv`` written
+    """User text (a title, a path, a description) as literal Markdown: the characters that open code, emphasis, a
+    link or an image, raw HTML or a table cell backslash-escaped, newlines as spaces. Pitfall avoided: a path such as ``./![x](/etc/hostname)/d.csv`` written
     into a report as is becomes an image (or a link) there."""
     return "".join("\\" + ch if ch in _MARKDOWN_SPECIAL else (" " if ch in "\r\n" else ch) for ch in str(text))
