@@ -1,6 +1,7 @@
 """What the index counts as decided (issue 20, section 5), and which reading the data support (section 3)."""
 from dataclasses import replace
 
+from ibcheck.simulate.experiments.base import Row
 from ibcheck.simulate.verdict.kkt import KKTCell, ReadingInput, certified_everywhere, decide_reading
 from ibcheck.simulate.verdict.rules import RowEvidence, counted
 
@@ -79,9 +80,9 @@ def test_ssttm18_upper_inside_h1_is_trivial_and_the_lower_bound_is_not():
     from ibcheck.theory import get_claim
 
     up, low = EXPERIMENTS["SSTTM18.cor.robust_upper"], EXPERIMENTS["SSTTM18.cor.robust_lower"]
-    rows = [{"d": d, "seed": 0, "status": "ok", "value": up.measure({**up.fixed, "d": d}, 0)} for d in up.quick_grid["d"]]
-    assert all(r["value"]["robust_sample_threshold"] == 1.0 for r in rows)
+    rows = [Row({"d": d}, 0, "ok", up.measure({**up.fixed, "d": d}, 0)) for d in up.quick_grid["d"]]
+    assert all(r.value["robust_sample_threshold"] == 1.0 for r in rows)
     assert applicability(get_claim(up.claim), up, rows, ["d"], up.fixed).inside == len(rows)  # sigma <= d^(1/4)/32 holds
     assert _trivial(rows).startswith("trivial")
-    lrows = [{"d": d, "seed": 0, "status": "ok", "value": low.measure({**low.fixed, "d": d}, 0)} for d in low.quick_grid["d"][:2]]
-    assert _trivial(lrows) is None and all(r["value"]["robust_sample_threshold"] > 1 for r in lrows)
+    lrows = [Row({"d": d}, 0, "ok", low.measure({**low.fixed, "d": d}, 0)) for d in low.quick_grid["d"][:2]]
+    assert _trivial(lrows) is None and all(r.value["robust_sample_threshold"] > 1 for r in lrows)

@@ -4,6 +4,7 @@ import math
 import numpy as np
 import pytest
 
+from ibcheck.simulate.experiments.base import Row
 from ibcheck.simulate.experiments.kkt import CertifiedNetwork, KKTSample, UncertifiedSample, kkt_row, largest_over_certified
 from ibcheck.simulate.experiments.registry import EXPERIMENTS
 from ibcheck.simulate.verdict.kkt import at_thresholds, kkt_cells, transfer_cells
@@ -39,7 +40,7 @@ def test_kkt_row_takes_the_largest_over_certified_and_records_every_network():
 
 
 def _row(cell, seed, value, status="ok", error=None, failure=None):
-    return {**cell, "seed": seed, "status": status, "value": value, "error": error, "failure": failure}
+    return Row(cell, seed, status, value, error=error, failure=failure)
 
 
 def test_halved_thresholds_rejudge_every_network_and_fail_rows_left_empty():
@@ -48,9 +49,9 @@ def test_halved_thresholds_rejudge_every_network_and_fail_rows_left_empty():
     rows = [_row({"d": 4}, 0, {"q": 5.0, "kkt_networks": nets}),
             _row({"d": 8}, 0, {"q": 7.0, "kkt_networks": [nets[1] | {"q": 7.0}]})]
     half = at_thresholds(rows, "q", 5e-4, 5e-4)
-    assert half[0]["value"]["q"] == 2.0  # the network at eps 8e-4 no longer counts
-    assert half[1]["status"] == "failed" and half[1]["value"] is None
-    assert at_thresholds(rows, "q", 1e-3, 1e-3)[0]["value"]["q"] == 5.0
+    assert half[0].value["q"] == 2.0  # the network at eps 8e-4 no longer counts
+    assert half[1].status == "failed" and half[1].value is None and half[1].failure == "UncertifiedSample"
+    assert at_thresholds(rows, "q", 1e-3, 1e-3)[0].value["q"] == 5.0
 
 
 def test_kkt_and_transfer_summaries_per_cell():

@@ -2,6 +2,7 @@
 import json
 
 from ibcheck.simulate.experiments.applicability import applicability
+from ibcheck.simulate.experiments.base import Row
 from ibcheck.simulate.experiments.registry import EXPERIMENTS
 from ibcheck.simulate.experiments.window import run_cell_keys, window_design
 from ibcheck.theory import get_claim
@@ -12,7 +13,7 @@ def _inside(exp, claim, cell, n):
     from dataclasses import replace
 
     forced = replace(exp, free=None, hypothesis_values=lambda c: {**exp.hypothesis_values(c), "n": n})
-    return applicability(claim, forced, [{**cell, "seed": 0, "status": "ok", "value": {}}], list(cell), exp.fixed).cells[0]["inside"]
+    return applicability(claim, forced, [Row(dict(cell), 0, "ok", {})], list(cell), exp.fixed).cells[0]["inside"]
 
 
 def test_every_run_cell_is_inside_at_the_smallest_inside_n():

@@ -38,7 +38,7 @@ from ibcheck.simulate.compare.record import (
 )
 from ibcheck.simulate.compare.result import BoundResult, Comparison, ComparisonResult, TermResult
 from ibcheck.simulate.experiments.applicability import Applicability, applicability
-from ibcheck.simulate.experiments.base import Experiment
+from ibcheck.simulate.experiments.base import Experiment, Row
 from ibcheck.simulate.experiments.design import PARAMS, TESTABLE, BoundSpec, Design, bound_specs
 from ibcheck.simulate.experiments.registry import experiment_for
 from ibcheck.simulate.experiments.window import design_cell, run_cell_keys
@@ -88,7 +88,7 @@ def _fit_variable_names(exp: Experiment, claim, grid: dict, source: str = "--gri
     return fv
 
 
-def _data_rows(exp: Experiment, rows: list[dict], quantity: str, fit_vars: list[str], keep=None, cell_vars=()) -> list[dict]:
+def _data_rows(exp: Experiment, rows: list[Row], quantity: str, fit_vars: list[str], keep=None, cell_vars=()) -> list[dict]:
     """Fit rows of one quantity (see :meth:`Measurements.from_store`)."""
     return Measurements.from_store(exp, rows, quantity, fit_vars, keep, list(cell_vars)).fit_rows(fit_vars)
 
@@ -97,7 +97,7 @@ def _label(quantity: str, reading: str | None) -> str:
     return quantity + (f"[{reading}]" if reading else "")
 
 
-def _analyze_all(exp: Experiment, claim, rows: list[dict], fit_vars: list[str], cell_vars: list[str], margin: float, alpha: float,
+def _analyze_all(exp: Experiment, claim, rows: list[Row], fit_vars: list[str], cell_vars: list[str], margin: float, alpha: float,
                  keep=None, bootstrap: bool = True, extrapolate: bool = True, offsets: str = "fit", restriction=None,
                  margin_log: float = 0.25, specs: tuple[BoundSpec, ...] | None = None) -> list[BoundAnalysis]:
     """Every testable bound of every measured quantity (``specs``, the design's), analysed at level ``alpha``."""
@@ -233,7 +233,7 @@ def compare_claim(claim_id: str, options: CompareOptions | None = None, store: s
             swept = _rounds(setup, st, executor, t_start)           # 4-6. measurements, analysis, policy
     statuses: dict[str, int] = {}
     for r in swept.rows:
-        statuses[r["status"]] = statuses.get(r["status"], 0) + 1
+        statuses[r.status] = statuses.get(r.status, 0) + 1
     if not swept.results:
         raise InputError(f"{claim_id}: no successful measurements to fit ({statuses})")
     # the final look again with what does not enter the verdicts: BCa intervals and the correction-to-scaling fit
@@ -322,7 +322,7 @@ def _rounds(setup: _Setup, st: SweepStore, executor: Executor, t_start: float) -
         plan_text = plan.describe()
 
 
-def _look(setup: _Setup, policy: SequentialPolicy, past: list[dict], keys: list[str], rows: list[dict], keep, cells: dict,
+def _look(setup: _Setup, policy: SequentialPolicy, past: list[dict], keys: list[str], rows: list[Row], keep, cells: dict,
           work: float, t_start: float) -> tuple:
     """One look: its level (exact boundaries), the analyses at that level, the next round (None: this look is the
     last; when no further round fits or the wall-clock cap binds, the look spends what is left of the budget),
@@ -374,20 +374,20 @@ def _summary(setup: _Setup, swept: _Swept, results: list, statuses: dict, db: st
                                                              b.spec.predicted}} for b in design.bounds]})
 
 
-def _trivial(rows: list[dict]) -> str | None:
+def _trivial(rows: list[Row]) -> str | None:
     """Why the rows test nothing, when every measured row says so (``trivial``: e.g. a sample threshold of n = 1,
     which satisfies any bound "n >= ..."), else None. Such a row is shown, never counted as decided."""
-    vals = [r["value"] for r in rows if r.get("status") == "ok" and isinstance(r.get("value"), dict)]
+    vals = [r.value for r in rows if r.status == "ok" and isinstance(r.value, dict)]
     if vals and all(v.get("trivial") is True for v in vals):
         return "trivial: the measured threshold is n = 1 (the smallest sample) at every cell, so the bound holds whatever it states"
     return None
 
 
-def _kkt_record(exp: Experiment, claim, rows: list[dict], cell_vars: list[str], fit_vars: list[str], margin: float, alpha: float,
+def _kkt_record(exp: Experiment, claim, rows: list[Row], cell_vars: list[str], fit_vars: list[str], margin: float, alpha: float,
                 keep, how: dict) -> KKTRecord:
     """Per cell the networks trained and certified (the largest eps and delta), every verdict again with the certificate
     thresholds halved and, where measured, the transfer (FVBS23.thm.4_2)."""
-    vals = [r["value"] for r in rows if isinstance(r.get("value"), dict) and r["value"].get("kkt_eps_threshold")]
+    vals = [r.value for r in rows if isinstance(r.value, dict) and r.value.get("kkt_eps_threshold")]
     half: dict[str, HalfThreshold] = {}
     if vals:
         eps, delta = vals[0]["kkt_eps_threshold"] / 2, vals[0]["kkt_delta_threshold"] / 2
@@ -399,9 +399,9 @@ def _kkt_record(exp: Experiment, claim, rows: list[dict], cell_vars: list[str], 
             except InputError as err:
                 half[q] = HalfThreshold("not fitted", reason=str(err))
                 continue
-            half.update({r.label: HalfThreshold(r.analysis.verdict, eps, delta, sum(h.get("status") != "failed" for h in hrows))
+            half.update({r.label: HalfThreshold(r.analysis.verdict, eps, delta, sum(h.status != "failed" for h in hrows))
                          for r in hres})
-    measured = any(isinstance(r.get("value"), dict) and "transfer_pairs" in r["value"] for r in rows)
+    measured = any(isinstance(r.value, dict) and "transfer_pairs" in r.value for r in rows)
     return KKTRecord(kkt_cells(rows, cell_vars), half, transfer_cells(rows, cell_vars) if measured else None)
 
 
@@ -418,7 +418,7 @@ def _check_inside_count(app: Applicability, fit_vars: list[str]) -> None:
 
 def _precheck_inside(claim, exp: Experiment, grid: dict, fixed: dict, constants, fit_vars: list[str]) -> None:
     """Count the cells inside the window before running anything, where no hypothesis needs a measured value."""
-    rows = [{**dict(k), "seed": 0, "status": "ok", "value": {}} for k in _initial_cells(grid, 1)]
+    rows = [Row(dict(k), 0, "ok", {}) for k in _initial_cells(grid, 1)]
     app = applicability(claim, exp, rows, list(grid), fixed, constants)
     if all(v is not None for c in app.cells for v in c["hypotheses"].values()):
         _check_inside_count(app, fit_vars)

@@ -22,6 +22,7 @@ import sympy as sp
 
 from ibcheck.simulate.compare import inputs
 from ibcheck.simulate.experiments.applicability import applicability
+from ibcheck.simulate.experiments.base import Row
 from ibcheck.simulate.experiments.design import bound_specs
 from ibcheck.simulate.experiments.terms import parse_term
 from ibcheck.simulate.sweep.measurements import Measurements
@@ -241,8 +242,8 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
     meas = Measurements(f"your measurements ({path})", tuple(table.variables),
                         tuple({**r, "run": r["seed"]} for r in table.rows), trajectory)
 
-    app = applicability(claim, meas, [{**{v: r[v] for v in table.variables}, "seed": r["seed"], "status": "ok", "value": {}}
-                                      for r in table.rows], table.variables, {}, constants)
+    app = applicability(claim, meas, [Row({v: r[v] for v in table.variables}, r["seed"], "ok", {}) for r in table.rows],
+                        table.variables, {}, constants)
     data = meas.fit_rows(fvars)
     results = []
     for spec in specs:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Mapping
 
 from ibcheck.simulate.experiments.applicability import Applicability
+from ibcheck.simulate.experiments.base import Row
 from ibcheck.simulate.experiments.terms import SHIFTS, parse_term
 from ibcheck.simulate.substrate.censored import decode
 from ibcheck.simulate.verdict.analysis import Analysis, BoundAnalysis
@@ -42,18 +43,18 @@ class CellCount:
         return {"cell": dict(self.cell), "rows": self.rows, "censored": dict(self.censored), "failed": self.failed}
 
 
-def row_counts(rows: list[dict], quantities, cell_vars: list[str]) -> tuple[CellCount, ...]:
+def row_counts(rows: list[Row], quantities, cell_vars: list[str]) -> tuple[CellCount, ...]:
     """Per cell: rows stored, failed (or diverged), and censored per quantity."""
     cells: dict = {}
     for r in rows:
-        key = tuple(sorted((v, r[v]) for v in cell_vars))
+        key = tuple(sorted(r.at(cell_vars).items()))
         c = cells.setdefault(key, {"rows": 0, "failed": 0, "censored": {q: 0 for q in quantities}})
         c["rows"] += 1
-        if r["status"] != "ok" or not isinstance(r["value"], dict):
+        if r.status != "ok" or not isinstance(r.value, dict):
             c["failed"] += 1
             continue
         for q in quantities:
-            if decode(r["value"].get(q))[1] is not None:
+            if decode(r.value.get(q))[1] is not None:
                 c["censored"][q] += 1
     return tuple(CellCount(dict(k), c["rows"], c["failed"], c["censored"]) for k, c in
                  ((k, cells[k]) for k in sorted(cells, key=lambda k: [str(x) for x in k])))

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from ibcheck.simulate.compare.record import BoundRecord, ComparisonRecord
+from ibcheck.simulate.experiments.base import Row
 from ibcheck.simulate.substrate.rundir import clean
 from ibcheck.simulate.verdict.analysis import Analysis
 from ibcheck.theory.argtypes import require_float
@@ -232,7 +233,8 @@ def _rows_parquet(rows, path: str) -> str | None:
     try:
         import pandas as pd  # heavy: pandas (and pyarrow, optional)
 
-        df = pd.DataFrame([{**{k: v for k, v in r.items() if k != "value"}, "value": json.dumps(r["value"])} for r in rows])
+        plain_rows = [r.to_json() if isinstance(r, Row) else dict(r) for r in rows]  # a sweep's stored rows, or a CSV's fit rows
+        df = pd.DataFrame([{**{k: v for k, v in r.items() if k != "value"}, "value": json.dumps(r["value"])} for r in plain_rows])
         with atomic_file(path, "wb") as f:
             df.to_parquet(f, index=False)
         return path

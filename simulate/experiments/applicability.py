@@ -11,9 +11,11 @@ cannot be evaluated and are listed as assumed, never counted as held.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Sequence
 
 import sympy as sp
 
+from ibcheck.simulate.experiments.base import Row
 from ibcheck.theory.errors import InputError
 from ibcheck.theory.evaluate import evaluate_hypothesis, make_point
 
@@ -59,7 +61,7 @@ def _point_text(x) -> str:
     return repr(float(x))
 
 
-def applicability(claim, exp, rows: list[dict], cell_vars: list[str], fixed: dict | None = None,
+def applicability(claim, exp, rows: Sequence[Row], cell_vars: list[str], fixed: dict | None = None,
                   constants: dict[str, float] | None = None) -> Applicability:
     """Evaluate every hypothesis of ``claim`` at every (cell, seed) row of a sweep.
 
@@ -74,14 +76,14 @@ def applicability(claim, exp, rows: list[dict], cell_vars: list[str], fixed: dic
                     "qualitative": h.qualitative, "skipped": h.name in skipped} for h in hyps}
     by_cell: dict[tuple, dict] = {}
     for r in rows:
-        if r.get("status") not in ("ok", "diverged"):
+        if r.status not in ("ok", "diverged"):
             continue
-        cell = {v: r[v] for v in cell_vars}
+        cell = r.at(cell_vars)
         key = tuple(sorted(cell.items()))
         entry = by_cell.setdefault(key, {"cell": cell, "hypotheses": {h.name: True for h in hyps if not h.qualitative and h.name not in skipped},
                                          "seeds": 0})
         entry["seeds"] += 1
-        value = r["value"] if isinstance(r.get("value"), dict) else {}
+        value = r.value if isinstance(r.value, dict) else {}
         raw = {name: _point_text(x) for name, x in exp.claim_values({**(fixed or {}), **cell}, value).items()
                if name in claim.variable_names and x is not None}
         raw.update({c: _point_text(x) for c, x in constants.items()})

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
-from typing import Callable
+from typing import Any, Callable, Literal, Mapping
 
 from ibcheck.theory import get_claim
 from ibcheck.theory.errors import InputError
@@ -171,3 +171,39 @@ class Experiment:
             out.update(self.hypothesis_values(cell))
         out.update(self.settings_at(cell))
         return out
+
+
+RowStatus = Literal["ok", "diverged", "failed"]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One (cell, seed) of an experiment as stored: its cell, seed, status, the measure's value (JSON-ready, censored
+    values encoded; None when failed), the error and the failure's kind (its own field, never read from the text),
+    and the seconds it took. The sweep store returns these; every later stage reads their fields.
+
+    Pitfall avoided: rows as dicts with the cell's variables flattened beside ``status`` and ``value``, whose keys
+    every reader spelled again."""
+
+    cell: Mapping[str, float]
+    seed: int
+    status: RowStatus
+    value: Any = None
+    key: str = ""
+    error: str | None = None
+    seconds: float | None = None
+    failure: str | None = None
+
+    @property
+    def measured(self) -> bool:
+        """ok or diverged, with a value (the rows the hypotheses and the KKT records read)."""
+        return self.status in ("ok", "diverged") and isinstance(self.value, dict)
+
+    def at(self, variables) -> dict:
+        """The cell's values of ``variables``."""
+        return {v: self.cell[v] for v in variables}
+
+    def to_json(self) -> dict:
+        """The row as results.parquet and earlier versions held it: the cell's variables beside the rest."""
+        return {"key": self.key, **self.cell, "seed": self.seed, "status": self.status, "value": self.value, "error": self.error,
+                "seconds": self.seconds, "failure": self.failure}

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from ibcheck.simulate.experiments.applicability import applicability
+from ibcheck.simulate.experiments.base import Row
 from ibcheck.simulate.experiments.registry import experiment_for
 from ibcheck.theory import get_claim
 from ibcheck.theory.result import Result
@@ -111,7 +112,7 @@ def design_cell(exp, claim, cell: dict, constants: dict | None = None) -> Design
     """The free settings at ``cell`` and whether every hypothesis holds there (with ``exp``'s fixed values)."""
     at = {**exp.fixed, **cell}
     settings = exp.settings_at(at)
-    c = applicability(claim, exp, [{**cell, "seed": 0, "status": "ok", "value": {}}], list(cell), exp.fixed, constants).cells[0]
+    c = applicability(claim, exp, [Row(dict(cell), 0, "ok", {})], list(cell), exp.fixed, constants).cells[0]
     if exp.free is not None:
         _, binding = exp.free.window(claim.id, exp.claim_values(at, {}))
     else:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from ibcheck.simulate.experiments.base import Row
 from ibcheck.simulate.substrate.censored import decode
 from ibcheck.simulate.sweep.tasks import cell_key
 
@@ -44,7 +45,7 @@ class Measurements:
         return out
 
     @classmethod
-    def from_store(cls, exp, rows: list[dict], quantity: str, fit_variables: list[str], keep=None,
+    def from_store(cls, exp, rows: list[Row], quantity: str, fit_variables: list[str], keep=None,
                    cell_variables: list[str] | None = None) -> Measurements:
         """One quantity's measurements from a sweep's stored rows (ok rows only; ``keep``, a set of
         cell keys, restricts them to those cells). A trajectory row becomes one row per point, all
@@ -53,14 +54,14 @@ class Measurements:
         value keeps its side (``censor``)."""
         out = []
         for r in rows:
-            if r["status"] != "ok" or not isinstance(r["value"], dict):
+            if r.status != "ok" or not isinstance(r.value, dict):
                 continue
-            if keep is not None and cell_key({v: r[v] for v in cell_variables or []}) not in keep:
+            if keep is not None and cell_key(r.at(cell_variables or [])) not in keep:
                 continue
             if exp.trajectory:
                 v0 = fit_variables[0]
-                for tr in r["value"].get("trajectory", []):
-                    row = {"seed": r["seed"], "run": r["seed"]}  # one run per seed: the unit the fit combines
+                for tr in r.value.get("trajectory", []):
+                    row = {"seed": r.seed, "run": r.seed}  # one run per seed: the unit the fit combines
                     lg = tr.get("log10_" + v0, tr.get("log10_T"))
                     if lg is not None:
                         row["log_" + v0] = round(float(lg) * LN10, 9)
@@ -72,6 +73,6 @@ class Measurements:
                         row["value"] = tr.get(quantity)
                     out.append(row)
             else:
-                value, censor = decode(r["value"].get(quantity))
-                out.append({**{v: r[v] for v in fit_variables}, "value": value, "censor": censor, "seed": r["seed"]})
+                value, censor = decode(r.value.get(quantity))
+                out.append({**r.at(fit_variables), "value": value, "censor": censor, "seed": r.seed})
         return cls(exp.description, tuple(fit_variables), tuple(out), exp.trajectory, dict(getattr(exp, "skip_hypotheses", {})))

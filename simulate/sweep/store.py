@@ -17,6 +17,7 @@ import os
 import sqlite3
 import time
 
+from ibcheck.simulate.experiments.base import Row
 from ibcheck.simulate.sweep.tasks import CellKey, Task, cell_key, data_hash, task_key
 from ibcheck.theory.errors import InputError, RunFailure, StoreInUse
 
@@ -96,14 +97,13 @@ def write_row(con: sqlite3.Connection, task: Task, status: str, value, error: st
                          "same command again to resume") from None
 
 
-def rows_for(con: sqlite3.Connection, keys: list[str]) -> list[dict]:
+def rows_for(con: sqlite3.Connection, keys: list[str]) -> list[Row]:
     out = []
     for i in range(0, len(keys), 500):
         chunk = keys[i:i + 500]
         q = f"SELECT key, cell, seed, status, value, error, seconds, failure FROM results WHERE key IN ({','.join('?' * len(chunk))})"
         for key, cell, seed, status, value, error, secs, failure in con.execute(q, chunk):
-            out.append({"key": key, **_json_cell(cell, key), "seed": seed, "status": status,
-                        "value": None if value is None else _json(value, key), "error": error, "seconds": secs, "failure": failure})
+            out.append(Row(_json_cell(cell, key), seed, status, None if value is None else _json(value, key), key, error, secs, failure))
     return out
 
 
@@ -175,7 +175,7 @@ class SweepStore:
         assert self.con is not None
         return self.con
 
-    def rows(self, keys: list[str]) -> list[dict]:
+    def rows(self, keys: list[str]) -> list[Row]:
         assert self.con is not None
         return rows_for(self.con, keys)
 

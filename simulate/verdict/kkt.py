@@ -11,18 +11,19 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
+from ibcheck.simulate.experiments.base import Row
 from ibcheck.simulate.substrate.censored import decode
 from ibcheck.simulate.verdict.analysis import BoundAnalysis
 from ibcheck.simulate.verdict.rules import Verdict, beyond_band, combine, pinned_interval
 
 
-def _by_cell(rows: list[dict], cell_vars: list[str]) -> dict[tuple, list[dict]]:
-    out: dict[tuple, list[dict]] = {}
+def _by_cell(rows: list[Row], cell_vars: list[str]) -> dict[tuple, list[Row]]:
+    out: dict[tuple, list[Row]] = {}
     for r in rows:
-        out.setdefault(tuple(r[v] for v in cell_vars), []).append(r)
+        out.setdefault(tuple(r.cell[v] for v in cell_vars), []).append(r)
     return out
 
 
@@ -98,13 +99,13 @@ class Reading:
         return {"reading": self.reading, "reason": self.reason, "evidence": {k: v.to_json() for k, v in self.evidence.items()}}
 
 
-def kkt_cells(rows: list[dict], cell_vars: list[str]) -> tuple[KKTCell, ...]:
+def kkt_cells(rows: list[Row], cell_vars: list[str]) -> tuple[KKTCell, ...]:
     """Per cell: samples, networks trained and certified, samples with no certified network (failed rows, never
     fitted), and the largest eps and delta over the certified networks."""
     out = []
     for key, rs in sorted(_by_cell(rows, cell_vars).items()):
-        vals = [r["value"] for r in rs if r.get("status") in ("ok", "diverged") and isinstance(r.get("value"), dict)]
-        uncertified = sum(1 for r in rs if r.get("status") == "failed" and r.get("failure") == "UncertifiedSample")
+        vals = [r.value for r in rs if r.measured]
+        uncertified = sum(1 for r in rs if r.status == "failed" and r.failure == "UncertifiedSample")
         eps = [v["kkt_eps"] for v in vals if v.get("kkt_eps") is not None]
         delta = [v["kkt_delta"] for v in vals if v.get("kkt_delta") is not None]
         out.append(KKTCell(dict(zip(cell_vars, key)), len(rs), uncertified, sum(int(v.get("kkt_trained") or 0) for v in vals),
@@ -120,33 +121,33 @@ def certified_everywhere(kkt: tuple[KKTCell, ...], inside: set[tuple] | None = N
     return bool(cells) and all(c.networks_certified > 0 for c in cells)
 
 
-def at_thresholds(rows: list[dict], quantity: str, eps: float, delta: float) -> list[dict]:
+def at_thresholds(rows: list[Row], quantity: str, eps: float, delta: float) -> list[Row]:
     """The rows with each network re-judged at (eps, delta): the value is the largest ``quantity`` over the
     networks still certified; a row with none left fails (it never enters the fit)."""
     out = []
     for r in rows:
-        v = r.get("value")
-        if r.get("status") not in ("ok", "diverged") or not isinstance(v, dict) or "kkt_networks" not in v:
+        v = r.value
+        if not r.measured or "kkt_networks" not in v:
             out.append(r)
             continue
         kept = [n for n in v["kkt_networks"] if n.get(quantity) is not None and n.get("solver_status") == "optimal"
                 and n.get("feasible") and n["eps"] <= eps and n["delta"] <= delta]
         if not kept:
-            out.append({**r, "status": "failed", "value": None, "failure": "UncertifiedSample",
-                        "error": f"UncertifiedSample: no network certifies at eps={eps:g}, delta={delta:g}"})
+            out.append(replace(r, status="failed", value=None, failure="UncertifiedSample",
+                               error=f"UncertifiedSample: no network certifies at eps={eps:g}, delta={delta:g}"))
             continue
         decoded = [decode(n[quantity]) for n in kept]
         top = max(decoded, key=lambda x: x[0])
-        out.append({**r, "value": {**v, quantity: {top[1]: top[0]} if top[1] else top[0]}})
+        out.append(replace(r, value={**v, quantity: {top[1]: top[0]} if top[1] else top[0]}))
     return out
 
 
-def transfer_cells(rows: list[dict], cell_vars: list[str], tolerance_points: int = 200) -> tuple[TransferCell, ...]:
+def transfer_cells(rows: list[Row], cell_vars: list[str], tolerance_points: int = 200) -> tuple[TransferCell, ...]:
     """Per cell: the smallest and mean fraction flipped over ordered pairs of certified KKT points and samples,
     judged against ``1 - eps`` less two binomial standard errors of a fraction over the test points."""
     out = []
     for key, rs in sorted(_by_cell(rows, cell_vars).items()):
-        vals = [r["value"] for r in rs if isinstance(r.get("value"), dict) and r["value"].get("transfer_pairs")]
+        vals = [r.value for r in rs if isinstance(r.value, dict) and r.value.get("transfer_pairs")]
         if not vals:
             out.append(TransferCell(dict(zip(cell_vars, key)), 0))
             continue
