@@ -288,7 +288,7 @@ def write_report(result, out: str) -> dict:
         pf = _plots(res, summary, claim, out, tag)
         files.update({f"{tag}_{k}": v for k, v in pf.items()})
         nc = rj["negative_control"]
-        md += [f"## {res.quantity} {res.kind}( {res.expr} )" + (f" — reading `{res.reading}`" if res.reading else ""), "",
+        md += [f"## {markdown_text(res.quantity)} {res.kind}(`{res.expr}`)" + (f" — reading `{res.reading}`" if res.reading else ""), "",
                f"**Verdict: {rj['verdict']}**. {rj['reason']}", "",
                f"Power: negative control (exponent {nc['exponent_tested']:g} in {nc['variable']}): {nc['verdict']}"
                + ("" if an.power["has_power"] else " — **no power**: a stronger exponent is not rejected either")
