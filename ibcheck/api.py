@@ -27,6 +27,7 @@ from ibcheck.theory.expressions import parse_expression
 from ibcheck.theory.growth import GrowthError
 from ibcheck.theory.growth import compare as compare_growth
 from ibcheck.theory.registry import ClaimList, all_claims, get_claim
+from ibcheck.theory.variables import shared_variable
 from ibcheck.theory.window import applicability_window
 
 from .errors import InputError
@@ -119,6 +120,14 @@ def _sequence(name: str, value, allow_empty: bool = False) -> list:
     return out
 
 
+def _tends_to_zero(name: str) -> bool:
+    """Does the registry's variable of this name tend to 0 (eps, delta, gamma)? Unknown names grow."""
+    try:
+        return shared_variable(name).tends_to == "0"
+    except InputError:
+        return False
+
+
 def _input_dim(net) -> int | None:
     W = getattr(net, "W", None)
     if W is not None:
@@ -150,13 +159,20 @@ def window(id: str, free: str = "d", at: Mapping[str, Number] | None = None) -> 
     return applicability_window(claim(id), _text("free", free), _point(at))
 
 
-def growth(a: str, b: str, over: Sequence[str] | None = None, to_zero: Sequence[str] = (),
+def growth(a: str, b: str, over: Sequence[str] | None = None, to_zero: Sequence[str] | None = None,
            coupling: Mapping[str, str] | None = None) -> GrowthRelation:
     """How bound ``a`` compares with bound ``b`` as the variables ``over`` tend to infinity (and
-    ``to_zero`` to 0) jointly: ``<`` (a = o(b)), ``>``, ``~`` (Theta) or ``incomparable`` with two rays."""
+    ``to_zero`` to 0) jointly: ``<`` (a = o(b)), ``>``, ``~`` (Theta) or ``incomparable`` with two rays.
+    By default each variable goes where the registry's convention sends it: eps, delta and gamma to 0, the rest
+    to infinity (``growth("eps", "eps**2")`` is ``>``: eps^2 = o(eps) as eps -> 0); a variable named in ``over``
+    grows whatever its convention."""
     ea, eb = parse_expression(_text("a", a)), parse_expression(_text("b", b))
     names = sorted({s.name for s in (ea.free_symbols | eb.free_symbols)})
-    zero = _names("to_zero", to_zero)
+    if to_zero is None:  # the variables' own direction, unless the caller names them in over
+        named_over = set(_names("over", over)) if over is not None else set()
+        zero = [n for n in names if n not in named_over and _tends_to_zero(n)]
+    else:
+        zero = _names("to_zero", to_zero)
     over_ = _names("over", over) if over is not None else [n for n in names if n not in zero]
     if coupling is not None and (not isinstance(coupling, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in coupling.items())):
         raise InputError(f"coupling={coupling!r} is not accepted: give a dict of formulas, e.g. coupling={{'k': 'd**(1/2)'}}")

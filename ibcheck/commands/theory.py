@@ -46,7 +46,7 @@ def register(sub) -> None:
     p.add_argument("a")
     p.add_argument("b")
     p.add_argument("--over", default=None, help="variables that tend to infinity, e.g. d,k (default: all in a and b)")
-    p.add_argument("--to-zero", default="", help="variables that tend to 0, e.g. eps,delta")
+    p.add_argument("--to-zero", default=None, help="variables that tend to 0, e.g. eps,delta (default: eps, delta, gamma, as the registry has them)")
     p.add_argument("--coupling", default=None, help="e.g. k=d**(1/2)")
     p.set_defaults(func=cmd_growth)
 
@@ -217,7 +217,7 @@ def cmd_growth(args) -> int:
         raise InputError(f"--coupling expects VAR=EXPR such as k=d**(1/2), got {args.coupling!r}")
     coupling = dict([[p.strip() for p in args.coupling.split("=", 1)]]) if args.coupling else None
     res = api.growth(args.a, args.b, [v for v in args.over.split(",") if v] if args.over else None,
-                     [v for v in args.to_zero.split(",") if v], coupling)
+                     [v for v in args.to_zero.split(",") if v] if args.to_zero is not None else None, coupling)
     if args.json:
         _emit(res.to_json() + "\n")
     else:

@@ -45,7 +45,7 @@ from ibcheck.simulate.experiments.window import design_cell, run_cell_keys
 from ibcheck.simulate.sweep.executor import Executor
 from ibcheck.simulate.sweep.measurements import Measurements
 from ibcheck.simulate.sweep.store import SweepStore
-from ibcheck.simulate.sweep.tasks import CellKey, Task, cell_key, code_version, task_key
+from ibcheck.simulate.sweep.tasks import CellKey, Task, cell_key, code_version, measure_version, task_key
 from ibcheck.simulate.verdict.analysis import BoundAnalysis, analyze
 from ibcheck.simulate.verdict.kkt import ReadingInput, at_thresholds, decide_reading, kkt_cells, transfer_cells
 from ibcheck.simulate.verdict.sequential import SequentialPolicy
@@ -235,12 +235,26 @@ def compare_claim(claim_id: str, options: CompareOptions | None = None, store: s
     for r in swept.rows:
         statuses[r.status] = statuses.get(r.status, 0) + 1
     if not swept.results:
-        raise InputError(f"{claim_id}: no successful measurements to fit ({statuses})")
+        raise InputError(f"{claim_id}: no successful measurements to fit ({statuses}){_failure_reasons(swept.rows)}")
     # the final look again with what does not enter the verdicts: BCa intervals and the correction-to-scaling fit
     results = _analyze_all(setup.exp, setup.claim, swept.rows, setup.fit_vars, setup.cell_vars, o.margin, swept.alpha, swept.keep,
                            bootstrap=o.bootstrap, extrapolate=True, **setup.how)
     summary = _summary(setup, swept, results, statuses, store, t_start)  # 7. the typed result
     return ComparisonResult(summary, tuple(results), tuple(swept.rows), setup.claim, setup.exp)
+
+
+def _failure_reasons(rows: list[Row], most: int = 2) -> str:
+    """The most common failures of ``rows`` (their kind, how many, the first error's first line): the reason a
+    comparison with no successful row gives, instead of only the counts."""
+    by_kind: dict[str, list[Row]] = {}
+    for r in rows:
+        if r.status == "failed":
+            by_kind.setdefault(r.failure or "failed", []).append(r)
+    if not by_kind:
+        return ""
+    top = sorted(by_kind.items(), key=lambda kv: -len(kv[1]))[:most]
+    parts = [f"{len(rs)} x {kind}: {(rs[0].error or '').strip().splitlines()[0][:200] if rs[0].error else 'no message'}" for kind, rs in top]
+    return "; the failures: " + "; ".join(parts)
 
 
 def _in_temporary_store(claim_id: str, o: CompareOptions) -> ComparisonResult:
@@ -267,7 +281,7 @@ def _setup(claim_id: str, o: CompareOptions) -> _Setup:
         if v not in fit_vars:
             raise InputError(f"--from {v}: {v} is not a fitted variable here; the fitted variables are {', '.join(fit_vars)}")
     fixed = exp.fixed_at(o.quick)
-    version = code_version()
+    version = code_version() + (f"+{measure_version(exp.measure)}" if exp.user else "")  # a user's measure keys its rows too
     design = Design(claim.id, exp.name, {v: tuple(x) for v, x in grid.items()}, seeds, dict(fixed), version, tuple(fit_vars),
                     exp.trajectory, tuple(bound_specs(claim, fit_vars, tuple(exp.quantities), o.offsets)),
                     dict(o.fit_from or {}), o.margin, o.margin_log)

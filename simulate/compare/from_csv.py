@@ -86,7 +86,7 @@ def read_table(path: str, allowed: list[str] | None = None, required: tuple[str,
         raw = {(k or "").strip(): (v or "").strip() if isinstance(v, str) else v for k, v in raw.items()}
         if None in raw or "" in raw and raw[""]:
             raise InputError(f"--data {path}: row {i} has more fields than the header")
-        row = {"row": i, "seed": raw.get("seed") or None}
+        row: dict[str, object] = {"row": i, "seed": _seed(raw.get("seed"))}
         for col in variables + ["value"]:
             cell = raw.get(col)
             if cell is None or cell == "":
@@ -108,6 +108,20 @@ def read_table(path: str, allowed: list[str] | None = None, required: tuple[str,
         raise InputError(f"--data {path}: every row is the same cell ({', '.join(f'{v}={rows[0][v]:g}' for v in variables)}); "
                          "a fit needs several cells")
     return Table(path, variables, rows)
+
+
+def _seed(text: str | None) -> str | None:
+    """A seed as one run's name: "1", "1.0" and "01" are the same run (numbers compared as numbers, an integer
+    written as one); other text is kept as written. Pitfall avoided: seeds compared as text made three runs of one."""
+    if not text:
+        return None
+    try:
+        x = float(text)
+    except ValueError:
+        return text
+    if math.isfinite(x) and x.is_integer():
+        return str(int(x))
+    return repr(x) if math.isfinite(x) else text
 
 
 def _csv_error(path: str, reader, err: csv.Error) -> InputError:

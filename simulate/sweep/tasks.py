@@ -13,7 +13,10 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import marshal
 import os
+import sysconfig
+import types
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 
@@ -93,6 +96,57 @@ def code_version(root: str | None = None) -> str:
     except PackageNotFoundError:
         v = "dev"
     return v + "-" + h.hexdigest()[:12]
+
+
+def _own_file(path: str | None) -> bool:
+    """A source file of the user's (not the standard library's, not an installed package's, not ibcheck's own)."""
+    if not path or not os.path.isfile(path):
+        return False
+    path = os.path.realpath(path)
+    shared = {os.path.realpath(p) for p in (sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"], package_root())}
+    return not any(path.startswith(p + os.sep) for p in shared)
+
+
+def measure_version(measure, depth: int = 3) -> str:
+    """A hash of a user's measure: its code (bytecode and constants, nested functions included), and the source files
+    of the helper functions and modules it reaches through its globals (``depth`` levels).
+
+    Pitfall avoided: only the files named by ``--claims`` entered the code hash, so a changed measure given through
+    the API (``compare(store=...)``) or a changed helper module reused the rows of the old one."""
+    h = hashlib.sha256()
+    seen: set[int] = set()
+
+    def visit(obj, level: int) -> None:
+        if id(obj) in seen or level > depth:
+            return
+        seen.add(id(obj))
+        if isinstance(obj, types.ModuleType):
+            f = getattr(obj, "__file__", None)
+            if f is not None and _own_file(f):
+                with open(f, "rb") as fh:
+                    h.update(b"module\0" + fh.read())
+            return
+        fn = getattr(obj, "__func__", obj)
+        code = getattr(fn, "__code__", None)
+        if code is None:
+            return
+        h.update(marshal.dumps(code))
+        if _own_file(code.co_filename):
+            with open(code.co_filename, "rb") as fh:
+                h.update(b"file\0" + fh.read())
+        names = set(code.co_names)
+        for n in sorted(names):
+            g = getattr(fn, "__globals__", {}).get(n)
+            if isinstance(g, (types.FunctionType, types.ModuleType, types.MethodType)):
+                visit(g, level + 1)
+        for cell in getattr(fn, "__closure__", None) or ():
+            try:
+                visit(cell.cell_contents, level + 1)
+            except ValueError:  # an empty cell
+                pass
+
+    visit(measure, 0)
+    return h.hexdigest()[:12]
 
 
 def task_key(claim: str, experiment: str, cell: dict, seed: int, fixed: dict, version: str) -> str:

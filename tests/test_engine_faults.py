@@ -1,0 +1,88 @@
+"""Faults of the verdict engine found by users (issue 27, section 11, the ones fixed so far): stale rows of a changed
+measure, CSV seeds compared as text, an all-failed sweep without a reason, growth ignoring where eps goes."""
+from __future__ import annotations
+
+import pytest
+
+import ibcheck
+
+CLAIMS = '''
+import ibcheck
+import helper_{tag} as helper
+claim = ibcheck.Claim("MY.stale.{tag}", title="stale", variables=("d",), bounds=[ibcheck.Bound("r", "O", "sqrt(d)")], status="order")
+
+@ibcheck.experiment("MY.stale.{tag}", grid={{"d": [64, 128, 256]}}, seeds=2)
+def measure(cell, seed):
+    return {{"r": helper.scale() * float(cell["d"]) ** 0.5 * (1 + 0.01 * seed)}}
+'''
+
+
+def test_a_changed_helper_module_is_measured_again_not_read_from_old_rows(cli, tmp_path, isolated_registry, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "helper_a.py").write_text("def scale():\n    return 1.0\n")
+    claims = tmp_path / "mine.py"
+    claims.write_text(CLAIMS.format(tag="a"))
+    out = tmp_path / "c"
+    first = cli("--claims", claims, "compare", "MY.stale.a", "--out", out, "--json", check_rc=0)
+    again = cli("--claims", claims, "compare", "MY.stale.a", "--out", out, "--json", check_rc=0)
+    assert '"ran": 6' in first.stdout and '"ran": 0' in again.stdout  # the same code reuses every row
+    (tmp_path / "helper_a.py").write_text("def scale():\n    return 2.0\n")  # the helper changed, the claims file did not
+    import importlib
+    import sys
+
+    sys.modules.pop("helper_a", None)
+    importlib.invalidate_caches()
+    changed = cli("--claims", claims, "compare", "MY.stale.a", "--out", out, "--json", check_rc=0)
+    assert '"ran": 6' in changed.stdout
+
+
+def test_a_measure_redefined_in_a_session_is_measured_again(tmp_path):
+    store = str(tmp_path / "s.sqlite")
+    with ibcheck.using_registry(ibcheck.Registry()):
+        ibcheck.register(ibcheck.Claim("MY.api.1", variables=("d",), bounds=[ibcheck.Bound("r", "O", "sqrt(d)")]))
+
+        @ibcheck.experiment("MY.api.1", grid={"d": [64, 128, 256]}, seeds=2)
+        def measure(cell, seed):
+            return {"r": float(cell["d"]) ** 0.5 * (1 + 0.01 * seed)}
+
+        a = ibcheck.compare("MY.api.1", store=store)
+
+        @ibcheck.experiment("MY.api.1", grid={"d": [64, 128, 256]}, seeds=2)  # noqa: F811  (the user edits the measure)
+        def measure(cell, seed):  # noqa: F811
+            return {"r": float(cell["d"]) ** 0.25 * (1 + 0.01 * seed)}
+
+        b = ibcheck.compare("MY.api.1", store=store)
+    assert a.record.tasks.ran == 6 and b.record.tasks.ran == 6  # the old rows are not this measure's
+    assert abs(a.conf_int("r")[0] - 0.5) < 0.05 and abs(b.conf_int("r")[0] - 0.25) < 0.05
+
+
+def test_csv_seeds_are_compared_as_numbers(tmp_path):
+    csv = tmp_path / "m.csv"
+    csv.write_text("d,seed,value\n64,1,8\n64,1.0,8.1\n128,2,11\n256,3,16\n")
+    with pytest.raises(ibcheck.InputError, match="seed"):  # "1" and "1.0" are one run measured twice
+        ibcheck.verdict(str(csv), predict="d=1/2", kind="Theta")
+    csv.write_text("t,seed,value\n" + "".join(f"{t},{s},{1 / t}\n" for t in (10, 100, 1000, 10000) for s in ("1", "1.0", "01")[:1])
+                   + "".join(f"{t},{s},{1.1 / t}\n" for t, s in zip((10, 100, 1000, 10000), ("2", "2.0", "02", "2.00"))))
+    v = ibcheck.verdict(str(csv), predict="t=-1", kind="Theta", trajectory=True)
+    assert v.bounds[0].analysis.fit.runs == 2  # seed 2 written four ways is one run
+
+
+def test_a_sweep_where_every_row_fails_says_why(cli, tmp_path, isolated_registry):
+    claims = tmp_path / "fail.py"
+    claims.write_text('''
+import ibcheck
+claim = ibcheck.Claim("MY.fail.1", variables=("d",), bounds=[ibcheck.Bound("r", "O", "sqrt(d)")])
+
+@ibcheck.experiment("MY.fail.1", grid={"d": [64, 128, 256]}, seeds=1)
+def measure(cell, seed):
+    raise ValueError("the simulator ran out of patience")
+''')
+    res = cli("--claims", claims, "compare", "MY.fail.1", "--out", tmp_path / "c")
+    assert res.returncode == 2 and "3 x ValueError" in res.stderr and "ran out of patience" in res.stderr, res.stderr
+
+
+def test_growth_sends_eps_to_zero_by_default(cli):
+    assert ibcheck.growth("eps", "eps**2").relation == ">"  # eps^2 = o(eps) as eps -> 0
+    assert ibcheck.growth("eps", "eps**2", over=["eps"]).relation == "<"  # asked to grow, it grows
+    assert ibcheck.growth("eps**2*sqrt(d)", "sqrt(d)").relation == "<"
+    assert ">" in cli("growth", "eps", "eps**2", check_rc=0).stdout
