@@ -86,3 +86,31 @@ def test_growth_sends_eps_to_zero_by_default(cli):
     assert ibcheck.growth("eps", "eps**2", over=["eps"]).relation == "<"  # asked to grow, it grows
     assert ibcheck.growth("eps**2*sqrt(d)", "sqrt(d)").relation == "<"
     assert ">" in cli("growth", "eps", "eps**2", check_rc=0).stdout
+
+
+def _eps_csv(path, power: float) -> str:
+    import math
+    import random
+
+    rnd = random.Random(0)
+    rows = ["eps,seed,value"] + [f"{e},{s},{e ** power * math.exp(rnd.gauss(0, 0.05))}" for e in (0.05, 0.1, 0.2, 0.4) for s in range(3)]
+    path.write_text("\n".join(rows) + "\n")
+    return str(path)
+
+
+def test_a_prediction_in_eps_is_tested_as_eps_tends_to_zero(tmp_path):
+    """eps^2 data against O(eps) was 'inconsistent' (eps fitted as if it grew); as eps -> 0, eps^2 = O(eps) holds."""
+    data = _eps_csv(tmp_path / "eps.csv", 2.0)
+    assert ibcheck.verdict(data, predict="eps=1", kind="O").verdict != "inconsistent"
+    assert ibcheck.verdict(data, predict="eps=2", kind="O").verdict == "consistent"
+    assert ibcheck.verdict(_eps_csv(tmp_path / "eps1.csv", 1.0), predict="eps=2", kind="O").verdict == "inconsistent"  # eps breaks O(eps^2)
+    v = ibcheck.verdict(data, predict="eps=2,log(1/eps)=1", kind="Theta")  # log(1/eps) was refused
+    assert [t.term for t in v.bounds[0].terms] == ["eps", "log(1/eps)"]
+
+
+def test_from_keeps_the_small_values_of_a_variable_that_tends_to_zero(tmp_path):
+    data = _eps_csv(tmp_path / "eps.csv", 2.0)
+    v = ibcheck.verdict(data, predict="eps=2", kind="O", fit_from={"eps": 0.2})
+    an = v.bounds[0].analysis
+    assert sorted(round(c["eps"], 3) for c in an.fit.cells) == [0.05, 0.1, 0.2]  # eps <= 0.2: the late, small values
+    assert any("eps <= 0.2" in n for n in an.notes)

@@ -106,8 +106,14 @@ def _variables(terms: list[Term]) -> list[str]:
     return list(dict.fromkeys(t.variable for t in terms))
 
 
+def _before(log_x: float, x0: float, toward_zero: bool) -> bool:
+    """Is this row before the asymptotic regime a restriction (``--from v=x0``) asks for: v < x0 for a variable that
+    grows, v > x0 for one that tends to 0 (eps: the late rows are the small ones)."""
+    return log_x > math.log(x0) + 1e-12 if toward_zero else log_x < math.log(x0) - 1e-12
+
+
 def seed_rows(rows: list[dict], variables, offsets: dict[str, tuple[float, float]] | None = None,
-              restriction: dict[str, float] | None = None) -> tuple[list[dict], int]:
+              restriction: dict[str, float] | None = None, toward_zero: frozenset = frozenset()) -> tuple[list[dict], int]:
     """Each usable row as ``{"log_<v>": ..., "lm": log measure minus any known offsets, "side": 0/+1/-1, "seed", "run"}``.
 
     ``offsets[v] = (log power, loglog power)`` (only on explicit request):
@@ -125,7 +131,7 @@ def seed_rows(rows: list[dict], variables, offsets: dict[str, tuple[float, float
             dropped += 1
             continue
         logs = [x for x in lx if x is not None]
-        if restriction and any(logs[names.index(v)] < math.log(x0) - 1e-12 for v, x0 in restriction.items() if v in names):
+        if restriction and any(_before(logs[names.index(v)], x0, v in toward_zero) for v, x0 in restriction.items() if v in names):
             continue
         for v, (p, q) in (offsets or {}).items():
             x = lx[names.index(v)] if v in names else log_of(r, v)
@@ -145,7 +151,7 @@ def seed_rows(rows: list[dict], variables, offsets: dict[str, tuple[float, float
 
 
 def cell_means(rows: list[dict], variables, offsets: dict[str, tuple[float, float]] | None = None,
-               restriction: dict[str, float] | None = None) -> tuple[list[dict], int]:
+               restriction: dict[str, float] | None = None, toward_zero: frozenset = frozenset()) -> tuple[list[dict], int]:
     """Mean of log(measure) over seeds per cell (Tobit means where rows are censored).
 
     Each cell carries ``log_<v>`` for every variable (and ``<v>`` itself when it fits a float),
@@ -154,7 +160,7 @@ def cell_means(rows: list[dict], variables, offsets: dict[str, tuple[float, floa
     one side: the mean is then not estimable, only bounded).
     """
     names = _variables(_as_terms(variables))
-    srows, dropped = seed_rows(rows, names, offsets, restriction)
+    srows, dropped = seed_rows(rows, names, offsets, restriction, toward_zero)
     groups: dict[tuple, list[tuple[float, int, object]]] = {}
     for r in srows:
         key = tuple(round(r["log_" + v], 12) for v in names)
@@ -192,11 +198,12 @@ def fit_exponents(rows: list[dict], variables, offsets=None, level: float = 0.95
                   seed: int = 0, trajectory: bool = False, restriction: dict[str, float] | None = None) -> Fit:
     """Fit the exponent of every term (``variables``: names for power terms, or :class:`Term` objects)."""
     terms = _as_terms(variables)
+    zero = frozenset(t.variable for t in terms if t.toward_zero)  # a restriction keeps their small values (late)
     names = _variables(terms)
     n_total = len(rows)
     if trajectory:
-        return _fit_runs(rows, terms, names, offsets, level, restriction, n_total)
-    cells, dropped = cell_means(rows, names, offsets, restriction)
+        return _fit_runs(rows, terms, names, offsets, level, restriction, n_total, zero)
+    cells, dropped = cell_means(rows, names, offsets, restriction, zero)
     excluded = n_total - dropped - sum(c["n_seeds"] for c in cells)
     for v in names:
         distinct = {c["log_" + v] for c in cells}
@@ -217,7 +224,7 @@ def fit_exponents(rows: list[dict], variables, offsets=None, level: float = 0.95
     if unidentified:
         # a cell whose rows are all bounds on one side: the regression itself is fitted by Tobit on the rows,
         # so that its bounds pull the fit (dropping the cell would bias it), with the cells' degrees of freedom
-        srows, _ = seed_rows(rows, names, offsets, restriction)
+        srows, _ = seed_rows(rows, names, offsets, restriction, zero)
         Xr = np.hstack([np.ones((len(srows), 1)), design(srows, terms)])
         est = censored_regression(Xr, np.array([r["lm"] for r in srows]), np.array([r["side"] for r in srows]), len(cells) - p)
         est = Estimate(est.beta, est.cov, est.df, yv - Xd @ est.beta)
@@ -259,9 +266,9 @@ def run_groups(srows: list[dict]) -> dict:
     return runs
 
 
-def _fit_runs(rows, terms: list[Term], names: list[str], offsets, level, restriction, n_total) -> Fit:
+def _fit_runs(rows, terms: list[Term], names: list[str], offsets, level, restriction, n_total, zero: frozenset = frozenset()) -> Fit:
     """Per-run OLS along the trajectory, then the runs combined (see the module docstring)."""
-    srows, dropped = seed_rows(rows, names, offsets, restriction)
+    srows, dropped = seed_rows(rows, names, offsets, restriction, zero)
     excluded = n_total - dropped - len(srows)
     if any(r["side"] != 0 for r in srows):
         raise InputError("censored values (AtLeast/AtMost) along a trajectory are not supported: give exact values per point")

@@ -200,7 +200,7 @@ def analyze(rows: list[dict], variables: list[str], kind: str, predicted: dict[s
         raise InputError(f"known offsets are not supported for {', '.join(sorted(toward_zero))} (tends to 0): fit its log factors")
     terms = fit_terms(list(variables), predicted, toward_zero)
     fit = fit_exponents(rows, terms, offsets, bootstrap=bootstrap, trajectory=trajectory, restriction=restriction)
-    srows, _ = seed_rows(rows, variables, offsets, restriction)
+    srows, _ = seed_rows(rows, variables, offsets, restriction, toward_zero)
     margins = {t.name: (margin if t.order == 0 else margin_log * (MARGINS[t.order] / MARGINS[1])) for t in terms}
     has_logs = any(t.order for t in terms)
     drifts, extra, judgements = {}, {}, {}
@@ -234,7 +234,7 @@ def analyze(rows: list[dict], variables: list[str], kind: str, predicted: dict[s
         notes.append(f"{v} tends to 0: its power exponent is tested mirrored ({v}^a = O({v}^b) as {v} -> 0 iff a >= b) "
                      f"and its log factors are in log(1/{v})")
     if fit.restriction:
-        notes.append("fit restricted to " + ", ".join(f"{v} >= {x:g}" for v, x in fit.restriction.items())
+        notes.append("fit restricted to " + ", ".join(f"{v} {'<=' if v in toward_zero else '>='} {x:g}" for v, x in fit.restriction.items())
                      + f" ({fit.excluded} earlier rows left out by request)")
     return Analysis(list(variables), kind, {t.name: predicted.get(t.name, 0.0) for t in terms}, offsets, fit, drifts, extra,
                     judgements, verdict, reason, margin, alpha, cells_used, notes=notes, lack_of_fit=lack_of_fit(fit),
