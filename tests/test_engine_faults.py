@@ -114,3 +114,29 @@ def test_from_keeps_the_small_values_of_a_variable_that_tends_to_zero(tmp_path):
     an = v.bounds[0].analysis
     assert sorted(round(c["eps"], 3) for c in an.fit.cells) == [0.05, 0.1, 0.2]  # eps <= 0.2: the late, small values
     assert any("eps <= 0.2" in n for n in an.notes)
+
+
+def test_a_nearly_collinear_design_widens_the_interval_instead_of_collapsing_it(tmp_path):
+    """Theta(sqrt(d) log d log log d) on its own data over d = 1000..1100 was 'inconsistent': pinv(X'X) dropped the
+    collinear direction and the log(d) SE read tens where the SVD of X gives ten thousand."""
+    import math
+    import random
+
+    rnd = random.Random(1)
+    rows = ["d,seed,value"] + [f"{d},{s},{math.sqrt(d) * math.log(d) * math.log(math.log(d)) * math.exp(rnd.gauss(0, 0.01))}"
+                               for d in (1000, 1020, 1040, 1060, 1080, 1100) for s in range(3)]
+    (tmp_path / "c.csv").write_text("\n".join(rows) + "\n")
+    v = ibcheck.verdict(str(tmp_path / "c.csv"), predict="d=1/2,log(d)=1,log(log(d))=1", kind="Theta")
+    assert v.verdict == "inconclusive"
+    assert v.bounds[0].term("log(d)").se > 1e3
+
+
+def test_an_exactly_collinear_coefficient_has_an_infinite_standard_error():
+    import numpy as np
+
+    from ibcheck.simulate.stats.estimate import LeastSquares, ols
+
+    X = np.column_stack([np.ones(5), np.arange(5.0), 2 * np.arange(5.0)])
+    assert LeastSquares(X).unidentified() == [1, 2]
+    e = ols(X, np.arange(5.0) + np.array([0.1, -0.1, 0.05, 0.0, -0.05]))
+    assert np.isinf(e.se(1)) and np.isinf(e.se(2)) and np.isfinite(e.se(0))
