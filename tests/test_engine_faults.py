@@ -140,3 +140,26 @@ def test_an_exactly_collinear_coefficient_has_an_infinite_standard_error():
     assert LeastSquares(X).unidentified() == [1, 2]
     e = ols(X, np.arange(5.0) + np.array([0.1, -0.1, 0.05, 0.0, -0.05]))
     assert np.isinf(e.se(1)) and np.isinf(e.se(2)) and np.isfinite(e.se(0))
+
+
+def test_a_bound_in_a_csv_is_written_ge_and_enters_the_fit_as_a_bound(tmp_path):
+    """37 identical values at a search limit were fitted as values, and every marker tried was refused."""
+    import math
+    import random
+
+    rnd = random.Random(2)
+    rows = ["d,seed,value"]
+    for d in (64, 128, 256, 512, 1024, 2048):
+        for s in range(4):
+            r = math.sqrt(d) * math.exp(rnd.gauss(0, 0.05))
+            rows.append(f"{d},{s},{'>=30' if r > 30 else r}")  # no flip found up to the search limit 30
+    (tmp_path / "b.csv").write_text("\n".join(rows) + "\n")
+    v = ibcheck.verdict(str(tmp_path / "b.csv"), predict="d=1/2", kind="Theta")
+    assert v.bounds[0].analysis.fit.censored >= 8
+    assert abs(v.bounds[0].term("d").estimate - 0.5) < 0.05  # the bounds pull the fit up; as values they would flatten it
+    flat = "\n".join(row.replace(">=", "") for row in rows) + "\n"
+    (tmp_path / "v.csv").write_text(flat)
+    assert ibcheck.verdict(str(tmp_path / "v.csv"), predict="d=1/2", kind="Theta").bounds[0].term("d").estimate < 0.45
+    (tmp_path / "x.csv").write_text("d,seed,value\n64,0,>=abc\n128,0,3\n256,0,4\n")
+    with pytest.raises(ibcheck.InputError, match="a bound is written >=25"):
+        ibcheck.verdict(str(tmp_path / "x.csv"), predict="d=1/2", kind="Theta")

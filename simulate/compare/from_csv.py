@@ -1,7 +1,9 @@
 """Bring your own measurements: a verdict from a CSV file (``ibcheck verdict``).
 
 The CSV has a column per variable (``d``, ``k``, ``n``, ``T``, ...), a ``value`` column (the
-measured quantity, > 0) and optionally a ``seed`` column. The same pipeline as
+measured quantity, > 0) and optionally a ``seed`` column. A value known only as a bound is written
+``>=25`` (at least 25: e.g. no flip found up to a search limit of 25) or ``<=0.01`` (at most); it
+enters the fit as a bound (a Tobit likelihood), never as a value. The same pipeline as
 ``ibcheck compare`` judges it (:func:`simulate.verdict.analysis.analyze`: fit, drift, extrapolation,
 power, verdict) and writes the same report. The prediction comes from a claim of the registry
 (``--claim``, ``--quantity``, ``--reading``) or is given directly (``--predict 'd=1/2,k=-1/2'``
@@ -91,10 +93,14 @@ def read_table(path: str, allowed: list[str] | None = None, required: tuple[str,
             cell = raw.get(col)
             if cell is None or cell == "":
                 raise InputError(f"--data {path}: row {i}, column {col!r} is empty")
+            if col == "value" and cell[:2] in (">=", "<="):  # a censored value: a bound, not a measurement
+                row["censor"] = "at_least" if cell[:2] == ">=" else "at_most"
+                cell = cell[2:].strip()
             try:
                 x = float(cell)
             except ValueError:
-                raise InputError(f"--data {path}: row {i}, column {col!r}: {cell!r} is not a number") from None
+                raise InputError(f"--data {path}: row {i}, column {col!r}: {cell!r} is not a number"
+                                 + (" (a bound is written >=25 or <=0.01)" if col == "value" else "")) from None
             if not (math.isfinite(x) and x > 0):
                 raise InputError(f"--data {path}: row {i}, column {col!r}: {cell} is out of range: values must be finite numbers > 0 "
                                  "(a log-log fit)")
