@@ -145,27 +145,40 @@ def _collapse_figure(res, claim, out: str, tag: str) -> str:
     syms = sorted(expr.free_symbols, key=lambda s: s.name)
     fixed = {**PARAMS, "c": "0.5"}
     fig, ax = plt.subplots(figsize=(5.2, 4.2))
-    xs, ys = [], []
+    v0 = res.analysis.variables[0]
+    xs, ys, scale = [], [], []
     for r in res.data:
         try:
             vals = {s.name: float(r.get(s.name, fixed.get(s.name, "nan"))) for s in syms}
             xv = float(expr.subs({s: vals[s.name] for s in syms}))
             yv = float(r["value"])
+            sv = float(r.get(v0, math.nan))
         except (TypeError, ValueError, KeyError):
             continue
         if yv > 0 and math.isfinite(xv) and xv > 0:
             xs.append(xv)
             ys.append(yv)
-    if xs:
+            scale.append(sv)
+    title = "collapse: points on one line of slope 1 if the theory's form holds"
+    if xs and len(set(xs)) == 1:  # a constant bound (O(1)): every point has one abscissa; plot against scale instead
+        pts = [(x, y) for x, y in zip(scale, ys) if math.isfinite(x) and x > 0]
+        if pts:
+            ax.loglog([p[0] for p in pts], [p[1] for p in pts], "o", ms=4, alpha=0.6)
+            k = float(np.median([p[1] for p in pts]))
+            ax.axhline(k, color="k", ls="--", lw=1, label="flat (the constant bound)")
+        ax.set_xlabel(v0)
+        title = "collapse for a constant bound: points on one flat line if it holds"
+    elif xs:
         ax.loglog(xs, ys, "o", ms=4, alpha=0.6)
         lo, hi = min(xs), max(xs)
         k = float(np.median(np.array(ys) / np.array(xs)))
         ax.loglog([lo, hi], [k * lo, k * hi], "k--", lw=1, label="slope 1")
-    ax.set_xlabel(f"theory: {sp.sstr(expr)}")
+        ax.set_xlabel(f"theory: {sp.sstr(expr)}")
+    else:
+        ax.set_xlabel(f"theory: {sp.sstr(expr)}")
     ax.set_ylabel(res.quantity)
     name = f"{tag}_collapse.png"
-    save_figure(fig, ax, os.path.join(out, name), "collapse: points on one line of slope 1 if the theory's form holds",
-                legend_fontsize=7)
+    save_figure(fig, ax, os.path.join(out, name), title, legend_fontsize=7)
     return name
 
 
