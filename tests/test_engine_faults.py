@@ -163,3 +163,19 @@ def test_a_bound_in_a_csv_is_written_ge_and_enters_the_fit_as_a_bound(tmp_path):
     (tmp_path / "x.csv").write_text("d,seed,value\n64,0,>=abc\n128,0,3\n256,0,4\n")
     with pytest.raises(ibcheck.InputError, match="a bound is written >=25"):
         ibcheck.verdict(str(tmp_path / "x.csv"), predict="d=1/2", kind="Theta")
+
+
+def test_the_planner_does_not_extend_a_grid_past_cells_where_the_measure_fails():
+    """The budget planner extended a grid where the measure failed on 60-100% of rows."""
+    from ibcheck.simulate.stats.fit import fit_exponents
+    from ibcheck.simulate.sweep.tasks import cell_key
+    from ibcheck.simulate.verdict.rounds import plan_round
+
+    rows = [{"d": d, "seed": s, "value": d ** 0.5 * (1 + 0.01 * s)} for d in (64, 128, 256) for s in range(3)]
+    fit = fit_exponents(rows, ["d"], bootstrap=False)
+    undecided = [(fit.cells, list(fit.terms), "d", True)]  # a drifting exponent: the planner would extend d
+    cells = {cell_key({"d": d}): 3 for d in (64, 128, 256)}
+    grows = plan_round(undecided, cells, ["d"], lambda c: 1.0, 100.0, {}, 3, False)
+    assert grows.extended.get("d") == 512
+    held = plan_round(undecided, cells, ["d"], lambda c: 1.0, 100.0, {}, 3, False, failing=frozenset({cell_key({"d": 256})}))
+    assert "d" not in held.extended and not any(dict(k)["d"] == 512 for k in held.new_cells)

@@ -243,6 +243,16 @@ def compare_claim(claim_id: str, options: CompareOptions | None = None, store: s
     return ComparisonResult(summary, tuple(results), tuple(swept.rows), setup.claim, setup.exp)
 
 
+def _failing_cells(rows: list[Row], cell_vars: list[str], share: float = 0.5) -> frozenset:
+    """The cells where more than ``share`` of the rows failed (the budget planner does not extend the grid past them)."""
+    counts: dict[tuple, list[int]] = {}
+    for r in rows:
+        c = counts.setdefault(cell_key(r.at(cell_vars)), [0, 0])
+        c[0] += r.status == "failed"
+        c[1] += 1
+    return frozenset(k for k, (bad, n) in counts.items() if n and bad / n > share)
+
+
 def _failure_reasons(rows: list[Row], most: int = 2) -> str:
     """The most common failures of ``rows`` (their kind, how many, the first error's first line): the reason a
     comparison with no successful row gives, instead of only the counts."""
@@ -353,7 +363,8 @@ def _look(setup: _Setup, policy: SequentialPolicy, past: list[dict], keys: list[
     capped = o.max_seconds is not None and time.perf_counter() - t_start >= o.max_seconds
     open_round = bool(budget) and not _decisive(results) and not look.repeated and look.fraction < 1.0
     if open_round and not capped:
-        plan = policy.next_round(_undecided(results), cells, setup.cell_vars, exp.cost_of, work, budget, exp.max_grid, seeds, exp.trajectory)
+        plan = policy.next_round(_undecided(results), cells, setup.cell_vars, exp.cost_of, work, budget, exp.max_grid, seeds, exp.trajectory,
+                                 _failing_cells(rows, setup.cell_vars))
         if plan is not None:
             return look, results, plan, capped
     if open_round:  # no further round fits, or the wall-clock cap ends the sweep: the final look spends what is left

@@ -93,13 +93,16 @@ def next_value(values: list[float], toward_zero: bool = False) -> float:
 
 
 def plan_round(undecided: list[tuple[list[dict], list[Term], str, bool]], design_cells: dict[CellKey, int], cell_vars: list[str],
-               cost, seconds: float, max_grid: dict, base_seeds: int, trajectory: bool, max_tasks: int = 64) -> Plan:
+               cost, seconds: float, max_grid: dict, base_seeds: int, trajectory: bool, max_tasks: int = 64,
+               failing: frozenset = frozenset()) -> Plan:
     """The next round within ``seconds``.
 
     ``undecided``: (fit cells, fit variables, variable, extend) for every undecided exponent; ``extend``
     marks a variable whose local exponent drifts or whose fit shows lack of fit (seeds cannot help).
     ``design_cells``: the current cells and their seed counts. ``cost(cell)`` predicts the
-    seconds of one task.
+    seconds of one task. ``failing``: the cells where most rows failed; a variable whose largest (or, toward 0,
+    smallest) value already fails is not extended further (pitfall: a grid extended where the measure fails on
+    60-100% of rows buys failures, not resolution).
     """
     plan = Plan()
     left = seconds
@@ -113,6 +116,9 @@ def plan_round(undecided: list[tuple[list[dict], list[Term], str, bool]], design
             if len(values) < 2:
                 continue
             tz = any(getattr(t, "toward_zero", False) and t.variable == v for t in fvars)
+            edge = values[0] if tz else values[-1]
+            if any(dict(k).get(v) == edge for k in failing):
+                continue  # the measure already fails at the edge of the grid
             x = next_value(values, tz)
             if v in max_grid and (x < max_grid[v] if tz else x > max_grid[v]):  # where v tends to 0, max_grid is its smallest value
                 continue

@@ -59,7 +59,7 @@ class SequentialPolicy:
     alpha: float = 0.05
 
     def next_round(self, undecided: list, cells: dict, cell_vars: list[str], cost, work: float, budget: float, max_grid: dict,
-                   base_seeds: int, trajectory: bool):
+                   base_seeds: int, trajectory: bool, failing: frozenset = frozenset()):
         """The next round's plan (:func:`simulate.verdict.rounds.plan_round`), or None when none fits the budget.
 
         Rounds grow geometrically, each about as large as the work before it (at least
@@ -70,7 +70,7 @@ class SequentialPolicy:
         if left <= 0:
             return None
         plan = plan_round(undecided, cells, cell_vars, cost, min(left, max(work, MIN_ROUND * budget)), max_grid, base_seeds,
-                          trajectory, max_tasks=100_000)
+                          trajectory, max_tasks=100_000, failing=failing)
         return None if plan.empty else plan
 
     def level(self, past: list[dict], keys, work: float, budget: float | None) -> Look:
