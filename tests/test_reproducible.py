@@ -107,3 +107,19 @@ def test_a_rerun_without_budget_analyses_every_stored_row(cli, tmp_path):
     assert sum(c["n_seeds"] for c in plain["results"][0]["cell_table"]) == stored
     look = plain["rounds"][-1]["look"]
     assert look["repeated"] and look["alpha"] == grown["rounds"][-1]["alpha"]  # the same rows: the ledger's last level
+
+
+def test_a_rerun_with_a_larger_budget_continues_the_sweep(cli, tmp_path):
+    """Issue 27: a rerun with a larger --budget repeated the last look (the same rows), planned no round and ran 0 tasks."""
+    claims = tmp_path / "noisy.py"
+    claims.write_text(NOISY)
+    out = tmp_path / "g"
+    small = json.loads(cli("--claims", str(claims), "compare", "rep.noisy", "--budget", "10", "--out", str(out), "--json",
+                           check_rc=0).stdout)
+    assert small["verdict"] == "inconclusive"  # the small budget cannot decide the noisy claim
+    more = json.loads(cli("--claims", str(claims), "compare", "rep.noisy", "--budget", "60", "--out", str(out), "--json",
+                          check_rc=0).stdout)
+    assert more["rounds"][0]["look"]["repeated"]  # it starts from the ledger's last look (no new alpha for the same rows)
+    assert more["tasks"]["ran"] > 0 and len(more["rounds"]) > 1 and more["work"]["used"] > small["work"]["used"]
+    looks = sqlite3.connect(str(out / "sweep.sqlite")).execute("SELECT look FROM ledger ORDER BY look").fetchall()
+    assert [lk for (lk,) in looks] == list(range(1, len(looks) + 1))  # one ledger, its looks in order

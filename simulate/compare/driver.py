@@ -361,7 +361,9 @@ def _look(setup: _Setup, policy: SequentialPolicy, past: list[dict], keys: list[
     look = policy.level(past, keys, work, budget)
     results = analysed(look)
     capped = o.max_seconds is not None and time.perf_counter() - t_start >= o.max_seconds
-    open_round = bool(budget) and not _decisive(results) and not look.repeated and look.fraction < 1.0
+    # a rerun with a larger budget: its first look repeats the ledger's last (the same rows, no new alpha), and continues
+    grows = budget is not None and budget > 0 and look.repeated and (look.budget or 0.0) < budget and work < budget
+    open_round = bool(budget) and not _decisive(results) and (not look.repeated or grows) and (look.fraction < 1.0 or grows)
     if open_round and not capped:
         plan = policy.next_round(_undecided(results), cells, setup.cell_vars, exp.cost_of, work, budget, exp.max_grid, seeds, exp.trajectory,
                                  _failing_cells(rows, setup.cell_vars))
