@@ -340,7 +340,7 @@ def compare(claim: str, grid: Mapping[str, Sequence[float]] | None = None, seeds
             constants: Mapping[str, float] | None = None, spending: Literal["pocock", "obrien-fleming"] = "pocock",
             progress: bool = False, margin_log: float = 0.25, offsets: Literal["fit", "known"] = "fit",
             fit_from: Mapping[str, float] | None = None, scheduler: str | None = None, dask: bool = False,
-            max_seconds: float | None = None) -> ComparisonResult:
+            max_seconds: float | None = None, include_outside: bool = False) -> ComparisonResult:
     """Sweep the claim's experiment over ``grid`` x ``seeds`` (growing it in rounds within ``budget``
     seconds), fit the exponents with confidence intervals, and judge them: consistent, inconsistent or
     inconclusive, each with its reason and the hypotheses' status at the measured cells. ``store``
@@ -350,14 +350,16 @@ def compare(claim: str, grid: Mapping[str, Sequence[float]] | None = None, seeds
     small design (its quick grid, seeds and settings), as ``ibcheck compare --quick`` does; the
     default, here and on the command line, is the full design. ``workers`` local processes, or Dask
     (``dask=True``: a LocalCluster of ``workers``; ``scheduler="tcp://..."``: a running one);
-    ``max_seconds`` caps the wall clock (the verdict then depends on the machine, and says so)."""
+    ``max_seconds`` caps the wall clock (the verdict then depends on the machine, and says so). Cells outside the
+    claim's hypotheses are run but not fitted, and no round adds one, where enough cells lie inside to fit;
+    ``include_outside=True`` fits them too."""
     from ibcheck.simulate.compare.driver import compare_claim  # heavy: scipy (loaded on first use)
 
     # every value is checked at the comparison's one boundary (simulate.compare.inputs), before anything runs
     return compare_claim(claim, store=store, grid=grid, seeds=seeds, budget=budget, quick=quick, workers=workers, margin=margin,
                          progress=progress, inside_only=inside_only, constants=constants, spending=spending,
                          margin_log=margin_log, offsets=offsets, fit_from=fit_from, scheduler=scheduler, dask=dask,
-                         max_seconds=max_seconds)
+                         max_seconds=max_seconds, include_outside=include_outside)
 
 
 def design(claim: str, quick: bool = True, budget: float | None = None, seeds: int | None = None) -> "WindowDesign":

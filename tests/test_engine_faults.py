@@ -179,3 +179,30 @@ def test_the_planner_does_not_extend_a_grid_past_cells_where_the_measure_fails()
     assert grows.extended.get("d") == 512
     held = plan_round(undecided, cells, ["d"], lambda c: 1.0, 100.0, {}, 3, False, failing=frozenset({cell_key({"d": 256})}))
     assert "d" not in held.extended and not any(dict(k)["d"] == 512 for k in held.new_cells)
+
+
+WINDOWED = '''
+import ibcheck
+claim = ibcheck.Claim("MY.win.1", title="a bound inside k <= sqrt(d)", variables=("d", "k"), hypotheses={"H1": "k <= sqrt(d)"},
+                      bounds=[ibcheck.Bound("r", "Theta", "sqrt(d/k)")], status="order")
+
+@ibcheck.experiment("MY.win.1", grid={"d": [64, 256, 1024], "k": [2, 4, 8, 16, 32]}, seeds=2)
+def measure(cell, seed):
+    d, k = float(cell["d"]), float(cell["k"])
+    inside = k <= d ** 0.5
+    return {"r": ((d / k) ** 0.5 if inside else 1.0) * (1 + 0.01 * seed)}  # saturates outside the window
+'''
+
+
+def test_cells_outside_the_hypotheses_are_run_but_not_fitted_by_default(cli, tmp_path, isolated_registry):
+    """A claim under k <= sqrt(d) whose measure saturates outside: the outside cells decided it."""
+    import json
+
+    path = tmp_path / "win.py"
+    path.write_text(WINDOWED)
+    inside = json.loads(cli("--claims", path, "compare", "MY.win.1", "--out", tmp_path / "a", "--json", check_rc=0).stdout)
+    assert inside["verdict"] == "consistent" and inside["results"][0]["cells_used"] == "inside"
+    assert inside["applicability"]["cells_inside"] == 12 and inside["applicability"]["cells_total"] == 15
+    outside = json.loads(cli("--claims", path, "compare", "MY.win.1", "--include-outside", "--out", tmp_path / "b", "--json",
+                             check_rc=0).stdout)
+    assert outside["verdict"] != "consistent" and outside["results"][0]["cells_used"] == "all" and outside["include_outside"]

@@ -88,7 +88,11 @@ def _design_options(p, report: bool = False) -> None:
                        help="a wall-clock cap: the sweep stops after the round that passes it (reported, since the verdict then "
                             "depends on the machine's speed)")
     p.add_argument("--spending", default="pocock", help="alpha-spending rule over the looks: pocock (default) or obrien-fleming")
-    p.add_argument("--inside-only", action="store_true", help="fit only the cells where every hypothesis of the claim holds")
+    p.add_argument("--inside-only", action="store_true", help="fit only the cells where every hypothesis of the claim holds, and "
+                                                               "refuse a grid with too few of them")
+    if not report:
+        p.add_argument("--include-outside", action="store_true", help="also fit the cells outside the claim's hypotheses (by "
+                                                                       "default they run but are not fitted, and no round adds one)")
     p.add_argument("--constants", default=None, help="values of the claim's symbolic constants, e.g. C=0.5,C1=2 (default 1)")
 
 
@@ -110,7 +114,7 @@ def cmd_compare(args) -> int:
                          store=os.path.join(args.out, "sweep.sqlite"), workers=args.workers, margin=args.margin,
                          inside_only=args.inside_only, constants=parse_constants(args.constants), spending=args.spending,
                          progress=not args.json, margin_log=args.margin_log, offsets=args.offsets, fit_from=parse_from(args.fit_from),
-                         scheduler=args.scheduler, dask=args.dask, max_seconds=args.max_seconds)
+                         scheduler=args.scheduler, dask=args.dask, max_seconds=args.max_seconds, include_outside=args.include_outside)
     summary = {**result.as_json(), "files": result.save(args.out)}
     if args.json:
         print(dumps(summary, indent=2))

@@ -150,6 +150,7 @@ class CompareOptions:
     margin: float = 0.1
     progress: bool = True
     inside_only: bool = False
+    include_outside: bool = False
     constants: Mapping[str, float] | None = None
     spending: str = "pocock"
     bootstrap: bool = True
@@ -171,7 +172,7 @@ class CompareOptions:
         set_("offsets", inputs.check_offsets(self.offsets))
         set_("spending", inputs.check_spending(self.spending))
         set_("fit_from", inputs.check_fit_from(self.fit_from))
-        for name in ("quick", "dask", "progress", "inside_only", "bootstrap"):
+        for name in ("quick", "dask", "progress", "inside_only", "include_outside", "bootstrap"):
             inputs.check_bool(name, getattr(self, name))
         set_("scheduler", inputs.check_text("scheduler", self.scheduler, optional=True))
 
@@ -326,9 +327,9 @@ def _rounds(setup: _Setup, st: SweepStore, executor: Executor, t_start: float) -
         keys = [t.key for t in tasks]
         rows = st.rows(keys)
         app = applicability(claim, exp, rows, setup.cell_vars, fixed, o.constants)
-        keep = app.inside_keys() if o.inside_only else None
         if o.inside_only:
             _check_inside_count(app, setup.fit_vars)
+        keep = _kept_cells(app, setup.fit_vars, o)
         work = sum(cost(dict(k)) * n for k, n in cells.items())  # deterministic: the design's declared cost
         past = st.looks(setup.design_id)
         look, results, plan, capped = _look(setup, policy, past, keys, rows, keep, cells, work, t_start)
@@ -341,7 +342,7 @@ def _rounds(setup: _Setup, st: SweepStore, executor: Executor, t_start: float) -
         for k, n in plan.seeds.items():
             cells[k] = cells[k] + n
         for k, n in plan.new_cells.items():
-            if setup.runs is None or design_cell(exp, claim, dict(k), o.constants).inside:  # a window design never adds an outside cell
+            if _may_add(setup, dict(k)):
                 cells[k] = max(cells.get(k, 0), n)
         plan_text = plan.describe()
 
@@ -391,7 +392,8 @@ def _summary(setup: _Setup, swept: _Swept, results: list, statuses: dict, db: st
         f"every number comes from {db}: rows keyed by (claim, experiment, cell, seed, fixed {fixed}, code {version})", statuses,
         constants=dict(o.constants or {}), fixed=fixed, initial_grid={v: list(x) for v, x in design.grid.items()}, rounds=tuple(rounds),
         budget=o.budget, spending=o.spending if o.budget else None, alpha=alpha,
-        work=Work(work_used, o.budget, time.perf_counter() - t_start, o.max_seconds, swept.capped), inside_only=o.inside_only,
+        work=Work(work_used, o.budget, time.perf_counter() - t_start, o.max_seconds, swept.capped),
+        inside_only=o.inside_only, include_outside=o.include_outside,
         would_decide=would_decide(bounds, work_used, len(rows)), censored=counts, reading=decide_reading([ReadingInput.of(r) for r in results]),
         kkt=_kkt_record(exp, claim, rows, setup.cell_vars, setup.fit_vars, o.margin, alpha, swept.keep, setup.how) if exp.kkt else None,
         tasks=TaskCounts(swept.totals["tasks"], swept.totals["ran"], swept.totals["failed"]), seconds=time.perf_counter() - t_start,
@@ -430,6 +432,24 @@ def _kkt_record(exp: Experiment, claim, rows: list[Row], cell_vars: list[str], f
                          for r in hres})
     measured = any(isinstance(r.value, dict) and "transfer_pairs" in r.value for r in rows)
     return KKTRecord(kkt_cells(rows, cell_vars), half, transfer_cells(rows, cell_vars) if measured else None)
+
+
+def _may_add(setup: _Setup, cell: dict) -> bool:
+    """May a budget round add this cell? A window design adds only inside cells; any design adds no cell whose
+    hypotheses fail before it runs, unless ``include_outside`` (a cell that needs a measured value to tell may run)."""
+    dc = design_cell(setup.exp, setup.claim, cell, setup.options.constants)
+    if setup.runs is not None:
+        return dc.inside
+    return setup.options.include_outside or dc.inside or not dc.known
+
+
+def _kept_cells(app: Applicability, fit_vars: list[str], o: CompareOptions) -> set | None:
+    """The cells the fit reads (None: every cell). Inside the hypotheses by default: where enough cells lie inside the
+    claim's window to fit, the cells outside it are run (and reported) but never fitted, unless ``include_outside``.
+    Pitfall avoided: cells outside the window, where the measure may saturate, decided a claim about the inside."""
+    if o.inside_only or (not o.include_outside and app.inside < app.total and app.inside >= _min_inside(fit_vars)):
+        return app.inside_keys()
+    return None
 
 
 def _min_inside(fit_vars: list[str]) -> int:

@@ -312,6 +312,7 @@ class ComparisonRecord:
     alpha: float = 0.05
     work: Work | None = None
     inside_only: bool = False
+    include_outside: bool = False
     would_decide: tuple[WouldDecide, ...] = ()
     censored: tuple[CellCount, ...] = ()
     reading: Reading | None = None
@@ -370,7 +371,10 @@ class ComparisonRecord:
                      "rounds": [r.to_json() for r in self.rounds], "budget": self.budget, "spending": self.spending, "alpha": self.alpha})
         if sweep:
             head["work"] = self.work.to_json() if self.work else None
-        head.update({"inside_only": self.inside_only, "constants": dict(self.constants), "would_decide": [w.to_json() for w in self.would_decide]})
+        head["inside_only"] = self.inside_only
+        if sweep:
+            head["include_outside"] = self.include_outside
+        head.update({"constants": dict(self.constants), "would_decide": [w.to_json() for w in self.would_decide]})
         if not sweep:
             return {**head, "results": results, "fixed": dict(self.fixed), "provenance": self.provenance, "task_status": dict(self.task_status)}
         return {**head, "censored": [c.to_json() for c in self.censored], "results": results,
