@@ -313,8 +313,12 @@ def _rounds(setup: _Setup, st: SweepStore, executor: Executor, t_start: float) -
     totals = {"tasks": 0, "ran": 0, "skipped": 0, "failed": 0}
     cells = {k: n for k, n in _initial_cells(grid, design.seeds).items() if setup.runs is None or k in setup.runs}
     stored = st.stored_cells(exp.claim, exp.name, fixed, version)
-    continued = bool(stored) and any(n > cells.get(k, 0) for k, n in stored.items())
-    for k, n in stored.items():  # every stored row of this design is analysed (a rerun continues from them)
+    ledger = st.looks(setup.design_id)
+    # the same command again over its own ledger (after an interruption): retrace its rounds from the initial grid, each
+    # look the ledger's again, so that the verdict is the uninterrupted run's; otherwise continue from every stored row
+    replay = o.budget is not None and bool(ledger) and ledger[-1]["budget"] == o.budget
+    continued = not replay and bool(stored) and any(n > cells.get(k, 0) for k, n in stored.items())
+    for k, n in (stored.items() if not replay else ()):  # every stored row of this design is analysed (a rerun continues from them)
         cells[k] = max(cells.get(k, 0), n)
     plan_text = "initial grid" + (" and the cells of earlier runs" if continued else "")
     while True:
@@ -332,7 +336,7 @@ def _rounds(setup: _Setup, st: SweepStore, executor: Executor, t_start: float) -
         keep = _kept_cells(app, setup.fit_vars, o)
         work = sum(cost(dict(k)) * n for k, n in cells.items())  # deterministic: the design's declared cost
         past = st.looks(setup.design_id)
-        look, results, plan, capped = _look(setup, policy, past, keys, rows, keep, cells, work, t_start)
+        look, results, plan, capped = _look(setup, policy, past, keys, rows, keep, cells, work, t_start, len(rounds) if replay else None)
         if o.budget is not None or past:
             st.record_look(setup.design_id, look, keys)
         rounds.append(Round(len(rounds), plan_text, counts["ran"], counts["tasks"], time.perf_counter() - t_round, work, look,
@@ -348,7 +352,7 @@ def _rounds(setup: _Setup, st: SweepStore, executor: Executor, t_start: float) -
 
 
 def _look(setup: _Setup, policy: SequentialPolicy, past: list[dict], keys: list[str], rows: list[Row], keep, cells: dict,
-          work: float, t_start: float) -> tuple:
+          work: float, t_start: float, replay: int | None = None) -> tuple:
     """One look: its level (exact boundaries), the analyses at that level, the next round (None: this look is the
     last; when no further round fits or the wall-clock cap binds, the look spends what is left of the budget),
     and whether the cap bound."""
@@ -359,19 +363,20 @@ def _look(setup: _Setup, policy: SequentialPolicy, past: list[dict], keys: list[
         return _analyze_all(exp, claim, rows, setup.fit_vars, setup.cell_vars, o.margin, look.alpha, keep, bootstrap=False,
                             extrapolate=False, **setup.how)
 
-    look = policy.level(past, keys, work, budget)
+    look = policy.level(past, keys, work, budget, replay)
     results = analysed(look)
     capped = o.max_seconds is not None and time.perf_counter() - t_start >= o.max_seconds
     # a rerun with a larger budget: its first look repeats the ledger's last (the same rows, no new alpha), and continues
     grows = budget is not None and budget > 0 and look.repeated and (look.budget or 0.0) < budget and work < budget
-    open_round = bool(budget) and not _decisive(results) and (not look.repeated or grows) and (look.fraction < 1.0 or grows)
+    retraced = replay is not None and look.repeated and look.look == replay + 1  # a look of the ledger again: plan as it did
+    open_round = bool(budget) and not _decisive(results) and (not look.repeated or grows or retraced) and (look.fraction < 1.0 or grows)
     if open_round and not capped:
         plan = policy.next_round(_undecided(results), cells, setup.cell_vars, exp.cost_of, work, budget, exp.max_grid, seeds, exp.trajectory,
                                  _failing_cells(rows, setup.cell_vars))
         if plan is not None:
             return look, results, plan, capped
     if open_round:  # no further round fits, or the wall-clock cap ends the sweep: the final look spends what is left
-        look = policy.level(past, keys, budget, budget)
+        look = policy.level(past, keys, budget, budget, replay)
         results = analysed(look)
     return look, results, None, capped
 

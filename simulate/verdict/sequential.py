@@ -73,14 +73,19 @@ class SequentialPolicy:
                           trajectory, max_tasks=100_000, failing=failing)
         return None if plan.empty else plan
 
-    def level(self, past: list[dict], keys, work: float, budget: float | None) -> Look:
+    def level(self, past: list[dict], keys, work: float, budget: float | None, replay: int | None = None) -> Look:
         """The level of a look at the rows ``keys`` after ``work`` units, given the ledger's ``past`` looks
-        (dicts with data_hash, work, budget, fraction, alpha, spent; oldest first). Nothing is recorded."""
+        (dicts with data_hash, work, budget, fraction, alpha, spent; oldest first). Nothing is recorded.
+
+        ``replay``: the index of this look when the same command runs again over the same ledger (after an
+        interruption): a look with the rows of the ledger's look at that index is that look again (its level, no new
+        alpha), so the rerun retraces the uninterrupted run's rounds instead of starting a look of its own."""
         h = data_hash(keys)
-        if past and past[-1]["data_hash"] == h:
-            p = past[-1]
-            return Look(len(past), p["fraction"], p["alpha"], p["spent"], self.rule, p["work"], p["budget"], p.get("boundary"),
-                        repeated=True, note="the same rows as the previous look: its level, no new alpha spent")
+        at = replay if replay is not None and replay < len(past) else len(past) - 1
+        if past and past[at]["data_hash"] == h:
+            p = past[at]
+            return Look(at + 1, p["fraction"], p["alpha"], p["spent"], self.rule, p["work"], p["budget"], p.get("boundary"),
+                        repeated=True, note="the same rows as a look of the ledger: its level, no new alpha spent")
         budgets = [p["budget"] for p in past if p["budget"]] + ([budget] if budget else [])
         if not budgets:
             return Look(len(past) + 1, 1.0, self.alpha, self.alpha, self.rule, work, None, None,
