@@ -206,3 +206,16 @@ def test_cells_outside_the_hypotheses_are_run_but_not_fitted_by_default(cli, tmp
     outside = json.loads(cli("--claims", path, "compare", "MY.win.1", "--include-outside", "--out", tmp_path / "b", "--json",
                              check_rc=0).stdout)
     assert outside["verdict"] != "consistent" and outside["results"][0]["cells_used"] == "all" and outside["include_outside"]
+
+
+def test_design_and_compare_agree_on_every_cell(cli, tmp_path, isolated_registry):
+    import json
+
+    path = tmp_path / "win.py"
+    path.write_text(WINDOWED)
+    d = json.loads(cli("--claims", path, "design", "MY.win.1", "--full", "--json", check_rc=0).stdout)
+    c = json.loads(cli("--claims", path, "compare", "MY.win.1", "--out", tmp_path / "a", "--json", check_rc=0).stdout)
+    ran = {(cell["d"], cell["k"]) for cell in (x["cell"] for x in c["applicability"]["cells"])}
+    fitted = {(round(row["d"]), round(row["k"])) for row in c["results"][0]["cell_table"]}
+    assert {(x["cell"]["d"], x["cell"]["k"]) for x in d["cells"] if x["runs"]} == ran  # 15 run
+    assert {(x["cell"]["d"], x["cell"]["k"]) for x in d["cells"] if x["fitted"]} == fitted and len(fitted) == 12

@@ -54,9 +54,23 @@ class WindowDesign(Result):
 
     @property
     def run_cells(self) -> list[DesignCell]:
-        """The cells the comparison runs: the inside ones where any is, else every cell (marked extrapolated)."""
+        """The cells the comparison runs: for a window design the inside ones where any is, else every cell (marked
+        extrapolated); without a window (no free setting) every cell of the grid."""
         inside = [c for c in self.cells if c.inside]
-        return inside or list(self.cells)
+        return (inside or list(self.cells)) if self.free is not None else list(self.cells)
+
+    @property
+    def fitted_cells(self) -> list[DesignCell]:
+        """The cells the comparison fits: the inside ones where enough are inside to fit (each swept variable with
+        three or more values, plus two), else every cell it runs, as ``compare`` decides it (unless --include-outside)."""
+        runs = self.run_cells
+        inside = [c for c in runs if c.inside]
+        values: dict[str, set] = {}
+        for c in runs:
+            for v, x in c.cell.items():
+                values.setdefault(v, set()).add(x)
+        need = sum(len(xs) >= 3 for xs in values.values()) + 2
+        return inside if len(inside) < len(runs) and len(inside) >= need and all(c.known for c in runs) else runs
 
     @property
     def work(self) -> float:
@@ -65,7 +79,8 @@ class WindowDesign(Result):
     def as_json(self) -> dict:
         def cj(c: DesignCell | None):
             return None if c is None else {"cell": c.cell, "settings": c.settings, "inside": c.inside, "binding": c.binding,
-                                           "cost_seconds": c.cost, "runs": c in self.run_cells, "known": c.known}
+                                           "cost_seconds": c.cost, "runs": c in self.run_cells, "fitted": c in self.fitted_cells,
+                                           "known": c.known}
 
         return {"claim": self.claim, "experiment": self.experiment, "free": self.free, "seeds": self.seeds,
                 "budget": self.budget, "cells": [cj(c) for c in self.cells], "work_seconds": self.work,
@@ -81,7 +96,7 @@ class WindowDesign(Result):
     def heading(self) -> str:
         inside = sum(c.inside for c in self.cells)
         head = (f"{self.claim}: design of {self.experiment}, {inside} of {len(self.cells)} cells inside the hypotheses, "
-                f"{len(self.run_cells)} run x {self.seeds} seeds, about {self.work:.0f} s of work")
+                f"{len(self.run_cells)} run x {self.seeds} seeds ({len(self.fitted_cells)} fitted), about {self.work:.0f} s of work")
         if self.budget is not None:
             s = self.seeds_within_budget()
             head += f"; a budget of {self.budget:g} s affords {s} seed(s) per cell"
@@ -100,7 +115,8 @@ class WindowDesign(Result):
 
     def table(self) -> list[dict]:
         return [{"cell": _fmt(c.cell), "settings": _fmt(c.settings) or "-", "inside": ("yes" if c.inside else "**no**") if c.known else "when measured",
-                 "binds": c.binding, "cost per task (s)": f"{c.cost:.3g}", "runs": "yes" if c in self.run_cells else "no"}
+                 "binds": c.binding, "cost per task (s)": f"{c.cost:.3g}", "runs": "yes" if c in self.run_cells else "no",
+                 "fitted": "yes" if c in self.fitted_cells else "no"}
                 for c in self.cells]
 
 
