@@ -27,7 +27,7 @@ from ibcheck.theory.expressions import parse_expression
 from ibcheck.theory.growth import GrowthError
 from ibcheck.theory.growth import compare as compare_growth
 from ibcheck.theory.registry import ClaimList, all_claims, get_claim
-from ibcheck.theory.variables import shared_variable
+from ibcheck.theory.variables import tends_to_zero
 from ibcheck.theory.window import applicability_window
 
 from .errors import InputError
@@ -120,14 +120,6 @@ def _sequence(name: str, value, allow_empty: bool = False) -> list:
     return out
 
 
-def _tends_to_zero(name: str) -> bool:
-    """Does the registry's variable of this name tend to 0 (eps, delta, gamma)? Unknown names grow."""
-    try:
-        return shared_variable(name).tends_to == "0"
-    except InputError:
-        return False
-
-
 def _input_dim(net) -> int | None:
     W = getattr(net, "W", None)
     if W is not None:
@@ -170,7 +162,7 @@ def growth(a: str, b: str, over: Sequence[str] | None = None, to_zero: Sequence[
     names = sorted({s.name for s in (ea.free_symbols | eb.free_symbols)})
     if to_zero is None:  # the variables' own direction, unless the caller names them in over
         named_over = set(_names("over", over)) if over is not None else set()
-        zero = [n for n in names if n not in named_over and _tends_to_zero(n)]
+        zero = [n for n in names if n not in named_over and tends_to_zero(n)]
     else:
         zero = _names("to_zero", to_zero)
     over_ = _names("over", over) if over is not None else [n for n in names if n not in zero]

@@ -123,3 +123,8 @@ def shared_variable(name: str) -> Variable:
     if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
         raise InputError(f"variable {name!r} is not a name (a Python identifier such as d, k or n_train)")
     return Variable(name, "a user's variable (positive real, tending to infinity)", low=0, low_open=True)
+
+
+def tends_to_zero(name: str) -> bool:
+    """Does the registry's variable of this name tend to 0 (eps, delta, gamma)? A name it does not know grows."""
+    return shared_variable(name).tends_to == "0"

@@ -93,10 +93,6 @@ def _data_rows(exp: Experiment, rows: list[Row], quantity: str, fit_vars: list[s
     return Measurements.from_store(exp, rows, quantity, fit_vars, keep, list(cell_vars)).fit_rows(fit_vars)
 
 
-def _label(quantity: str, reading: str | None) -> str:
-    return quantity + (f"[{reading}]" if reading else "")
-
-
 def _analyze_all(exp: Experiment, claim, rows: list[Row], fit_vars: list[str], cell_vars: list[str], margin: float, alpha: float,
                  keep=None, bootstrap: bool = True, extrapolate: bool = True, offsets: str = "fit", restriction=None,
                  margin_log: float = 0.25, specs: tuple[BoundSpec, ...] | None = None) -> list[BoundAnalysis]:

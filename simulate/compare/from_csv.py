@@ -31,7 +31,7 @@ from ibcheck.simulate.sweep.measurements import Measurements
 from ibcheck.theory import get_claim
 from ibcheck.theory.claim import Bound, Claim
 from ibcheck.theory.errors import InputError
-from ibcheck.theory.variables import Variable, shared_variable
+from ibcheck.theory.variables import Variable, tends_to_zero
 
 KINDS = ("O", "Omega", "Theta")
 
@@ -317,7 +317,7 @@ def prediction_claim(pred: dict[str, float], kind: str, variables: list[str]):
     :class:`~ibcheck.theory.claim.Claim` with one bound on ``value``: the same object a claims file
     builds, so the same analysis reads its exponents (no stand-in)."""
     factors = []
-    zero = {parse_term(name).variable for name in pred if parse_term(name).toward_zero} | {v for v in variables if _tends_to_zero(v)}
+    zero = {parse_term(name).variable for name in pred if parse_term(name).toward_zero} | {v for v in variables if tends_to_zero(v)}
     for name, x in pred.items():
         t = parse_term(name)
         base = sp.Symbol(t.variable, positive=True)
@@ -328,11 +328,3 @@ def prediction_claim(pred: dict[str, float], kind: str, variables: list[str]):
     return Claim("user.prediction", title=f"{kind}({sp.sstr(expr)}) stated with --predict", paper="your data", status="order",
                  variables=tuple(Variable(v, "real", low=0, tends_to="0" if v in zero else "oo") for v in variables),
                  bounds=(Bound("value", kind, expr),))
-
-
-def _tends_to_zero(name: str) -> bool:
-    """A variable the registry sends to 0 (eps, delta, gamma): a prediction in it is tested as it tends to 0."""
-    try:
-        return shared_variable(name).tends_to == "0"
-    except InputError:
-        return False
