@@ -55,6 +55,7 @@ class Fit:
     excluded: int = 0  # rows left out by an explicit restriction (--from)
     restriction: dict = field(default_factory=dict)  # {variable: smallest value kept}
     per_run: list[dict] = field(default_factory=list)  # trajectories: each run's coefficients
+    cov: np.ndarray | None = None  # the covariance of the term coefficients (terms' order, intercept excluded)
 
     @property
     def term_names(self) -> list[str]:
@@ -255,7 +256,8 @@ def _fit_from(est: Estimate, terms: list[Term], names: list[str], cells: list[di
     estimate = {k: float(est.beta[i + 1]) for i, k in enumerate(keys)}
     ses = {k: est.se(i + 1) for i, k in enumerate(keys)}
     ci = {k: est.conf_int(i + 1, 1 - level) for i, k in enumerate(keys)}
-    return Fit(list(names), estimate, ses, ci, est.df, float(est.beta[0]), len(cells), cells, terms=list(terms))
+    return Fit(list(names), estimate, ses, ci, est.df, float(est.beta[0]), len(cells), cells, terms=list(terms),
+               cov=np.asarray(est.cov, dtype=float)[1:, 1:])
 
 
 def run_groups(srows: list[dict]) -> dict:
