@@ -328,18 +328,20 @@ def experiment(claim: str, grid: Mapping[str, Sequence[float]], seeds: int = 3, 
 
 
 def compare(claim: str, grid: Mapping[str, Sequence[float]] | None = None, seeds: int | None = None, budget: float | None = None,
-            quick: bool = False, store: str | None = None, workers: int = 1, margin: float = 0.1, inside_only: bool = False,
+            quick: bool = False, store: str | None = None, workers: int = 1, margin: float | None = None, inside_only: bool = False,
             constants: Mapping[str, float] | None = None, spending: Literal["pocock", "obrien-fleming"] = "pocock",
-            progress: bool = False, margin_log: float = 0.25, offsets: Literal["fit", "known"] = "fit",
+            progress: bool = False, margin_log: float | None = None, offsets: Literal["fit", "known"] = "fit",
             fit_from: Mapping[str, float] | None = None, scheduler: str | None = None, dask: bool = False,
             max_seconds: float | None = None, include_outside: bool = False) -> ComparisonResult:
     """Sweep the claim's experiment over ``grid`` x ``seeds`` (growing it in rounds within ``budget``
-    seconds), fit the exponents with confidence intervals, and judge them: consistent, inconsistent or
-    inconclusive, each with its reason and the hypotheses' status at the measured cells. ``store``
-    names a SQLite file that makes the sweep resumable. Every exponent the claim states is fitted,
-    log factors included (``margin_log`` is their margin; ``offsets="known"`` takes them as known on
-    request); ``fit_from={"T": 1e3}`` fits only late times. ``quick=True`` takes the experiment's
-    small design (its quick grid, seeds and settings), as ``ibcheck compare --quick`` does; the
+    seconds) and judge each bound by the ratio of the measure to the claim's own function, log factors
+    included: consistent, inconsistent or inconclusive, each with its reason, the resolution (the smallest
+    deviation the sweep detects), whether the bound is attained, any correction to scaling, and the
+    hypotheses' status at the measured cells. ``store`` names a SQLite file that makes the sweep resumable.
+    Every exponent the claim states is also fitted with its CI, as a description. ``margin`` and
+    ``margin_log`` (None by default) are explicit tolerances for a power and a log factor, replacing the
+    resolution; ``offsets="known"`` takes the log factors as known on request; ``fit_from={"T": 1e3}``
+    fits only late times. ``quick=True`` takes the experiment's small design (its quick grid, seeds and settings), as ``ibcheck compare --quick`` does; the
     default, here and on the command line, is the full design. ``workers`` local processes, or Dask
     (``dask=True``: a LocalCluster of ``workers``; ``scheduler="tcp://..."``: a running one);
     ``max_seconds`` caps the wall clock (the verdict then depends on the machine, and says so). Cells outside the
@@ -369,8 +371,8 @@ def design(claim: str, quick: bool = True, budget: float | None = None, seeds: i
 
 
 def verdict(data: str, claim: str | None = None, quantity: str | None = None, reading: str | None = None,
-            predict: str | None = None, kind: Literal["O", "Omega", "Theta"] | None = None, margin: float = 0.1,
-            constants: Mapping[str, float] | None = None, margin_log: float = 0.25, offsets: Literal["fit", "known"] = "fit",
+            predict: str | None = None, kind: Literal["O", "Omega", "Theta"] | None = None, margin: float | None = None,
+            constants: Mapping[str, float] | None = None, margin_log: float | None = None, offsets: Literal["fit", "known"] = "fit",
             fit_from: Mapping[str, float] | None = None, trajectory: bool = False) -> ComparisonResult:
     """Judge your own measurements (a CSV with the variables, ``seed`` and ``value``) against a claim
     of the registry, or against a stated prediction (``predict="d=1/2,k=-1/2"`` or ``"t=0,log(t)=-1"``

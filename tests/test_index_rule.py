@@ -50,17 +50,42 @@ def _fit(variable, estimate, lo, hi, predicted, margin=0.1):
     return {"variable": variable, "estimate": estimate, "decision_ci": [lo, hi], "predicted": predicted, "margin": margin}
 
 
-def _res(quantity, reading, verdict, fits, kind="O"):
-    return ReadingInput(f"{quantity}[{reading}]", quantity, reading, kind, verdict, tuple(fits))
+def _res(quantity, reading, verdict, fits, kind="O", attained=None):
+    return ReadingInput(f"{quantity}[{reading}]", quantity, reading, kind, verdict, tuple(fits), attained)
 
 
 def test_the_attained_reading_is_supported_over_a_loose_one():
-    results = [_res("eta", "eta_bound", "consistent", [_fit("d", 0.0, -0.05, 0.05, 0.5), _fit("n", -1.0, -1.1, -0.9, -0.5)]),
-               _res("norm", "eta_bound", "consistent", [_fit("d", 0.5, 0.45, 0.55, 1.0)]),
-               _res("norm", "norm_bound", "consistent", [_fit("d", 0.5, 0.45, 0.55, 0.5), _fit("n", -0.5, -0.55, -0.45, -0.5)])]
+    results = [_res("eta", "eta_bound", "consistent", [_fit("d", 0.0, -0.05, 0.05, 0.5)], attained=False),
+               _res("norm", "eta_bound", "consistent", [_fit("d", 0.5, 0.45, 0.55, 1.0)], attained=False),
+               _res("norm", "norm_bound", "consistent", [_fit("d", 0.5, 0.45, 0.55, 0.5)], attained=True)]
     r = decide_reading(results)
     assert r.reading == "norm_bound" and "loose" in r.reason
     assert r.evidence["norm_bound"].attained and r.evidence["eta_bound"].loose
+    # attainment undetermined on one side: no reading is preferred
+    assert decide_reading([results[0], results[1], replace(results[2], attained=None)]).reading == "cannot tell yet"
+
+
+def test_the_reading_rule_reads_attainment_from_the_function_test():
+    """End to end: data following sqrt(d) support O(sqrt(d)) (attained) over O(d) (consistent, but the ratio falls)."""
+    import math
+
+    import numpy as np
+
+    from ibcheck.simulate.experiments.design import BoundSpec
+    from ibcheck.simulate.experiments.terms import term_spec
+    from ibcheck.simulate.verdict.analysis import BoundAnalysis, analyze
+
+    rng = np.random.default_rng(5)
+    rows = [{"d": d, "seed": s, "value": d ** 0.5 * math.exp(0.05 * rng.standard_normal())} for d in (64, 128, 256, 512, 1024) for s in range(3)]
+    out = []
+    for reading, p in (("tight", 0.5), ("loose", 1.0)):
+        an = analyze(rows, ["d"], "O", {"d": p}, bootstrap=False)
+        spec = BoundSpec("q", "O", reading, f"d**{p}", term_spec(["d"], {"d": p}), "fit", None)
+        out.append(ReadingInput.of(BoundAnalysis(spec, an)))
+    assert [r.verdict for r in out] == ["consistent", "consistent"]
+    assert [r.attained for r in out] == [True, False]
+    r = decide_reading(out)
+    assert r.reading == "tight" and "loose" in r.reason
 
 
 def test_readings_rejected_undecided_or_absent():

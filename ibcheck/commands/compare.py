@@ -19,7 +19,8 @@ def register(sub) -> None:
     p.add_argument("--quick", action="store_true", help="the small grid (seconds to a minute)")
     p.add_argument("--dask", action="store_true", help="run on a Dask LocalCluster of --workers workers")
     p.add_argument("--scheduler", default=None, help="address of a running Dask scheduler, e.g. tcp://10.0.0.5:8786")
-    p.add_argument("--margin", type=pos_float, default=0.1, help="equivalence margin of the exponent tests")
+    p.add_argument("--margin", type=pos_float, default=None,
+                   help="an explicit tolerance for a power factor (x^delta, delta <= MARGIN is accepted); by default the sweep's own resolution decides")
     _fit_options(p)
     _design_options(p)
     p.set_defaults(func=cmd_compare)
@@ -40,7 +41,8 @@ def register(sub) -> None:
     p.add_argument("--predict", default=None, help="for a claim not in the registry: exponents per term, e.g. 'd=1/2,k=-1/2' "
                                                      "or 't=0,log(t)=-1'")
     p.add_argument("--kind", default=None, help="with --predict: O, Omega or Theta")
-    p.add_argument("--margin", type=pos_float, default=0.1, help="equivalence margin of the exponent tests")
+    p.add_argument("--margin", type=pos_float, default=None,
+                   help="an explicit tolerance for a power factor (x^delta, delta <= MARGIN is accepted); by default the sweep's own resolution decides")
     p.add_argument("--constants", default=None, help="values of the claim's symbolic constants, e.g. C=0.5 (default 1)")
     p.add_argument("--trajectory", action="store_true", help="each seed is one run measured along the (single) fitted variable: "
                                                               "fit each run, combine the runs")
@@ -69,7 +71,8 @@ def register(sub) -> None:
 
 
 def _fit_options(p) -> None:
-    p.add_argument("--margin-log", type=pos_float, default=0.25, help="equivalence margin of a log exponent (log-log: twice it)")
+    p.add_argument("--margin-log", type=pos_float, default=None,
+                   help="an explicit tolerance for a log factor ((log x)^delta; log-log: twice it); by default the resolution decides")
     p.add_argument("--offsets", choices=("fit", "known"), default="fit",
                    help="fit (default): every stated exponent is fitted, log factors included; known: stated log factors are "
                         "taken as known offsets and not tested (the report says so)")

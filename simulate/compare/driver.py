@@ -93,9 +93,9 @@ def _data_rows(exp: Experiment, rows: list[Row], quantity: str, fit_vars: list[s
     return Measurements.from_store(exp, rows, quantity, fit_vars, keep, list(cell_vars)).fit_rows(fit_vars)
 
 
-def _analyze_all(exp: Experiment, claim, rows: list[Row], fit_vars: list[str], cell_vars: list[str], margin: float, alpha: float,
+def _analyze_all(exp: Experiment, claim, rows: list[Row], fit_vars: list[str], cell_vars: list[str], margin: float | None, alpha: float,
                  keep=None, bootstrap: bool = True, extrapolate: bool = True, offsets: str = "fit", restriction=None,
-                 margin_log: float = 0.25, specs: tuple[BoundSpec, ...] | None = None) -> list[BoundAnalysis]:
+                 margin_log: float | None = None, specs: tuple[BoundSpec, ...] | None = None) -> list[BoundAnalysis]:
     """Every testable bound of every measured quantity (``specs``, the design's), analysed at level ``alpha``."""
     results = []
     for spec in specs if specs is not None else bound_specs(claim, fit_vars, tuple(exp.quantities), offsets):
@@ -130,10 +130,10 @@ class CompareOptions:
     grid with ``quick``); ``seeds`` per cell (default: the experiment's); ``budget`` work (reference
     seconds: each task weighted by its experiment's declared cost) of rounds that grow the sweep until
     every exponent is decided, alpha spent by ``spending``; ``max_seconds`` a wall-clock cap;
-    ``workers``, ``scheduler`` or ``dask`` run the tasks in parallel; ``margin`` is the equivalence
-    margin of an exponent; ``inside_only`` fits only the cells where the hypotheses hold, with
-    ``constants`` for the claim's unknown constants; ``bootstrap`` adds BCa intervals. ``margin_log`` is a
-    log exponent's margin; ``offsets="known"`` (explicit request) takes stated log factors as known instead
+    ``workers``, ``scheduler`` or ``dask`` run the tasks in parallel; ``margin`` (None by default) is an explicit
+    tolerance for a power factor, replacing the sweep's resolution; ``inside_only`` fits only the cells where the hypotheses hold, with
+    ``constants`` for the claim's unknown constants; ``bootstrap`` adds BCa intervals. ``margin_log`` is an
+    explicit tolerance for a log factor; ``offsets="known"`` (explicit request) takes stated log factors as known instead
     of fitting them; ``fit_from`` ({variable: x0}) fits only rows with variable >= x0 (late times)."""
 
     grid: Mapping[str, list] | None = None
@@ -143,14 +143,14 @@ class CompareOptions:
     workers: int = 1
     scheduler: str | None = None
     dask: bool = False
-    margin: float = 0.1
+    margin: float | None = None
     progress: bool = True
     inside_only: bool = False
     include_outside: bool = False
     constants: Mapping[str, float] | None = None
     spending: str = "pocock"
     bootstrap: bool = True
-    margin_log: float = 0.25
+    margin_log: float | None = None
     offsets: str = "fit"
     fit_from: Mapping[str, float] | None = None
     max_seconds: float | None = None
@@ -413,7 +413,7 @@ def _trivial(rows: list[Row]) -> str | None:
     return None
 
 
-def _kkt_record(exp: Experiment, claim, rows: list[Row], cell_vars: list[str], fit_vars: list[str], margin: float, alpha: float,
+def _kkt_record(exp: Experiment, claim, rows: list[Row], cell_vars: list[str], fit_vars: list[str], margin: float | None, alpha: float,
                 keep, how: dict) -> KKTRecord:
     """Per cell the networks trained and certified (the largest eps and delta), every verdict again with the certificate
     thresholds halved and, where measured, the transfer (FVBS23.thm.4_2)."""

@@ -231,8 +231,8 @@ def claim_bounds(claim, quantity: str | None, reading: str | None) -> list:
 
 
 def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | None = None, reading: str | None = None,
-                     predict: str | None = None, kind: str | None = None, margin: float = 0.1, constants: dict | None = None,
-                     margin_log: float = 0.25, offsets: str = "fit", fit_from: dict | None = None, trajectory: bool = False):
+                     predict: str | None = None, kind: str | None = None, margin: float | None = None, constants: dict | None = None,
+                     margin_log: float | None = None, offsets: str = "fit", fit_from: dict | None = None, trajectory: bool = False):
     """Judge a CSV of measurements (columns: the variables, ``seed``, ``value``) against a claim of the
     registry, or against a stated prediction (``predict="d=1/2,k=-1/2"`` or ``"t=0,log(t)=-1"`` with
     ``kind``). Every exponent the claim states is fitted, log factors included (``offsets="known"``

@@ -40,9 +40,10 @@ def check_seeds(seeds) -> int | None:
     return None if seeds is None else require_int("seeds", seeds, 1, high=MAX_SEEDS)
 
 
-def check_margin(name: str, value) -> float:
-    """An equivalence margin: a finite number > 0 (a Fraction or a numpy scalar too), as a float."""
-    return require_float(name, value, 0.0, strict=True, high=10.0)
+def check_margin(name: str, value) -> float | None:
+    """An explicit tolerance: None (the resolution decides), or a finite number in (0, 10] (a Fraction or a numpy
+    scalar too), as a float."""
+    return None if value is None else require_float(name, value, 0.0, strict=True, high=10.0)
 
 
 def check_work(name: str, value) -> float | None:

@@ -131,7 +131,7 @@ class BoundRecord:
         an, r = self.analysis, self.result
         out = {
             "quantity": r.quantity, "kind": r.kind, "reading": r.reading, "expr": r.expr, "label": r.label,
-            "fits": an.fits_json(), "verdict": an.verdict, "reason": self.reason, "cells_used": an.cells_used,
+            "verdict": an.verdict, "reason": self.reason, **an.function_json(), "fits": an.fits_json(), "cells_used": an.cells_used,
             "negative_control": self.negative_control.to_json(),
             "power": an.power, "drift": {v: d.as_json() for v, d in an.drift.items()},
             "extrapolated": {v: e.as_json() for v, e in an.extrapolated.items()},
@@ -294,8 +294,8 @@ class ComparisonRecord:
     grid: Mapping[str, list]
     seeds: int
     fit_variables: tuple[str, ...]
-    margin: float
-    margin_log: float
+    margin: float | None
+    margin_log: float | None
     offsets: str
     fit_from: Mapping[str, float] | None
     bounds: tuple[BoundRecord, ...]

@@ -20,7 +20,7 @@ the ratio has neither problem.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -61,70 +61,188 @@ class Alternative(Term):
 
 @dataclass(frozen=True, order=True)
 class Correction(Term):
-    """A multiplicative correction to scaling along one variable, ``y = A g(x) (1 + b z)`` with ``z = x^(-w)``
-    (``shape="power"``) or ``(log x)^(-w)`` (``"log"``), toward the variable's limit: the ratio ``c + log(1 + b z)``
-    levels off at c.
+    """A correction to scaling along one variable, with ``z = x^(-w)`` (``shape="power"``), ``(log x)^(-w)``
+    (``"log"``) or ``log log x / log x`` (``"loglog"``) toward the variable's limit: a factor ``y = A g(x) (1 + b z)`` (``form="factor"``, the ratio
+    ``c + log(1 + b z)``) or a term of the ratio itself (``form="additive"``, ``c + b z``, as a power of a sum
+    gives: ``sqrt(c0 + c log T)``). Either way the ratio levels off at c.
 
-    As a fit term it is the Gauss-Newton column ``z / (1 + b z)`` at the profiled ``b`` (the rows carry
-    ``log(1 + b z)`` as a known offset, :func:`corrected_rows`): its coefficient is the step in b (about 0 at the
+    As a fit term it is the Gauss-Newton column (``z / (1 + b z)``, or ``z``) at the profiled ``b`` (the rows carry
+    the correction as a known offset, :func:`corrected_rows`): its coefficient is the step in b (about 0 at the
     optimum) and its standard error b's, so the slopes fitted beside it get the local, honest covariance.
-    Pitfall avoided: a correction added linearly in log space (``c + b x^(-w)``) cannot follow a large one
-    (``log(1 + 3/sqrt(d))`` at d = 16) and leaves a slope that is then called a violation."""
+    Pitfall avoided: one form alone leaves a slope where the data follow the other (a large factor,
+    ``1 + 3/sqrt(d)`` at d = 16, is not linear in the ratio), and that slope is then called a violation."""
 
     shape: str = "power"
     w: float = 1.0
     b: float = 0.0
+    form: str = "factor"
+    p: float = 1.0  # a factor raised to a power: (1 + b z)^p (a power of a sum: sqrt(c0 + c log T) has p = 1/2)
+    runs: tuple = ()  # trajectories: (run, b) per run, each run levelling off at its own b (b is then their median)
 
     @property
     def name(self) -> str:
         v = f"(1/{self.variable})" if self.toward_zero else self.variable
-        return f"{v}^-{self.w:g}" if self.shape == "power" else f"log({v})^-{self.w:g}"
+        z = {"power": f"{v}^-{self.w:g}", "log": f"log({v})^-{self.w:g}", "loglog": f"log(log({v}))/log({v})"}[self.shape]
+        if self.form == "additive":
+            return f"+{z}"
+        return f"(1+b {z})" + (f"^{self.p:g}" if self.p != 1 else "")
+
+    def correct(self, b, z):
+        """The correction's value in the ratio at b (numbers or arrays)."""
+        return self.p * np.log1p(b * z) if self.form == "factor" else b * z
 
     def z(self, log_x: float) -> float:
         u = -log_x if self.toward_zero else log_x
         if self.shape == "power":
             return math.exp(-self.w * u) if -self.w * u < 700 else float("nan")
+        if self.shape == "loglog":  # log log x / log x: the correction a log log term inside a log leaves
+            return math.log(u) / u if u > 1 else float("nan")
         return u ** -self.w if u > 0 else float("nan")
 
     def regressor(self, log_x: float) -> float:
         z = self.z(log_x)
-        return z / (1.0 + self.b * z) if 1.0 + self.b * z > 0 else float("nan")
+        if self.form == "additive":
+            return z
+        return self.p * z / (1.0 + self.b * z) if 1.0 + self.b * z > 0 else float("nan")
 
-    def offset(self, log_x: float) -> float:
+    def offset(self, log_x: float, run=None) -> float:
+        """The correction's value at one row (its run's own b along a trajectory)."""
+        b = dict(self.runs).get(run, self.b) if self.runs else self.b
         z = self.z(log_x)
-        return math.log1p(self.b * z) if 1.0 + self.b * z > 0 else float("nan")
+        if self.form == "additive":
+            return b * z
+        return self.p * math.log1p(b * z) if 1.0 + b * z > 0 else float("nan")
 
 
 LAST = 0.25  # the largest |b z| a correction may have at the largest-scale cell
+GRID = 129  # the b values profiled at once
 # the corrections tried: x^(-w) on a grid of w, and (log x)^(-w); b is profiled for each
-CORRECTIONS = tuple(("power", w / 4) for w in range(1, 13)) + tuple(("log", w) for w in (0.5, 1.0, 2.0))
+CORRECTIONS = tuple((form, p, shape, w) for form, p in (("factor", 1.0), ("factor", 0.5), ("factor", 2.0), ("additive", 1.0))
+                    for shape, w in [("power", w / 4) for w in range(2, 13)] + [("log", 0.5), ("log", 1.0), ("log", 2.0), ("loglog", 1.0)])
 
 
-def profile_correction(cells: list[dict], alts: list[Term], corr: Correction) -> tuple[Correction, float]:
-    """The b that minimizes the residual sum of squares of ``r - log(1 + b z)`` on the alternatives, over the fitted
-    cells' means (the profile; the honest standard errors come from the refit on the rows), and that sum."""
-    from scipy import optimize  # heavy: scipy (loaded on first use)
+@dataclass(frozen=True)
+class LevelAgainstTrend:
+    """One correction's profile: the levelled model ``c + log(1 + b z)`` (no slope along its variable) against the
+    moving one ``c + delta * phi``, with the other variables' alternatives in both.
+
+    Across cells: both weighted by each cell's seeds; ``statistic`` is (WRSS_level - WRSS_trend) / s^2 (s^2 the larger
+    of the seed variance and the moving model's residual variance), read against chi^2(1). Along trajectories: each
+    run is fitted on its own (its own level and b), and ``statistic`` is the t statistic of the runs' differences
+    RSS_level - RSS_trend, with runs - 1 degrees of freedom (one run is one observation).
+    ``p_moving``: the one-sided p that the moving model fits better; ``p_level``: that the levelled one does."""
+
+    correction: Correction
+    wrss_level: float
+    wrss_trend: float
+    statistic: float
+    p_moving: float
+    p_level: float
+
+
+def _design(cells: list[dict], terms: list[Term]) -> np.ndarray:
+    cols = [[t.regressor(c["log_" + t.variable]) for t in terms] for c in cells]
+    return np.hstack([np.ones((len(cells), 1)), np.array(cols, dtype=float).reshape(len(cells), len(terms))])
+
+
+def _bounds(z: np.ndarray, lx: np.ndarray, corr: Correction) -> tuple[float, float]:
+    """The b a correction may take: at most a factor 1/3..3 at the smallest scale and within 1 -+ LAST at the largest
+    (unbounded, 1 + b z with a large b is the power law z itself, and would absorb the very deviation under test);
+    an additive one the same in the ratio (log 3, log(1 + LAST))."""
+    zmax, zend = float(z.max()), float(z[np.argmax(-lx if corr.toward_zero else lx)])
+    if corr.form == "additive":
+        a, e = math.log(3.0), math.log1p(LAST)
+        return (max(-a / zmax, -e / zend), min(a / zmax, e / zend)) if zend > 0 else (-a / zmax, a / zmax)
+    q = 1.0 / corr.p  # (1 + b z)^p within [1/3, 3] at the smallest scale, within 1 -+ LAST at the largest
+    lo, hi = (3.0 ** -q - 1.0) / zmax, (3.0 ** q - 1.0) / zmax
+    if zend > 0:
+        lo, hi = max(lo, ((1.0 - LAST) ** q - 1.0) / zend), min(hi, ((1.0 + LAST) ** q - 1.0) / zend)
+    return lo, hi
+
+
+def _annihilator(X: np.ndarray, sw: np.ndarray) -> np.ndarray:
+    """I - P for the weighted columns of X: it maps a weighted response to its residuals."""
+    Xw = sw[:, None] * X
+    return np.eye(len(sw)) - Xw @ LeastSquares(Xw).projector()
+
+
+def _profile(X0: np.ndarray, X1: np.ndarray, r: np.ndarray, z: np.ndarray, sw: np.ndarray, lo: float, hi: float,
+             corr: Correction) -> tuple[float, float, float]:
+    """(b, weighted RSS of the levelled model at b, weighted RSS of the moving model).
+
+    b on a grid of GRID values over [lo, hi] at once (one matrix product), then refined by a parabola through the
+    best point and its neighbours; an additive correction is linear in b, so its b is exact (clipped)."""
+    M0, M1 = _annihilator(X0, sw), _annihilator(X1, sw)
+    y = sw * r
+    e1 = M1 @ y
+    w_trend = float(e1 @ e1)
+    if corr.form == "additive":
+        mz, my = M0 @ (sw * z), M0 @ y
+        den = float(mz @ mz)
+        b = float(np.clip(float(mz @ my) / den, lo, hi)) if den > 0 else 0.0
+        e0 = my - b * mz
+        return b, float(e0 @ e0), w_trend
+    bs = np.linspace(lo, hi, GRID)
+    Y = y[:, None] - sw[:, None] * corr.correct(bs[None, :], z[:, None])
+    E = M0 @ Y
+    f = np.einsum("ij,ij->j", E, E)
+    i = int(np.argmin(f))
+    b = float(bs[i])
+    if 0 < i < GRID - 1:
+        d1, d2 = f[i + 1] - f[i - 1], f[i + 1] - 2 * f[i] + f[i - 1]
+        if d2 > 0:
+            cand = b - 0.5 * (bs[1] - bs[0]) * d1 / d2
+            e = M0 @ (y - sw * corr.correct(cand, z))
+            if float(e @ e) < f[i]:
+                return cand, float(e @ e), w_trend
+    return b, float(f[i]), w_trend
+
+
+def level_against_trend(cells: list[dict], others: list[Term], alt: Term, corr: Correction) -> LevelAgainstTrend | None:
+    """Profile b for one correction shape and w (see :class:`LevelAgainstTrend`); None where undefined.
+
+    Pitfall avoided: unweighted residual sums over cells of 2 and of 59 seeds let the noisiest cells decide, and
+    ``n log(RSS ratio)`` reads their scatter as evidence (a true correction called a steady deviation); pooling the
+    points of several runs reads the runs' own levels as misfit."""
+    from scipy import stats  # heavy: scipy (loaded on first use)
 
     lx = np.array([c["log_" + corr.variable] for c in cells], dtype=float)
     z = np.array([corr.z(x) for x in lx])
     r = np.array([c["mean_log"] for c in cells], dtype=float)
-    X = np.hstack([np.ones((len(cells), 1)), np.array([[t.regressor(c["log_" + t.variable]) for t in alts] for c in cells])])
-    if not (np.all(np.isfinite(z)) and np.all(np.isfinite(X))) or z.max() <= 0:
-        return corr, math.inf
-    ls = LeastSquares(X)
-
-    def rss(b: float) -> float:
-        y = r - np.log1p(b * z)
-        e = y - X @ ls.coef(y)
-        return float(e @ e)
-
-    # a correction is a correction: at most a factor 1/3..3 at the smallest scale and within 1 -+ LAST at the largest
-    # (unbounded, 1 + b z with a large b is the power law z itself, and would absorb the very deviation under test)
-    zmax, zend = float(z.max()), float(z[np.argmax(lx if not corr.toward_zero else -lx)])
-    lo = max(-(2.0 / 3.0) / zmax, -LAST / zend) if zend > 0 else -(2.0 / 3.0) / zmax
-    hi = min(2.0 / zmax, LAST / zend) if zend > 0 else 2.0 / zmax
-    res = optimize.minimize_scalar(rss, bounds=(lo, hi), method="bounded", options={"xatol": 1e-6 * (hi - lo)})
-    return Correction(corr.variable, 0, corr.toward_zero, shape=corr.shape, w=corr.w, b=float(res.x)), float(res.fun)
+    X0, X1 = _design(cells, others), _design(cells, others + [alt])
+    if not (np.all(np.isfinite(z)) and np.all(np.isfinite(X1))) or z.max() <= 0 or len(cells) <= X1.shape[1]:
+        return None
+    lo, hi = _bounds(z, lx, corr)
+    runs: dict = {}
+    for i, c in enumerate(cells):
+        if "run" in c:
+            runs.setdefault(c["run"], []).append(i)
+    if len(runs) >= 2:
+        diffs, tot_l, tot_t, bs = [], 0.0, 0.0, []
+        for run, idx in runs.items():
+            ix = np.array(idx)
+            if len(ix) <= X1.shape[1] + 1:
+                continue
+            b, wl, wt = _profile(X0[ix], X1[ix], r[ix], z[ix], np.ones(len(ix)), lo, hi, corr)
+            diffs.append(wl - wt)
+            tot_l, tot_t = tot_l + wl, tot_t + wt
+            bs.append((run, b))
+        if len(diffs) < 2:
+            return None
+        m, sd = float(np.mean(diffs)), float(np.std(diffs, ddof=1))
+        t = m / (sd / math.sqrt(len(diffs))) if sd > 0 else (math.inf if m > 0 else -math.inf if m < 0 else 0.0)
+        df = len(diffs) - 1
+        c_out = replace(corr, b=float(np.median([b for _, b in bs])), runs=tuple(bs))
+        return LevelAgainstTrend(c_out, tot_l, tot_t, t, float(stats.t.sf(t, df)), float(stats.t.cdf(t, df)))
+    n = np.array([max(int(c.get("n_seeds") or 1), 1) for c in cells], dtype=float)
+    b, w_level, w_trend = _profile(X0, X1, r, z, np.sqrt(n), lo, hi, corr)
+    pure_df = sum(int(c.get("n_seeds") or 1) - 1 for c in cells if c.get("sd_log") is not None)
+    pure = (sum((int(c["n_seeds"]) - 1) * c["sd_log"] ** 2 for c in cells if c.get("sd_log") is not None) / pure_df
+            if pure_df >= 2 else 0.0)
+    s2 = max(pure, w_trend / (len(cells) - X1.shape[1]), 1e-300)
+    chi = (w_level - w_trend) / s2
+    return LevelAgainstTrend(replace(corr, b=b), w_level, w_trend, chi,
+                             float(stats.chi2.sf(chi, 1)) if chi > 0 else 1.0, float(stats.chi2.sf(-chi, 1)) if chi < 0 else 1.0)
 
 
 def corrected_rows(rrows: list[dict], corrections: tuple[Correction, ...]) -> list[dict]:
@@ -136,7 +254,7 @@ def corrected_rows(rrows: list[dict], corrections: tuple[Correction, ...]) -> li
         lv = r.get("log_value")
         for c in corrections:
             lx = log_of(r, c.variable)
-            lv = lv - c.offset(lx) if lv is not None and lx is not None else float("nan")
+            lv = lv - c.offset(lx, r.get("run", r.get("seed"))) if lv is not None and lx is not None else float("nan")
         out.append({**r, "log_value": lv})
     return out
 

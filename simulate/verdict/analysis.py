@@ -1,4 +1,9 @@
-"""One bound against one set of measurements: fit, drift, extrapolation, power, verdict.
+"""One bound against one set of measurements: the function test (the verdict), and the descriptive fit, drift,
+extrapolation and power.
+
+The verdict comes from :func:`simulate.verdict.function_test.function_test` (the ratio of the measure to the
+claim's own function, along every direction, with its resolution and corrections to scaling); the per-term
+exponents, their CIs, drift and extrapolation are fitted and reported beside it, as descriptions.
 
 :func:`analyze` is the single pipeline behind ``ibcheck compare``, ``ibcheck verdict`` (your own
 CSV) and ``ibcheck calibrate`` (synthetic truth): the same rows in, the same
@@ -13,6 +18,7 @@ from ibcheck.simulate.experiments.design import BoundSpec
 from ibcheck.simulate.experiments.terms import MARGINS, SHIFTS, Term, parse_term
 from ibcheck.simulate.stats.drift import Drift, Extrapolated, correction_fit, drift_test, local_exponents
 from ibcheck.simulate.stats.fit import Fit, fit_exponents, seed_rows
+from ibcheck.simulate.verdict.function_test import TARGET, FunctionTest, function_test
 from ibcheck.simulate.verdict.rules import Judgement, Verdict, combine, judge_exponent, judge_variable, term_kind
 from ibcheck.theory.errors import InputError
 
@@ -37,6 +43,7 @@ class Analysis:
     terms: list[Term] = field(default_factory=list)
     variable_verdicts: dict[str, tuple[str, str]] = field(default_factory=dict)  # variable -> (verdict, reason)
     margins: dict[str, float] = field(default_factory=dict)  # keyed by term name
+    function: FunctionTest | None = None  # the test the verdict comes from
 
     @property
     def term_names(self) -> list[str]:
@@ -54,31 +61,27 @@ class Analysis:
         return self.fit.conf_int(term, self.alpha if alpha is None else alpha)
 
     def open_exponents(self) -> list[tuple[str, bool]]:
-        """Terms a growing sweep should keep working on, each with whether to extend the grid.
+        """The variables a growing sweep should keep working on, each with whether to extend the grid.
 
-        Open: ``inconclusive`` ones (extend when the local exponent drifts, when the fit lacks fit,
-        since seeds cannot help there, or when the estimate lies outside the prediction's band,
-        since an ``inconsistent`` must then be checked at larger scale), and ``inconsistent`` ones that the largest-scale window
-        alone does not yet confirm: an ``inconsistent`` stands as decisive only when the largest
-        scales say so too, so the sweep goes on toward larger scale, where a pre-asymptotic
-        exponent reveals its drift. A decided variable's terms are closed.
-        """
-        out = []
+        Open while the function test is inconclusive: every variable with a direction that neither holds nor
+        violates, or whose log resolution misses its target. The grid is extended (a wider range) where the range is
+        what limits: a correction that cannot be told from a deviation, a lack of fit (seeds cannot help), or a
+        resolution more than twice the target (over four times the seeds would be needed); elsewhere seeds are
+        added, where the noise is what limits."""
+        ft = self.function
+        if ft is None or ft.verdict != "inconclusive":
+            return []
         lof_p, lof_F = self.lack_of_fit.get("p_value"), self.lack_of_fit.get("F")
-        # model error dominates the spread (significant, or at least twice the seed noise): seeds cannot help
         lacking = (lof_p is not None and lof_p < 0.05) or (lof_F is not None and lof_F > 2.0)
-        for t in self.terms:
-            j = self.judgements[t.name]
-            var_verdict = self.variable_verdicts.get(t.variable, (j.verdict, ""))[0]
-            drift = self.drift.get(t.variable)
-            drifting = drift is not None and drift.significant
-            if var_verdict == "consistent":
+        out = []
+        for v in self.variables:
+            tests = [t for t in ft.tests if v in t.variables]
+            coarse = ft.target_met is not None and not ft.target_met.get(v, True)
+            if not coarse and all(t.holds(ft.kind) or t.violates(ft.kind) for t in tests):
                 continue
-            if j.verdict == "inconclusive":
-                out.append((t.name, drifting or lacking or self._outside_band(t.name)))
-            elif j.verdict == "inconsistent" and t.order == 0 and (j.last_window is None or j.last_window.verdict != "inconsistent"):
-                # (a log exponent has no local-exponent drift to wait for: its inconsistent stands)
-                out.append((t.name, True))
+            wide = any(t.levels in ("cannot tell", "residual") for t in tests) or any(
+                t.family == "log" and t.variables == (v,) and t.resolution > 2 * TARGET for t in tests)
+            out.append((v, wide or lacking))
         return out
 
     def _outside_band(self, v: str) -> bool:
@@ -111,8 +114,23 @@ class Analysis:
                         "extrapolated_ci": list(ex.ci) if ex and ex.ci else None})
         return out
 
+    @property
+    def term_verdict(self) -> str:
+        """The per-term band verdict (the engine before the function test), kept as a description: consistent when
+        every variable's exponents pass their bands (0.1 for a power, 0.25 for a log)."""
+        return combine([vv for vv, _ in self.variable_verdicts.values()])
+
+    def function_json(self) -> dict:
+        """The function test's keys of summary.json: ``test``, ``resolution``, ``attained``, ``correction`` (and the
+        descriptive per-term band verdict, ``term_verdict``)."""
+        ft = self.function
+        return {"test": ft.test_json() if ft else None, "resolution": ft.resolution if ft else None,
+                "attained": ft.attained if ft else None, "correction": ft.correction if ft else None,
+                "term_verdict": self.term_verdict}
+
     def as_json(self) -> dict:
         return {
+            **self.function_json(),
             "variables": self.variables, "terms": self.term_names, "kind": self.kind, "predicted": self.predicted, "verdict": self.verdict,
             "reason": self.reason, "cells_used": self.cells_used, "margin": self.margin, "margins": self.margins, "alpha": self.alpha,
             "fits": self.fits_json(), "df": self.fit.df, "cells": self.fit.n_cells, "dropped_rows": self.fit.dropped,
@@ -180,21 +198,27 @@ def fit_terms(variables: list[str], predicted: dict[str, float], toward_zero: fr
 
 
 def analyze(rows: list[dict], variables: list[str], kind: str, predicted: dict[str, float],
-            offsets: dict[str, tuple[float, float]] | None = None, margin: float = 0.1, alpha: float = 0.05,
+            offsets: dict[str, tuple[float, float]] | None = None, margin: float | None = None, alpha: float = 0.05,
             bootstrap: bool = True, cells_used: str = "all", extrapolate: bool = True, trajectory: bool = False,
-            restriction: dict[str, float] | None = None, margin_log: float = MARGINS[1],
+            restriction: dict[str, float] | None = None, margin_log: float | None = None,
             toward_zero: frozenset[str] = frozenset()) -> Analysis:
     """Fit the exponents of ``rows`` along ``variables`` and judge them against ``predicted``.
 
     ``predicted`` is keyed by term: ``{"t": 0, "log(t)": -1}`` fits and tests both exponents (a
     log term is fitted wherever the prediction names it). ``alpha`` is the level of this look
-    (smaller than 0.05 when a sequential design spends alpha over several looks). ``margin`` is
-    the power exponents' equivalence margin, ``margin_log`` the log exponents' (log-log: twice it).
+    (smaller than 0.05 when a sequential design spends alpha over several looks). The verdict is the
+    function test's (:mod:`simulate.verdict.function_test`). ``margin`` and ``margin_log``, when given,
+    are explicit user tolerances for a power and a log factor (log-log: twice it) and replace the
+    resolution there; the descriptive per-term bands use 0.1 and 0.25 when they are not given.
     ``offsets`` (a known log factor moved to the left-hand side) only on explicit request.
     ``toward_zero`` names the variables that tend to 0 (eps): their power is tested mirrored
     (:func:`simulate.verdict.rules.term_kind`), their drift toward the smallest scale.
     """
     offsets = dict(offsets or {})
+    tolerance = {k: x for k, x in (("power", margin), ("log", margin_log),
+                                   ("loglog", None if margin_log is None else 2 * margin_log)) if x is not None}
+    margin = MARGINS[0] if margin is None else margin
+    margin_log = MARGINS[1] if margin_log is None else margin_log
     toward_zero = frozenset(toward_zero) & set(variables)
     if toward_zero and any(offsets.get(v, (0.0, 0.0)) != (0.0, 0.0) for v in toward_zero):
         raise InputError(f"known offsets are not supported for {', '.join(sorted(toward_zero))} (tends to 0): fit its log factors")
@@ -221,9 +245,10 @@ def analyze(rows: list[dict], variables: list[str], kind: str, predicted: dict[s
     for v in variables:
         chain = [(t.name, judgements[t.name]) for t in terms if t.variable == v]
         per_var[v] = judge_variable(kind, chain)
-    verdict = combine([vv for vv, _ in per_var.values()])
-    reason = "; ".join(r if len([t for t in terms if t.variable == v]) > 1 else f"{v}: {r}" for v, (_, r) in per_var.items())
-    notes = []
+    ft = function_test(rows, list(variables), kind, {t.name: predicted.get(t.name, 0.0) for t in terms}, terms, alpha, offsets,
+                       toward_zero, trajectory, restriction, tolerance or None)
+    verdict, reason = ft.verdict, ft.reason
+    notes = list(ft.notes)
     if fit.unidentified:
         cells = ", ".join(_cell_text(c, variables) for c in fit.unidentified)
         notes.append(f"{len(fit.unidentified)} cell(s) have every row censored on one side ({cells}): their mean is only a bound, "
@@ -238,7 +263,7 @@ def analyze(rows: list[dict], variables: list[str], kind: str, predicted: dict[s
                      + f" ({fit.excluded} earlier rows left out by request)")
     return Analysis(list(variables), kind, {t.name: predicted.get(t.name, 0.0) for t in terms}, offsets, fit, drifts, extra,
                     judgements, verdict, reason, margin, alpha, cells_used, notes=notes, lack_of_fit=lack_of_fit(fit),
-                    terms=terms, variable_verdicts=per_var, margins=margins)
+                    terms=terms, variable_verdicts=per_var, margins=margins, function=ft)
 
 
 def _cell_text(c: dict, variables: list[str]) -> str:

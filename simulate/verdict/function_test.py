@@ -14,8 +14,8 @@ level ``alpha``:
   for ``O``, a fall for ``Omega``, either for ``Theta``;
 * the **resolution** of a direction is the deviation it detects with 80% power at that level:
   ``(t_{1 - alpha/m} + t_{0.8}) * se``, read as a factor (``(log d)^0.2``, ``d^0.03``);
-* a direction **holds** when a deviation of the resolution's size in the forbidden direction is rejected at level
-  ``alpha`` (a one-sided test against the resolution; every direction must hold, so no correction is needed);
+* a direction **holds** when it shows no violation: no deviation at or above its resolution (the one it would
+  have detected with 80% power);
 * a **correction to scaling**: where a violation appears, ``r = c + delta * phi + b * x^(-w)`` (w = 1/2, 1, 2, or
   ``b / log x``, the best fitting) is fitted. If the slope stays significant with it, the violation stands (the
   ratio keeps moving: no correction excuses it). If not, the direction is judged on the corrected fit: it holds
@@ -26,11 +26,12 @@ level ``alpha``:
 (``(log log x)`` too where the claim states one): the target that tells a claim from the same claim with a log
 factor more or less. ``inconsistent``: a violation. ``inconclusive``: neither, with the sweep that would resolve it.
 ``attained`` (``O`` and ``Omega``): false where the ratio moves significantly away from the bound (a loose bound,
-still consistent), true where it is flat within the resolution or levels off, null otherwise.
+still consistent), true where it does not (flat at the resolution, or levelling off), null where a correction
+cannot be told from a move.
 
 An explicit user tolerance (``--margin`` for powers, ``--margin-log`` for log factors) replaces the resolution: a
-direction holds when a deviation beyond the tolerance is rejected, and is a violation when it is significantly
-beyond it.
+direction holds when a deviation beyond the tolerance is rejected (one-sided at alpha), and is a violation when it
+is significantly beyond it; between, it is undetermined.
 
 Pitfall avoided: a fixed band on each fitted exponent lets a missing log factor pass over a wide range, cannot
 decide a true log-factor claim over two decades, and leaves d^0.62 against sqrt(d) undecided; the drift-direction
@@ -44,7 +45,7 @@ from dataclasses import dataclass, replace
 from scipy import stats
 
 from ibcheck.simulate.experiments.terms import Term
-from ibcheck.simulate.stats.ratio import CORRECTIONS, ORDER_OF, Correction, FamilyFit, alternative_fit, profile_correction, ratio_rows, rays
+from ibcheck.simulate.stats.ratio import CORRECTIONS, ORDER_OF, Correction, FamilyFit, alternative_fit, level_against_trend, ratio_rows, rays
 from ibcheck.simulate.verdict.rules import LOWER, TWO, UPPER, Verdict
 from ibcheck.theory.errors import InputError
 
@@ -69,13 +70,16 @@ class DirectionTest:
     no_rise: bool  # a rise of the resolution's size is rejected at alpha
     no_fall: bool
     corrected: str | None = None  # the correction fitted along with it, when the plain slope was significant
-    levels: str | None = None  # where the plain slope was significant: "levels off", "keeps moving" or "cannot tell"
+    levels: str | None = None  # where the plain slope was significant: "levels off", "keeps moving", "cannot tell" or
+    # "residual" (a correction levels it off, but a significant slope remains beside it)
 
     def factor(self, x: float | None = None) -> str:
-        """The deviation ``x`` (default: the resolution) as a factor: ``d^0.03``, ``(log d)^0.2``."""
+        """The deviation ``x`` (default: the resolution) as a factor: ``d^0.03``, ``(log d)^0.2``; along a ray
+        ``k = d^b``, per unit of its first variable: ``d^0.03 along k = d^0.5``."""
         x = self.resolution if x is None else x
-        v = self.direction
-        return {"power": f"{v}^{x:.2g}", "log": f"(log {v})^{x:.2g}", "loglog": f"(log log {v})^{x:.2g}"}[self.family]
+        v = self.variables[0]
+        f = {"power": f"{v}^{x:.2g}", "log": f"(log {v})^{x:.2g}", "loglog": f"(log log {v})^{x:.2g}"}[self.family]
+        return f if len(self.variables) == 1 else f"{f} along {self.direction}"
 
     def violates(self, kind: str) -> bool:
         return self.levels != "cannot tell" and ((self.rises and kind not in LOWER) or (self.falls and kind not in UPPER))
@@ -92,18 +96,19 @@ class DirectionTest:
 @dataclass(frozen=True)
 class CorrectionFit:
     """A correction to scaling along one variable, and the model comparison that decided it: the ratio levelling off
-    (``c + log(1 + b z)``, no slope along the variable) against the ratio moving (``c + delta * phi``), by AIC on the
-    cell means (the levelled model pays one parameter more, for w)."""
+    (``c + log(1 + b z)``, no slope along the variable) against the ratio moving (``c + delta * phi``), weighted by
+    the cells' seeds (:func:`simulate.stats.ratio.level_against_trend`)."""
 
     variable: str
     family: str
     term: str  # "d^-0.5", "log(t)^-1"
     coefficient: float  # b
     se: float
-    rss_level: float
-    rss_trend: float
-    aic_level: float
-    aic_trend: float
+    wrss_level: float
+    wrss_trend: float
+    statistic: float  # chi^2 difference across cells, or the runs' t statistic (simulate.stats.ratio.LevelAgainstTrend)
+    p_moving: float  # below the violation level: it keeps moving
+    p_level: float  # below LEVELS: it levels off
     decision: str  # "levels off", "keeps moving" or "cannot tell"
 
     def as_json(self) -> dict:
@@ -147,16 +152,23 @@ class FunctionTest:
                 "target_met": self.target_met, "rows": [t.as_json() for t in self.tests], "notes": list(self.notes)}
 
 
+LEVELS = 0.05  # the level at which a correction that fits better than a steady deviation is accepted
+SE_FLOOR = 1e-9  # an exponent is known to no better than this (exact data: the se is rounding error, not information)
+
+
 def _direction(ff: FamilyFit, name: str, weights: dict[str, float], level: float, alpha: float, tol: float | None) -> DirectionTest:
     e, se = ff.estimate(weights)
+    se = max(se, SE_FLOOR)
     df = ff.fit.df
     if df <= 0 or not math.isfinite(se):
         return DirectionTest(ff.family, name, tuple(weights), e, se, df, math.inf, False, False, False, False)
     t_v, t_a, t_b = (float(stats.t.ppf(q, df)) for q in (1 - level, 1 - alpha, POWER))
     res = (t_v + t_b) * se
-    bar, room = (0.0, res) if tol is None else (tol, tol)
-    return DirectionTest(ff.family, name, tuple(weights), e, se, df, res, e - t_v * se > bar, e + t_v * se < -bar,
-                         e + t_a * se < room, e - t_a * se > -room)
+    rises, falls = e - t_v * se > (tol or 0.0), e + t_v * se < -(tol or 0.0)
+    if tol is None:  # the sweep's own resolution: no significant deviation, at a resolution this sweep detects
+        return DirectionTest(ff.family, name, tuple(weights), e, se, df, res, rises, falls, not rises, not falls)
+    # an explicit tolerance: a deviation beyond it is rejected (one-sided at alpha)
+    return DirectionTest(ff.family, name, tuple(weights), e, se, df, res, rises, falls, e + t_a * se < tol, e - t_a * se > -tol)
 
 
 def _contrasts(ff: FamilyFit, variables: list[str], toward_zero: frozenset[str]) -> list[tuple[str, dict[str, float]]]:
@@ -197,10 +209,12 @@ def function_test(rows: list[dict], variables: list[str], kind: str, predicted: 
     for order, ff in fits.items():
         t_tol = tol.get(ff.family)
         plain = [_direction(ff, n, w, level, alpha, t_tol) for n, w in plans[order]]
-        moving = [v for v in variables if any((d.rises or d.falls) and v in d.variables for d in plain)]
+        moving = [v for v in variables if any((d.rises or d.falls) and d.variables == (v,) for d in plain)]
+        if not moving:  # a ray moves while no variable alone does: try each of its variables
+            moving = [v for v in variables if any((d.rises or d.falls) and v in d.variables for d in plain)]
         decided = {}
         for v in moving:
-            best = _best_correction(rrows, order, variables, toward_zero, offsets, trajectory, restriction, v, ff)
+            best = _best_correction(rrows, order, variables, toward_zero, offsets, trajectory, restriction, v, ff, level)
             if best is not None:
                 corrections.append(best[0])
                 decided[v] = best
@@ -227,7 +241,10 @@ def _levelled(plain: list[DirectionTest], decided: dict, kind: str, cf_of, plan,
             continue
         state = "keeps moving" if "keeps moving" in how else "cannot tell" if "cannot tell" in how else "levels off"
         if state == "levels off" and d.violates(kind):
-            out.append(replace(fixed[d.direction], corrected=names, levels=state))
+            f = replace(fixed[d.direction], corrected=names, levels=state)
+            # a residual slope beside a correction that levels the ratio: undetermined, never a violation by itself
+            # (a violation must survive every correction: "keeps moving"); a second-order term may be what is left
+            out.append(replace(f, rises=False, falls=False, no_rise=False, no_fall=False, levels="residual") if f.violates(kind) else f)
         elif state == "levels off":
             out.append(replace(d, rises=False, falls=False, no_rise=True, no_fall=True, corrected=names, levels=state))
         elif state == "cannot tell" and d.violates(kind):
@@ -238,39 +255,36 @@ def _levelled(plain: list[DirectionTest], decided: dict, kind: str, cf_of, plan,
 
 
 def _best_correction(rrows, order, variables, toward_zero, offsets, trajectory, restriction, v: str,
-                     ff: FamilyFit) -> tuple[CorrectionFit, Correction] | None:
-    """The correction along ``v`` under which the ratio levels off best (the smallest residual sum of squares of
-    ``c + log(1 + b z)`` with no slope along v, the other variables' alternatives kept, over the shapes and w tried, b
-    profiled), compared by AIC with the ratio moving (the family's plain fit): "levels off" when the levelled model
-    is better by more than 2, "keeps moving" when the moving one is, "cannot tell" otherwise."""
-    alts = [t for t in ff.terms if not isinstance(t, Correction) and t.variable != v]
+                     ff: FamilyFit, level: float) -> tuple[CorrectionFit, Correction] | None:
+    """The correction along ``v`` under which the ratio levels off best (the smallest weighted residual sum of
+    ``c + log(1 + b z)`` with no slope along v, over the shapes and w tried, b profiled), against the ratio moving
+    along v: "keeps moving" when the moving model fits significantly better at the violation level (a violation must
+    be significant against the best correction too), "levels off" when the levelled one fits better at LEVELS,
+    "cannot tell" otherwise."""
+    alt = next(t for t in ff.terms if t.variable == v and not isinstance(t, Correction))
+    others = [t for t in ff.terms if not isinstance(t, Correction) and t.variable != v]
     cells = [c for c in ff.fit.cells if "residual" in c]
-    n = len(cells)
-    tried = [profile_correction(cells, alts, Correction(v, 0, v in toward_zero, shape=shape, w=w)) for shape, w in CORRECTIONS]
-    tried = [(c, r) for c, r in tried if math.isfinite(r)]
-    if not tried or n < 4:
+    tried = [level_against_trend(cells, others, alt, Correction(v, 0, v in toward_zero, shape=shape, w=w, form=form, p=p))
+             for form, p, shape, w in CORRECTIONS]
+    best = min((x for x in tried if x is not None), key=lambda x: x.wrss_level, default=None)
+    if best is None:
         return None
-    corr, rss_level = min(tried, key=lambda cr: cr[1])
-    rss_trend = ff.rss
-    floor = 1e-12 * max(1.0, sum(c["mean_log"] ** 2 for c in cells))
-    p_trend = len(alts) + 2
-    aic_level = n * math.log(max(rss_level, floor) / n) + 2 * (p_trend + 1)
-    aic_trend = n * math.log(max(rss_trend, floor) / n) + 2 * p_trend
-    decision = "levels off" if aic_level < aic_trend - 2 else "keeps moving" if aic_trend < aic_level - 2 else "cannot tell"
+    corr = best.correction
+    decision = "keeps moving" if best.p_moving < level else "levels off" if best.p_level < LEVELS else "cannot tell"
     se = math.nan
     if decision == "levels off":
         try:
-            cf = alternative_fit(rrows, order, variables, toward_zero, offsets, trajectory, restriction, (corr,))
-            se = cf.fit.se[corr.name]
+            se = alternative_fit(rrows, order, variables, toward_zero, offsets, trajectory, restriction, (corr,)).fit.se[corr.name]
         except InputError:
             decision = "cannot tell"
-    return CorrectionFit(v, ff.family, corr.name, corr.b, se, rss_level, rss_trend, aic_level, aic_trend, decision), corr
+    return CorrectionFit(v, ff.family, corr.name, corr.b, se, best.wrss_level, best.wrss_trend, best.statistic, best.p_moving,
+                         best.p_level, decision), corr
 
 
 def _decide(kind: str, tests: list[DirectionTest], level: float, corrections: list[CorrectionFit], tol: dict, orders: list[int],
             variables: list[str], terms: list[Term], notes: list[str]) -> FunctionTest:
     violations = [t for t in tests if t.violates(kind)]
-    open_ = sorted((t for t in tests if not t.holds(kind) and not t.violates(kind)), key=lambda t: t.levels != "cannot tell")
+    open_ = sorted((t for t in tests if not t.holds(kind) and not t.violates(kind)), key=lambda t: t.levels not in ("residual", "cannot tell"))
     loglog_vars = {t.variable for t in terms if t.order == 2}
     target_met: dict[str, bool] = {}
     coarse: list[DirectionTest] = []
@@ -292,12 +306,19 @@ def _decide(kind: str, tests: list[DirectionTest], level: float, corrections: li
                   f"(+-2 se: [{lo:.3g}, {hi:.3g}]), significant at {level:.2g}; a {kind} bound forbids it"
                   + (f" beyond the tolerance {tol[worst.family]:g}" if worst.family in tol else ""))
         return FunctionTest("inconsistent", reason, kind, tuple(tests), level, None, tuple(corrections), tol_t, target_met or None, tuple(notes))
+    if open_ and open_[0].levels == "residual":
+        t = open_[0]
+        lo, hi = t.estimate - 2 * t.se, t.estimate + 2 * t.se
+        reason = (f"along {t.direction} the ratio levels off with a correction to scaling ({t.corrected}), but a residual "
+                  f"{t.factor(t.estimate)} (+-2 se: [{lo:.3g}, {hi:.3g}]) remains beside it: a higher-order correction or a small "
+                  f"deviation; this sweep cannot tell which (a wider range of {t.variables[0]} can)")
+        return FunctionTest("inconclusive", reason, kind, tuple(tests), level, attained, tuple(corrections), tol_t, target_met or None, tuple(notes))
     if open_ and open_[0].levels == "cannot tell":
         t = open_[0]
         c = next(c for c in corrections if c.variable in t.variables and c.family == t.family)
         reason = (f"along {t.direction} the ratio moves ({t.factor(t.estimate)}), but a correction to scaling ({c.term}) describes the "
-                  f"data about as well (AIC {c.aic_level:.1f} against {c.aic_trend:.1f} for a steady deviation): this sweep cannot tell "
-                  f"a finite-size correction from a violation; a wider range of {t.direction.split(' ')[0]} would")
+                  f"data about as well (p = {c.p_moving:.2g} for a steady deviation against it: neither side decides): this sweep cannot "
+                  f"tell a finite-size correction from a violation; a wider range of {t.variables[0]} would")
         return FunctionTest("inconclusive", reason, kind, tuple(tests), level, attained, tuple(corrections), tol_t, target_met or None, tuple(notes))
     if open_:
         t = open_[0]

@@ -17,7 +17,7 @@ from typing import Mapping, Sequence
 from ibcheck.simulate.experiments.base import Row
 from ibcheck.simulate.substrate.censored import decode
 from ibcheck.simulate.verdict.analysis import BoundAnalysis
-from ibcheck.simulate.verdict.rules import Verdict, beyond_band, combine, pinned_interval
+from ibcheck.simulate.verdict.rules import UPPER, Verdict, combine
 
 
 def _by_cell(rows: list[Row], cell_vars: list[str]) -> dict[tuple, list[Row]]:
@@ -160,20 +160,12 @@ def transfer_cells(rows: list[Row], cell_vars: list[str], tolerance_points: int 
     return tuple(out)
 
 
-def _tight(fits: Sequence[Mapping]) -> bool:
-    """Every fitted exponent's decision interval is pinned to its prediction (the bound is attained)."""
-    return all(pinned_interval(f["decision_ci"][0], f["decision_ci"][1], f["predicted"], f["margin"]) for f in fits)
-
-
-def _loose(fits: Sequence[Mapping], kind: str) -> list[str]:
-    """The exponents decided strictly inside the bound by more than the margin (an upper bound far from attained)."""
-    out = []
-    for f in fits:
-        lo, hi = f["decision_ci"]
-        k = f.get("tested_as", kind)  # the term's own direction (mirrored where its variable tends to 0)
-        if beyond_band(k, lo, hi, f["predicted"], f["margin"]):
-            out.append(f"{f['variable']} {f['estimate']:.2f} [{lo:.2f}, {hi:.2f}] against {f['predicted']:g}")
-    return out
+def _loose(r: ReadingInput) -> list[str]:
+    """Why a bound holds only loosely: its function test found it consistent but not attained (the ratio to the claim's
+    function moves significantly away from the bound), with the directions that move."""
+    if r.attained is not False:
+        return []
+    return [f"the ratio to {r.expr or 'the bound'} moves away along {', '.join(r.moving) or 'the grid'}"]
 
 
 @dataclass(frozen=True)
@@ -187,19 +179,26 @@ class ReadingInput:
     kind: str
     verdict: Verdict
     fits: tuple[Mapping, ...]
+    attained: bool | None = None  # the function test's: false for a loose bound, true where the ratio is flat or levels off
+    expr: str = ""
+    moving: tuple[str, ...] = ()  # the directions along which the ratio moves away from the bound
 
     @classmethod
     def of(cls, r: BoundAnalysis) -> ReadingInput:
-        return cls(r.label, r.quantity, r.reading, r.kind, r.analysis.verdict, tuple(r.analysis.fits_json()))
+        ft = r.analysis.function
+        moving = tuple(dict.fromkeys(f"{t.direction} ({t.factor(t.estimate)})" for t in (ft.tests if ft else ())
+                                     if (t.falls if r.kind in UPPER else t.rises) and t.levels != "cannot tell"))
+        return cls(r.label, r.quantity, r.reading, r.kind, r.analysis.verdict, tuple(r.analysis.fits_json()),
+                   ft.attained if ft else None, r.expr, moving)
 
 
 def decide_reading(results: Sequence[ReadingInput]) -> Reading | None:
     """Which reading of an ambiguous claim the data support, with the evidence of each (None: no readings).
 
     A reading with an inconsistent bound is rejected. Of the readings left, one whose bounds are all attained
-    (every exponent pinned to its prediction) is supported over one that holds only as a loose upper bound
-    (an exponent decided below its prediction by more than the margin): the loose reading states a rate the
-    data do not follow. Anything else cannot tell yet, and the record says what would tell them apart."""
+    (the function test's ``attained``: the ratio to the bound flat within its resolution, or levelling off) is
+    supported over one that holds only as a loose bound (``attained`` false: the ratio moves significantly away
+    from it): the loose reading states a rate the data do not follow. Anything else cannot tell yet, and the record says what would tell them apart."""
     readings: dict[str, list[ReadingInput]] = {}
     for r in results:
         if r.reading:
@@ -209,11 +208,11 @@ def decide_reading(results: Sequence[ReadingInput]) -> Reading | None:
     evidence: dict[str, ReadingEvidence] = {}
     for name, rs in readings.items():
         fits = {r.label: list(r.fits) for r in rs}
-        loose = tuple(f"{r.quantity}: {x}" for r in rs for x in _loose(fits[r.label], r.kind))
+        loose = tuple(f"{r.quantity}: {x}" for r in rs for x in _loose(r))
         evidence[name] = ReadingEvidence(combine([r.verdict for r in rs]), {r.label: r.verdict for r in rs},
                                          {r.label: {f["variable"]: {"estimate": f["estimate"], "decision_ci": f["decision_ci"],
                                                                     "predicted": f["predicted"]} for f in fits[r.label]} for r in rs},
-                                         all(_tight(fits[r.label]) for r in rs), loose)
+                                         all(r.attained is True for r in rs), loose)
     alive = [n for n, e in evidence.items() if e.verdict != "inconsistent"]
     decided = all(e.verdict != "inconclusive" for e in evidence.values())
     if not alive and decided:
@@ -226,8 +225,8 @@ def decide_reading(results: Sequence[ReadingInput]) -> Reading | None:
     if len(attained) == 1 and set(alive) - set(attained) <= set(loose_names):
         w = attained[0]
         why = "; ".join(f"{n} holds only as a loose upper bound ({'; '.join(evidence[n].loose)})" for n in alive if n != w)
-        return Reading(w, f"{w} is consistent and attained (every exponent pinned to its prediction); {why}", evidence)
+        return Reading(w, f"{w} is consistent and attained (the ratio to each bound flat within its resolution); {why}", evidence)
     pending = [n for n, e in evidence.items() if e.verdict == "inconclusive"]
     what = (f"a decision on {', '.join(pending)} (more seeds or a larger grid)" if pending else
-            "exponents pinned tightly enough that one reading is attained and the other is not")
+            "a resolution fine enough that one reading is attained and the other is not")
     return Reading("cannot tell yet", f"the readings differ in their predicted exponents, but {what} would tell them apart", evidence)
