@@ -127,7 +127,7 @@ class LevelAgainstTrend:
     moving one ``c + delta * phi``, with the other variables' alternatives in both.
 
     Across cells: both weighted by each cell's seeds; ``statistic`` is (WRSS_level - WRSS_trend) / s^2 (s^2 the larger
-    of the seed variance and the moving model's residual variance), read against chi^2(1). Along trajectories: each
+    of the seed variance and the better model's residual variance), read against chi^2(1). Along trajectories: each
     run is fitted on its own (its own level and b), and ``statistic`` is the t statistic of the runs' differences
     RSS_level - RSS_trend, with runs - 1 degrees of freedom (one run is one observation).
     ``p_moving``: the one-sided p that the moving model fits better; ``p_level``: that the levelled one does."""
@@ -239,7 +239,8 @@ def level_against_trend(cells: list[dict], others: list[Term], alt: Term, corr: 
     pure_df = sum(int(c.get("n_seeds") or 1) - 1 for c in cells if c.get("sd_log") is not None)
     pure = (sum((int(c["n_seeds"]) - 1) * c["sd_log"] ** 2 for c in cells if c.get("sd_log") is not None) / pure_df
             if pure_df >= 2 else 0.0)
-    s2 = max(pure, w_trend / (len(cells) - X1.shape[1]), 1e-300)
+    # the noise: the seeds' own variance, or the better-fitting model's residual variance where that is larger
+    s2 = max(pure, min(w_level / max(len(cells) - X0.shape[1] - 2, 1), w_trend / (len(cells) - X1.shape[1])), 1e-300)
     chi = (w_level - w_trend) / s2
     return LevelAgainstTrend(replace(corr, b=b), w_level, w_trend, chi,
                              float(stats.chi2.sf(chi, 1)) if chi > 0 else 1.0, float(stats.chi2.sf(-chi, 1)) if chi < 0 else 1.0)
