@@ -18,7 +18,7 @@ from ibcheck.simulate.experiments.design import BoundSpec
 from ibcheck.simulate.experiments.terms import MARGINS, SHIFTS, Term, parse_term
 from ibcheck.simulate.stats.drift import Drift, Extrapolated, correction_fit, drift_test, local_exponents
 from ibcheck.simulate.stats.fit import Fit, fit_exponents, seed_rows
-from ibcheck.simulate.verdict.function_test import TARGET, FunctionTest, function_test
+from ibcheck.simulate.verdict.function_test import FunctionTest, function_test
 from ibcheck.simulate.verdict.rules import Judgement, Verdict, combine, judge_exponent, judge_variable, term_kind
 from ibcheck.theory.errors import InputError
 
@@ -80,7 +80,7 @@ class Analysis:
             if not coarse and all(t.holds(ft.kind) or t.violates(ft.kind) for t in tests):
                 continue
             wide = any(t.levels in ("cannot tell", "residual") for t in tests) or any(
-                t.family == "log" and t.variables == (v,) and t.resolution > 2 * TARGET for t in tests)
+                t.variables == (v,) and t.target is not None and t.resolution > 2 * t.target for t in tests)
             out.append((v, wide or lacking))
         return out
 
