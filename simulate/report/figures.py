@@ -5,8 +5,9 @@ import base64
 import io
 import math
 import os
+from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Collection
+from typing import Any, Collection
 
 import numpy as np
 from jinja2 import Environment
@@ -184,3 +185,81 @@ def _gap_figure(d_grid: list[float]):
     ax2.set_xlabel("k")
     ax2.set_ylabel("sqrt(d) / sqrt(d/k)")
     return finish(fig, ax2, "the gap: a ratio of sqrt(k), independent of d (slope 1/2)")
+
+
+VERDICT_COLOURS = {"consistent": "#2e7d32", "inconsistent": "#c62828", "inconclusive": "#ef8f00"}
+
+
+@dataclass(frozen=True)
+class ForestRow:
+    """One row of the index's forest plot: a claim's bound, its verdict, whether the index counts it, and its
+    function test (:class:`simulate.verdict.function_test.FunctionTest`)."""
+
+    claim: str
+    label: str
+    verdict: str
+    counted: bool
+    function: Any
+
+
+def forest_figure(rows: list[ForestRow]):
+    """Per row and variable, the ratio's slope against the power and the log families of alternative factors
+    (estimate and +-2 se), in units of the row's target (the deviation a factor of log log x makes over the sweep's
+    range: +-1, dashed), over the resolution (a grey bar: the deviation the sweep detects; a decision needs it
+    inside +-1) and 0 (the claim's own function), in the verdict's colour; rows the index does not count have grey
+    labels. Slopes beyond the axis are arrows at its edge with their value.
+
+    Pitfall avoided: slopes in raw units put a trajectory over 800 decades (resolution t^0.0009) and a grid over
+    one decade (d^0.05) on scales 50 times apart; in units of their targets every row reads the same way, and a
+    table of text hides which claims are pinned and which merely undecided."""
+    from matplotlib.figure import Figure  # heavy: matplotlib (loaded on first use)
+
+    lines = [(r, v) for r in rows for v in r.function.resolution]
+    n = len(lines)
+    fig = Figure(figsize=(10.0, max(2.6, 0.3 * n + 1.4)))
+    ax = fig.subplots()
+    lim = 4.0
+    for i, (r, v) in enumerate(lines):
+        y = n - 1 - i
+        colour = VERDICT_COLOURS.get(r.verdict, "grey")
+        for fam, dy, marker in (("power", 0.15, "o"), ("log", -0.15, "s")):
+            m = next((t for t in r.function.tests if t.variables == (v,) and t.family == fam), None)
+            if m is None or not m.target or not math.isfinite(m.target):
+                continue
+            u = m.target
+            if math.isfinite(m.resolution):
+                ax.barh(y + dy, 2 * min(m.resolution / u, lim), left=-min(m.resolution / u, lim), height=0.26, color="0.87", zorder=1)
+            est, half = m.estimate / u, 2 * m.se / u
+            ax.plot([max(est - half, -lim), min(est + half, lim)], [y + dy] * 2, color=colour, lw=1.5, zorder=3)
+            if abs(est) <= lim:
+                ax.plot(est, y + dy, marker, color=colour, ms=4, zorder=4)
+            else:
+                x = lim if est > 0 else -lim
+                ax.annotate(f"{est:.3g}", (x, y + dy), xytext=(-22 if x > 0 else 22, 0), textcoords="offset points", fontsize=6,
+                            color=colour, va="center", ha="right" if x > 0 else "left",
+                            arrowprops={"arrowstyle": "->", "color": colour, "lw": 1})
+    ax.axvline(0, color="black", lw=0.8)
+    for x in (-1, 1):
+        ax.axvline(x, color="0.4", lw=0.8, ls="--")
+    ax.set_xlim(-lim, lim)
+    ax.set_ylim(-0.7, n - 0.3)
+    ax.set_yticks(range(n))
+    ax.set_yticklabels([f"{r.claim} {r.label}: {v}" for r, v in lines][::-1], fontsize=7)
+    for tick, (r, _) in zip(ax.get_yticklabels(), lines[::-1]):
+        if not r.counted:
+            tick.set_color("0.55")
+    ax.set_xlabel("slope of log(measure / claim) along the variable, in units of a log log x factor over the sweep's range "
+                  "(o: as a power, s: as a log factor)", fontsize=8)
+    ax.grid(True, axis="x", alpha=0.3)
+    handles = [matplotlib_patch(c, v) for v, c in VERDICT_COLOURS.items()] + [matplotlib_patch("0.87", "resolution")]
+    ax.legend(handles=handles, fontsize=7, loc="lower right")
+    ax.set_title("Every row's test: the ratio of the measure to its claim's function (0 = the claim; grey labels: not counted)",
+                 fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def matplotlib_patch(colour, label: str):
+    from matplotlib.patches import Patch  # heavy: matplotlib (loaded on first use)
+
+    return Patch(color=colour, label=label)

@@ -1,7 +1,9 @@
 """The default report (``ibcheck report``, what ``make report`` runs): the bound scaling report, a
 theory-against-simulation comparison for every claim with an experiment (their sweeps share one
-budget), the reproductions, and an index page whose table gives per claim and bound the predicted
-and measured exponents, the cells inside the hypotheses, the power, the looks and the verdict.
+budget), the reproductions, and an index page: a forest plot of every row's tested deviations (the ratio of the
+measure to the claim's function, per variable and family, against the row's resolution, coloured by verdict) and a
+table that gives per claim and bound the predicted and (descriptive) measured exponents, the cells inside the
+hypotheses, the resolution, whether the bound is attained, the looks and the verdict.
 """
 from __future__ import annotations
 
@@ -13,11 +15,11 @@ from dataclasses import dataclass, field
 from ibcheck.simulate.compare import inputs
 from ibcheck.simulate.compare.record import BoundRecord, ComparisonRecord
 from ibcheck.simulate.experiments.registry import EXPERIMENTS, experiment_for
-from ibcheck.simulate.report.figures import scaling_report, write_html
+from ibcheck.simulate.report.figures import ForestRow, forest_figure, scaling_report, write_html
 from ibcheck.simulate.verdict.kkt import certified_everywhere
 from ibcheck.simulate.verdict.rules import MIN_INSIDE, RowEvidence, Verdict, counted
 from ibcheck.theory import get_claim
-from ibcheck.theory.atomic import write_text
+from ibcheck.theory.atomic import save_figure_file, write_text
 from ibcheck.theory.errors import InputError
 from ibcheck.theory.outdir import check_out, inside, slug
 from ibcheck.theory.result import markdown_table
@@ -68,10 +70,10 @@ class IndexRow:
     kind: str
     predicted: str
     measured: str
-    extrapolated: str
+    resolution: str
+    attained: bool | None
     inside: str
     kkt: str
-    has_power: bool
     looks: int
     verdict: Verdict
     counted: bool
@@ -79,9 +81,10 @@ class IndexRow:
     why: str
 
     def markdown(self) -> dict:
+        att = {True: "yes", False: "no (loose)", None: "-"}[self.attained]
         return {"claim": f"[{self.claim}](compare/{slug(self.claim)}/report.md)", "quantity": self.quantity, "kind": self.kind,
-                "predicted": self.predicted, "measured (95% CI)": self.measured, "extrapolated": self.extrapolated,
-                "inside": self.inside, "KKT": self.kkt, "power": "yes" if self.has_power else "**no**", "looks": self.looks,
+                "predicted": self.predicted, "exponents (95% CI, descriptive)": self.measured, "resolution": self.resolution,
+                "attained": att if self.kind not in ("Theta",) else "-", "inside": self.inside, "KKT": self.kkt, "looks": self.looks,
                 "verdict": f"**{self.verdict}**", "counted": "yes" if self.counted else "no",
                 "extrapolated / trivial (not counted)": self.not_counted, "why": self.why}
 
@@ -99,8 +102,8 @@ def _index_row(name: str, b: BoundRecord, rec: ComparisonRecord) -> IndexRow:
     r = b.to_json()  # the index is written from here on: the fitted terms as they are shown
     pred = ", ".join(f"{f['variable']}: {f['predicted']:g}" for f in r["fits"])
     meas = ", ".join(f"{f['variable']}: {f['estimate']:.2f} [{f['ci_low']:.2f}, {f['ci_high']:.2f}]" for f in r["fits"])
-    ext = "; ".join(f"{v}: {e['estimate']:.2f}" + (f" [{e['ci'][0]:.2f}, {e['ci'][1]:.2f}]" if e["ci"] else "")
-                    for v, e in r["extrapolated"].items() if e["estimate"] is not None) or "-"
+    ft = b.analysis.function
+    res = "; ".join(", ".join(t.factor() for t in ft.tests if t.variables == (v,)) for v in ft.resolution) if ft else "-"
     reason = b.reason.replace("|", "/")
     if b.verdict == "inconclusive":
         wd = [w for w in rec.would_decide if w.label == b.label and w.budget_seconds]
@@ -110,8 +113,8 @@ def _index_row(name: str, b: BoundRecord, rec: ComparisonRecord) -> IndexRow:
                        f"if the spread is seed noise; see the comparison's report")
     app = rec.applicability
     is_counted, how = counted(_evidence(b, rec))
-    return IndexRow(name, b.quantity + (f" [{b.reading}]" if b.reading else ""), b.result.kind, pred, meas, ext,
-                    f"{app.inside if app else 0}/{app.total if app else 0}", _kkt_text(rec), bool(b.analysis.power["has_power"]),
+    return IndexRow(name, b.quantity + (f" [{b.reading}]" if b.reading else ""), b.result.kind, pred, meas, res,
+                    ft.attained if ft else None, f"{app.inside if app else 0}/{app.total if app else 0}", _kkt_text(rec),
                     len(rec.rounds), b.verdict, is_counted, "-" if is_counted or how == "undecided" else how, reason)
 
 
@@ -146,6 +149,7 @@ def write_full_report(out: str, options: ReportOptions) -> str:
     t0 = time.perf_counter()
     scaling_report(None, inside(out, "scaling"))
     rows: list[IndexRow] = []
+    forest: list[ForestRow] = []
     errors: list[dict] = []
     decided: set[str] = set()
     notes: list[str] = []
@@ -164,6 +168,8 @@ def write_full_report(out: str, options: ReportOptions) -> str:
             used += rec.work.used if rec.work else 0.0
             new = [_index_row(name, b, rec) for b in rec.bounds]
             rows += new
+            forest += [ForestRow(name, b.label, b.verdict, r.counted, b.analysis.function) for b, r in zip(rec.bounds, new)
+                       if b.analysis.function is not None]
             decided |= {name for r in new if r.counted}
             notes += _claim_notes(name, rec)
         except InputError as err:
@@ -182,9 +188,12 @@ def write_full_report(out: str, options: ReportOptions) -> str:
           f"{len(decided)} of {len(names)} claims have at least one counted row. A row counts as decided only when its verdict is "
           f"consistent or inconsistent, at least {MIN_INSIDE:.0%} of its cells are inside the claim's hypotheses, its cells hold "
           "certified KKT points where the claim speaks of KKT points, and it tests the claim's own exponents (log exponents "
-          "included). A row is `consistent` only with power (its negative control rejected) and `inconsistent` only without a "
-          "drift toward the prediction; `inside` counts the cells where every hypothesis of the claim holds (constants 1 unless "
-          "--constants sets them).", "",
+          "included). Each verdict tests the claim's own function: the ratio of the measure to it must not rise (O), fall "
+          "(Omega) or either (Theta) along any variable or ray of the window; `resolution` is the smallest deviation the sweep "
+          "detects (95% power), which must reach a factor of log log x for a decision; `attained: no (loose)` is an O or Omega "
+          "bound that holds with room. The exponents are fitted per term as a description. `inside` counts the cells where every "
+          "hypothesis of the claim holds (constants 1 unless --constants sets them).", "",
+          *(["![the tested deviations of every row](index_forest.png)", ""] if forest else []),
           markdown_table([r.markdown() for r in rows] + errors), "", *notes]
     if not options.only:
         reps = []
@@ -201,5 +210,9 @@ def write_full_report(out: str, options: ReportOptions) -> str:
         md += ["## Reproductions of the sources' experiments", "", markdown_table(reps), ""]
     text = "\n".join(md).replace("{total}", f"{time.perf_counter() - t0:.0f}") + "\n"
 
+    images = []
+    if forest:
+        save_figure_file(forest_figure(forest), os.path.join(out, "index_forest.png"))
+        images.append("index_forest.png")
     write_text(os.path.join(out, "index.md"), text)
-    return write_html(text, out, "index.html", "ibcheck report")
+    return write_html(text, out, "index.html", "ibcheck report", images)
