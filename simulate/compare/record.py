@@ -18,11 +18,9 @@ from typing import Any, Literal, Mapping
 
 from ibcheck.simulate.experiments.applicability import Applicability
 from ibcheck.simulate.experiments.base import Row
-from ibcheck.simulate.experiments.terms import SHIFTS, parse_term
 from ibcheck.simulate.substrate.censored import decode
 from ibcheck.simulate.verdict.analysis import Analysis, BoundAnalysis
 from ibcheck.simulate.verdict.kkt import KKTCell, Reading, TransferCell
-from ibcheck.simulate.verdict.rounds import needed_for_decision
 from ibcheck.simulate.verdict.rules import Verdict, pinned
 from ibcheck.simulate.verdict.sequential import Look
 
@@ -183,23 +181,32 @@ class WouldDecide:
 
 
 def would_decide(bounds: tuple[BoundRecord, ...], seconds: float, tasks: int) -> tuple[WouldDecide, ...]:
+    """For each undecided bound, the direction furthest from its target (the function test's resolution against the
+    deviation a log log factor makes): the seeds that would bring the resolution there, if the spread is seed noise
+    (the resolution shrinks as 1/sqrt(n)), and the budget they cost; a correction that cannot be told from a
+    deviation, or a residual beside one, needs a wider range instead."""
     out = []
     for b in bounds:
-        an = b.analysis
-        for v, j in an.judgements.items():
-            if j.verdict != "inconclusive":
-                continue
-            need = needed_for_decision(j.plain.kind, an.fit.estimate[v], an.fit.se[v], an.fit.df, an.predicted[v], an.margins.get(v, an.margin),
-                                       an.alpha, shift=SHIFTS[parse_term(v).order])
-            f = need["factor"]
-            if math.isfinite(f):
-                text = (f"about {f:.1f}x the measurements ({f * seconds:.0f} s of budget in reference seconds, {math.ceil(f * tasks)} tasks) "
-                        f"would bring the SE from {an.fit.se[v]:.3g} to {need['se_needed']:.3g}, if the spread is seed noise; "
-                        "a drift or lack of fit shrinks only with a larger grid")
-            else:
-                text = "the estimate sits on a decision boundary: more seeds cannot decide it; a grid reaching larger scale can"
-            out.append(WouldDecide(b.label, v, an.fit.se[v], need["se_needed"], f if math.isfinite(f) else None,
-                                   f * seconds if math.isfinite(f) else None, text))
+        ft = b.analysis.function
+        if ft is None or ft.verdict != "inconclusive":
+            continue
+        singles = [t for t in ft.tests if len(t.variables) == 1
+                   and (not t.holds(ft.kind) or not t.resolves(ft.kind))]
+        if not singles:
+            continue
+        t = max(singles, key=lambda t: t.resolution / t.target if t.target else math.inf)
+        name = f"{t.family}:{t.direction}"
+        if t.levels in ("cannot tell", "residual") or not t.target or not math.isfinite(t.resolution):
+            out.append(WouldDecide(b.label, name, t.se, math.nan, None, None,
+                                   f"a wider range of {t.direction}: more seeds cannot separate a correction to scaling from a "
+                                   "deviation" if t.levels else f"a wider range of {t.direction} or more seeds"))
+            continue
+        f = max((t.resolution / t.target) ** 2, 1.0)
+        need = t.se * min(t.target / t.resolution, 1.0)
+        out.append(WouldDecide(b.label, name, t.se, need, f, f * seconds,
+                               f"about {f:.1f}x the measurements ({f * seconds:.0f} s of budget in reference seconds, {math.ceil(f * tasks)} "
+                               f"tasks) would bring the resolution along {t.direction} from {t.factor()} to {t.factor(t.target)}, if the "
+                               "spread is seed noise; a wider range also shrinks it"))
     return tuple(out)
 
 

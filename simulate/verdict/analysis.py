@@ -80,7 +80,7 @@ class Analysis:
             if not coarse and all(t.holds(ft.kind) or t.violates(ft.kind) for t in tests):
                 continue
             wide = any(t.levels in ("cannot tell", "residual") for t in tests) or any(
-                t.variables == (v,) and t.target is not None and t.resolution > 2 * t.target for t in tests)
+                t.variables == (v,) and t.target is not None and not t.resolves(ft.kind) and t.resolution > 2 * t.target for t in tests)
             out.append((v, wide or lacking))
         return out
 

@@ -73,6 +73,7 @@ class DirectionTest:
     no_rise: bool  # a rise of the resolution's size is rejected at alpha
     no_fall: bool
     target: float | None = None  # the resolution a decision needs along this variable (a factor of log log x)
+    bound: float = math.inf  # the half-width of the slope's interval at the violation level (t_{1 - level} * se)
     corrected: str | None = None  # the correction fitted along with it, when the plain slope was significant
     levels: str | None = None  # where the plain slope was significant: "levels off", "keeps moving", "cannot tell" or
     # "residual" (a correction levels it off, but a significant slope remains beside it)
@@ -90,6 +91,16 @@ class DirectionTest:
 
     def holds(self, kind: str) -> bool:
         return (self.no_rise or kind in LOWER) and (self.no_fall or kind in UPPER)
+
+    def resolves(self, kind: str) -> bool:
+        """Does this direction meet its target: a deviation of the target's size in the forbidden direction is
+        detected with POWER (resolution <= target), or already excluded by the interval at the violation level (a
+        ratio that falls significantly cannot hide a rise)?"""
+        if self.target is None or self.resolution <= self.target:
+            return True
+        up_ok = self.estimate + self.bound < self.target
+        down_ok = self.estimate - self.bound > -self.target
+        return (up_ok or kind in LOWER) and (down_ok or kind in UPPER)
 
     def as_json(self) -> dict:
         return {"family": self.family, "direction": self.direction, "estimate": self.estimate, "se": self.se, "df": self.df,
@@ -170,9 +181,10 @@ def _direction(ff: FamilyFit, name: str, weights: dict[str, float], level: float
     res = (t_v + t_b) * se
     rises, falls = e - t_v * se > (tol or 0.0), e + t_v * se < -(tol or 0.0)
     if tol is None:  # the sweep's own resolution: no significant deviation, at a resolution this sweep detects
-        return DirectionTest(ff.family, name, tuple(weights), e, se, df, res, rises, falls, not rises, not falls)
+        return DirectionTest(ff.family, name, tuple(weights), e, se, df, res, rises, falls, not rises, not falls, bound=t_v * se)
     # an explicit tolerance: a deviation beyond it is rejected (one-sided at alpha)
-    return DirectionTest(ff.family, name, tuple(weights), e, se, df, res, rises, falls, e + t_a * se < tol, e - t_a * se > -tol)
+    return DirectionTest(ff.family, name, tuple(weights), e, se, df, res, rises, falls, e + t_a * se < tol, e - t_a * se > -tol,
+                         bound=t_v * se)
 
 
 def targets(ff: FamilyFit, variables: list[str], toward_zero: frozenset[str]) -> dict[str, float]:
@@ -319,7 +331,7 @@ def _decide(kind: str, tests: list[DirectionTest], level: float, corrections: li
     if not tol:
         for t in tests:
             if len(t.variables) == 1 and t.target is not None and (t.family != "loglog" or t.direction in loglog_vars):
-                ok = t.resolution <= t.target
+                ok = t.resolves(kind)
                 target_met[t.direction] = target_met.get(t.direction, True) and ok
                 if not ok:
                     coarse.append(t)

@@ -194,35 +194,3 @@ def _match(fit_cell: dict, v: str, design_cells: dict) -> object:
             return val
     return x if x is not None else next(dict(k)[v] for k in design_cells)
 
-
-def needed_for_decision(kind: str, estimate: float, se: float, df: int, predicted: float, margin: float, alpha: float,
-                        shift: float = 0.5) -> dict:
-    """How much smaller the SE must be to decide this exponent (consistent with power, or inconsistent).
-
-    Returns ``{"se_needed": ..., "factor": (se / se_needed)^2}``: the factor by which the number
-    of measurements must grow if the spread is seed noise (a spread from lack of fit does not
-    shrink with seeds; then a larger grid is what decides). The rules are the verdict's own
-    (:func:`simulate.verdict.rules.exponent_verdict` and its negative control), searched by bisection
-    on the SE at the same estimate and degrees of freedom: no copy of a threshold lives here.
-    """
-    from ibcheck.simulate.verdict.rules import exponent_verdict, negative_control_exponent  # heavy: scipy (loaded on first use)
-
-    control = negative_control_exponent(kind, predicted, shift)
-
-    def decisive(s: float) -> bool:
-        v = exponent_verdict(kind, estimate, s, max(df, 1), predicted, margin, alpha)
-        if v.verdict == "inconsistent":
-            return True
-        return v.verdict == "consistent" and exponent_verdict(kind, estimate, s, max(df, 1), control, margin, alpha).verdict == "inconsistent"
-
-    if not (se > 0 and math.isfinite(se)):
-        return {"se_needed": 0.0, "factor": math.inf}
-    if decisive(se):
-        return {"se_needed": se, "factor": 1.0}
-    if not decisive(se * 1e-9):
-        return {"se_needed": 0.0, "factor": math.inf}  # on a decision boundary: no SE decides it
-    lo, hi = se * 1e-9, se
-    for _ in range(80):
-        mid = math.sqrt(lo * hi)
-        lo, hi = (mid, hi) if decisive(mid) else (lo, mid)
-    return {"se_needed": lo, "factor": (se / lo) ** 2}
