@@ -25,7 +25,6 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ibcheck.simulate.experiments.terms import Term
-from ibcheck.simulate.stats.estimate import LeastSquares
 from ibcheck.simulate.stats.fit import Fit, fit_exponents, log_of
 
 FAMILIES = {0: "power", 1: "log", 2: "loglog"}
@@ -124,13 +123,9 @@ CORRECTIONS = tuple((form, p, shape, w) for form, p in (("factor", 1.0), ("facto
 @dataclass(frozen=True)
 class LevelAgainstTrend:
     """One correction's profile: the levelled model ``c + log(1 + b z)`` (no slope along its variable) against the
-    moving one ``c + delta * phi``, with the other variables' alternatives in both.
-
-    Across cells: both weighted by each cell's seeds; ``statistic`` is (WRSS_level - WRSS_trend) / s^2 (s^2 the larger
-    of the seed variance and the better model's residual variance), read against chi^2(1). Along trajectories: each
-    run is fitted on its own (its own level and b), and ``statistic`` is the t statistic of the runs' differences
-    RSS_level - RSS_trend, with runs - 1 degrees of freedom (one run is one observation).
-    ``p_moving``: the one-sided p that the moving model fits better; ``p_level``: that the levelled one does."""
+    moving one ``c + delta * phi``, with the other variables' alternatives in both (:class:`LevelProfile`).
+    ``statistic``: the chi^2 difference across cells, or the runs' t along trajectories. ``p_moving``: the one-sided p
+    that the moving model fits better; ``p_level``: that the levelled one does."""
 
     correction: Correction
     wrss_level: float
@@ -160,31 +155,36 @@ def _bounds(z: np.ndarray, lx: np.ndarray, corr: Correction) -> tuple[float, flo
     return lo, hi
 
 
-def _annihilator(X: np.ndarray, sw: np.ndarray) -> np.ndarray:
-    """I - P for the weighted columns of X: it maps a weighted response to its residuals."""
+def _residualizer(X: np.ndarray, sw: np.ndarray):
+    """The map from a weighted response (a vector, or one column per candidate) to its residuals on the weighted
+    columns of X, by a thin QR: ``Y - Q (Q' Y)``.
+
+    Pitfall avoided: forming ``I - P`` is an n x n matrix per fit; along a trajectory of 3000 points that was 70 MB and
+    most of the time of a comparison."""
     Xw = sw[:, None] * X
-    return np.eye(len(sw)) - Xw @ LeastSquares(Xw).projector()
+    q, r = np.linalg.qr(Xw)
+    keep = np.abs(np.diag(r)) > max(Xw.shape) * np.finfo(float).eps * (np.abs(r).max() if r.size else 0.0)
+    q = q[:, keep]
+
+    def resid(Y: np.ndarray) -> np.ndarray:
+        return Y - q @ (q.T @ Y)
+
+    return resid
 
 
-def _profile(X0: np.ndarray, X1: np.ndarray, r: np.ndarray, z: np.ndarray, sw: np.ndarray, lo: float, hi: float,
-             corr: Correction) -> tuple[float, float, float]:
-    """(b, weighted RSS of the levelled model at b, weighted RSS of the moving model).
+def _profile(M0, y: np.ndarray, z: np.ndarray, sw: np.ndarray, lo: float, hi: float, corr: Correction) -> tuple[float, float]:
+    """(b, weighted RSS of the levelled model at b): ``M0`` residualizes on the levelled model's columns.
 
     b on a grid of GRID values over [lo, hi] at once (one matrix product), then refined by a parabola through the
     best point and its neighbours; an additive correction is linear in b, so its b is exact (clipped)."""
-    M0, M1 = _annihilator(X0, sw), _annihilator(X1, sw)
-    y = sw * r
-    e1 = M1 @ y
-    w_trend = float(e1 @ e1)
     if corr.form == "additive":
-        mz, my = M0 @ (sw * z), M0 @ y
+        mz, my = M0(sw * z), M0(y)
         den = float(mz @ mz)
         b = float(np.clip(float(mz @ my) / den, lo, hi)) if den > 0 else 0.0
         e0 = my - b * mz
-        return b, float(e0 @ e0), w_trend
+        return b, float(e0 @ e0)
     bs = np.linspace(lo, hi, GRID)
-    Y = y[:, None] - sw[:, None] * corr.correct(bs[None, :], z[:, None])
-    E = M0 @ Y
+    E = M0(y[:, None] - sw[:, None] * corr.correct(bs[None, :], z[:, None]))
     f = np.einsum("ij,ij->j", E, E)
     i = int(np.argmin(f))
     b = float(bs[i])
@@ -192,58 +192,74 @@ def _profile(X0: np.ndarray, X1: np.ndarray, r: np.ndarray, z: np.ndarray, sw: n
         d1, d2 = f[i + 1] - f[i - 1], f[i + 1] - 2 * f[i] + f[i - 1]
         if d2 > 0:
             cand = b - 0.5 * (bs[1] - bs[0]) * d1 / d2
-            e = M0 @ (y - sw * corr.correct(cand, z))
+            e = M0(y - sw * corr.correct(cand, z))
             if float(e @ e) < f[i]:
-                return cand, float(e @ e), w_trend
-    return b, float(f[i]), w_trend
+                return cand, float(e @ e)
+    return b, float(f[i])
 
 
-def level_against_trend(cells: list[dict], others: list[Term], alt: Term, corr: Correction) -> LevelAgainstTrend | None:
-    """Profile b for one correction shape and w (see :class:`LevelAgainstTrend`); None where undefined.
+class LevelProfile:
+    """The levelled model against the moving one along one variable, for every correction shape tried: the designs,
+    weights and residualizers are built once (per run along a trajectory), each :meth:`against` only profiles b.
+
+    Across cells: both weighted by each cell's seeds; the statistic is (WRSS_level - WRSS_trend) / s^2 (s^2 the
+    larger of the seed variance and the better model's residual variance), read against chi^2(1). Along
+    trajectories: each run fitted on its own (its own level and b), the statistic the t of the runs' differences
+    RSS_level - RSS_trend, with runs - 1 degrees of freedom (one run is one observation).
 
     Pitfall avoided: unweighted residual sums over cells of 2 and of 59 seeds let the noisiest cells decide, and
     ``n log(RSS ratio)`` reads their scatter as evidence (a true correction called a steady deviation); pooling the
     points of several runs reads the runs' own levels as misfit."""
-    from scipy import stats  # heavy: scipy (loaded on first use)
 
-    lx = np.array([c["log_" + corr.variable] for c in cells], dtype=float)
-    z = np.array([corr.z(x) for x in lx])
-    r = np.array([c["mean_log"] for c in cells], dtype=float)
-    X0, X1 = _design(cells, others), _design(cells, others + [alt])
-    if not (np.all(np.isfinite(z)) and np.all(np.isfinite(X1))) or z.max() <= 0 or len(cells) <= X1.shape[1]:
-        return None
-    lo, hi = _bounds(z, lx, corr)
-    runs: dict = {}
-    for i, c in enumerate(cells):
-        if "run" in c:
-            runs.setdefault(c["run"], []).append(i)
-    if len(runs) >= 2:
-        diffs, tot_l, tot_t, bs = [], 0.0, 0.0, []
-        for run, idx in runs.items():
-            ix = np.array(idx)
-            if len(ix) <= X1.shape[1] + 1:
-                continue
-            b, wl, wt = _profile(X0[ix], X1[ix], r[ix], z[ix], np.ones(len(ix)), lo, hi, corr)
-            diffs.append(wl - wt)
-            tot_l, tot_t = tot_l + wl, tot_t + wt
-            bs.append((run, b))
-        if len(diffs) < 2:
+    def __init__(self, cells: list[dict], others: list[Term], alt: Term):
+        self.variable = alt.variable
+        self.lx = np.array([c["log_" + alt.variable] for c in cells], dtype=float)
+        r = np.array([c["mean_log"] for c in cells], dtype=float)
+        X0, X1 = _design(cells, others), _design(cells, others + [alt])
+        self.ok = bool(np.all(np.isfinite(X1))) and len(cells) > X1.shape[1]
+        runs: dict = {}
+        for i, c in enumerate(cells):
+            if "run" in c:
+                runs.setdefault(c["run"], []).append(i)
+        self.by_run = len(runs) >= 2
+        groups = ([(run, np.array(ix)) for run, ix in runs.items() if len(ix) > X1.shape[1] + 1] if self.by_run
+                  else [(None, np.arange(len(cells)))])
+        n = np.array([max(int(c.get("n_seeds") or 1), 1) for c in cells], dtype=float)
+        self.parts = []
+        for run, ix in groups if self.ok else []:
+            sw = np.ones(len(ix)) if self.by_run else np.sqrt(n[ix])
+            M1 = _residualizer(X1[ix], sw)
+            e1 = M1(sw * r[ix])
+            self.parts.append((run, ix, _residualizer(X0[ix], sw), sw, sw * r[ix], float(e1 @ e1)))
+        pure_df = sum(int(c.get("n_seeds") or 1) - 1 for c in cells if c.get("sd_log") is not None)
+        self.pure = (sum((int(c["n_seeds"]) - 1) * c["sd_log"] ** 2 for c in cells if c.get("sd_log") is not None) / pure_df
+                     if pure_df >= 2 else 0.0)
+        self.n, self.p0, self.p1 = len(cells), X0.shape[1], X1.shape[1]
+
+    def against(self, corr: Correction) -> LevelAgainstTrend | None:
+        """Profile b for one correction shape and w; None where undefined."""
+        from scipy import stats  # heavy: scipy (loaded on first use)
+
+        z = np.array([corr.z(x) for x in self.lx])
+        if not self.parts or not np.all(np.isfinite(z)) or z.max() <= 0:
             return None
-        m, sd = float(np.mean(diffs)), float(np.std(diffs, ddof=1))
-        t = m / (sd / math.sqrt(len(diffs))) if sd > 0 else (math.inf if m > 0 else -math.inf if m < 0 else 0.0)
-        df = len(diffs) - 1
-        c_out = replace(corr, b=float(np.median([b for _, b in bs])), runs=tuple(bs))
-        return LevelAgainstTrend(c_out, tot_l, tot_t, t, float(stats.t.sf(t, df)), float(stats.t.cdf(t, df)))
-    n = np.array([max(int(c.get("n_seeds") or 1), 1) for c in cells], dtype=float)
-    b, w_level, w_trend = _profile(X0, X1, r, z, np.sqrt(n), lo, hi, corr)
-    pure_df = sum(int(c.get("n_seeds") or 1) - 1 for c in cells if c.get("sd_log") is not None)
-    pure = (sum((int(c["n_seeds"]) - 1) * c["sd_log"] ** 2 for c in cells if c.get("sd_log") is not None) / pure_df
-            if pure_df >= 2 else 0.0)
-    # the noise: the seeds' own variance, or the better-fitting model's residual variance where that is larger
-    s2 = max(pure, min(w_level / max(len(cells) - X0.shape[1] - 2, 1), w_trend / (len(cells) - X1.shape[1])), 1e-300)
-    chi = (w_level - w_trend) / s2
-    return LevelAgainstTrend(replace(corr, b=b), w_level, w_trend, chi,
-                             float(stats.chi2.sf(chi, 1)) if chi > 0 else 1.0, float(stats.chi2.sf(-chi, 1)) if chi < 0 else 1.0)
+        lo, hi = _bounds(z, self.lx, corr)
+        fits = [(run, *_profile(M0, y, z[ix], sw, lo, hi, corr), wt) for run, ix, M0, sw, y, wt in self.parts]
+        tot_l, tot_t = sum(f[2] for f in fits), sum(f[3] for f in fits)
+        if self.by_run:
+            if len(fits) < 2:
+                return None
+            diffs = [wl - wt for _, _, wl, wt in fits]
+            m, sd = float(np.mean(diffs)), float(np.std(diffs, ddof=1))
+            t = m / (sd / math.sqrt(len(diffs))) if sd > 0 else (math.inf if m > 0 else -math.inf if m < 0 else 0.0)
+            df = len(diffs) - 1
+            c_out = replace(corr, b=float(np.median([b for _, b, _, _ in fits])), runs=tuple((run, b) for run, b, _, _ in fits))
+            return LevelAgainstTrend(c_out, tot_l, tot_t, t, float(stats.t.sf(t, df)), float(stats.t.cdf(t, df)))
+        # the noise: the seeds' own variance, or the better-fitting model's residual variance where that is larger
+        s2 = max(self.pure, min(tot_l / max(self.n - self.p0 - 2, 1), tot_t / (self.n - self.p1)), 1e-300)
+        chi = (tot_l - tot_t) / s2
+        return LevelAgainstTrend(replace(corr, b=fits[0][1]), tot_l, tot_t, chi,
+                                 float(stats.chi2.sf(chi, 1)) if chi > 0 else 1.0, float(stats.chi2.sf(-chi, 1)) if chi < 0 else 1.0)
 
 
 def corrected_rows(rrows: list[dict], corrections: tuple[Correction, ...]) -> list[dict]:

@@ -16,6 +16,34 @@ from ibcheck.simulate.substrate.censored import decode
 from ibcheck.simulate.sweep.tasks import cell_key
 
 LN10 = math.log(10.0)
+MAX_POINTS = 1000  # the most points of one run a fit reads (evenly spaced in log of the scale; see thin_run)
+
+
+def thin_run(points: list[dict], v0: str, limit: int = MAX_POINTS) -> list[dict]:
+    """At most ``limit`` points of one run, evenly spaced in log ``v0`` (the first point of each of ``limit`` equal
+    bins of log v0, the last point always kept); a run with fewer points is returned as it is.
+
+    Pitfall avoided: every point of a long trajectory became a row, fitted over and over (3 runs x 1e5 points: 282 s
+    and 1.8 GB after the sweep), though one run is one observation: its points are one curve, and a thousand of them
+    per decade-spaced bin trace it as well as a hundred thousand."""
+    if len(points) <= limit:
+        return points
+    logs = [p.get("log_" + v0, math.log(p[v0]) if isinstance(p.get(v0), (int, float)) and p[v0] > 0 else None) for p in points]
+    known = [x for x in logs if x is not None]
+    if not known:
+        return points[:: max(1, len(points) // limit)]
+    lo, hi = min(known), max(known)
+    width = (hi - lo) / limit or 1.0
+    seen: set[int] = set()
+    out = []
+    for p, x in zip(points, logs):
+        b = -1 if x is None else min(int((x - lo) / width), limit - 1)
+        if b not in seen:
+            seen.add(b)
+            out.append(p)
+    if out[-1] is not points[-1]:
+        out.append(points[-1])
+    return out
 
 
 @dataclass(frozen=True)
@@ -48,8 +76,8 @@ class Measurements:
     def from_store(cls, exp, rows: list[Row], quantity: str, fit_variables: list[str], keep=None,
                    cell_variables: list[str] | None = None) -> Measurements:
         """One quantity's measurements from a sweep's stored rows (ok rows only; ``keep``, a set of
-        cell keys, restricts them to those cells). A trajectory row becomes one row per point, all
-        with the seed as their run; points carry ``log_T``/``log_value`` where the run gave log10
+        cell keys, restricts them to those cells). A trajectory row becomes one row per point (at most
+        MAX_POINTS per run, :func:`thin_run`), all with the seed as their run; points carry ``log_T``/``log_value`` where the run gave log10
         values (T and the loss leave float64's range under the loss-based schedule). A censored
         value keeps its side (``censor``)."""
         out = []
@@ -60,6 +88,7 @@ class Measurements:
                 continue
             if exp.trajectory:
                 v0 = fit_variables[0]
+                run = []
                 for tr in r.value.get("trajectory", []):
                     row = {"seed": r.seed, "run": r.seed}  # one run per seed: the unit the fit combines
                     lg = tr.get("log10_" + v0, tr.get("log10_T"))
@@ -71,7 +100,8 @@ class Measurements:
                         row["log_value"] = float(tr["log10_" + quantity]) * LN10
                     else:
                         row["value"] = tr.get(quantity)
-                    out.append(row)
+                    run.append(row)
+                out += thin_run(run, v0)
             else:
                 value, censor = decode(r.value.get(quantity))
                 out.append({**r.at(fit_variables), "value": value, "censor": censor, "seed": r.seed})

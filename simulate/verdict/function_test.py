@@ -48,7 +48,7 @@ from dataclasses import dataclass, replace
 from scipy import stats
 
 from ibcheck.simulate.experiments.terms import Term
-from ibcheck.simulate.stats.ratio import CORRECTIONS, ORDER_OF, Alternative, Correction, FamilyFit, alternative_fit, level_against_trend, ratio_rows, rays
+from ibcheck.simulate.stats.ratio import CORRECTIONS, ORDER_OF, Alternative, Correction, FamilyFit, LevelProfile, alternative_fit, ratio_rows, rays
 from ibcheck.simulate.verdict.rules import LOWER, TWO, UPPER, Verdict
 from ibcheck.theory.errors import InputError
 
@@ -112,7 +112,7 @@ class DirectionTest:
 class CorrectionFit:
     """A correction to scaling along one variable, and the model comparison that decided it: the ratio levelling off
     (``c + log(1 + b z)``, no slope along the variable) against the ratio moving (``c + delta * phi``), weighted by
-    the cells' seeds (:func:`simulate.stats.ratio.level_against_trend`)."""
+    the cells' seeds (:class:`simulate.stats.ratio.LevelProfile`)."""
 
     variable: str
     family: str
@@ -304,8 +304,8 @@ def _best_correction(rrows, order, variables, toward_zero, offsets, trajectory, 
     alt = next(t for t in ff.terms if t.variable == v and not isinstance(t, Correction))
     others = [t for t in ff.terms if not isinstance(t, Correction) and t.variable != v]
     cells = [c for c in ff.fit.cells if "residual" in c]
-    tried = [level_against_trend(cells, others, alt, Correction(v, 0, v in toward_zero, shape=shape, w=w, form=form, p=p))
-             for form, p, shape, w in CORRECTIONS]
+    prof = LevelProfile(cells, others, alt)
+    tried = [prof.against(Correction(v, 0, v in toward_zero, shape=shape, w=w, form=form, p=p)) for form, p, shape, w in CORRECTIONS]
     best = min((x for x in tried if x is not None), key=lambda x: x.wrss_level, default=None)
     if best is None:
         return None
