@@ -290,14 +290,15 @@ def calibrate(trials: int = 100, budget: float = DEFAULT_BUDGET, scenarios: list
 def calibration_markdown(res: dict) -> str:
     lines = [f"Calibration: {res['trials']} trials per scenario, claim {res['claim']}, default design {res['design']['grid']} with "
              f"{res['design']['seeds']} seeds, budget {res['budget']:g} synthetic s, {res['spending']} alpha spending.", "",
-             "Each cell: the function test's rate, then the band rule's on the same final data (the engine before it).", "",
-             "| scenario | truth | consistent | inconsistent | inconclusive | right verdict (band rule) | mean looks |",
+             "Each cell: the function test's rate, then in brackets the band rule's on the same final data (every exponent "
+             "against a fixed band, the engine before the function test); `right` is the verdict that matches the truth.", "",
+             "| scenario | truth | consistent | inconsistent | inconclusive | right | mean looks |",
              "|---|---|---|---|---|---|---|"]
     for name, r in res["scenarios"].items():
         rt, ob = r["rates"], r.get("band_rule_rates", {})
         right = "consistent" if r["truth"] == "true" else "inconsistent"
-        lines.append(f"| {name} ({r['note']}) | {r['truth']} | {rt['consistent']:.0%} | {rt['inconsistent']:.0%} | "
-                     f"{rt['inconclusive']:.0%} | {rt[right]:.0%} ({ob.get(right, 0):.0%}) | {r['mean_looks']:.1f} |")
+        cells = " | ".join(f"{rt[v]:.0%} ({ob.get(v, 0):.0%})" for v in ("consistent", "inconsistent", "inconclusive"))
+        lines.append(f"| {name}: {r['note']} | {r['truth']} | {cells} | {rt[right]:.0%} ({ob.get(right, 0):.0%}) | {r['mean_looks']:.1f} |")
     lines += ["", "Targets: " + "; ".join(f"{k}: {'met' if ok else '**not met**'}" for k, ok in res["targets"]["met"].items()) + "."]
     return "\n".join(lines) + "\n"
 

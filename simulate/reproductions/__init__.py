@@ -128,4 +128,9 @@ def comparison_rows(m, comparison, quantity: str, source: str, note: str = "", f
         m.add(quantity.format(quantity=r["quantity"], reading=rd), source.format(kind=r["kind"], expr=r["expr"]),
               [x["estimate"] for x in r["fits"]] if len(r["fits"]) > 1 else f["estimate"], Judged(r["verdict"]),
               "; ".join(f"{x['variable']}: {x['estimate']:.3f} [{x['ci_low']:.3f}, {x['ci_high']:.3f}] vs {x['predicted']:g}"
-                        for x in r["fits"]) + f"; negative control {r['negative_control']['verdict']}" + note)
+                        for x in r["fits"]) + f"; resolution {_resolution_text(r)}" + note)
+
+
+def _resolution_text(r: dict) -> str:
+    """A bound's resolution in one phrase: per variable, the smallest power and log factor the sweep detects."""
+    return "; ".join(f"{v}: " + ", ".join(f"{fam} {x:.2g}" for fam, x in per.items()) for v, per in (r.get("resolution") or {}).items())
