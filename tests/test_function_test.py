@@ -163,3 +163,23 @@ def test_the_resolution_and_its_keys_reach_summary_json(tmp_path, cli):
 def test_the_api_rejects_a_bad_tolerance():
     with pytest.raises(ibcheck.InputError, match="margin"):
         ibcheck.verdict("nonexistent.csv", predict="d=0.5", kind="Theta", margin=-1.0)
+
+
+def test_budgets_buy_resolution_where_it_limits():
+    """Section 6: a correction that cannot be told from a deviation asks for a wider range (the grid is extended);
+    a noisy sweep whose resolution misses its target by a little asks for seeds."""
+    from ibcheck.simulate.sweep.tasks import cell_key
+    from ibcheck.simulate.verdict.rounds import plan_round
+
+    ds = _pow2(4, 12)
+    unsure = analyze(_rows(lambda d: d ** 0.45, ds), ["d"], "Theta", {"d": 0.5}, bootstrap=False)
+    assert unsure.verdict == "inconclusive" and unsure.open_exponents() == [("d", True)]
+    design = {cell_key({"d": d}): 3 for d in ds}
+    plan = plan_round([(unsure.fit.cells, unsure.terms, v, ext) for v, ext in unsure.open_exponents()], design, ["d"],
+                      lambda c: 0.01, 100.0, {"d": 2 ** 20}, 3, False)
+    assert plan.extended == {"d": 2 ** 13}
+    noisy = analyze(_rows(lambda d: d ** 0.5, [64, 128, 256], seeds=2, sd=0.3, seed=4), ["d"], "Theta", {"d": 0.5}, bootstrap=False)
+    assert noisy.verdict == "inconclusive" and "resolution" in noisy.reason
+    assert all(v == "d" for v, _ in noisy.open_exponents())
+    # a decided bound asks for nothing
+    assert analyze(_rows(lambda d: d ** 0.5, ds), ["d"], "Theta", {"d": 0.5}, bootstrap=False).open_exponents() == []
