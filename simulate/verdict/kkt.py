@@ -186,8 +186,9 @@ class ReadingInput:
     @classmethod
     def of(cls, r: BoundAnalysis) -> ReadingInput:
         ft = r.analysis.function
-        moving = tuple(dict.fromkeys(f"{t.direction} ({t.factor(t.estimate)})" for t in (ft.tests if ft else ())
-                                     if (t.falls if r.kind in UPPER else t.rises) and t.levels != "cannot tell"))
+        moving = tuple(f"{t.direction} ({t.factor(t.estimate)})" for t in (ft.tests if ft else ())
+                       if t.family == "power" and len(t.variables) == 1 and (t.falls if r.kind in UPPER else t.rises)
+                       and t.levels != "cannot tell")
         return cls(r.label, r.quantity, r.reading, r.kind, r.analysis.verdict, tuple(r.analysis.fits_json()),
                    ft.attained if ft else None, r.expr, moving)
 
