@@ -12,10 +12,10 @@ level ``alpha``:
 
 * a **violation** is a slope significant at ``alpha / m`` (Bonferroni) in the direction the bound forbids: a rise
   for ``O``, a fall for ``Omega``, either for ``Theta``;
-* the **resolution** of a direction is the deviation it detects with 80% power at that level:
-  ``(t_{1 - alpha/m} + t_{0.8}) * se``, read as a factor (``(log d)^0.2``, ``d^0.03``);
+* the **resolution** of a direction is the deviation it detects with 95% power (POWER) at that level:
+  ``(t_{1 - alpha/m} + t_{0.95}) * se``, read as a factor (``(log d)^0.2``, ``d^0.03``);
 * a direction **holds** when it shows no violation: no deviation at or above its resolution (the one it would
-  have detected with 80% power);
+  have detected with 95% power);
 * a **correction to scaling**: where a slope is significant, the ratio levelling off, ``c + (1 + b z)^p`` or
   ``c + b z`` (z = x^-w, (log x)^-w or log log x / log x; b profiled and bounded so that it is a correction), is
   compared with the ratio moving, ``c + delta * phi`` (weighted by the cells' seeds; run by run along
