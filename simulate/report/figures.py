@@ -248,8 +248,8 @@ def forest_figure(rows: list[ForestRow]):
     for tick, (r, _) in zip(ax.get_yticklabels(), lines[::-1]):
         if not r.counted:
             tick.set_color("0.55")
-    ax.set_xlabel("slope of log(measure / claim) along the variable, in units of a log log x factor over the sweep's range "
-                  "(o: as a power, s: as a log factor)", fontsize=8)
+    ax.set_xlabel("slope of log(measure / claim), in units of a log log x factor over the sweep's range\n"
+                  "(circles: as a power x^delta; squares: as a log factor (log x)^delta)", fontsize=8)
     ax.grid(True, axis="x", alpha=0.3)
     handles = [matplotlib_patch(c, v) for v, c in VERDICT_COLOURS.items()] + [matplotlib_patch("0.87", "resolution")]
     ax.legend(handles=handles, fontsize=7, loc="lower right")
