@@ -116,3 +116,80 @@ def test_an_absurd_noise_scale_is_a_result_or_one_line_never_a_crash(cli, tmp_pa
     res = cli("kkt", "--sigma", "1e100", "--d", "3", "--n", "6", "--width", "2", "--starts", "2", "--global", "--out", str(tmp_path / "k"))
     assert res.returncode in (0, 2), res.stderr
     assert "internal error" not in res.stderr and len(res.stderr.strip().splitlines()) <= 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 28, section 8: solver faults from the hostile-input campaign.
+
+
+def _kkt_points():
+    """A hand-checked KKT point (the SVM as a +-ReLU pair on symmetric data) and one certified by the search."""
+    from ibcheck.simulate.substrate.data import clusters
+    from ibcheck.solvers.kkt.certificate import kkt_certificate
+    from ibcheck.solvers.kkt.search import kkt_search, random_start
+
+    rng = np.random.default_rng(0)
+    P = rng.standard_normal((15, 5)) + np.eye(1, 5)[0] * 2
+    X, y = np.vstack([P, -P]), np.r_[np.ones(15), -np.ones(15)]
+    s = hard_margin_svm(X, y, bias=False)
+    c = math.sqrt(np.linalg.norm(s.w))
+    svm_net = TwoLayerReLU(W=np.vstack([s.w, -s.w]) / c, b=None, a=np.array([c, -c]))
+    ds = clusters(5, 4, 20, sigma=0.3, seed=1)
+    res = kkt_search(ds.X, ds.y, [(f"r{i}", random_start(5, 6, np.random.default_rng(i), bias=False)) for i in range(3)])
+    found = next(r.net for r in res if r.certificate.is_kkt(1e-5))
+    assert kkt_certificate(svm_net, X, y).is_kkt(1e-6) and kkt_certificate(found, ds.X, ds.y).is_kkt(1e-5)
+    return [(svm_net, X, y), (found, ds.X, ds.y)]
+
+
+@pytest.mark.parametrize("scale", [1e-9, 1e-8, 1e10, 1e12, 1e150])
+def test_a_kkt_point_certifies_at_any_data_scale(scale):
+    """A bias-free network's KKT points do not depend on the data's scale; the certificate must not either
+    (before: residual 0.33 at 1e-9, 1.8e65 at 1e150)."""
+    from ibcheck.solvers.kkt.certificate import kkt_certificate
+
+    for net, X, y in _kkt_points():
+        cert = kkt_certificate(net, X * scale, y)
+        assert cert.solver_status == "optimal" and cert.is_kkt(1e-5), (scale, cert.failures(1e-5))
+        assert cert.stationarity_residual <= 1.0  # lambda = 0 alone gives 1
+
+
+def test_a_kkt_point_scaled_by_1e200_still_certifies():
+    from ibcheck.solvers.kkt.certificate import kkt_certificate
+
+    for net, X, y in _kkt_points():
+        big = net.with_params(net.params() * 1e200)
+        assert kkt_certificate(big, X, y).is_kkt(1e-5)
+
+
+@pytest.mark.parametrize("offset", [1e8, 3e8, 1e10])
+def test_svm_is_translation_safe(offset):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 3))
+    y = np.sign(X[:, 0] + 0.3 * X[:, 1] + 0.1)
+    X[:, 0] += 0.5 * y
+    ref = hard_margin_svm(X, y)
+    out = hard_margin_svm(X + offset, y)
+    assert out.status == "optimal" and out.separable
+    assert out.margin == pytest.approx(ref.margin, rel=1e-5)
+    np.testing.assert_allclose(out.w, ref.w, rtol=1e-4, atol=1e-6)
+    assert np.min(y * ((X + offset) @ out.w + out.b)) >= 1 - 1e-3  # feasible on the data as given
+
+
+def test_eps_delta_kkt_reports_the_definitions_absolute_eps():
+    """LL20.def.eps_delta_kkt's eps is ||theta - sum lambda h|| at unit margin; the relative residual is named apart."""
+    from ibcheck.solvers.kkt.certificate import eps_delta_kkt
+
+    net, X, y = _kkt_points()[0]
+    bad = net.with_params(net.params() * (1 + 0.05 * np.random.default_rng(3).standard_normal(net.params().size)))
+    eps, delta, cert = eps_delta_kkt(bad, X, y)
+    assert eps == pytest.approx(cert.stationarity_abs) == pytest.approx(cert.epsilon)
+    assert eps == pytest.approx(cert.stationarity_residual * np.linalg.norm(cert.scaled.params()))
+    assert eps > cert.stationarity_residual  # ||theta|| > 1 at unit margin here: the two differ
+
+
+def test_an_identically_zero_classifier_has_radius_zero_not_nan():
+    net = TwoLayerReLU(W=np.zeros((3, 4)), a=np.zeros(3), b=np.zeros(3))
+    X = np.random.default_rng(0).standard_normal((5, 4))
+    r = compute_radii(net, X, np.ones(5), np.ones(4) / 2, ("universal", "attack", "certified", "exact"), 10.0)
+    for key in ("universal", "attack", "certified", "exact_lower", "exact_upper"):
+        assert np.all(r[key] == 0.0), (key, r[key])

@@ -226,7 +226,8 @@ class KKTTrajectory(Result):
         return f"GD checkpoints of seed {self.seed} as (eps, delta)-KKT points"
 
     def table(self) -> list[dict]:
-        return [{k: r.get(k) for k in ("step", "log10_loss", "epsilon", "delta", "epsilon_near_ties", "delta_near_ties", "solver_status")}
+        return [{k: r.get(k) for k in ("step", "log10_loss", "epsilon", "stationarity_rel", "delta", "epsilon_near_ties", "delta_near_ties",
+                                       "solver_status")}
                 for r in self.checkpoints]
 
     def figure(self):
@@ -234,7 +235,7 @@ class KKTTrajectory(Result):
         fig, ax = new_figure()
         if pts:
             x = [r["log10_loss"] for r in pts]
-            ax.semilogy(x, [max(r["epsilon"], 1e-16) for r in pts], "o-", label="eps (relative stationarity residual)")
+            ax.semilogy(x, [max(r["epsilon"], 1e-16) for r in pts], "o-", label="eps (LL20: ||theta - sum lambda h||, theta at unit margin)")
             ax.semilogy(x, [max(r["delta"], 1e-16) for r in pts], "s-", label="delta (complementary slackness)")
             ax.semilogy(x, [max(r["epsilon_near_ties"], 1e-16) for r in pts], "o--", alpha=0.6,
                         label=f"eps with near-ties |z| <= {NEAR_TIE:g} (relaxation)")
@@ -280,7 +281,7 @@ def kkt_trajectory(run, seed: int | None = None, polish: bool = False) -> KKTTra
         eps, delta, cert = eps_delta_kkt(net, X, y)
         eps_t, delta_t, cert_t = eps_delta_kkt(net, X, y, tie_tol=NEAR_TIE)
         rows.append({"step": c["step"], "log10_loss": c["log10_loss_sum"], "epsilon": eps, "delta": delta,
-                     "solver_status": cert.solver_status, "n_active": cert.n_active,
+                     "stationarity_rel": cert.stationarity_residual, "solver_status": cert.solver_status, "n_active": cert.n_active,
                      "epsilon_near_ties": eps_t, "delta_near_ties": delta_t, "near_tie_tol": NEAR_TIE, "n_near_ties": cert_t.n_ties})
     pol = None
     if polish:

@@ -105,11 +105,38 @@ def require_homogeneous(net) -> None:
         raise InputError(f"the KKT certificate needs a homogeneous two-layer ReLU network, got {getattr(net, 'kind', type(net).__name__)}")
 
 
+def _unit_scale(net: TwoLayerReLU, X: np.ndarray) -> tuple[TwoLayerReLU, np.ndarray, float]:
+    """The same KKT question at unit scale: ``theta / max|theta|`` (a positive multiple of theta is the same direction
+    of a homogeneous network), and, for a bias-free network, ``X / max|X|`` (its margins are then 1-homogeneous in x,
+    so its KKT points do not depend on the data's scale). Returns the network, the data and the factor by which the
+    margins shrank, ``q_unit = q / factor`` (for reporting the margin before scaling).
+
+    Pitfall avoided: the solver's tolerances are absolute, so the same KKT point read "residual 0.33" at X x 1e-9
+    and "1.8e65" at X x 1e150 (where lambda = 0 alone gives 1), and a network scaled by 1e200 overflowed its
+    margins into a division by zero."""
+    theta = net.params()
+    t = float(np.max(np.abs(theta))) if theta.size else 0.0
+    factor = 1.0
+    if t > 0 and np.isfinite(t) and (net.b is None or "b" in net.trained):
+        net = net.with_params(theta / t)
+        with np.errstate(over="ignore"):
+            factor *= float(np.float64(t) ** net.degree)  # inf where the original margins overflow float64 themselves
+    if net.b is None:
+        s = float(np.max(np.abs(X))) if X.size else 0.0
+        if s > 0 and np.isfinite(s):
+            X = X / s
+            with np.errstate(over="ignore"):
+                factor = float(np.float64(factor) * s)
+    return net, X, factor
+
+
 def kkt_certificate(net: TwoLayerReLU, X: np.ndarray, y: np.ndarray, active_tol: float = 1e-6, tie_tol: float = 1e-9) -> KKTCertificate:
-    """Certify (P)'s KKT conditions at ``net`` (LL20.def.kkt), after scaling to unit margin."""
+    """Certify (P)'s KKT conditions at ``net`` (LL20.def.kkt), after scaling to unit margin (at unit parameter and,
+    bias-free, unit data scale: :func:`_unit_scale`)."""
     require_homogeneous(net)
     X = np.asarray(X, float)
     y = np.asarray(y, float)
+    net, X, factor = _unit_scale(net, X)
     scaled, qmin = scale_to_unit_margin(net, X, y)
     theta = scaled.params()
     Zall = scaled.preactivations(X)
@@ -123,32 +150,41 @@ def kkt_certificate(net: TwoLayerReLU, X: np.ndarray, y: np.ndarray, active_tol:
     ties = [(int(i), int(j)) for i, j in zip(*np.nonzero(tie_mask))]
     H = J.T  # (P, |A|)
     T = tie_columns(scaled, X, y, ties)
-    return _solve(theta, H, T, active, ties, q, scaled, qmin, len(X))
+    with np.errstate(over="ignore"):
+        qmin_orig = float(np.float64(qmin) * factor)
+    return _solve(theta, H, T, active, ties, q, scaled, qmin_orig, len(X))
 
 
 def _solve(theta, H, T, active, ties, q, scaled, qmin, n) -> KKTCertificate:
     M = np.concatenate([H, T], axis=1)
     Q, R = np.linalg.qr(M, mode="reduced")
+    tn = float(np.linalg.norm(theta))
     c = Q.T @ theta
     perp = float(np.linalg.norm(theta - Q @ c))  # the part no multiplier can reach
-    lam = cp.Variable(H.shape[1], nonneg=True)
-    mu = cp.Variable(T.shape[1], nonneg=True) if T.shape[1] else None
-    coeffs = cp.hstack([lam, mu]) if mu is not None else lam
+    # the program at unit scale: u = coeffs * r / ||theta||, so that the solver's absolute tolerances mean the same
+    # thing whatever the scale of theta and of the data (the constraints mu <= lambda are homogeneous)
+    r = float(np.max(np.abs(R))) if R.size else 1.0
+    r = r if r > 0 and np.isfinite(r) else 1.0
+    u = cp.Variable(H.shape[1], nonneg=True)
+    v = cp.Variable(T.shape[1], nonneg=True) if T.shape[1] else None
+    coeffs = cp.hstack([u, v]) if v is not None else u
     cons = []
-    if mu is not None:
-        owner = {int(i): r for r, i in enumerate(active)}
-        cons.append(mu <= cp.hstack([lam[owner[i]] for i, _ in ties]))
-    prob = cp.Problem(cp.Minimize(cp.norm(c - R @ coeffs)), cons)
+    if v is not None:
+        owner = {int(i): k for k, i in enumerate(active)}
+        cons.append(v <= cp.hstack([u[owner[i]] for i, _ in ties]))
+    prob = cp.Problem(cp.Minimize(cp.norm(c / tn - (R / r) @ coeffs)), cons)
     try:
         prob.solve(solver=cp.CLARABEL)
     except cp.SolverError as err:
         return _failed(f"solver error: {err}", scaled, qmin, len(active), len(ties))
     if prob.status != cp.OPTIMAL:
         return _failed(str(prob.status), scaled, qmin, len(active), len(ties))
+    lam_active = np.maximum(np.asarray(u.value, dtype=float), 0.0) * tn / r
     lam_full = np.zeros(n)
-    lam_full[active] = np.maximum(lam.value, 0.0)
-    res_abs = math.hypot(float(prob.value), perp)
-    tn = float(np.linalg.norm(theta))
+    lam_full[active] = lam_active
+    coeff_all = np.concatenate([lam_active, np.maximum(np.asarray(v.value, dtype=float), 0.0) * tn / r]) if v is not None else lam_active
+    # the residual recomputed in the original units (never above ||theta||: lambda = 0 is always feasible)
+    res_abs = min(math.hypot(float(np.linalg.norm(c - R @ coeff_all)), perp), tn)
     L = scaled.degree
     return KKTCertificate(
         solver_status="optimal", stationarity_residual=res_abs / tn, stationarity_abs=res_abs,
@@ -171,7 +207,11 @@ def joint_certificate(net: TwoLayerReLU, X: np.ndarray, y: np.ndarray, weight: f
     Any solution is a valid (eps, delta) certificate (LL20.def.eps_delta_kkt).
     """
     require_homogeneous(net)
-    scaled, qmin = scale_to_unit_margin(net, np.asarray(X, float), np.asarray(y, float))
+    X, y = np.asarray(X, float), np.asarray(y, float)
+    net, X, factor = _unit_scale(net, X)
+    scaled, qmin = scale_to_unit_margin(net, X, y)
+    with np.errstate(over="ignore"):
+        qmin = float(np.float64(qmin) * factor)
     theta = scaled.params()
     q, J = margin_jacobian(scaled, X, y)
     Q, R = np.linalg.qr(J.T, mode="reduced")
@@ -192,12 +232,16 @@ def joint_certificate(net: TwoLayerReLU, X: np.ndarray, y: np.ndarray, weight: f
 
 def eps_delta_kkt(net: TwoLayerReLU, X: np.ndarray, y: np.ndarray, tolerances=(1e-8, 1e-6, 1e-4, 1e-3, 1e-2, 3e-2, 1e-1, 3e-1, 1.0),
                   weights=(0.1, 1.0, 10.0, 100.0), tie_tol: float = 1e-9) -> tuple[float, float, KKTCertificate]:
-    """LL20.def.eps_delta_kkt: an (eps, delta) pair that ``net`` provably satisfies.
+    """LL20.def.eps_delta_kkt: an (eps, delta) pair that ``net`` provably satisfies, in the definition's own units:
+    ``eps = ||theta - sum_i lambda_i h_i||`` with theta scaled to unit margin (absolute, as the definition and
+    :attr:`KKTCertificate.epsilon` state it), ``delta = max_i lambda_i (q_i - 1)``. The relative residual
+    (``eps / ||theta||``) is the certificate's ``stationarity_residual``.
 
     Candidates: each active-set tolerance tau (multipliers on ``q_i <= 1 + tau`` only), and
-    each weight of :func:`joint_certificate` (multipliers on every sample). Every candidate
-    is a valid pair ``(||theta - sum lambda h|| / ||theta||, max_i lambda_i (q_i - 1))``; the
-    one with the smallest ``max(eps, delta)`` is returned.
+    each weight of :func:`joint_certificate` (multipliers on every sample); the one with the
+    smallest ``max(relative residual, delta)`` is returned.
+    Pitfall avoided: returning the relative residual under the name eps reported 0.306 where the definition's
+    eps was 0.617.
 
     With the default ``tie_tol`` the subgradients are the exact Clarke ones at theta. A
     larger ``tie_tol`` lets pre-activations within ``tie_tol`` of 0 (relative) take ReLU' in
@@ -217,4 +261,4 @@ def eps_delta_kkt(net: TwoLayerReLU, X: np.ndarray, y: np.ndarray, tolerances=(1
     if best is None:
         raise RuntimeError("no certificate: the convex program failed at every tolerance")
     cert = best[1]
-    return cert.stationarity_residual, cert.complementary_slackness, cert
+    return cert.stationarity_abs, cert.complementary_slackness, cert

@@ -27,9 +27,16 @@ def lipschitz_constant(net) -> float:
 
 
 def lipschitz_radius(net, X: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """SOK17.lemma.lipschitz_radius: ``max(q, 0) / beta``, the certified lower bound."""
-    q = y * net.forward(X)
-    return np.maximum(q, 0.0) / lipschitz_constant(net)
+    """SOK17.lemma.lipschitz_radius: ``max(q, 0) / beta``, the certified lower bound.
+
+    Pitfall avoided: a constant classifier (beta = 0, an identically zero network) gave 0/0 = nan; its margin is
+    0 everywhere, so every point is a tie and its radius is 0 (where q > 0 with beta = 0, no perturbation flips it:
+    inf)."""
+    q = np.maximum(y * net.forward(X), 0.0)
+    beta = lipschitz_constant(net)
+    if beta > 0:
+        return q / beta
+    return np.where(q > 0, np.inf, 0.0)
 
 
 def relaxation_lower_bound(net: TwoLayerReLU, X: np.ndarray, y: np.ndarray, eps: np.ndarray) -> np.ndarray:
