@@ -1,5 +1,6 @@
 """Claims about KKT points are measured on certified KKT points only (issue 20, section 2)."""
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -9,14 +10,19 @@ from ibcheck.simulate.experiments.kkt import CertifiedNetwork, KKTSample, Uncert
 from ibcheck.simulate.experiments.registry import EXPERIMENTS
 from ibcheck.simulate.verdict.kkt import at_thresholds, kkt_cells, transfer_cells
 from ibcheck.solvers.kkt.certificate import kkt_certificate
+from ibcheck.solvers.networks import TwoLayerReLU
+
+_RNG = np.random.default_rng(7)
+_POINT = TwoLayerReLU(W=_RNG.standard_normal((4, 3)), a=_RNG.standard_normal(4), b=None)
+_DATA = SimpleNamespace(X=_RNG.standard_normal((20, 3)))
 
 
-def _net(eps, delta=1e-12, status="optimal", feasible=True):
-    return CertifiedNetwork(None, 0, eps, delta, feasible, status, True)
+def _net(eps, delta=1e-12, status="optimal", feasible=True, net=_POINT):
+    return CertifiedNetwork(net, 0, eps, delta, feasible, status, True)
 
 
 def _sample(*nets):
-    return KKTSample(None, tuple(nets))
+    return KKTSample(_DATA, tuple(nets))
 
 
 def test_an_uncertified_network_never_enters_the_largest():
@@ -35,6 +41,7 @@ def test_kkt_row_takes_the_largest_over_certified_and_records_every_network():
     assert row["universal_flip_norm"] == 3.0
     assert row["kkt_trained"] == 3 and row["kkt_certified"] == 2 and row["kkt_eps"] == 2e-4
     assert [n.get("universal_flip_norm") for n in row["kkt_networks"]] == [2.0, None, 3.0]
+    assert row["kkt_distinct"] == 1 and row["kkt_flip_norms"] == [3.0]  # the two certified networks are one function
     with pytest.raises(UncertifiedSample):
         kkt_row(_sample(_net(0.5)), [None], "universal_flip_norm")
 
@@ -59,9 +66,12 @@ def test_kkt_and_transfer_summaries_per_cell():
          "kkt_delta_threshold": 1e-3, "transfer_min": 0.88, "transfer_mean": 0.9, "transfer_pairs": 2, "transfer_target": 0.9}
     rows = [_row({"d": 4}, 0, v), _row({"d": 4}, 1, None, "failed", "none of the 3 networks ...", "UncertifiedSample")]
     k = kkt_cells(rows, ["d"])
-    assert [c.to_json() for c in k] == [{"cell": {"d": 4}, "samples": 2, "samples_uncertified": 1, "networks_trained": 3,
-                                         "networks_certified": 2, "networks_polished": 3, "max_eps": 2e-5, "max_delta": 1e-12,
-                                         "eps_threshold": 1e-3, "delta_threshold": 1e-3}]
+    got = k[0].to_json()
+    assert {key: got[key] for key in ("cell", "samples", "samples_uncertified", "networks_trained", "networks_certified",
+                                      "networks_polished", "max_eps", "eps_threshold", "delta_threshold")} == {
+        "cell": {"d": 4}, "samples": 2, "samples_uncertified": 1, "networks_trained": 3, "networks_certified": 2,
+        "networks_polished": 3, "max_eps": 2e-5, "eps_threshold": 1e-3, "delta_threshold": 1e-3}
+    assert got["distinct"] == [] and got["global"] is None and "delta_note" in got
     t = transfer_cells(rows, ["d"])[0]
     assert t.pairs == 2 and t.fraction_min == 0.88 and t.transferable  # 0.88 >= 0.9 - 2 sqrt(0.09/200)
     bad = transfer_cells([_row({"d": 4}, 0, {**v, "transfer_min": 0.5})], ["d"])[0]
@@ -82,7 +92,14 @@ def test_fvbs23_row_is_measured_on_certified_kkt_points_only():
     assert len(certified) == row["kkt_certified"]
     assert row["universal_flip_norm"] == max(n["universal_flip_norm"] for n in certified)
     assert all(n.get("universal_flip_norm") is None for n in row["kkt_networks"] if n not in certified)
-    assert 0.0 <= row["transfer_min"] <= 1.0 and row["transfer_target"] == pytest.approx(0.9)
+    assert row["kkt_distinct"] >= 1 and len(row["kkt_flip_norms"]) == row["kkt_distinct"]
+    assert row["transfer_target"] == pytest.approx(0.9)
+    if row["kkt_distinct"] == 1:  # copies of one point: no pair, transfer not tested
+        assert row["transfer_pairs"] == 0 and row["transfer_min"] is None
+    else:
+        assert 0.0 <= row["transfer_min"] <= 1.0
+    # what each certificate rests on: its ties, and its residual with ReLU'(0) forced to 0 and to 1
+    assert all({"ties", "eps_relu0", "eps_relu1"} <= set(n) for n in row["kkt_networks"])
 
 
 def test_a_polished_network_is_certified_independently():
@@ -97,3 +114,50 @@ def test_a_polished_network_is_certified_independently():
     cert = kkt_certificate(c.net, s.dataset.X, s.dataset.y)  # the certificate again, from scratch
     assert (cert.stationarity_residual <= 1e-3 and cert.complementary_slackness_rel <= 1e-3) == c.certified()
     assert np.isclose(cert.min_margin, 1.0, rtol=1e-6)  # stored at unit margin
+
+
+def test_copies_of_one_kkt_point_count_once_and_a_different_point_twice():
+    """Two copies of one point (the same network, and one with its neurons permuted and split) are one KKT point;
+    another function is a second one; transfer needs two."""
+    perm = TwoLayerReLU(W=np.vstack([_POINT.W[::-1], _POINT.W[:1]]), a=np.r_[_POINT.a[::-1][:-1], _POINT.a[0] / 2, _POINT.a[0] / 2],
+                        b=None)
+    assert np.allclose(perm.forward(_DATA.X), _POINT.forward(_DATA.X))
+    other = TwoLayerReLU(W=_POINT.W * np.array([[1.0], [1.0], [1.0], [-1.0]]), a=_POINT.a, b=None)
+    assert len(_sample(_net(1e-6), _net(1e-6, net=perm)).distinct()) == 1
+    assert len(_sample(_net(1e-6), _net(1e-6, net=perm), _net(1e-6, net=other)).distinct()) == 2
+    assert len(_sample(_net(1e-6), _net(0.5, net=other)).distinct()) == 1  # an uncertified network is no KKT point
+    from ibcheck.simulate.experiments.kkt import transfer_fractions
+
+    X, y = _DATA.X, np.sign(_POINT.forward(_DATA.X))
+    v = np.ones(3) / math.sqrt(3)
+    assert transfer_fractions(_sample(_net(1e-6), _net(1e-6, net=perm)), X, y, v, [0.5, 0.5]) == []
+    assert len(transfer_fractions(_sample(_net(1e-6), _net(1e-6, net=other)), X, y, v, [0.5, 0.5])) == 2
+
+
+def test_one_point_per_sample_is_not_counted_as_every_kkt_point():
+    from ibcheck.simulate.verdict.kkt import KKTCell, several_points
+    from ibcheck.simulate.verdict.rules import RowEvidence, counted
+
+    def cell(d, distinct):
+        return KKTCell({"d": d}, 2, 0, 4, 4, 0, 1e-6, None, 1e-3, 1e-3, distinct=distinct)
+
+    one = (cell(4, (1, 1)), cell(8, (1, 1)), cell(16, (1, 2)))
+    two = (cell(4, (2, 2)), cell(8, (2, 3)), cell(16, (2, 2)), cell(32, (2, 2)), cell(64, (1, 2)))
+    assert not several_points(one) and several_points(two)
+    ok, why = counted(RowEvidence("consistent", 3, 3, kkt_certified=True, kkt_several=several_points(one)))
+    assert not ok and "every-KKT-point not tested" in why
+    assert counted(RowEvidence("consistent", 5, 5, kkt_certified=True, kkt_several=several_points(two)))[0]
+
+
+def test_a_certificate_says_what_it_rests_on():
+    """A polished KKT point rests on exact ties: its residual with ReLU'(0) forced to 0 or to 1 is far from 0."""
+    from ibcheck.simulate.experiments.kkt import kkt_sample
+
+    s = kkt_sample({"d": 64, "k": 2, "n": 40}, 0, "clusters", 1)
+    c = s.networks[0]
+    assert c.certified()
+    if c.ties:
+        assert c.eps_relu0 > 100 * c.eps or c.eps_relu1 > 100 * c.eps
+    rec = s.record()
+    assert rec["kkt_delta"] is None and "by construction" in rec["kkt_delta_note"]
+    assert rec["kkt_ties"] == [c.ties]

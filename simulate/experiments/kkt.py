@@ -27,6 +27,7 @@ from ibcheck.solvers.radius.universal import universal_directions, universal_rad
 
 EPS = 1e-3  # stationarity residual, relative to ||theta||
 DELTA = 1e-3  # complementary slackness, relative to sum lambda
+DISTINCT_RTOL = 1e-4  # two certified networks whose outputs agree to this (relative) are one KKT point
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,9 @@ class CertifiedNetwork:
     feasible: bool
     solver_status: str
     polished: bool
+    ties: int = 0  # the exact ties (zero pre-activations on active points) the certificate rests on
+    eps_relu0: float = float("nan")  # the relative residual with every tie at ReLU'(0) = 0
+    eps_relu1: float = float("nan")  # ... at ReLU'(0) = 1
 
     def certified(self, eps: float = EPS, delta: float = DELTA) -> bool:
         """An (eps, delta)-KKT point of (P) by an optimal solver status (nan never certifies)."""
@@ -59,16 +63,48 @@ class KKTSample:
         e, d = self.eps if eps is None else eps, self.delta if delta is None else delta
         return [c for c in self.networks if c.certified(e, d)]
 
+    def distinct(self) -> list[list[int]]:
+        """The certified networks grouped by function (indices into ``networks``): two networks at unit margin are one
+        KKT point when their outputs agree to DISTINCT_RTOL of the largest output on the training points and on as
+        many Gaussian probes (at the data's scale).
+
+        Pitfall avoided: "every KKT point" over copies of one point is one point; the issue's 18 samples held 2
+        "KKT points" each that agreed to 6-7 digits."""
+        X = np.asarray(getattr(self.dataset, "X"))
+        rng = np.random.default_rng(0)
+        probes = np.vstack([X, rng.standard_normal(X.shape) * float(np.sqrt(np.mean(X * X)))])
+        groups: list[list[int]] = []
+        outs: list[np.ndarray] = []
+        for i, c in enumerate(self.networks):
+            if not c.certified(self.eps, self.delta):
+                continue
+            f = np.asarray(getattr(c.net, "forward")(probes))
+            for g, ref in zip(groups, outs):
+                if np.max(np.abs(f - ref)) <= DISTINCT_RTOL * max(float(np.max(np.abs(ref))), 1e-300):
+                    g.append(i)
+                    break
+            else:
+                groups.append([i])
+                outs.append(f)
+        return groups
+
     def record(self) -> dict:
-        """The scalars stored with the row: counts, the largest residuals of the certified networks, and every
-        network's residuals (so the verdict can be recomputed at other thresholds)."""
+        """The scalars stored with the row: counts, the distinct KKT points, the largest residuals of the certified
+        networks, and every network's residuals and ties (so the verdict can be recomputed at other thresholds).
+
+        delta is not reported as evidence: the certificate puts multipliers only on points with q_i <= 1 + 1e-6, so
+        its complementary slackness is at most 1e-6 by construction (``kkt_delta`` is None; each network's own value
+        stays for re-judging at other thresholds)."""
         ok = self.certified()
-        return {"kkt_trained": len(self.networks), "kkt_certified": len(ok),
-                "kkt_eps": max((c.eps for c in ok), default=None), "kkt_delta": max((c.delta for c in ok), default=None),
+        return {"kkt_trained": len(self.networks), "kkt_certified": len(ok), "kkt_distinct": len(self.distinct()),
+                "kkt_eps": max((c.eps for c in ok), default=None), "kkt_delta": None,
+                "kkt_delta_note": "not reported: multipliers only on points with q_i <= 1 + 1e-6 (delta <= 1e-6 by construction)",
                 "kkt_eps_threshold": self.eps, "kkt_delta_threshold": self.delta,
                 "kkt_polished": sum(c.polished for c in self.networks),
+                "kkt_ties": [c.ties for c in ok],
                 "kkt_networks": [{"init_seed": c.init_seed, "eps": c.eps, "delta": c.delta, "feasible": c.feasible,
-                                  "solver_status": c.solver_status, "polished": c.polished} for c in self.networks]}
+                                  "solver_status": c.solver_status, "polished": c.polished, "ties": c.ties,
+                                  "eps_relu0": c.eps_relu0, "eps_relu1": c.eps_relu1} for c in self.networks]}
 
 
 class UncertifiedSample(RuntimeError):
@@ -80,7 +116,7 @@ def _certify(net, X, y, init_seed: int, polished: bool) -> CertifiedNetwork:
 
     c = kkt_certificate(net, X, y)
     return CertifiedNetwork(c.scaled, init_seed, float(c.stationarity_residual), float(c.complementary_slackness_rel),
-                            bool(c.feasible), c.solver_status, polished)
+                            bool(c.feasible), c.solver_status, polished, int(c.n_ties), float(c.eps_relu0), float(c.eps_relu1))
 
 
 def certify_or_polish(net, X: np.ndarray, y: np.ndarray, init_seed: int, eps: float = EPS, delta: float = DELTA,
@@ -166,13 +202,16 @@ def kkt_row(sample, norms: list, quantity: str) -> dict:
     rec = sample.record()
     for net, x in zip(rec["kkt_networks"], norms):
         net[quantity] = encode(x)
+    rec["kkt_flip_norms"] = [encode(censored_max([norms[i] for i in g])) for g in sample.distinct()]  # per distinct point
     return {quantity: value, **rec}
 
 
 def transfer_fractions(sample, X, y, v, norms: list) -> list[float]:
-    """FVBS23.thm.4_2, "transferable": for every ordered pair (i, j) of certified networks, the fraction of the
-    points (X, y) that ``z_i = eta_i v`` (the flip found for network i) flips on network j: sign N_j(x - y z_i) != sign N_j(x)."""
-    ok = [(c, x) for c, x in zip(sample.networks, norms) if x is not None and c.certified() and not isinstance(x, AtLeast)]
+    """FVBS23.thm.4_2, "transferable": for every ordered pair (i, j) of distinct certified KKT points, the fraction of
+    the points (X, y) that ``z_i = eta_i v`` (the flip found for point i) flips on point j: sign N_j(x - y z_i) !=
+    sign N_j(x). With fewer than two distinct points there is no pair: transfer is not tested."""
+    reps = [g[0] for g in sample.distinct()]  # one network per distinct KKT point: copies of one point test nothing
+    ok = [(sample.networks[i], norms[i]) for i in reps if norms[i] is not None and not isinstance(norms[i], AtLeast)]
     out = []
     for i, (ci, eta) in enumerate(ok):
         Xz = X - y[:, None] * (eta * v)[None, :]

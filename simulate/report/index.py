@@ -16,7 +16,7 @@ from ibcheck.simulate.compare import inputs
 from ibcheck.simulate.compare.record import BoundRecord, ComparisonRecord
 from ibcheck.simulate.experiments.registry import EXPERIMENTS, experiment_for
 from ibcheck.simulate.report.figures import ForestRow, forest_figure, scaling_report, write_html
-from ibcheck.simulate.verdict.kkt import certified_everywhere
+from ibcheck.simulate.verdict.kkt import certified_everywhere, several_points
 from ibcheck.simulate.verdict.rules import MIN_INSIDE, RowEvidence, Verdict, counted
 from ibcheck.theory import get_claim
 from ibcheck.theory.atomic import save_figure_file, write_text
@@ -53,11 +53,12 @@ class ReportOptions:
 def _evidence(b: BoundRecord, rec: ComparisonRecord) -> RowEvidence:
     """What the counting rule (:func:`~ibcheck.simulate.verdict.rules.counted`) reads of one bound of a comparison."""
     app = rec.applicability
-    kkt = None
+    kkt = several = None
     if rec.kkt is not None:
         keys = {tuple(sorted(c["cell"].items())) for c in (app.cells if app else []) if c.get("inside")}
         kkt = certified_everywhere(rec.kkt.cells, keys)
-    return RowEvidence(b.verdict, app.inside if app else 0, app.total if app else 0, b.trivial, rec.offsets, kkt)
+        several = several_points(rec.kkt.cells, keys)
+    return RowEvidence(b.verdict, app.inside if app else 0, app.total if app else 0, b.trivial, rec.offsets, kkt, several)
 
 
 @dataclass(frozen=True)
@@ -94,8 +95,11 @@ def _kkt_text(rec: ComparisonRecord) -> str:
         return "-"
     k = rec.kkt.cells
     eps = max((c.max_eps for c in k if c.max_eps is not None), default=None)
+    dist = [d for c in k for d in c.distinct]
     return (f"{sum(c.networks_certified for c in k)}/{sum(c.networks_trained for c in k)} certified"
-            + (f", eps <= {eps:.1e}" if eps is not None else ""))
+            + (f", eps <= {eps:.1e}" if eps is not None else "")
+            + (f"; distinct points per sample {min(dist)}-{max(dist)}" if dist else "")
+            + (f"; {min(c for x in k for c in x.ties)}-{max(c for x in k for c in x.ties)} ties" if any(x.ties for x in k) else ""))
 
 
 def _index_row(name: str, b: BoundRecord, rec: ComparisonRecord) -> IndexRow:
@@ -125,6 +129,9 @@ def _claim_notes(name: str, rec: ComparisonRecord) -> list[str]:
         out.append(f"- **{name}, reading the data support: {rec.reading.reading}.** {rec.reading.reason}.")
     if rec.kkt is not None and rec.kkt.transfer:
         t = [c for c in rec.kkt.transfer if c.pairs]
+        if not t:
+            out.append(f"- **{name}, transferability: not tested.** Every sample holds one distinct certified KKT point (the networks "
+                       "trained from different initializations agree as functions), so there is no second point to transfer to.")
         if t:
             ok = sum(bool(c.transferable) for c in t)
             lo = min(c.fraction_min for c in t if c.fraction_min is not None)

@@ -42,12 +42,23 @@ class KKTCell:
     max_delta: float | None
     eps_threshold: float | None
     delta_threshold: float | None
+    distinct: tuple[int, ...] = ()  # per measured sample: the distinct certified KKT points (by function)
+    ties: tuple[int, ...] = ()  # per certified network: the exact ties its certificate rests on
+    flip_norms: tuple[tuple, ...] = ()  # per sample, per distinct point: its flip norm (encoded)
+
+    @property
+    def several_points(self) -> bool:
+        """Every measured sample holds at least two distinct certified KKT points (so "every KKT point" is tested)."""
+        return bool(self.distinct) and min(self.distinct) >= 2
 
     def to_json(self) -> dict:
         return {"cell": dict(self.cell), "samples": self.samples, "samples_uncertified": self.samples_uncertified,
                 "networks_trained": self.networks_trained, "networks_certified": self.networks_certified,
                 "networks_polished": self.networks_polished, "max_eps": self.max_eps, "max_delta": self.max_delta,
-                "eps_threshold": self.eps_threshold, "delta_threshold": self.delta_threshold}
+                "delta_note": "not reported: multipliers only on active points (delta <= 1e-6 by construction)",
+                "eps_threshold": self.eps_threshold, "delta_threshold": self.delta_threshold,
+                "distinct": list(self.distinct), "global": None, "ties": list(self.ties),
+                "flip_norms": [list(f) for f in self.flip_norms]}
 
 
 @dataclass(frozen=True)
@@ -68,7 +79,8 @@ class TransferCell:
                "target": self.target}
         if self.pairs:
             out["slack"] = self.slack
-        return {**out, "transferable": self.transferable}
+        return {**out, "tested": bool(self.pairs), "transferable": self.transferable,
+                **({} if self.pairs else {"why_not": "fewer than two distinct certified KKT points per sample: no pair to transfer between"})}
 
 
 @dataclass(frozen=True)
@@ -111,7 +123,10 @@ def kkt_cells(rows: list[Row], cell_vars: list[str]) -> tuple[KKTCell, ...]:
         out.append(KKTCell(dict(zip(cell_vars, key)), len(rs), uncertified, sum(int(v.get("kkt_trained") or 0) for v in vals),
                            sum(int(v.get("kkt_certified") or 0) for v in vals), sum(int(v.get("kkt_polished") or 0) for v in vals),
                            max(eps) if eps else None, max(delta) if delta else None,
-                           vals[0].get("kkt_eps_threshold") if vals else None, vals[0].get("kkt_delta_threshold") if vals else None))
+                           vals[0].get("kkt_eps_threshold") if vals else None, vals[0].get("kkt_delta_threshold") if vals else None,
+                           tuple(int(v["kkt_distinct"]) for v in vals if v.get("kkt_distinct") is not None),
+                           tuple(int(t) for v in vals for t in v.get("kkt_ties") or []),
+                           tuple(tuple(v.get("kkt_flip_norms") or []) for v in vals)))
     return tuple(out)
 
 
@@ -119,6 +134,17 @@ def certified_everywhere(kkt: tuple[KKTCell, ...], inside: set[tuple] | None = N
     """Every (inside) cell holds at least one certified KKT point in every sample that entered the fit."""
     cells = [c for c in kkt if inside is None or tuple(sorted(c.cell.items())) in inside]
     return bool(cells) and all(c.networks_certified > 0 for c in cells)
+
+
+SEVERAL_POINTS = 0.8  # the fraction of (inside) cells whose samples must each hold two distinct KKT points
+
+
+def several_points(kkt: tuple[KKTCell, ...], inside: set[tuple] | None = None) -> bool:
+    """At least SEVERAL_POINTS of the (inside) cells hold two or more distinct certified KKT points in every sample:
+    only then does a claim about every KKT point meet more than one. Cells without the count (older rows) count as
+    one point."""
+    cells = [c for c in kkt if inside is None or tuple(sorted(c.cell.items())) in inside]
+    return bool(cells) and sum(c.several_points for c in cells) >= SEVERAL_POINTS * len(cells)
 
 
 def at_thresholds(rows: list[Row], quantity: str, eps: float, delta: float) -> list[Row]:

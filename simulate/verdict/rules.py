@@ -242,6 +242,7 @@ class RowEvidence:
     trivial: str | None = None
     offsets: str = "fit"
     kkt_certified: bool | None = None  # None: the claim speaks of no KKT point
+    kkt_several: bool | None = None  # two or more distinct certified KKT points per sample at >= 80% of cells
 
 
 def counted(e: RowEvidence) -> tuple[bool, str]:
@@ -249,7 +250,8 @@ def counted(e: RowEvidence) -> tuple[bool, str]:
 
     Only when its verdict is consistent or inconsistent; at least 80% of its cells are inside the claim's
     hypotheses; for a claim about KKT points, every inside cell holds certified KKT points; and it tests the
-    claim's own exponents (log exponents fitted, not taken as known offsets; not a trivial row)."""
+    claim's own exponents (log exponents fitted, not taken as known offsets; not a trivial row); a claim about every KKT
+    point also needs two or more distinct certified points per sample at 80% of its cells."""
     if not e.cells_total or e.cells_inside / e.cells_total < MIN_INSIDE:
         return False, f"extrapolated: {e.cells_inside}/{e.cells_total} cells inside the hypotheses (at least {MIN_INSIDE:.0%} needed)"
     if e.trivial:
@@ -260,4 +262,6 @@ def counted(e: RowEvidence) -> tuple[bool, str]:
         return False, "log factors taken as known offsets: not the claim's own exponents"
     if e.kkt_certified is False:
         return False, "a cell inside the hypotheses holds no certified KKT point"
+    if e.kkt_several is False:
+        return False, "one KKT point per sample at most cells: every-KKT-point not tested"
     return True, f"{e.cells_inside}/{e.cells_total} cells inside" + (", certified KKT points at every cell" if e.kkt_certified else "")

@@ -15,7 +15,7 @@ never read as a certificate.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 import cvxpy as cp
@@ -46,6 +46,8 @@ class KKTCertificate(Result):
     n_ties: int
     lam: np.ndarray
     scaled: TwoLayerReLU
+    eps_relu0: float = float("nan")  # the relative residual with ReLU'(0) = 0 at every tie (no tie may help)
+    eps_relu1: float = float("nan")  # ... with ReLU'(0) = 1 at every tie (each tie fully on)
 
     @property
     def epsilon(self) -> float:
@@ -90,7 +92,8 @@ class KKTCertificate(Result):
                 "stationarity_abs": self.stationarity_abs, "complementary_slackness": self.complementary_slackness,
                 "complementary_slackness_rel": self.complementary_slackness_rel,
                 "feasible": self.feasible, "min_margin": self.min_margin, "normalized_margin": self.normalized_margin,
-                "euler_gap": self.euler_gap, "n_active": self.n_active, "n_ties": self.n_ties}
+                "euler_gap": self.euler_gap, "n_active": self.n_active, "n_ties": self.n_ties,
+                "eps_relu0": self.eps_relu0, "eps_relu1": self.eps_relu1}
 
     def heading(self) -> str:
         why = "" if self.is_kkt() else " (" + "; ".join(self.failures()) + ")"
@@ -152,7 +155,31 @@ def kkt_certificate(net: TwoLayerReLU, X: np.ndarray, y: np.ndarray, active_tol:
     T = tie_columns(scaled, X, y, ties)
     with np.errstate(over="ignore"):
         qmin_orig = float(np.float64(qmin) * factor)
-    return _solve(theta, H, T, active, ties, q, scaled, qmin_orig, len(X))
+    cert = _solve(theta, H, T, active, ties, q, scaled, qmin_orig, len(X))
+    if not ties:
+        return replace(cert, eps_relu0=cert.stationarity_residual, eps_relu1=cert.stationarity_residual)
+    owner = {int(i): r for r, i in enumerate(active)}
+    H1 = H.copy()
+    for col, (i, _) in enumerate(ties):
+        H1[:, owner[i]] += T[:, col]
+    return replace(cert, eps_relu0=_nnls_residual(theta, H), eps_relu1=_nnls_residual(theta, H1))
+
+
+def _nnls_residual(theta: np.ndarray, H: np.ndarray) -> float:
+    """``min_{lambda >= 0} ||theta - H lambda|| / ||theta||`` (scipy's NNLS on the unit-scale system).
+
+    Used to say what a certificate rests on: the residual with every tie forced to ReLU'(0) = 0, or to 1. A
+    certificate that holds only with the Clarke interval in between rests on its ties."""
+    from scipy.optimize import nnls  # heavy: scipy (loaded on first use)
+
+    tn = float(np.linalg.norm(theta))
+    r = float(np.max(np.abs(H))) if H.size else 1.0
+    r = r if r > 0 and np.isfinite(r) else 1.0
+    try:
+        _, res = nnls(H / r, theta / tn, maxiter=50 * max(H.shape[1], 1))
+    except RuntimeError:
+        return float("nan")
+    return min(float(res), 1.0)
 
 
 def _solve(theta, H, T, active, ties, q, scaled, qmin, n) -> KKTCertificate:
