@@ -1,6 +1,8 @@
 """What the index counts as decided (issue 20, section 5), and which reading the data support (section 3)."""
 from dataclasses import replace
 
+import pytest
+
 from ibcheck.simulate.experiments.base import Row
 from ibcheck.simulate.verdict.kkt import KKTCell, ReadingInput, certified_everywhere, decide_reading
 from ibcheck.simulate.verdict.rules import RowEvidence, counted
@@ -111,3 +113,31 @@ def test_ssttm18_upper_inside_h1_is_trivial_and_the_lower_bound_is_not():
     assert _trivial(rows).startswith("trivial")
     lrows = [Row({"d": d}, 0, "ok", low.measure({**low.fixed, "d": d}, 0)) for d in low.quick_grid["d"][:2]]
     assert _trivial(lrows) is None and all(r.value["robust_sample_threshold"] > 1 for r in lrows)
+
+
+def test_holm_across_the_index_rows():
+    from ibcheck.simulate.verdict.rules import holm
+
+    assert [r for r, _ in holm([0.001, 0.02, 0.04])] == [True, True, True]
+    assert [lv for _, lv in holm([0.001, 0.02, 0.04])] == pytest.approx([0.05 / 3, 0.025, 0.05])
+    assert [r for r, _ in holm([0.02, 0.03, 0.9])] == [False, False, False]  # 0.02 > 0.05 / 3: the step stops at once
+    assert [r for r, _ in holm([0.9, 0.001, 0.3])] == [False, True, False]
+
+
+def test_an_inconsistent_row_counts_only_at_the_family_level():
+    import math
+
+    import numpy as np
+
+    from ibcheck.simulate.verdict.analysis import analyze
+
+    rng = np.random.default_rng(0)
+    rows = [{"d": d, "seed": s, "value": d ** 0.62 * math.exp(0.05 * rng.standard_normal())} for d in (2 ** i for i in range(6, 17))
+            for s in range(3)]
+    bad = analyze(rows, ["d"], "Theta", {"d": 0.5}, bootstrap=False).function
+    good = analyze(rows, ["d"], "Theta", {"d": 0.62}, bootstrap=False).function
+    assert bad.verdict == "inconsistent" and bad.p_violation < 0.05
+    assert good.verdict == "consistent" and good.p_violation == 1.0
+    ok, _ = counted(RowEvidence("inconsistent", 5, 5, family_rejected=True))
+    no, why = counted(RowEvidence("inconsistent", 5, 5, family_rejected=False))
+    assert ok and not no and "family level" in why

@@ -17,7 +17,7 @@ from ibcheck.simulate.compare.record import BoundRecord, ComparisonRecord
 from ibcheck.simulate.experiments.registry import EXPERIMENTS, experiment_for
 from ibcheck.simulate.report.figures import ForestRow, forest_figure, scaling_report, write_html
 from ibcheck.simulate.verdict.kkt import certified_everywhere, several_points
-from ibcheck.simulate.verdict.rules import MIN_INSIDE, RowEvidence, Verdict, counted
+from ibcheck.simulate.verdict.rules import MIN_INSIDE, RowEvidence, Verdict, counted, holm
 from ibcheck.theory import get_claim
 from ibcheck.theory.atomic import save_figure_file, write_text
 from ibcheck.theory.errors import InputError
@@ -50,7 +50,7 @@ class ReportOptions:
                 experiment_for(name)  # the one-line error with the nearest ids
 
 
-def _evidence(b: BoundRecord, rec: ComparisonRecord) -> RowEvidence:
+def _evidence(b: BoundRecord, rec: ComparisonRecord, family_rejected: bool | None = None) -> RowEvidence:
     """What the counting rule (:func:`~ibcheck.simulate.verdict.rules.counted`) reads of one bound of a comparison."""
     app = rec.applicability
     kkt = several = None
@@ -58,7 +58,8 @@ def _evidence(b: BoundRecord, rec: ComparisonRecord) -> RowEvidence:
         keys = {tuple(sorted(c["cell"].items())) for c in (app.cells if app else []) if c.get("inside")}
         kkt = certified_everywhere(rec.kkt.cells, keys)
         several = several_points(rec.kkt.cells, keys)
-    return RowEvidence(b.verdict, app.inside if app else 0, app.total if app else 0, b.trivial, rec.offsets, kkt, several)
+    return RowEvidence(b.verdict, app.inside if app else 0, app.total if app else 0, b.trivial, rec.offsets, kkt, several,
+                       family_rejected)
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,7 @@ def _kkt_text(rec: ComparisonRecord) -> str:
             + (f"; {min(c for x in k for c in x.ties)}-{max(c for x in k for c in x.ties)} ties" if any(x.ties for x in k) else ""))
 
 
-def _index_row(name: str, b: BoundRecord, rec: ComparisonRecord) -> IndexRow:
+def _index_row(name: str, b: BoundRecord, rec: ComparisonRecord, holm_level: tuple[bool, float] | None = None) -> IndexRow:
     r = b.to_json()  # the index is written from here on: the fitted terms as they are shown
     pred = ", ".join(f"{f['variable']}: {f['predicted']:g}" for f in r["fits"])
     meas = ", ".join(f"{f['variable']}: {f['estimate']:.2f} [{f['ci_low']:.2f}, {f['ci_high']:.2f}]" for f in r["fits"])
@@ -116,7 +117,10 @@ def _index_row(name: str, b: BoundRecord, rec: ComparisonRecord) -> IndexRow:
             reason += (f". Would decide: about {worst.budget_seconds:.0f} s of budget ({worst.factor:.1f}x the measurements) "
                        f"if the spread is seed noise; see the comparison's report")
     app = rec.applicability
-    is_counted, how = counted(_evidence(b, rec))
+    is_counted, how = counted(_evidence(b, rec, holm_level[0] if holm_level else None))
+    if holm_level is not None and b.verdict == "inconsistent":
+        ft = b.analysis.function
+        reason += f". Family level (Holm across the index's rows): p = {ft.p_violation if ft else 1.0:.2g} against {holm_level[1]:.2g}"
     return IndexRow(name, b.quantity + (f" [{b.reading}]" if b.reading else ""), b.result.kind, pred, meas, res,
                     ft.attained if ft else None, f"{app.inside if app else 0}/{app.total if app else 0}", _kkt_text(rec),
                     len(rec.rounds), b.verdict, is_counted, "-" if is_counted or how == "undecided" else how, reason)
@@ -143,6 +147,48 @@ def _claim_notes(name: str, rec: ComparisonRecord) -> list[str]:
     return out + ([""] if out else [])
 
 
+def _judged_rows(pending: list[tuple[str, BoundRecord, ComparisonRecord]]) -> tuple[list[IndexRow], list[ForestRow], set[str]]:
+    """The index rows, the forest plot's rows and the claims with a counted row. The family is every row of the
+    index: an inconsistent row counts only if its violation survives Holm's step-down across them."""
+    family = holm([b.analysis.function.p_violation if b.analysis.function else 1.0 for _, b, _ in pending])
+    rows: list[IndexRow] = []
+    forest: list[ForestRow] = []
+    decided: set[str] = set()
+    for (name, b, rec), lv in zip(pending, family):
+        row = _index_row(name, b, rec, lv)
+        rows.append(row)
+        if b.analysis.function is not None:
+            forest.append(ForestRow(name, b.label, b.verdict, row.counted, b.analysis.function))
+        if row.counted:
+            decided.add(name)
+    return rows, forest, decided
+
+
+def _index_head(options: ReportOptions, rows: list[IndexRow], decided: set[str], n_claims: int, t_cmp: float) -> list[str]:
+    """The index's opening: how it was made, what is decided, and what a row's verdict and counting mean."""
+    counts = {v: sum(r.verdict == v and r.counted for r in rows) for v in ("consistent", "inconsistent")}
+    counts["inconclusive"] = sum(r.verdict == "inconclusive" for r in rows)
+    uncounted = sum(not r.counted and r.verdict != "inconclusive" for r in rows)
+    return ["# ibcheck report", "",
+            f"Generated by `ibcheck report{' --quick' if options.quick else ''}" + (f" --budget {options.budget:g}" if options.budget else "")
+            + f"` in {{total}} s (comparisons {t_cmp:.0f} s). Bound scaling report: [scaling/scaling.md](scaling/scaling.md). "
+            "Each row links to its comparison; every number there names its sweep database, cells and seeds.", "",
+            f"**Decided: {counts['consistent'] + counts['inconsistent']} of {len(rows)} rows** "
+            f"({counts['consistent']} consistent, {counts['inconsistent']} inconsistent, {counts['inconclusive']} inconclusive, "
+            f"{uncounted} decided but not counted: extrapolated, trivial, one KKT point per sample, or not at the family level); "
+            f"{len(decided)} of {n_claims} claims have at least one counted row. A row counts as decided only when its verdict is "
+            f"consistent or inconsistent, at least {MIN_INSIDE:.0%} of its cells are inside the claim's hypotheses, its cells hold "
+            "certified KKT points where the claim speaks of KKT points, and it tests the claim's own exponents (log exponents "
+            "included). Each verdict tests the claim's own function: the ratio of the measure to it must not rise (O), fall "
+            "(Omega) or either (Theta) along any variable or ray of the window; `resolution` is the smallest deviation the sweep "
+            "detects (95% power), which must reach a factor of log log x for a decision; `attained: no (loose)` is an O or Omega "
+            "bound that holds with room. The exponents are fitted per term as a description. `inside` counts the cells where every "
+            "hypothesis of the claim holds (constants 1 unless --constants sets them). Across the rows, the family-wise error of "
+            f"the inconsistent rows is at most 0.05 (Holm's step-down over all {len(rows)} rows; each inconsistent row gives its "
+            "adjusted level); a claim about every KKT point counts only where two or more distinct certified KKT points were "
+            "found per sample.", ""]
+
+
 def write_full_report(out: str, options: ReportOptions) -> str:
     """Run everything and write it under ``out``; returns the path of index.html."""
     from ibcheck.simulate.compare.driver import compare_and_save  # heavy: scipy (loaded on first use)
@@ -155,10 +201,8 @@ def write_full_report(out: str, options: ReportOptions) -> str:
     os.makedirs(out, exist_ok=True)
     t0 = time.perf_counter()
     scaling_report(None, inside(out, "scaling"))
-    rows: list[IndexRow] = []
-    forest: list[ForestRow] = []
+    pending: list[tuple[str, BoundRecord, ComparisonRecord]] = []
     errors: list[dict] = []
-    decided: set[str] = set()
     notes: list[str] = []
     t_cmp = time.perf_counter()
     used = 0.0  # work (reference seconds) of the comparisons so far: deterministic, unlike the wall clock
@@ -173,35 +217,15 @@ def write_full_report(out: str, options: ReportOptions) -> str:
                                              spending=options.spending)
             rec = comparison.record
             used += rec.work.used if rec.work else 0.0
-            new = [_index_row(name, b, rec) for b in rec.bounds]
-            rows += new
-            forest += [ForestRow(name, b.label, b.verdict, r.counted, b.analysis.function) for b, r in zip(rec.bounds, new)
-                       if b.analysis.function is not None]
-            decided |= {name for r in new if r.counted}
+            pending += [(name, b, rec) for b in rec.bounds]
             notes += _claim_notes(name, rec)
         except InputError as err:
             errors.append({"claim": f"[{name}](compare/{slug(name)}/report.md)", "verdict": "not run", "why": str(err)})
     t_cmp = time.perf_counter() - t_cmp
-    counts = {v: sum(r.verdict == v and r.counted for r in rows) for v in ("consistent", "inconsistent")}
-    counts["inconclusive"] = sum(r.verdict == "inconclusive" for r in rows)
-    uncounted = sum(not r.counted and r.verdict != "inconclusive" for r in rows)
-    md = ["# ibcheck report", "",
-          f"Generated by `ibcheck report{' --quick' if options.quick else ''}" + (f" --budget {options.budget:g}" if options.budget else "")
-          + f"` in {{total}} s (comparisons {t_cmp:.0f} s). Bound scaling report: [scaling/scaling.md](scaling/scaling.md). "
-          "Each row links to its comparison; every number there names its sweep database, cells and seeds.", "",
-          f"**Decided: {counts['consistent'] + counts['inconsistent']} of {len(rows)} rows** "
-          f"({counts['consistent']} consistent, {counts['inconsistent']} inconsistent, {counts['inconclusive']} inconclusive, "
-          f"{uncounted} decided but not counted: extrapolated or trivial); "
-          f"{len(decided)} of {len(names)} claims have at least one counted row. A row counts as decided only when its verdict is "
-          f"consistent or inconsistent, at least {MIN_INSIDE:.0%} of its cells are inside the claim's hypotheses, its cells hold "
-          "certified KKT points where the claim speaks of KKT points, and it tests the claim's own exponents (log exponents "
-          "included). Each verdict tests the claim's own function: the ratio of the measure to it must not rise (O), fall "
-          "(Omega) or either (Theta) along any variable or ray of the window; `resolution` is the smallest deviation the sweep "
-          "detects (95% power), which must reach a factor of log log x for a decision; `attained: no (loose)` is an O or Omega "
-          "bound that holds with room. The exponents are fitted per term as a description. `inside` counts the cells where every "
-          "hypothesis of the claim holds (constants 1 unless --constants sets them).", "",
-          *(["![the tested deviations of every row](index_forest.png)", ""] if forest else []),
-          markdown_table([r.markdown() for r in rows] + errors), "", *notes]
+    rows, forest, decided = _judged_rows(pending)
+    md = _index_head(options, rows, decided, len(names), t_cmp) + [
+        *(["![the tested deviations of every row](index_forest.png)", ""] if forest else []),
+        markdown_table([r.markdown() for r in rows] + errors), "", *notes]
     if not options.only:
         reps = []
         for name in REPRODUCTIONS:

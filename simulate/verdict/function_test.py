@@ -159,12 +159,23 @@ class FunctionTest:
         acc = [c.as_json() for c in self.corrections]
         return {"fitted": acc, "levels_off": [c["term"] for c in acc if c["decision"] == "levels off"]} if acc else None
 
+    @property
+    def p_violation(self) -> float:
+        """The violation's p-value on the nominal 0.05 scale: the smallest one-sided p of a violating direction, times
+        0.05 / level (so that it is below 0.05 exactly when the bound is inconsistent at this look, the Bonferroni
+        over directions included); 1 where nothing violates. What the index's Holm step across rows reads."""
+        tol = dict(self.tolerance)
+        ps = [float(stats.t.sf((abs(t.estimate) - tol.get(t.family, 0.0)) / t.se, t.df)) for t in self.tests
+              if t.violates(self.kind) and t.se > 0 and t.df > 0]
+        return min(1.0, min(ps) * 0.05 / self.level) if ps else 1.0
+
     def test_json(self) -> dict:
         return {"statistic": "r = log(measure) - log(claim's function), constants free", "kind": self.kind,
                 "families": sorted({t.family for t in self.tests}, key=list(ORDER_OF).index),
                 "directions": list(dict.fromkeys(t.direction for t in self.tests)), "violation_level": self.level,
                 "power": POWER, "target": "a factor of log log x along each variable", "tolerance": dict(self.tolerance) or None,
-                "target_met": self.target_met, "rows": [t.as_json() for t in self.tests], "notes": list(self.notes)}
+                "target_met": self.target_met, "p_violation": self.p_violation, "rows": [t.as_json() for t in self.tests],
+                "notes": list(self.notes)}
 
 
 LEVELS = 0.05  # the level at which a correction that fits better than a steady deviation is accepted

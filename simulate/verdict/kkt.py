@@ -246,13 +246,15 @@ def decide_reading(results: Sequence[ReadingInput]) -> Reading | None:
         return Reading("neither", "every reading has an inconsistent bound", evidence)
     if len(alive) == 1 and decided:
         other = ", ".join(n for n in evidence if n != alive[0])
-        return Reading(alive[0], f"{alive[0]} is consistent; {other} is inconsistent", evidence)
+        return Reading(alive[0], f"{alive[0]} is not refuted (consistent); {other} is refuted (inconsistent)", evidence)
     attained = [n for n in alive if evidence[n].attained and evidence[n].verdict == "consistent"]
     loose_names = [n for n in alive if evidence[n].loose]
     if len(attained) == 1 and set(alive) - set(attained) <= set(loose_names):
         w = attained[0]
-        why = "; ".join(f"{n} holds only as a loose upper bound ({'; '.join(evidence[n].loose)})" for n in alive if n != w)
-        return Reading(w, f"{w} is consistent and attained (the ratio to each bound flat within its resolution); {why}", evidence)
+        why = "; ".join(f"{n} is not refuted either, but loose: it holds with room ({'; '.join(evidence[n].loose)})"
+                        for n in alive if n != w)
+        return Reading(w, f"{w} is not refuted and attained (the ratio to each bound flat within its resolution): the stronger "
+                          f"statement the data support; {why}", evidence)
     pending = [n for n, e in evidence.items() if e.verdict == "inconclusive"]
     what = (f"a decision on {', '.join(pending)} (more seeds or a larger grid)" if pending else
             "a resolution fine enough that one reading is attained and the other is not")

@@ -228,6 +228,22 @@ def beyond_band(kind: str, lower: float, upper: float, predicted: float, margin:
     return False
 
 
+def holm(p_values: list[float], alpha: float = 0.05) -> list[tuple[bool, float]]:
+    """Holm's step-down across a family of tests: per test (rejected, its adjusted level). The i-th smallest p is
+    compared with alpha / (m - i), and rejection stops at the first that fails; the family-wise error of all the
+    rejections together is at most alpha. Used across the index's rows: a row stays inconsistent only if its
+    violation survives this step."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    out: list[tuple[bool, float]] = [(False, alpha)] * m
+    going = True
+    for rank, i in enumerate(order):
+        level = alpha / (m - rank)
+        going = going and p_values[i] <= level
+        out[i] = (going, level)
+    return out
+
+
 MIN_INSIDE = 0.8  # the fraction of a row's cells that must lie inside the claim's hypotheses for the row to count
 
 
@@ -243,6 +259,7 @@ class RowEvidence:
     offsets: str = "fit"
     kkt_certified: bool | None = None  # None: the claim speaks of no KKT point
     kkt_several: bool | None = None  # two or more distinct certified KKT points per sample at >= 80% of cells
+    family_rejected: bool | None = None  # an inconsistent row: does its violation survive Holm across the index's rows?
 
 
 def counted(e: RowEvidence) -> tuple[bool, str]:
@@ -264,4 +281,6 @@ def counted(e: RowEvidence) -> tuple[bool, str]:
         return False, "a cell inside the hypotheses holds no certified KKT point"
     if e.kkt_several is False:
         return False, "one KKT point per sample at most cells: every-KKT-point not tested"
+    if e.verdict == "inconsistent" and e.family_rejected is False:
+        return False, "inconsistent at its own level, not at the family level across the index's rows (Holm, 0.05)"
     return True, f"{e.cells_inside}/{e.cells_total} cells inside" + (", certified KKT points at every cell" if e.kkt_certified else "")
