@@ -161,3 +161,44 @@ def test_a_certificate_says_what_it_rests_on():
     rec = s.record()
     assert rec["kkt_delta"] is None and "by construction" in rec["kkt_delta_note"]
     assert rec["kkt_ties"] == [c.ties]
+
+
+def test_the_flip_norm_is_chosen_with_confidence_and_checked_on_fresh_points():
+    from ibcheck.simulate.experiments.kkt import confident_norm, lower_confidence
+
+    rng = np.random.default_rng(0)
+    fresh_ok = plain_ok = 0
+    for t in range(40):
+        r = rng.exponential(size=2000)
+        eta = confident_norm(r, 0.9)
+        assert lower_confidence(int(np.sum(r <= eta)), 2000) >= 0.9  # on the points it was chosen on
+        f = rng.exponential(size=2000)
+        fresh_ok += np.mean(f <= eta) >= 0.9
+        plain_ok += np.mean(f <= np.quantile(r, 0.9)) >= 0.9
+    assert fresh_ok >= 30 and plain_ok <= 28  # the plain 0.9-quantile reaches 0.9 on fresh points about half the time
+    assert lower_confidence(0, 100) == 0.0 and 0.95 < lower_confidence(100, 100) < 1.0
+
+
+def test_transfer_controls_fail_and_a_network_that_is_no_kkt_point_never_enters_the_test():
+    """The robust construction (k = 4) is not flipped by the KKT point's z; the linear SVM written as a +-ReLU pair is
+    flipped as often as a KKT point (the test alone cannot tell them apart) but does not certify, so it is never one
+    of the distinct points transfer is tested between."""
+    from ibcheck.simulate.experiments.kkt import FIT_POINTS, FRESH_POINTS, _certify, _flip_norms, kkt_sample, transfer_controls, transfer_pairs
+    from ibcheck.simulate.substrate.seeds import stream
+    from ibcheck.solvers.radius.universal import universal_directions
+    from ibcheck.solvers.svm import hard_margin_svm
+
+    s = kkt_sample({"d": 256, "k": 4, "n": 100}, 0, "clusters", 2)
+    ds = s.dataset
+    X, y = ds.sample(FIT_POINTS, stream("claim-measure", 0, 4))
+    Xf, yf = ds.sample(FRESH_POINTS, stream("kkt-test-points", 0, 4))
+    v = universal_directions("fvbs23", means=ds.means, J_plus=ds.J_plus)
+    norms = _flip_norms(s, X, y, v, 0.9)
+    controls = transfer_controls(s, Xf, yf, v, norms, 4)
+    assert controls["robust_construction"]["lcb"] < 0.9 and controls["robust_construction"]["fraction"] < 0.5
+    assert any(c["lcb"] < 0.9 for name, c in controls.items() if name.startswith("raw_gd"))
+    sv = hard_margin_svm(ds.X, ds.y)
+    lin = TwoLayerReLU(W=np.vstack([sv.w, -sv.w]), a=np.array([1.0, -1.0]), b=np.array([sv.b, -sv.b]))
+    planted = KKTSample(ds, (s.networks[0], _certify(lin, ds.X, ds.y, 99, False)))
+    assert not planted.networks[1].certified()
+    assert len(planted.distinct()) == 1 and transfer_pairs(planted, Xf, yf, v, norms) == []

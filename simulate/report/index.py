@@ -126,6 +126,22 @@ def _index_row(name: str, b: BoundRecord, rec: ComparisonRecord, holm_level: tup
                     len(rec.rounds), b.verdict, is_counted, "-" if is_counted or how == "undecided" else how, reason)
 
 
+def _fresh_text(cells) -> str:
+    """What the fresh points showed: each point's own z, and the negative controls (which must fail)."""
+    own = [c.own_lcb for c in cells if c.own_lcb is not None]
+    ctl: dict[str, list] = {}
+    for c in cells:
+        for k, v in (c.controls or {}).items():
+            ctl.setdefault(k, []).append(v)
+    parts = []
+    if own:
+        parts.append(f"each point's own z flips at least {min(own):.3f} of {cells[0].fresh_points} fresh points (one-sided 95% bound)")
+    for k, vs in ctl.items():
+        parts.append(f"control {k.replace('_', ' ')}: bound {min(v['lcb'] for v in vs):.3f}, failed as it must at "
+                     f"{sum(bool(v['failed']) for v in vs)} of {len(vs)} cells")
+    return (" On fresh points: " + "; ".join(parts) + ".") if parts else ""
+
+
 def _claim_notes(name: str, rec: ComparisonRecord) -> list[str]:
     """The index's lines on a claim's reading (ambiguous claims), transferability and halved KKT thresholds."""
     out = []
@@ -135,13 +151,15 @@ def _claim_notes(name: str, rec: ComparisonRecord) -> list[str]:
         t = [c for c in rec.kkt.transfer if c.pairs]
         if not t:
             out.append(f"- **{name}, transferability: not tested.** Every sample holds one distinct certified KKT point (the networks "
-                       "trained from different initializations agree as functions), so there is no second point to transfer to.")
+                       "trained from different initializations agree as functions), so there is no second point to transfer to."
+                       + _fresh_text(rec.kkt.transfer))
         if t:
             ok = sum(bool(c.transferable) for c in t)
             lo = min(c.fraction_min for c in t if c.fraction_min is not None)
-            out.append(f"- **{name}, transferability:** the z found for one certified KKT point flips at least {lo:.2f} of the test "
-                       f"points on another KKT point of the same sample (target 1 - eps = {t[0].target:.2f}, less 2 binomial SE "
-                       f"{t[0].slack:.2f}); transferable at {ok} of {len(t)} cells.")
+            lcb = [c.fraction_lcb for c in t if c.fraction_lcb is not None]
+            out.append(f"- **{name}, transferability:** the z found for one distinct certified KKT point flips at least {lo:.2f} of the "
+                       f"fresh points on another of the same sample" + (f" (one-sided 95% bound {min(lcb):.3f})" if lcb else "")
+                       + f", against 1 - eps = {t[0].target:.2f}; transferable at {ok} of {len(t)} cells." + _fresh_text(rec.kkt.transfer))
     if rec.kkt is not None and rec.kkt.half:
         out.append(f"- **{name}, KKT thresholds halved:** " + "; ".join(f"{k}: {v.verdict}" for k, v in rec.kkt.half.items()) + ".")
     return out + ([""] if out else [])

@@ -73,10 +73,15 @@ class TransferCell:
     target: float | None = None
     slack: float | None = None
     transferable: bool | None = None
+    fraction_lcb: float | None = None  # the smallest one-sided 95% lower bound over pairs, on fresh points
+    fresh_points: int | None = None
+    controls: Mapping[str, Mapping[str, object]] | None = None  # per control: fraction, lcb, failed (as it must)
+    own_lcb: float | None = None  # each point's own z on fresh points: the smallest lower bound
 
     def to_json(self) -> dict:
         out = {"cell": dict(self.cell), "pairs": self.pairs, "fraction_min": self.fraction_min, "fraction_mean": self.fraction_mean,
-               "target": self.target}
+               "target": self.target, "fraction_lcb": self.fraction_lcb, "fresh_points": self.fresh_points,
+               "controls": {k: dict(v) for k, v in (self.controls or {}).items()}, "own_lcb": self.own_lcb}
         if self.pairs:
             out["slack"] = self.slack
         return {**out, "tested": bool(self.pairs), "transferable": self.transferable,
@@ -169,20 +174,42 @@ def at_thresholds(rows: list[Row], quantity: str, eps: float, delta: float) -> l
 
 
 def transfer_cells(rows: list[Row], cell_vars: list[str], tolerance_points: int = 200) -> tuple[TransferCell, ...]:
-    """Per cell: the smallest and mean fraction flipped over ordered pairs of certified KKT points and samples,
-    judged against ``1 - eps`` less two binomial standard errors of a fraction over the test points."""
+    """Per cell: the smallest and mean fraction flipped over ordered pairs of distinct certified KKT points and samples,
+    on fresh points. Transferable when the smallest one-sided 95% lower bound is at least ``1 - eps`` (rows without a
+    bound, from before fresh points: the fraction against ``1 - eps`` less two binomial standard errors over
+    ``tolerance_points``). The negative controls (the robust construction, raw GD) are gathered per cell, each with
+    whether it failed as it must (its smallest lower bound below the target)."""
     out = []
     for key, rs in sorted(_by_cell(rows, cell_vars).items()):
-        vals = [r.value for r in rs if isinstance(r.value, dict) and r.value.get("transfer_pairs")]
+        measured = [r.value for r in rs if isinstance(r.value, dict)]
+        vals = [v for v in measured if v.get("transfer_pairs")]
+        target = float(measured[0]["transfer_target"]) if measured and measured[0].get("transfer_target") is not None else None
+        controls: dict[str, dict] = {}
+        for v in measured:
+            for name, c in (v.get("transfer_controls") or {}).items():
+                kind = "raw_gd" if name.startswith("raw_gd") else name
+                cur = controls.setdefault(kind, {"fraction": 1.0, "lcb": 1.0})
+                cur["fraction"], cur["lcb"] = min(cur["fraction"], c["fraction"]), min(cur["lcb"], c["lcb"])
+        for c in controls.values():
+            c["failed"] = target is not None and c["lcb"] < target
+        own = [v["flip_fresh_lcb"] for v in measured if v.get("flip_fresh_lcb") is not None]
+        fresh = measured[0].get("fresh_points") if measured else None
         if not vals:
-            out.append(TransferCell(dict(zip(cell_vars, key)), 0))
+            out.append(TransferCell(dict(zip(cell_vars, key)), 0, target=target, fresh_points=fresh, controls=controls or None,
+                                    own_lcb=min(own) if own else None))
             continue
         target = float(vals[0]["transfer_target"])
-        slack = 2 * math.sqrt(target * (1 - target) / tolerance_points)
         lo = min(v["transfer_min"] for v in vals)
         pairs = sum(int(v["transfer_pairs"]) for v in vals)
         mean = sum(v["transfer_mean"] * v["transfer_pairs"] for v in vals) / pairs
-        out.append(TransferCell(dict(zip(cell_vars, key)), pairs, lo, mean, target, slack, lo >= target - slack))
+        lcbs = [v["transfer_lcb"] for v in vals if v.get("transfer_lcb") is not None]
+        if lcbs:
+            ok, slack = min(lcbs) >= target, None
+        else:
+            slack = 2 * math.sqrt(target * (1 - target) / tolerance_points)
+            ok = lo >= target - slack
+        out.append(TransferCell(dict(zip(cell_vars, key)), pairs, lo, mean, target, slack, ok, min(lcbs) if lcbs else None, fresh,
+                                controls or None, min(own) if own else None))
     return tuple(out)
 
 
