@@ -16,7 +16,8 @@ reject a network according to its scale, which a homogeneous network does not fi
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -44,6 +45,7 @@ class CertifiedNetwork:
     ties: int = 0  # the exact ties (zero pre-activations on active points) the certificate rests on
     eps_relu0: float = float("nan")  # the relative residual with every tie at ReLU'(0) = 0
     eps_relu1: float = float("nan")  # ... at ReLU'(0) = 1
+    origin: str = "gd"  # where the search started: "gd" (a trained network) or "robust-cone" (FVBS23.thm.4_1's pattern)
 
     def certified(self, eps: float = EPS, delta: float = DELTA) -> bool:
         """An (eps, delta)-KKT point of (P) by an optimal solver status (nan never certifies)."""
@@ -103,7 +105,7 @@ class KKTSample:
                 "kkt_eps_threshold": self.eps, "kkt_delta_threshold": self.delta,
                 "kkt_polished": sum(c.polished for c in self.networks),
                 "kkt_ties": [c.ties for c in ok],
-                "kkt_networks": [{"init_seed": c.init_seed, "eps": c.eps, "delta": c.delta, "feasible": c.feasible,
+                "kkt_networks": [{"init_seed": c.init_seed, "origin": c.origin, "eps": c.eps, "delta": c.delta, "feasible": c.feasible,
                                   "solver_status": c.solver_status, "polished": c.polished, "ties": c.ties,
                                   "eps_relu0": c.eps_relu0, "eps_relu1": c.eps_relu1} for c in self.networks]}
 
@@ -182,10 +184,24 @@ def _two_layer_gd(cell, seed, kind, networks: int = 1):
     return run(cfg)
 
 
-def kkt_sample(cell: dict, seed: int, kind: str, networks: int):
+ROBUST_POLISHES = 12  # the polish attempts from the robust construction's cone (it needs more than a GD network)
+
+
+def kkt_sample(cell: dict, seed: int, kind: str, networks: int, robust_seed: bool = False):
     """The sample of ``seed`` at ``cell`` with ``networks`` networks trained on it, each certified as a KKT point of (P)
-    (polished where needed): a :class:`KKTSample`."""
-    return certify_run(_two_layer_gd(cell, seed, kind, networks))
+    (polished where needed): a :class:`KKTSample`. ``robust_seed`` (clusters) adds a search aimed at large flip norms:
+    FVBS23.thm.4_1's robust network, polished on its activation cone until it certifies (or ROBUST_POLISHES fail), is
+    one more candidate KKT point (``origin="robust-cone"``); whether it certifies, and whether it is a new point, is
+    recorded either way."""
+    sample = certify_run(_two_layer_gd(cell, seed, kind, networks))
+    if not robust_seed:
+        return sample
+    from ibcheck.solvers.radius.constructions import fvbs23_robust  # heavy: the radius package (loaded on first use)
+
+    ds: Any = sample.dataset
+    labels = np.where(np.isin(np.arange(len(ds.means)), ds.J_plus), 1.0, -1.0)
+    cand = certify_or_polish(fvbs23_robust(ds.means, labels), ds.X, ds.y, -1, sample.eps, sample.delta, attempts=ROBUST_POLISHES)
+    return replace(sample, networks=sample.networks + (replace(cand, origin="robust-cone"),))
 
 
 FIT_POINTS = 2000  # fresh points the flip norm is chosen on
@@ -285,7 +301,7 @@ def measure_fvbs23_4_2(cell: dict, seed: int) -> dict:
     polished where needed); the largest over them of the norm of ``z = eta sum_j y^(j) mu^(j)`` that flips
     >= 1 - eps of the test points, and how the z of one KKT point transfers to the others."""
     p = design(TrainedNetwork, cell)
-    sample = kkt_sample(cell, seed, "clusters", p.networks)
+    sample = kkt_sample(cell, seed, "clusters", p.networks, robust_seed=True)
     ds = sample.dataset
     X, y = ds.sample(FIT_POINTS, stream("claim-measure", seed, 4))
     Xf, yf = ds.sample(FRESH_POINTS, stream("kkt-test-points", seed, 4))  # independent: every rate is measured here
