@@ -28,7 +28,7 @@ from ibcheck.solvers.radius.universal import universal_directions, universal_rad
 
 EPS = 1e-3  # stationarity residual, relative to ||theta||
 DELTA = 1e-3  # complementary slackness, relative to sum lambda
-DISTINCT_RTOL = 1e-4  # two certified networks whose outputs agree to this (relative) are one KKT point
+DISTINCT_RTOL = 1e-2  # outputs agreeing to this (relative) are one KKT point: commensurate with a certificate at eps 1e-3
 
 
 @dataclass(frozen=True)
