@@ -238,7 +238,8 @@ def kkt_points(config: KKTSearchConfig | None = None, **fields) -> KKTPoints:
     try:
         cfg = replace(config, **fields) if config is not None else KKTSearchConfig(**fields)
     except TypeError as err:
-        raise InputError(f"kkt_points: {err} (fields: data, d, k, n, sigma, width, starts, include_global, bias, seed, max_patterns)") from None
+        raise InputError(f"kkt_points: {err} (fields: data, d, k, n, sigma, width, starts, include_global, bias, seed, max_patterns, "
+                         "cones)") from None
     return _search(cfg)
 
 

@@ -68,3 +68,23 @@ def test_non_separable_data_are_refused_before_any_solver():
     assert "not separable" in str(e.value)
     info = _check_separable(np.array([[0.0], [1.0], [2.0]]), np.array([1.0, -1.0, 1.0]))
     assert info["linearly_separable"] is False
+
+
+def test_kkt_cones_start_from_the_pattern_families_and_report_distinct_points(cli, tmp_path):
+    """`ibcheck kkt --cones`: each family's cone optimum is a start; its end point is certified and de-duplicated by
+    function like every other (on this instance every family reaches the one KKT point)."""
+    import json
+
+    out = tmp_path / "k"
+    res = cli("kkt", "--d", "12", "--k", "4", "--n", "24", "--width", "6", "--starts", "1", "--cones", "per-cluster,per-class,robust",
+              "--out", str(out), "--json", check_rc=0)
+    s = json.loads(res.stdout)
+    starts = [p["start"] for p in s["points"]]
+    assert {"cone-per-cluster", "cone-per-class", "cone-robust"} <= set(starts)
+    cones = [p for p in s["points"] if p["start"].startswith("cone-")]
+    assert any(p["is_kkt"] for p in cones)  # a family whose cone yields no KKT point says why (that is information too)
+    assert all(p["kkt_failures"] for p in cones if not p["is_kkt"])
+    assert s["distinct_kkt_points_by_function"] >= 1
+    bad = cli("kkt", "--cones", "per-neuron", "--out", str(tmp_path / "b"))
+    assert bad.returncode == 2 and "cones" in bad.stderr and "per-cluster" in bad.stderr and not (tmp_path / "b").exists()
+    assert cli("kkt", "--data", "sphere", "--cones", "per-class", "--out", str(tmp_path / "c")).returncode == 2

@@ -24,6 +24,9 @@ def register(sub) -> None:
     p.add_argument("--no-bias", action="store_true")
     p.add_argument("--seed", type=nonneg_int, default=0)
     p.add_argument("--max-patterns", type=pos_int, default=5000)
+    p.add_argument("--cones", default="", metavar="FAMILIES",
+                   help="also start from the optimum of (P) on the activation cones of these pattern families (comma-separated; "
+                        "clusters only): per-cluster, per-class, mixture, robust")
     p.add_argument("--overwrite", action="store_true")
     p.set_defaults(func=cmd_kkt)
 
@@ -38,7 +41,8 @@ def cmd_kkt(args) -> int:
     from ibcheck import api  # heavy: torch (loaded on first use)
 
     cfg = dict(data=args.data, d=args.d, k=args.k, n=args.n, sigma=args.sigma, width=args.width, starts=args.starts,
-               include_global=args.global_, bias=not args.no_bias, seed=args.seed, max_patterns=args.max_patterns)
+               include_global=args.global_, bias=not args.no_bias, seed=args.seed, max_patterns=args.max_patterns,
+               cones=tuple(c.strip() for c in args.cones.split(",") if c.strip()))
     check_out_dir(args.out, args.overwrite)
     res = api.kkt_points(**cfg)
     res.save(args.out)

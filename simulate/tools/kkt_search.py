@@ -1,7 +1,8 @@
 """KKT points of the max-margin problem (P) on a dataset, and GD checkpoints as (eps, delta)-KKT points.
 
 The mathematics lives in :mod:`solvers.kkt`; this module builds the dataset and the starts
-(random, a GD-trained direction, and for clusters the robust construction), certifies every end
+(random, a GD-trained direction, and for clusters the robust construction and, on request, the
+optimum of (P) on the activation cones of whole families of patterns: :data:`CONES`), certifies every end
 point, compares it with the global optimum when asked, and measures its robustness. Results are
 :class:`KKTPoints` and :class:`KKTTrajectory`; nothing is written until ``save``.
 """
@@ -26,6 +27,7 @@ from ibcheck.theory.atomic import save_npz
 from ibcheck.theory.errors import InputError
 from ibcheck.theory.result import Result, new_figure
 
+CONES = ("per-cluster", "per-class", "mixture", "robust")  # the cone families ``--cones`` accepts (clusters only)
 NEAR_TIE = 1e-4  # relative |z_ij| below which a pre-activation may count as a tie (relaxation, flagged)
 
 
@@ -44,10 +46,15 @@ class KKTSearchConfig:
     bias: bool = True
     seed: int = 0
     max_patterns: int = 5000
+    cones: tuple[str, ...] = ()
 
     def __post_init__(self):
         if not isinstance(self.data, str) or self.data not in ("clusters", "sphere"):
             raise refused("data", self.data, "is out of range: must be 'clusters' or 'sphere'")
+        if not isinstance(self.cones, tuple) or any(c not in CONES for c in self.cones):
+            raise refused("cones", self.cones, f"is out of range: each must be one of {', '.join(CONES)}")
+        if self.cones and self.data != "clusters":
+            raise refused("cones", self.cones, "needs --data clusters: the cone families are patterns of cluster means")
         # the search solves small programs (SLSQP, cvxpy): sizes beyond these are typos, not instances
         for name, high in (("d", 10_000), ("k", 10_000), ("n", 10_000), ("width", 10_000), ("starts", 10_000), ("max_patterns", 10**7)):
             require_int(name, getattr(self, name), 1, high=high)
@@ -97,7 +104,49 @@ def _starts(cfg: KKTSearchConfig, ds, rng):
         W = np.vstack([c.W, 1e-3 * rng.standard_normal((extra, cfg.d))])
         b = np.concatenate([c.b, np.zeros(extra)]) if cfg.bias else None
         starts.append(("construction-fvbs23", TwoLayerReLU(W=W, a=np.concatenate([c.a, 1e-3 * rng.standard_normal(extra)]), b=b)))
-    return starts
+    return starts + [(f"cone-{name}", net) for name, net in cone_starts(cfg, ds, rng)]
+
+
+def _family(name: str, means: np.ndarray, labels: np.ndarray) -> TwoLayerReLU:
+    """One pattern family's network: ``per-cluster`` (a neuron on each cluster mean, output weight its label),
+    ``per-class`` (one averaged neuron per class: the feature-averaging pattern), ``mixture`` (the first class
+    averaged, the other per cluster), ``robust`` (FVBS23.thm.4_1: per cluster, with a negative bias)."""
+    if name == "robust":
+        return fvbs23_robust(means, labels)
+    unit = means / np.linalg.norm(means, axis=1, keepdims=True)
+    pos, neg = unit[labels > 0], unit[labels < 0]
+    W: np.ndarray
+    a: np.ndarray
+    if name == "per-cluster":
+        W, a = unit, labels.astype(float)
+    elif name == "per-class":
+        W, a = np.vstack([pos.sum(0), neg.sum(0)]), np.array([1.0, -1.0])
+    else:  # mixture
+        W, a = np.vstack([pos.sum(0), neg]), np.r_[1.0, -np.ones(len(neg))]
+    return TwoLayerReLU(W=W, a=a, b=np.zeros(len(W)))
+
+
+def cone_starts(cfg: KKTSearchConfig, ds, rng) -> list[tuple[str, TwoLayerReLU]]:
+    """Per requested family: its network polished on its activation cone ((P) restricted to the pattern, convex; the
+    patterns flipped where a wall binds; up to 12 programs), padded to ``width`` with tiny neurons, as a start. A family
+    whose cone program fails still gives its own network as a start: the search then says where it ends."""
+    from ibcheck.simulate.experiments.kkt import certify_or_polish  # heavy: cvxpy (loaded on first use)
+
+    if not cfg.cones or ds.means is None:
+        return []
+    labels = np.where(np.isin(np.arange(len(ds.means)), ds.J_plus), 1.0, -1.0)
+    out = []
+    for name in cfg.cones:
+        net = _family(name, ds.means, labels)
+        if not cfg.bias:
+            net = TwoLayerReLU(W=net.W, a=net.a, b=None)
+        if (ds.y * net.forward(ds.X)).min() > 0:
+            net = certify_or_polish(net, ds.X, ds.y, -1, attempts=12).net
+        extra = max(cfg.width - net.width, 0)
+        out.append((name, TwoLayerReLU(W=np.vstack([net.W, 1e-3 * rng.standard_normal((extra, cfg.d))]),
+                                       a=np.concatenate([net.a, 1e-3 * rng.standard_normal(extra)]),
+                                       b=np.concatenate([net.b, np.zeros(extra)]) if net.b is not None else None)))
+    return out
 
 
 @dataclass(frozen=True)
