@@ -125,9 +125,9 @@ def test_copies_of_one_kkt_point_count_once_and_a_different_point_twice():
                         b=None)
     assert np.allclose(perm.forward(_DATA.X), _POINT.forward(_DATA.X))
     other = TwoLayerReLU(W=_POINT.W * np.array([[1.0], [1.0], [1.0], [-1.0]]), a=_POINT.a, b=None)
-    assert len(_sample(_net(1e-6), _net(1e-6, net=perm)).distinct()) == 1
-    assert len(_sample(_net(1e-6), _net(1e-6, net=perm), _net(1e-6, net=other)).distinct()) == 2
-    assert len(_sample(_net(1e-6), _net(0.5, net=other)).distinct()) == 1  # an uncertified network is no KKT point
+    assert len(_sample(_net(1e-6), _net(1e-6, net=perm)).distinct) == 1
+    assert len(_sample(_net(1e-6), _net(1e-6, net=perm), _net(1e-6, net=other)).distinct) == 2
+    assert len(_sample(_net(1e-6), _net(0.5, net=other)).distinct) == 1  # an uncertified network is no KKT point
     from ibcheck.simulate.experiments.kkt import transfer_fractions
 
     X, y = _DATA.X, np.sign(_POINT.forward(_DATA.X))
@@ -203,4 +203,4 @@ def test_transfer_controls_fail_and_a_network_that_is_no_kkt_point_never_enters_
     lin = TwoLayerReLU(W=np.vstack([sv.w, -sv.w]), a=np.array([1.0, -1.0]), b=np.array([sv.b, -sv.b]))
     planted = KKTSample(ds, (s.networks[0], _certify(lin, ds.X, ds.y, 99, False)))
     assert not planted.networks[1].certified()
-    assert len(planted.distinct()) == 1 and transfer_pairs(planted, Xf, yf, v, norms) == []
+    assert len(planted.distinct) == 1 and transfer_pairs(planted, Xf, yf, v, norms) == []

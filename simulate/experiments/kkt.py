@@ -17,6 +17,7 @@ reject a network according to its scale, which a homogeneous network does not fi
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -66,13 +67,15 @@ class KKTSample:
         e, d = self.eps if eps is None else eps, self.delta if delta is None else delta
         return [c for c in self.networks if c.certified(e, d)]
 
+    @cached_property
     def distinct(self) -> list[list[int]]:
         """The certified networks grouped by function (indices into ``networks``): two networks at unit margin are one
         KKT point when their outputs agree to DISTINCT_RTOL of the largest output on the training points and on as
         many Gaussian probes (at the data's scale).
 
         Pitfall avoided: "every KKT point" over copies of one point is one point; the issue's 18 samples held 2
-        "KKT points" each that agreed to 6-7 digits."""
+        "KKT points" each that agreed to 6-7 digits. Computed once per sample (the record, the row and the transfer
+        test all read it)."""
         X = np.asarray(getattr(self.dataset, "X"))
         rng = np.random.default_rng(0)
         probes = np.vstack([X, rng.standard_normal(X.shape) * float(np.sqrt(np.mean(X * X)))])
@@ -99,7 +102,7 @@ class KKTSample:
         its complementary slackness is at most 1e-6 by construction (``kkt_delta`` is None; each network's own value
         stays for re-judging at other thresholds)."""
         ok = self.certified()
-        return {"kkt_trained": len(self.networks), "kkt_certified": len(ok), "kkt_distinct": len(self.distinct()),
+        return {"kkt_trained": len(self.networks), "kkt_certified": len(ok), "kkt_distinct": len(self.distinct),
                 "kkt_eps": max((c.eps for c in ok), default=None), "kkt_delta": None,
                 "kkt_delta_note": "not reported: multipliers only on points with q_i <= 1 + 1e-6 (delta <= 1e-6 by construction)",
                 "kkt_eps_threshold": self.eps, "kkt_delta_threshold": self.delta,
@@ -253,7 +256,7 @@ def kkt_row(sample, norms: list, quantity: str) -> dict:
     rec = sample.record()
     for net, x in zip(rec["kkt_networks"], norms):
         net[quantity] = encode(x)
-    rec["kkt_flip_norms"] = [encode(censored_max([norms[i] for i in g])) for g in sample.distinct()]  # per distinct point
+    rec["kkt_flip_norms"] = [encode(censored_max([norms[i] for i in g])) for g in sample.distinct]  # per distinct point
     return {quantity: value, **rec}
 
 
@@ -266,7 +269,7 @@ def transfer_fractions(sample, X, y, v, norms: list) -> list[float]:
 
 def transfer_pairs(sample, X, y, v, norms: list) -> list[tuple[float, float]]:
     """Per ordered pair of distinct certified KKT points: (fraction flipped, its one-sided 95% lower bound) on (X, y)."""
-    reps = [g[0] for g in sample.distinct()]  # one network per distinct KKT point: copies of one point test nothing
+    reps = [g[0] for g in sample.distinct]  # one network per distinct KKT point: copies of one point test nothing
     ok = [(sample.networks[i], norms[i]) for i in reps if norms[i] is not None and not isinstance(norms[i], AtLeast)]
     out = []
     for i, (ci, eta) in enumerate(ok):
