@@ -50,3 +50,12 @@ def test_markdown_text_escapes_every_syntax_character():
     s = markdown_text("a*b_c [l](u) ![i](p) `x` <b> | O(sqrt(d/k))\nnext")
     assert s == r"a\*b\_c \[l\](u) !\[i\](p) \`x\` \<b\> \| O(sqrt(d/k)) next"
     assert "<img" not in markdown_to_html(s, ".") and "<a " not in markdown_to_html(s, ".")
+
+
+def test_a_pipe_inside_a_table_cell_does_not_shift_the_columns():
+    from ibcheck.theory.result import markdown_table
+
+    md = markdown_table([{"cell": "d=256", "norms": "12.8 | 12.7", "own": "0.890"}])
+    row = md.splitlines()[-1]
+    cells = [c.strip() for c in row.strip("|").split(" | ")]
+    assert cells == ["d=256", "12.8 \\| 12.7", "0.890"]

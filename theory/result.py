@@ -119,13 +119,16 @@ def new_figure(width: float = 6.4, height: float = 4.2):
 
 def markdown_table(rows: list[dict], columns: list | None = None, header: list[str] | None = None) -> str:
     """Rows as a Markdown table (pandas ``to_markdown``, every cell as text); None shows as '-'.
-    ``header`` renames the columns (for rows keyed by position)."""
+    ``header`` renames the columns (for rows keyed by position). A ``|`` inside a cell is escaped: unescaped, it
+    ends the cell and shifts every column after it (the KKT table's flip norms per sample did)."""
     import pandas as pd  # heavy: pandas (loaded on first use)
 
     df = pd.DataFrame(rows, columns=columns)
     if header is not None:
         df.columns = header
-    return df.astype(object).where(df.notna(), "-").astype(str).to_markdown(index=False, disable_numparse=True)
+    text = df.astype(object).where(df.notna(), "-").astype(str)
+    text = text.apply(lambda col: col.str.replace(r"(?<!\\)\|", r"\\|", regex=True))
+    return text.to_markdown(index=False, disable_numparse=True)
 
 
 _MARKDOWN_SPECIAL = set("\\`*_[]<>|")  # code, emphasis, links and images, raw HTML, table cells

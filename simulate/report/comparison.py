@@ -331,7 +331,7 @@ def _kkt_section(summary: dict) -> list[str]:
                      "distinct per sample": ", ".join(str(x) for x in c.get("distinct") or []) or "-",
                      "ties": f"{min(c['ties'])}-{max(c['ties'])}" if c.get("ties") else "-",
                      "largest eps": _fmt(c.get("max_eps"), ".1e"),
-                     "flip norm per distinct point (per sample)": " | ".join(norms) or "-",
+                     "flip norms of the distinct points (samples split by ;)": "; ".join(norms) or "-",
                      "own z on fresh points (bound)": _fmt(t.get("own_lcb"), ".3f"),
                      "transfer (bound)": (_fmt(t.get("fraction_lcb"), ".3f") if t.get("tested") else "not tested"),
                      "controls (bound)": ctl or "-"})
