@@ -93,16 +93,21 @@ def test_concurrent_processes_never_mix_one_ledger(tmp_path):
     assert len(looks) == len(json.loads(out1)["rounds"])  # every look is the first run's
 
 
-def test_a_rerun_without_budget_analyses_every_stored_row(cli, tmp_path):
-    """The issue's case: a compare without --budget used only the initial seeds (45 of 568 stored rows)."""
+def _noisy_compare(cli, tmp_path, out, budget: str | None = None) -> dict:
+    """``ibcheck compare rep.noisy`` (the NOISY claims file) into ``out``, with ``--budget`` where given: its JSON."""
     claims = tmp_path / "noisy.py"
     claims.write_text(NOISY)
+    extra = ["--budget", budget] if budget else []
+    return json.loads(cli("--claims", str(claims), "compare", "rep.noisy", *extra, "--out", str(out), "--json", check_rc=0).stdout)
+
+
+def test_a_rerun_without_budget_analyses_every_stored_row(cli, tmp_path):
+    """The issue's case: a compare without --budget used only the initial seeds (45 of 568 stored rows)."""
     out = tmp_path / "e"
-    grown = json.loads(cli("--claims", str(claims), "compare", "rep.noisy", "--budget", "60", "--out", str(out), "--json",
-                           check_rc=0).stdout)
+    grown = _noisy_compare(cli, tmp_path, out, "60")
     stored = sqlite3.connect(str(out / "sweep.sqlite")).execute("SELECT COUNT(*) FROM results").fetchone()[0]
     assert stored > 6 and grown["tasks"]["tasks"] == stored
-    plain = json.loads(cli("--claims", str(claims), "compare", "rep.noisy", "--out", str(out), "--json", check_rc=0).stdout)
+    plain = _noisy_compare(cli, tmp_path, out)
     assert plain["tasks"]["tasks"] == stored and plain["tasks"]["ran"] == 0
     assert sum(c["n_seeds"] for c in plain["results"][0]["cell_table"]) == stored
     look = plain["rounds"][-1]["look"]
@@ -111,14 +116,10 @@ def test_a_rerun_without_budget_analyses_every_stored_row(cli, tmp_path):
 
 def test_a_rerun_with_a_larger_budget_continues_the_sweep(cli, tmp_path):
     """Issue 27: a rerun with a larger --budget repeated the last look (the same rows), planned no round and ran 0 tasks."""
-    claims = tmp_path / "noisy.py"
-    claims.write_text(NOISY)
     out = tmp_path / "g"
-    small = json.loads(cli("--claims", str(claims), "compare", "rep.noisy", "--budget", "10", "--out", str(out), "--json",
-                           check_rc=0).stdout)
+    small = _noisy_compare(cli, tmp_path, out, "10")
     assert small["verdict"] == "inconclusive"  # the small budget cannot decide the noisy claim
-    more = json.loads(cli("--claims", str(claims), "compare", "rep.noisy", "--budget", "60", "--out", str(out), "--json",
-                          check_rc=0).stdout)
+    more = _noisy_compare(cli, tmp_path, out, "60")
     assert more["rounds"][0]["look"]["repeated"]  # it starts from the ledger's last look (no new alpha for the same rows)
     assert more["tasks"]["ran"] > 0 and len(more["rounds"]) > 1 and more["work"]["used"] > small["work"]["used"]
     looks = sqlite3.connect(str(out / "sweep.sqlite")).execute("SELECT look FROM ledger ORDER BY look").fetchall()

@@ -264,25 +264,33 @@ def function_test(rows: list[dict], variables: list[str], kind: str, predicted: 
             moving = [v for v in variables if any((d.rises or d.falls) and v in d.variables for d in plain)]
         decided = {}
         for v in moving:
-            best = _best_correction(rrows, order, variables, toward_zero, offsets, trajectory, restriction, v, ff, level)
+            best = _best_correction(v, ff, toward_zero, level)
             if best is not None:
-                corrections.append(best[0])
                 decided[v] = best
-        plain = _levelled(plain, decided, kind, cf_of=lambda cs: alternative_fit(rrows, order, variables, toward_zero, offsets,
-                                                                                 trajectory, restriction, cs),
-                          plan=plans[order], level=level, alpha=alpha, tol=t_tol)
+        chosen = tuple(c for fit, c in decided.values() if fit.decision == "levels off")
+        corrected = None
+        if chosen:  # the levelled directions are judged on one fit with every accepted correction in it
+            try:
+                corrected = alternative_fit(rrows, order, variables, toward_zero, offsets, trajectory, restriction, chosen)
+            except InputError:
+                chosen = ()
+            decided = {v: (replace(fit, se=corrected.fit.se[c.name]) if corrected is not None else replace(fit, decision="cannot tell"), c)
+                       if fit.decision == "levels off" else (fit, c) for v, (fit, c) in decided.items()}
+        corrections += [fit for fit, _ in decided.values()]
+        plain = _levelled(plain, decided, kind, corrected, plan=plans[order], level=level, alpha=alpha, tol=t_tol)
         plain = [replace(d, target=goal.get(d.variables[0])) if len(d.variables) == 1 else d for d in plain]
         tests += plain
-    return _decide(kind, tests, level, corrections, tol, orders, variables, terms, notes)
+    return _decide(kind, tests, level, corrections, tol, variables, terms, notes)
 
 
-def _levelled(plain: list[DirectionTest], decided: dict, kind: str, cf_of, plan, level: float, alpha: float, tol) -> list[DirectionTest]:
+def _levelled(plain: list[DirectionTest], decided: dict, kind: str, corrected: FamilyFit | None, plan, level: float, alpha: float,
+              tol) -> list[DirectionTest]:
     """Each significant direction with what its correction decided: one that levels off is judged on the corrected
     fit where the bound forbids its trend (its slope and that fit's resolution), and counts as levelled where it
     does not; one that cannot be told from a correction is undetermined (forbidden) or leaves attainment open."""
     levels = {v: cf[0].decision for v, cf in decided.items()}
     chosen = tuple(cf[1] for v, cf in decided.items() if levels[v] == "levels off")
-    fixed = {n: _direction(cf_of(chosen), n, w, level, alpha, tol) for n, w in plan} if chosen else {}
+    fixed = {n: _direction(corrected, n, w, level, alpha, tol) for n, w in plan} if corrected is not None else {}
     names = ", ".join(c.name for c in chosen)
     out = []
     for d in plain:
@@ -305,8 +313,7 @@ def _levelled(plain: list[DirectionTest], decided: dict, kind: str, cf_of, plan,
     return out
 
 
-def _best_correction(rrows, order, variables, toward_zero, offsets, trajectory, restriction, v: str,
-                     ff: FamilyFit, level: float) -> tuple[CorrectionFit, Correction] | None:
+def _best_correction(v: str, ff: FamilyFit, toward_zero: frozenset[str], level: float) -> tuple[CorrectionFit, Correction] | None:
     """The correction along ``v`` under which the ratio levels off best (the smallest weighted residual sum of
     ``c + log(1 + b z)`` with no slope along v, over the shapes and w tried, b profiled), against the ratio moving
     along v: "keeps moving" when the moving model fits significantly better at the violation level (a violation must
@@ -322,17 +329,12 @@ def _best_correction(rrows, order, variables, toward_zero, offsets, trajectory, 
         return None
     corr = best.correction
     decision = "keeps moving" if best.p_moving < level else "levels off" if best.p_level < LEVELS else "cannot tell"
-    se = math.nan
-    if decision == "levels off":
-        try:
-            se = alternative_fit(rrows, order, variables, toward_zero, offsets, trajectory, restriction, (corr,)).fit.se[corr.name]
-        except InputError:
-            decision = "cannot tell"
-    return CorrectionFit(v, ff.family, corr.name, corr.b, se, best.wrss_level, best.wrss_trend, best.statistic, best.p_moving,
+    # b's standard error comes from the refit that judges the levelled directions (function_test), not from a fit here
+    return CorrectionFit(v, ff.family, corr.name, corr.b, math.nan, best.wrss_level, best.wrss_trend, best.statistic, best.p_moving,
                          best.p_level, decision), corr
 
 
-def _decide(kind: str, tests: list[DirectionTest], level: float, corrections: list[CorrectionFit], tol: dict, orders: list[int],
+def _decide(kind: str, tests: list[DirectionTest], level: float, corrections: list[CorrectionFit], tol: dict,
             variables: list[str], terms: list[Term], notes: list[str]) -> FunctionTest:
     violations = [t for t in tests if t.violates(kind)]
     open_ = sorted((t for t in tests if not t.holds(kind) and not t.violates(kind)), key=lambda t: t.levels not in ("residual", "cannot tell"))
