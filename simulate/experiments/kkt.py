@@ -18,39 +18,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Any
 
 import numpy as np
 
 from ibcheck.simulate.experiments.base import TrainedNetwork, design
+from ibcheck.simulate.experiments.kkt_certify import DELTA, DISTINCT_RTOL, EPS, NOT_GLOBAL_TOL, CertifiedNetwork, certify_or_polish
 from ibcheck.simulate.substrate.censored import AtLeast, censored_max, censored_quantile, encode, largest_radius, scaled
 from ibcheck.simulate.substrate.seeds import stream
 from ibcheck.solvers.radius.universal import universal_directions, universal_radius
-
-EPS = 1e-3  # stationarity residual, relative to ||theta||
-DELTA = 1e-3  # complementary slackness, relative to sum lambda
-DISTINCT_RTOL = 1e-2  # outputs agreeing to this (relative) are one KKT point: commensurate with a certificate at eps 1e-3
-
-
-@dataclass(frozen=True)
-class CertifiedNetwork:
-    """One trained network after certification (and polishing where needed), at unit margin."""
-
-    net: object  # TwoLayerReLU, scaled to min margin 1
-    init_seed: int
-    eps: float  # relative stationarity residual
-    delta: float  # relative complementary slackness
-    feasible: bool
-    solver_status: str
-    polished: bool
-    ties: int = 0  # the exact ties (zero pre-activations on active points) the certificate rests on
-    eps_relu0: float = float("nan")  # the relative residual with every tie at ReLU'(0) = 0
-    eps_relu1: float = float("nan")  # ... at ReLU'(0) = 1
-    origin: str = "gd"  # where the search started: "gd" (a trained network) or "robust-cone" (FVBS23.thm.4_1's pattern)
-
-    def certified(self, eps: float = EPS, delta: float = DELTA) -> bool:
-        """An (eps, delta)-KKT point of (P) by an optimal solver status (nan never certifies)."""
-        return self.solver_status == "optimal" and self.feasible and self.eps <= eps and self.delta <= delta
 
 
 @dataclass(frozen=True)
@@ -100,48 +75,27 @@ class KKTSample:
 
         delta is not reported as evidence: the certificate puts multipliers only on points with q_i <= 1 + 1e-6, so
         its complementary slackness is at most 1e-6 by construction (``kkt_delta`` is None; each network's own value
-        stays for re-judging at other thresholds)."""
+        stays for re-judging at other thresholds). Each network names its ``origin`` (GD or a cone of the search) and the
+        distinct point it is (``point``: an index into the distinct points; None when uncertified)."""
         ok = self.certified()
+        point = {i: g for g, members in enumerate(self.distinct) for i in members}
+        lbs = [max(self.networks[i].dual_lb for i in g) for g in self.distinct]
         return {"kkt_trained": len(self.networks), "kkt_certified": len(ok), "kkt_distinct": len(self.distinct),
+                "kkt_not_global": sum(lb > 1 + NOT_GLOBAL_TOL for lb in lbs), "kkt_dual_lb": lbs,
                 "kkt_eps": max((c.eps for c in ok), default=None), "kkt_delta": None,
                 "kkt_delta_note": "not reported: multipliers only on points with q_i <= 1 + 1e-6 (delta <= 1e-6 by construction)",
                 "kkt_eps_threshold": self.eps, "kkt_delta_threshold": self.delta,
                 "kkt_polished": sum(c.polished for c in self.networks),
                 "kkt_ties": [c.ties for c in ok],
-                "kkt_networks": [{"init_seed": c.init_seed, "origin": c.origin, "eps": c.eps, "delta": c.delta, "feasible": c.feasible,
+                "kkt_networks": [{"init_seed": c.init_seed, "origin": c.origin, "trace": c.trace, "point": point.get(i), "eps": c.eps,
+                                  "delta": c.delta, "feasible": c.feasible,
                                   "solver_status": c.solver_status, "polished": c.polished, "ties": c.ties,
-                                  "eps_relu0": c.eps_relu0, "eps_relu1": c.eps_relu1} for c in self.networks]}
+                                  "eps_relu0": c.eps_relu0, "eps_relu1": c.eps_relu1,
+                                  "dual_lower_bound": c.dual_lb} for i, c in enumerate(self.networks)]}
 
 
 class UncertifiedSample(RuntimeError):
     """No network trained on the sample certified as a KKT point: the row fails with this reason, never fitted."""
-
-
-def _certify(net, X, y, init_seed: int, polished: bool) -> CertifiedNetwork:
-    from ibcheck.solvers.kkt.certificate import kkt_certificate  # heavy: cvxpy (loaded on first use)
-
-    c = kkt_certificate(net, X, y)
-    return CertifiedNetwork(c.scaled, init_seed, float(c.stationarity_residual), float(c.complementary_slackness_rel),
-                            bool(c.feasible), c.solver_status, polished, int(c.n_ties), float(c.eps_relu0), float(c.eps_relu1))
-
-
-def certify_or_polish(net, X: np.ndarray, y: np.ndarray, init_seed: int, eps: float = EPS, delta: float = DELTA,
-                      attempts: int = 3) -> CertifiedNetwork:
-    """Certify ``net``; while it fails (at most ``attempts`` times), polish it on its activation cone and certify the end
-    point instead. A polish restarted from the last end point reads its exact ties (zero pre-activations) afresh,
-    which settles the patterns a solver's last digits left ambiguous."""
-    from ibcheck.solvers.kkt.polish import pattern_polish  # heavy: cvxpy (loaded on first use)
-
-    best = _certify(net, X, y, init_seed, False)
-    for _ in range(attempts):
-        if best.certified(eps, delta):
-            return best
-        p = pattern_polish(net, X, y)
-        if p.net is net:  # the cone program failed: the last certificate stands
-            return best
-        net = p.net
-        best = _certify(net, X, y, init_seed, True)
-    return best
 
 
 def certify_run(run, eps: float = EPS, delta: float = DELTA) -> KKTSample:
@@ -187,24 +141,19 @@ def _two_layer_gd(cell, seed, kind, networks: int = 1):
     return run(cfg)
 
 
-ROBUST_POLISHES = 12  # the polish attempts from the robust construction's cone (it needs more than a GD network)
-
-
-def kkt_sample(cell: dict, seed: int, kind: str, networks: int, robust_seed: bool = False):
+def kkt_sample(cell: dict, seed: int, kind: str, networks: int, search: bool = False):
     """The sample of ``seed`` at ``cell`` with ``networks`` networks trained on it, each certified as a KKT point of (P)
-    (polished where needed): a :class:`KKTSample`. ``robust_seed`` (clusters) adds a search aimed at large flip norms:
-    FVBS23.thm.4_1's robust network, polished on its activation cone until it certifies (or ROBUST_POLISHES fail), is
-    one more candidate KKT point (``origin="robust-cone"``); whether it certifies, and whether it is a new point, is
-    recorded either way."""
+    (polished where needed): a :class:`KKTSample`. ``search`` (clusters) adds the cone search
+    (:func:`~ibcheck.simulate.experiments.cone_search.cone_candidates`: the families' exact cones, the averaged cone's
+    neighbours, and the robust construction polished on its cone): each candidate is certified from scratch, and
+    whether it certifies, and whether it is a new point, is recorded either way."""
     sample = certify_run(_two_layer_gd(cell, seed, kind, networks))
-    if not robust_seed:
+    if not search:
         return sample
-    from ibcheck.solvers.radius.constructions import fvbs23_robust  # heavy: the radius package (loaded on first use)
+    from ibcheck.simulate.experiments.cone_search import cone_candidates  # heavy: cvxpy (loaded on first use)
 
-    ds: Any = sample.dataset
-    labels = np.where(np.isin(np.arange(len(ds.means)), ds.J_plus), 1.0, -1.0)
-    cand = certify_or_polish(fvbs23_robust(ds.means, labels), ds.X, ds.y, -1, sample.eps, sample.delta, attempts=ROBUST_POLISHES)
-    return replace(sample, networks=sample.networks + (replace(cand, origin="robust-cone"),))
+    known = tuple(sample.networks[g[0]].net for g in sample.distinct)
+    return replace(sample, networks=sample.networks + cone_candidates(sample.dataset, sample.eps, sample.delta, known))
 
 
 FIT_POINTS = 2000  # fresh points the flip norm is chosen on
@@ -304,7 +253,7 @@ def measure_fvbs23_4_2(cell: dict, seed: int) -> dict:
     polished where needed); the largest over them of the norm of ``z = eta sum_j y^(j) mu^(j)`` that flips
     >= 1 - eps of the test points, and how the z of one KKT point transfers to the others."""
     p = design(TrainedNetwork, cell)
-    sample = kkt_sample(cell, seed, "clusters", p.networks, robust_seed=True)
+    sample = kkt_sample(cell, seed, "clusters", p.networks, search=True)
     ds = sample.dataset
     X, y = ds.sample(FIT_POINTS, stream("claim-measure", seed, 4))
     Xf, yf = ds.sample(FRESH_POINTS, stream("kkt-test-points", seed, 4))  # independent: every rate is measured here

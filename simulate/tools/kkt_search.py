@@ -130,7 +130,7 @@ def cone_starts(cfg: KKTSearchConfig, ds, rng) -> list[tuple[str, TwoLayerReLU]]
     """Per requested family: its network polished on its activation cone ((P) restricted to the pattern, convex; the
     patterns flipped where a wall binds; up to 12 programs), padded to ``width`` with tiny neurons, as a start. A family
     whose cone program fails still gives its own network as a start: the search then says where it ends."""
-    from ibcheck.simulate.experiments.kkt import certify_or_polish  # heavy: cvxpy (loaded on first use)
+    from ibcheck.simulate.experiments.kkt_certify import certify_or_polish  # heavy: cvxpy (loaded on first use)
 
     if not cfg.cones or ds.means is None:
         return []

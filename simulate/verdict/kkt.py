@@ -28,6 +28,38 @@ def _by_cell(rows: list[Row], cell_vars: list[str]) -> dict[tuple, list[Row]]:
 
 
 @dataclass(frozen=True)
+class SearchLine:
+    """One origin of the KKT search in one cell, over its samples: candidates tried, certified, the samples where it
+    reached a KKT point no GD network reached (a new point), and the uncertified ones whose polish reached the function
+    of a point already found (they were heading there)."""
+
+    origin: str
+    tried: int
+    certified: int
+    new_points: int
+    reached_known: int = 0
+
+    def to_json(self) -> dict:
+        return {"origin": self.origin, "tried": self.tried, "certified": self.certified, "new_points": self.new_points,
+                "reached_known": self.reached_known}
+
+
+def search_lines(values: list[dict]) -> tuple[SearchLine, ...]:
+    """Per origin: the search's counts over the samples' stored networks."""
+    acc: dict[str, list[int]] = {}
+    for v in values:
+        nets = v.get("kkt_networks") or []
+        gd = {n.get("point") for n in nets if n.get("origin", "gd") == "gd" and n.get("point") is not None}
+        for n in nets:
+            a = acc.setdefault(str(n.get("origin", "gd")), [0, 0, 0, 0])
+            a[0] += 1
+            a[1] += n.get("point") is not None
+            a[2] += n.get("point") is not None and n.get("point") not in gd
+            a[3] += n.get("point") is None and "into known KKT point" in str(n.get("trace", ""))
+    return tuple(SearchLine(o, *a) for o, a in acc.items())
+
+
+@dataclass(frozen=True)
 class KKTCell:
     """One cell of a KKT claim: samples, networks trained, certified and polished, samples with no certified network
     (failed rows, never fitted), and the largest eps and delta over the certified networks."""
@@ -45,6 +77,9 @@ class KKTCell:
     distinct: tuple[int, ...] = ()  # per measured sample: the distinct certified KKT points (by function)
     ties: tuple[int, ...] = ()  # per certified network: the exact ties its certificate rests on
     flip_norms: tuple[tuple, ...] = ()  # per sample, per distinct point: its flip norm (encoded)
+    not_global: tuple[int, ...] = ()  # per sample: distinct points a dual-check lower bound above 1 proves not global
+    dual_lb: float | None = None  # the largest dual-check lower bound over the cell's distinct points
+    search: tuple[SearchLine, ...] = ()  # per origin of the candidates (GD, each cone family, moves): what it found
 
     @property
     def several_points(self) -> bool:
@@ -57,8 +92,13 @@ class KKTCell:
                 "networks_polished": self.networks_polished, "max_eps": self.max_eps, "max_delta": self.max_delta,
                 "delta_note": "not reported: multipliers only on active points (delta <= 1e-6 by construction)",
                 "eps_threshold": self.eps_threshold, "delta_threshold": self.delta_threshold,
-                "distinct": list(self.distinct), "global": None, "ties": list(self.ties),
-                "flip_norms": [list(f) for f in self.flip_norms]}
+                "distinct": list(self.distinct), "global": None,
+                "global_note": ("not certified either way: the exact dual check enumerates the activation patterns of the "
+                                "support points (2^n of them at n <= d); a fixed-pattern ascent bounds it from below "
+                                f"(largest {self.dual_lb:.4g}: above 1 proves a point not global)" if self.dual_lb is not None else
+                                "not computed"),
+                "not_global": list(self.not_global), "dual_lower_bound": self.dual_lb, "ties": list(self.ties),
+                "flip_norms": [list(f) for f in self.flip_norms], "search": [x.to_json() for x in self.search]}
 
 
 @dataclass(frozen=True)
@@ -131,7 +171,9 @@ def kkt_cells(rows: list[Row], cell_vars: list[str]) -> tuple[KKTCell, ...]:
                            vals[0].get("kkt_eps_threshold") if vals else None, vals[0].get("kkt_delta_threshold") if vals else None,
                            tuple(int(v["kkt_distinct"]) for v in vals if v.get("kkt_distinct") is not None),
                            tuple(int(t) for v in vals for t in v.get("kkt_ties") or []),
-                           tuple(tuple(v.get("kkt_flip_norms") or []) for v in vals)))
+                           tuple(tuple(v.get("kkt_flip_norms") or []) for v in vals),
+                           tuple(int(v["kkt_not_global"]) for v in vals if v.get("kkt_not_global") is not None),
+                           max((x for v in vals for x in v.get("kkt_dual_lb") or [] if x == x), default=None), search_lines(vals)))
     return tuple(out)
 
 

@@ -398,3 +398,32 @@ def dual_check(X: np.ndarray, y: np.ndarray, lam: np.ndarray, bias: bool = True,
     points (lambda_i > 0) only, enumerated by :func:`activation_patterns`.
     """
     return _dual_max(augment(X, bias), np.asarray(y, float), lam, max_patterns)
+
+
+def dual_lower_bound(X: np.ndarray, y: np.ndarray, lam: np.ndarray, bias: bool = True, starts: np.ndarray | None = None,
+                     iters: int = 50, seed: int = 0) -> float:
+    """A lower bound on the dual check ``max_{||u|| <= 1} |sum_i lambda_i y_i ReLU(<x~_i, u>)|`` where the exact check
+    (:func:`dual_check`, an enumeration of the support points' patterns) is out of reach: the largest value at the
+    points a fixed-pattern ascent visits (u <- the normalized sum over the points u activates, for both signs) from
+    the 16 inputs of largest lambda, 16 to 128 Gaussian directions and ``starts`` (rows in the augmented space: a KKT point's
+    own neurons reach 1 there, so the bound of a KKT point is about 1 at least). Every visited u is feasible, so a value
+    above 1 proves the KKT point is not the global optimum; a value at most 1 proves nothing (a bound, not the max)."""
+    Xt = augment(np.asarray(X, float), bias)
+    w = np.asarray(lam, float) * np.asarray(y, float)
+    rng = np.random.default_rng(seed)
+    top = np.argsort(-np.asarray(lam, float))[:16]
+    n_random = int(min(128, max(16, 2048 // Xt.shape[1])))  # many where a start is cheap (small p), 16 beyond
+    U = np.vstack([Xt[top], rng.standard_normal((n_random, Xt.shape[1]))] + ([] if starts is None else [np.asarray(starts, float)]))
+    best = 0.0
+    for sign in (1.0, -1.0):
+        Z = U / np.maximum(np.linalg.norm(U, axis=1, keepdims=True), 1e-300)
+        for _ in range(iters):
+            act = (Xt @ Z.T > 0)  # (n, starts)
+            best = max(best, float(np.max(sign * (w @ np.maximum(Xt @ Z.T, 0.0)), initial=0.0)))
+            G = sign * ((act * w[:, None]).T @ Xt)  # the gradient on each start's current pattern
+            nz = np.linalg.norm(G, axis=1, keepdims=True)
+            if not np.any(nz > 0):
+                break
+            Z = np.where(nz > 0, G / np.maximum(nz, 1e-300), Z)
+        best = max(best, float(np.max(sign * (w @ np.maximum(Xt @ Z.T, 0.0)), initial=0.0)))
+    return best

@@ -69,18 +69,39 @@ def _cone_program(L: np.ndarray, y: np.ndarray, D: np.ndarray, s: np.ndarray):
     return str(prob.status), x.value.reshape(m, r), nu
 
 
+def _merged(D: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The cone with one neuron per distinct (sign, pattern): exact, since neurons sharing both are one neuron of (P) on
+    the cone (their blocks' sum is feasible, with the same margins and ``||sum u_j|| <= sum ||u_j||``). Pitfall avoided:
+    a family of k per-cluster neurons that the flips bring to one pattern kept k copies, k times the program's size."""
+    key = np.hstack([s[:, None], D.T])
+    _, first = np.unique(key, axis=0, return_index=True)
+    first = np.sort(first)
+    return D[:, first], s[first]
+
+
 def pattern_polish(net: TwoLayerReLU, X: np.ndarray, y: np.ndarray, rounds: int = 4, tol: float = 1e-7) -> Polish:
     """Solve (P) on the activation cone of ``net`` (signs and patterns fixed), flipping the patterns where
     a wall binds, for at most ``rounds`` programs. The result is a candidate: certify it."""
-    X, y = np.asarray(X, float), np.asarray(y, float)
+    X = np.asarray(X, float)
     Xt, Wt = _augment(net, X)
+    p = cone_polish(X, y, (Xt @ Wt.T > 0).astype(float), np.sign(net.a), net.b is not None, rounds, tol)
+    return p if p.solver_status != "not run" and p.rounds and p.net.width else Polish(net, p.solver_status, p.rounds, p.flips)
+
+
+def cone_polish(X: np.ndarray, y: np.ndarray, D: np.ndarray, s: np.ndarray, bias: bool = True, rounds: int = 4,
+                tol: float = 1e-7) -> Polish:
+    """(P) on the cone of the patterns ``D`` (n, m) and output signs ``s`` (m): its optimum, then (``rounds`` > 1) the
+    patterns flipped where a wall binds and solved again, for at most ``rounds`` programs. ``rounds=1`` is the fixed
+    cone's own optimum: a KKT point of (P) exactly when no wall binds beyond what the ties admit (certify it).
+    A failed first program returns an empty network (width 0) with the solver's status."""
+    X, y = np.asarray(X, float), np.asarray(y, float)
+    Xt = augment(X, bias)
     Q, R = np.linalg.qr(Xt.T)  # Xt = R^T Q^T: the program in the data's span
     L = R.T
-    s = np.sign(net.a)
-    D = (Xt @ Wt.T > 0).astype(float)
+    D, s = np.asarray(D, float), np.asarray(s, float)
     keep = (D.sum(axis=0) > 0) & (s != 0)
-    D, s = D[:, keep], s[keep]
-    status, V, flips, done = "not run", None, 0, 0
+    D, s = _merged(D[:, keep], s[keep])
+    status, V, flips, done, sV = "not run", None, 0, 0, s
     for done in range(1, rounds + 1):
         status, Vn, nu = _cone_program(L, y, D, s)
         if Vn is None:
@@ -90,17 +111,18 @@ def pattern_polish(net: TwoLayerReLU, X: np.ndarray, y: np.ndarray, rounds: int 
         live = np.linalg.norm(V, axis=1) > tol * np.abs(V).max()
         walls = (np.abs(Z) <= tol * np.abs(Z).max()) & (nu > tol * max(nu.max(), 1.0)) & live[None, :]
         D, s, V, walls = D[:, live], s[live], V[live], walls[:, live]  # dead neurons leave the program
-        if not walls.any():
+        sV = s  # the signs of V's rows (the flips below may merge neurons before the next program)
+        if not walls.any() or done == rounds:
             break
-        D = np.where(walls, 1.0 - D, D)
+        D, s = _merged(np.where(walls, 1.0 - D, D), s)
         flips += int(walls.sum())
     if V is None:
-        return Polish(net, status, done, flips)
+        return Polish(TwoLayerReLU(W=np.zeros((0, X.shape[1])), a=np.zeros(0), b=np.zeros(0) if bias else None), status, done, flips)
     U = V @ Q.T
     norms = np.linalg.norm(U, axis=1)
     ok = norms > tol * norms.max()
     Wn = U[ok] / np.sqrt(norms[ok])[:, None]
-    a = s[ok] * np.sqrt(norms[ok])
-    if net.b is None:
+    a = sV[ok] * np.sqrt(norms[ok])
+    if not bias:
         return Polish(TwoLayerReLU(W=Wn, a=a, b=None), status, done, flips)
     return Polish(TwoLayerReLU(W=Wn[:, :-1], a=a, b=Wn[:, -1]), status, done, flips)

@@ -1,0 +1,52 @@
+"""Activation-cone families of (P) on cluster data: the patterns whose optimum may be a distinct KKT point.
+
+(P) restricted to fixed activation patterns ``D`` (n, m) and output signs ``s`` (m) is convex
+(:func:`.polish.cone_polish`). A family names a pattern by what the data are, not by a network's
+pre-activations:
+
+* ``per-cluster``: neuron j fires exactly on cluster j's points, output sign y^(j);
+* ``per-class``: one neuron per class, firing exactly on that class (the feature-averaging pattern);
+* ``mixture``: the positive class averaged in one neuron, the negative class one neuron per cluster;
+* ``partial``: the clusters of each class split in two halves, one neuron per half (a partial averaging);
+* ``robust``: the pattern of FVBS23.thm.4_1's network (one neuron per cluster with a negative bias) on the sample.
+
+Pitfall avoided: a family read off a network (``w = mu_j``, bias 0) is not the family: with the
+noise, a bias-free per-cluster neuron fires on about half the other clusters' points, so its cone is
+a mixture of everything. The patterns here are exact.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+FAMILIES = ("per-cluster", "per-class", "mixture", "partial", "robust")
+
+
+def _groups_pattern(cluster: np.ndarray, groups: list[list[int]]) -> np.ndarray:
+    """(n, len(groups)): neuron g fires exactly on the points whose cluster is in ``groups[g]``."""
+    return np.stack([np.isin(cluster, g).astype(float) for g in groups], axis=1)
+
+
+def family_cone(name: str, cluster: np.ndarray, labels: np.ndarray, robust_preact: np.ndarray | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """The cone ``(D, s)`` of family ``name`` on a sample whose point i lies in cluster ``cluster[i]``, cluster j having
+    label ``labels[j]`` (+-1). ``robust`` needs the construction's pre-activations on the sample (n, k)."""
+    cluster = np.asarray(cluster)
+    labels = np.asarray(labels, float)
+    pos = [int(j) for j in np.flatnonzero(labels > 0)]
+    neg = [int(j) for j in np.flatnonzero(labels < 0)]
+    if name == "per-cluster":
+        groups = [[j] for j in range(len(labels))]
+    elif name == "per-class":
+        groups = [pos, neg]
+    elif name == "mixture":
+        groups = [pos] + [[j] for j in neg]
+    elif name == "partial":
+        groups = [g for c in (pos, neg) for g in (c[: (len(c) + 1) // 2], c[(len(c) + 1) // 2:]) if g]
+    elif name == "robust":
+        if robust_preact is None:
+            raise ValueError("the robust family needs the construction's pre-activations on the sample")
+        return (np.asarray(robust_preact) > 0).astype(float), labels.copy()
+    else:
+        raise ValueError(f"unknown cone family {name!r}: one of {', '.join(FAMILIES)}")
+    s = np.array([labels[g[0]] for g in groups])
+    return _groups_pattern(cluster, groups), s

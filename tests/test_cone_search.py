@@ -1,0 +1,93 @@
+"""The search for more KKT points: exact cone families, the fixed cone's optimum, the polish, the maximum over
+distinct points (a planted robust point must be found), and the dual check's lower bound."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ibcheck.simulate.experiments.kkt import KKTSample, _flip_norms, kkt_row
+from ibcheck.simulate.experiments.kkt_certify import _certify
+from ibcheck.simulate.substrate.data import clusters
+from ibcheck.solvers.kkt.cones import family_cone
+from ibcheck.solvers.kkt.global_opt import dual_check, dual_lower_bound
+from ibcheck.solvers.kkt.polish import cone_polish
+from ibcheck.solvers.kkt.search import kkt_search, random_start
+from ibcheck.solvers.radius.universal import universal_directions
+
+
+def test_cone_families_are_exact_patterns_of_the_clusters():
+    cluster = np.array([0, 0, 1, 2, 3, 3, 1, 2])
+    labels = np.array([1.0, 1.0, -1.0, -1.0])
+    D, s = family_cone("per-cluster", cluster, labels)
+    assert D.shape == (8, 4) and (D.sum(axis=1) == 1).all() and (D[np.arange(8), cluster] == 1).all()
+    assert list(s) == [1, 1, -1, -1]
+    D, s = family_cone("per-class", cluster, labels)
+    assert list(s) == [1, -1] and (D[:, 0] == np.isin(cluster, [0, 1])).all()
+    D, s = family_cone("mixture", cluster, labels)
+    assert D.shape[1] == 3 and list(s) == [1, -1, -1]
+    D, _ = family_cone("partial", np.arange(6), np.array([1, 1, 1, -1, -1, -1.0]))
+    assert D.shape[1] == 4 and sorted(D.sum(axis=0)) == [1, 1, 2, 2]  # halves of each class
+    with pytest.raises(ValueError, match="unknown cone family"):
+        family_cone("every", cluster, labels)
+
+
+def test_the_fixed_cone_optimum_respects_its_pattern_and_a_wall_bound_one_is_not_certified():
+    """The per-cluster cone's own optimum keeps every neuron off the other clusters (its walls), so its biases are pushed
+    against them: the certificate must reject it; the polish (walls flipped) reaches a certified KKT point."""
+    ds = clusters(8, 4, 24, 0.3, seed=1)
+    labels = np.where(np.isin(np.arange(4), ds.J_plus), 1.0, -1.0)
+    D, s = family_cone("per-cluster", ds.cluster, labels)
+    p = cone_polish(ds.X, ds.y, D, s, rounds=1)
+    assert p.solver_status == "optimal" and p.rounds == 1 and p.flips == 0
+    Z = p.net.preactivations(ds.X)
+    scale = np.abs(Z).max()
+    for j in range(p.net.width):  # each neuron fires on one cluster only (up to the solver's tolerance)
+        on = Z[:, j] > 1e-6 * scale
+        assert len(set(ds.cluster[on])) <= 1
+    assert not _certify(p.net, ds.X, ds.y, 0, False).certified()
+    many = cone_polish(ds.X, ds.y, D, s, rounds=12)
+    assert many.flips > 0
+
+
+def _distinct_kkt_points(seed: int = 3):
+    """Certified KKT points of (P) on a small cluster instance with several distinct ones (multi-start SLSQP)."""
+    ds = clusters(4, 4, 12, 0.5, seed=seed)
+    rng = np.random.default_rng(seed)
+    res = [r for r in kkt_search(ds.X, ds.y, [(f"r{i}", random_start(4, 4, rng)) for i in range(6)]) if r.certificate.is_kkt(1e-5)]
+    nets = [_certify(r.net, ds.X, ds.y, i, False) for i, r in enumerate(res)]
+    return ds, [c for c in nets if c.certified()]
+
+
+def test_a_planted_robust_kkt_point_is_found_by_the_maximum():
+    """The largest flip norm ranges over every distinct certified point: plant the most robust one next to the others and
+    the row's value is its norm; take it away and the value drops (so a maximum that missed it would be caught)."""
+    ds, certs = _distinct_kkt_points()
+    sample = KKTSample(ds, tuple(certs))
+    assert len(sample.distinct) >= 2  # the instance holds several distinct KKT points
+    X, y = ds.sample(1000, np.random.default_rng(0))
+    v = universal_directions("fvbs23", means=ds.means, J_plus=ds.J_plus)
+    norms = _flip_norms(sample, X, y, v, 0.9)
+    reps = [g[0] for g in sample.distinct]
+    robust = max(reps, key=lambda i: float(norms[i]))
+    others = tuple(c for g in sample.distinct if robust not in g for c in (sample.networks[i] for i in g))
+    row = kkt_row(sample, norms, "universal_flip_norm")
+    assert row["universal_flip_norm"] == pytest.approx(float(norms[robust]))
+    assert max(row["kkt_flip_norms"]) == pytest.approx(float(norms[robust]))
+    without = KKTSample(ds, others)
+    lower = kkt_row(without, _flip_norms(without, X, y, v, 0.9), "universal_flip_norm")
+    assert lower["universal_flip_norm"] < row["universal_flip_norm"]
+    assert row["kkt_distinct"] == lower["kkt_distinct"] + 1
+
+
+def test_the_dual_lower_bound_never_exceeds_the_exact_check_and_proves_a_point_not_global():
+    """Any multipliers lambda >= 0 define the dual check; scaled so that the exact check is 1.3 (not global) or 0.9, the
+    ascent's bound lies below the exact value, and above 1 in the first case (it proves "not global")."""
+    ds = clusters(4, 4, 12, 0.5, seed=1)
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        lam = rng.exponential(size=len(ds.X))
+        unit = dual_check(ds.X, ds.y, lam)
+        for target in (1.3, 0.9):
+            lb = dual_lower_bound(ds.X, ds.y, lam * target / unit)
+            assert lb <= target * (1 + 1e-9)  # a bound: every visited u is feasible
+            assert (lb > 1 + 1e-3) == (target > 1)
