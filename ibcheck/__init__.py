@@ -33,6 +33,7 @@ from .api import (  # noqa: E402
     claim,
     claims,
     compare,
+    compare_probability,
     design,
     direction_error,
     experiment,
@@ -66,4 +67,4 @@ def __getattr__(name: str):
 __all__ = ["Bound", "Claim", "Hypothesis", "Variable", "load_claims", "register", "Registry", "using_registry",
            "claims", "claim", "bounds", "window", "design", "growth", "train", "load_run", "radii", "kkt_points", "kkt_certificate",
            "global_max_margin", "svm", "normalized_margin", "direction_error", "AtLeast", "AtMost",
-           "experiment", "compare", "verdict", "reproduce", "InputError", "RunFailure", *_CONFIGS]
+           "experiment", "compare", "compare_probability", "verdict", "reproduce", "InputError", "RunFailure", *_CONFIGS]

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from ibcheck.simulate.compare.calibrate import Calibration
+    from ibcheck.simulate.compare.probability import ProbabilityComparison
     from ibcheck.simulate.compare.result import ComparisonResult
     from ibcheck.simulate.experiments.window import WindowDesign
     from ibcheck.simulate.reproductions import Reproduction
@@ -357,6 +358,24 @@ def compare(claim: str, grid: Mapping[str, Sequence[float]] | None = None, seeds
                          max_seconds=max_seconds, include_outside=include_outside)
 
 
+def probability_claims() -> tuple[str, ...]:
+    """The claims measured on another claim's sweep with a binomial test (:func:`compare_probability`)."""
+    from ibcheck.simulate.compare.probability import PROBABILITY_CLAIMS  # heavy: scipy (loaded on first use)
+
+    return tuple(PROBABILITY_CLAIMS)
+
+
+def compare_probability(claim: str, **options) -> "ProbabilityComparison":
+    """A claim that bounds a quantity with probability 1 - delta over the sample (FVBS23.thm.3_1: every KKT point's
+    test error <= eps w.p. >= 1 - delta), measured on its base claim's sweep: :func:`compare` runs the base (``options``
+    as there), and a binomial test over its samples inside the claim's own hypotheses gives the verdict."""
+    from ibcheck.simulate.compare.probability import PROBABILITY_CLAIMS, probability_comparison  # heavy: scipy (loaded on first use)
+
+    if claim not in PROBABILITY_CLAIMS:
+        raise InputError(f"{claim!r} is not a probability claim; those measured on another claim's sweep: {', '.join(PROBABILITY_CLAIMS)}")
+    return probability_comparison(claim, compare(PROBABILITY_CLAIMS[claim].base, **options))
+
+
 def design(claim: str, quick: bool = True, budget: float | None = None, seeds: int | None = None) -> "WindowDesign":
     """The grid :func:`compare` would run for ``claim``'s experiment: each cell with the free settings picked inside
     the claim's applicability window (e.g. FVBS23's n), whether every hypothesis holds there and which binds, and
@@ -486,5 +505,5 @@ def claim_template(claim_id: str, file: str) -> str:
 
 
 __all__ = ["claims", "claim", "bounds", "window", "design", "growth", "train", "load_run", "radii", "kkt_points", "kkt_certificate",
-           "global_max_margin", "svm", "normalized_margin", "direction_error", "experiment", "compare", "verdict", "reproduce",
-           "calibrate", "report", "kkt_trajectory", "robust_construction", "scaling_report", "claim_template"]
+           "global_max_margin", "svm", "normalized_margin", "direction_error", "experiment", "compare", "compare_probability",
+           "probability_claims", "verdict", "reproduce", "calibrate", "report", "kkt_trajectory", "robust_construction", "scaling_report", "claim_template"]

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import replace
 
 from ibcheck import api
 from ibcheck.theory.argtypes import nonneg_int, pos_float, pos_int
@@ -113,6 +114,8 @@ def cmd_design(args) -> int:
 
 def cmd_compare(args) -> int:
     claim_out(args)  # the store lives there (a rerun resumes)
+    if args.claim in api.probability_claims():
+        return _compare_probability(args)
     result = api.compare(args.claim, grid=parse_grid(args.grid), seeds=args.seeds, budget=args.budget, quick=args.quick,
                          store=os.path.join(args.out, "sweep.sqlite"), workers=args.workers, margin=args.margin,
                          inside_only=args.inside_only, constants=parse_constants(args.constants), spending=args.spending,
@@ -127,6 +130,24 @@ def cmd_compare(args) -> int:
           f"{len(summary['rounds'])} look(s), {summary['seconds']:.1f} s; {app['cells_inside']}/{app['cells_total']} cells inside the "
           f"hypotheses) -> {summary['files']['html']}")
     _print_results(summary)
+    return 0
+
+
+def _compare_probability(args) -> int:
+    """A probability claim (FVBS23.thm.3_1): its base claim's sweep in --out/base (resumable), the test beside it."""
+    base = os.path.join(args.out, "base")
+    os.makedirs(base, exist_ok=True)  # inside --out (removed with it if the input is refused)
+    pc = api.compare_probability(args.claim, grid=parse_grid(args.grid), seeds=args.seeds, budget=args.budget, quick=args.quick,
+                                 store=os.path.join(base, "sweep.sqlite"), workers=args.workers, constants=parse_constants(args.constants),
+                                 progress=not args.json, scheduler=args.scheduler, dask=args.dask, max_seconds=args.max_seconds)
+    pc.base_result.save(base)
+    summary = {**pc.to_json(), "files": replace(pc, base_link="base/report.md").save(args.out)}
+    if args.json:
+        print(dumps(summary, indent=2))
+        return 0
+    print(f"{pc.claim}: {pc.verdict}  (measured on {pc.base}'s samples: {len(pc.test.samples)} inside its hypotheses) -> "
+          f"{summary['files']['report']}")
+    print(f"    why: {pc.test.reason}")
     return 0
 
 

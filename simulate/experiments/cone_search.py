@@ -11,9 +11,9 @@ where it came from); the caller de-duplicates them by function with the GD netwo
   stay in the record): that cone holds no KKT point.
 * ``robust-cone``: the pattern of FVBS23.thm.4_1's network on the sample: the search aimed at large flip norms.
 
-A cone whose own optimum does not certify (a wall binds: the exact patterns bind the biases) is polished: its walls
-flipped, two programs a step, certified after each, for at most POLISH_STEPS steps, stopping early where its function
-reaches a KKT point already found (``trace`` says which). Identical cones (partial = per-cluster at k = 4, every family
+A cone whose own optimum does not certify (a wall binds: the exact patterns bind the biases) is followed: the cone its
+binding walls point to is solved and certified in turn, for at most PROGRAMS programs, stopping early where its
+function reaches a KKT point already found (``trace`` says which). Identical cones (partial = per-cluster at k = 4, every family
 at k = 2) are solved once.
 """
 from __future__ import annotations
@@ -34,17 +34,6 @@ def _cone_key(D: np.ndarray, s: np.ndarray) -> bytes:
     return repr(cols).encode()
 
 
-def fixed_cone(X: np.ndarray, y: np.ndarray, D: np.ndarray, s: np.ndarray, origin: str):
-    """The optimum of (P) on the cone (D, s), certified as it is (no flips): a CertifiedNetwork with ``origin``."""
-    from ibcheck.solvers.kkt.polish import cone_polish  # heavy: cvxpy (loaded on first use)
-
-    p = cone_polish(X, y, D, s, bias=True, rounds=1)
-    if not p.net.width or (y * p.net.forward(X)).min() <= 0:
-        return CertifiedNetwork(p.net, -1, float("nan"), float("nan"), False, p.solver_status, False, origin=origin,
-                                trace=f"the cone's program ended {p.solver_status}")
-    return replace(_certify(p.net, X, y, -1, False), origin=origin, trace="the cone's own optimum")
-
-
 def _nearest(net, known: list, probes: np.ndarray) -> tuple[int | None, float]:
     """(index, distance) of the nearest of ``known`` networks by outputs on ``probes``, the distance relative to that
     network's largest output (None, inf: nothing known)."""
@@ -58,29 +47,35 @@ def _nearest(net, known: list, probes: np.ndarray) -> tuple[int | None, float]:
     return best
 
 
-def polish_from(cand, X: np.ndarray, y: np.ndarray, known: list, probes: np.ndarray, steps: int, eps: float, delta: float):
-    """Polish an uncertified cone optimum (two programs a step: the cone, then its walls flipped), certifying after each
-    step; stop when it certifies, when its function reaches one of the ``known`` KKT points (it is heading there: the
-    trace says which), or after ``steps``."""
-    from ibcheck.solvers.kkt.polish import pattern_polish  # heavy: cvxpy (loaded on first use)
+def cone_point(X: np.ndarray, y: np.ndarray, D: np.ndarray, s: np.ndarray, origin: str, known: list, probes: np.ndarray,
+               programs: int, eps: float, delta: float) -> CertifiedNetwork:
+    """The optimum of (P) on the cone (D, s), certified as it is; where it does not certify (a wall binds), the cone its
+    binding walls point to, solved and certified in turn, for at most ``programs`` programs in all. Stops when a point
+    certifies, when its function reaches one of the ``known`` KKT points (it is heading there: the trace says which),
+    or when no wall binds. ``trace`` says which."""
+    from ibcheck.solvers.kkt.polish import cone_polish  # heavy: cvxpy (loaded on first use)
 
-    net = cand.net
-    for step in range(1, steps + 1):
-        p = pattern_polish(net, X, y, rounds=2)
-        if p.net is net:
-            return replace(cand, trace=f"the polish's program failed ({p.solver_status}) at step {step}")
-        net = p.net
-        c = replace(_certify(net, X, y, -1, True), origin=cand.origin)
+    c, g, dist = None, None, float("inf")
+    for step in range(1, programs + 1):
+        p = cone_polish(X, y, D, s, bias=True, rounds=1)
+        if not p.net.width or (y * p.net.forward(X)).min() <= 0:
+            return c or CertifiedNetwork(p.net, -1, float("nan"), float("nan"), False, p.solver_status, False, origin=origin,
+                                         trace=f"the cone's program ended {p.solver_status}")
+        c = replace(_certify(p.net, X, y, -1, step > 1), origin=origin)
         if c.certified(eps, delta):
-            return replace(c, trace=f"the cone's optimum, polished {step} step(s)")
-        g, dist = _nearest(net, known, probes)
+            return replace(c, trace="the cone's own optimum" if step == 1 else f"the cone's optimum after {step - 1} wall flip(s)")
+        g, dist = _nearest(p.net, known, probes)
         if dist <= DISTINCT_RTOL:
-            return replace(c, trace=f"polished {step} step(s) into known KKT point {g}'s function (not itself certified)")
+            return replace(c, trace=f"{step} program(s): reached known KKT point {g}'s function (not itself certified)")
+        if p.next_cone is None:
+            return replace(c, trace=f"{step} program(s): no wall binds, yet not certified (eps {c.eps:.2g})")
+        D, s = p.next_cone
     near = f"; nearest known KKT point {g} at relative distance {dist:.2g}" if g is not None else ""
-    return replace(c, trace=f"not certified after {steps} polish steps{near}")
+    assert c is not None
+    return replace(c, trace=f"not certified after {programs} programs (its walls flipped each time){near}")
 
 
-POLISH_STEPS = 4  # polish steps (two programs each) a family's cone optimum gets to certify
+PROGRAMS = 3  # cone programs (the family's own, then where its walls point) a family gets to reach a KKT point
 
 
 def cone_candidates(ds, eps: float, delta: float, known: tuple = ()) -> tuple:
@@ -103,9 +98,7 @@ def cone_candidates(ds, eps: float, delta: float, known: tuple = ()) -> tuple:
             out[i] = replace(out[i], trace=f"{out[i].trace} (also the cone of {origin})")
             continue
         seen[key] = len(out)
-        c = fixed_cone(ds.X, ds.y, D, s, origin)
-        if not c.certified(eps, delta) and c.net.width:
-            c = polish_from(c, ds.X, ds.y, found, probes, POLISH_STEPS, eps, delta)
+        c = cone_point(ds.X, ds.y, D, s, origin, found, probes, PROGRAMS, eps, delta)
         if c.certified(eps, delta):
             found.append(c.net)
         out.append(c)

@@ -268,7 +268,19 @@ def measure_fvbs23_4_2(cell: dict, seed: int) -> dict:
                 "fresh_points": FRESH_POINTS, "flip_fresh_min": min((f for f, _ in own), default=None),
                 "flip_fresh_lcb": min((lcb for _, lcb in own), default=None),
                 "transfer_controls": transfer_controls(sample, Xf, yf, v, norms, int(cell.get("k", p.k)))})
+    Xe, ye = ds.sample(FRESH_POINTS, stream("kkt-test-error", seed, 4))  # FVBS23.thm.3_1: its own fresh points
+    row.update(kkt_test_errors(sample, Xe, ye))
     return row
+
+
+def kkt_test_errors(sample, X: np.ndarray, y: np.ndarray) -> dict:
+    """FVBS23.thm.3_1 on a sample: the errors of each distinct certified KKT point on the fresh points (X, y) (counts, so
+    a binomial bound can be put on each), and the worst point's: ``test_error`` (its rate), ``test_error_count``,
+    ``test_points``."""
+    errs = [int(np.sum(np.sign(sample.networks[g[0]].net.forward(X)) != y)) for g in sample.distinct]
+    worst = max(errs, default=None)
+    return {"kkt_test_errors": errs, "test_error_count": worst, "test_points": len(y),
+            "test_error": None if worst is None else worst / len(y)}
 
 
 def measure_vys22(cell: dict, seed: int) -> dict:

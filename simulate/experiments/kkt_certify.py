@@ -44,7 +44,8 @@ def _certify(net, X, y, init_seed: int, polished: bool) -> CertifiedNetwork:
     from ibcheck.solvers.kkt.global_opt import dual_lower_bound  # heavy: cvxpy (loaded on first use)
 
     c = kkt_certificate(net, X, y)
-    ok = c.solver_status == "optimal" and c.lam is not None and np.all(np.isfinite(c.lam))
+    ok = (c.solver_status == "optimal" and c.lam is not None and np.all(np.isfinite(c.lam)) and bool(c.feasible)
+          and c.stationarity_residual <= EPS)  # only where it may matter: a network that certifies at the default eps
     Wt = c.scaled.W if c.scaled.b is None else np.hstack([c.scaled.W, c.scaled.b[:, None]])
     lb = dual_lower_bound(X, y, c.lam, bias=net.b is not None, starts=Wt, iters=30) if ok else float("nan")
     return CertifiedNetwork(c.scaled, init_seed, float(c.stationarity_residual), float(c.complementary_slackness_rel),

@@ -11,8 +11,10 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
+from typing import Sequence, cast
 
 from ibcheck.simulate.compare import inputs
+from ibcheck.simulate.compare.probability import PROBABILITY_CLAIMS, ProbabilityComparison, probability_comparison
 from ibcheck.simulate.compare.record import BoundRecord, ComparisonRecord
 from ibcheck.simulate.experiments.registry import EXPERIMENTS, experiment_for
 from ibcheck.simulate.report.figures import ForestRow, forest_figure, scaling_report, write_html
@@ -165,10 +167,31 @@ def _claim_notes(name: str, rec: ComparisonRecord) -> list[str]:
     return out + ([""] if out else [])
 
 
-def _judged_rows(pending: list[tuple[str, BoundRecord, ComparisonRecord]]) -> tuple[list[IndexRow], list[ForestRow], set[str]]:
+def _probability_row(pc: ProbabilityComparison, base: ComparisonRecord, holm_level: tuple[bool, float]) -> IndexRow:
+    """The index row of a probability claim (:mod:`simulate.compare.probability`), counted by the same rule: its cells
+    inside its own hypotheses, certified KKT points, and two distinct points per sample where it speaks of every one."""
+    t, app = pc.test, pc.applicability
+    kkt = several = None
+    if base.kkt is not None:
+        keys = app.inside_keys()
+        kkt, several = certified_everywhere(base.kkt.cells, keys), several_points(base.kkt.cells, keys)
+    is_counted, how = counted(RowEvidence(t.verdict, app.inside, app.total, None, "fit", kkt, several, holm_level[0]))
+    why = t.reason.replace("|", "/")
+    if t.verdict == "inconsistent":
+        why += f". Family level (Holm across the index's rows): p = {t.p_value:.2g} against {holm_level[1]:.2g}"
+    return IndexRow(pc.claim, t.quantity, "<= (w.p. 1 - delta)", f"eps = {t.eps:g}, delta = {t.delta:g}",
+                    f"{t.exceed}/{len(t.samples)} samples above eps ({t.unresolved} unresolved)",
+                    f"a failure rate above {t.rate_upper:.2f}", None, f"{app.inside}/{app.total}", _kkt_text(base), 1, cast(Verdict, t.verdict),
+                    is_counted, "-" if is_counted or how == "undecided" else how, why)
+
+
+def _judged_rows(pending: list[tuple[str, BoundRecord, ComparisonRecord]],
+                 probability: Sequence[tuple[ProbabilityComparison, ComparisonRecord]] = ()) -> tuple[list[IndexRow], list[ForestRow], set[str]]:
     """The index rows, the forest plot's rows and the claims with a counted row. The family is every row of the
-    index: an inconsistent row counts only if its violation survives Holm's step-down across them."""
-    family = holm([b.analysis.function.p_violation if b.analysis.function else 1.0 for _, b, _ in pending])
+    index (the probability claims' binomial tests included): an inconsistent row counts only if its violation survives
+    Holm's step-down across them."""
+    family = holm([b.analysis.function.p_violation if b.analysis.function else 1.0 for _, b, _ in pending]
+                  + [pc.test.p_value for pc, _ in probability])
     rows: list[IndexRow] = []
     forest: list[ForestRow] = []
     decided: set[str] = set()
@@ -179,6 +202,10 @@ def _judged_rows(pending: list[tuple[str, BoundRecord, ComparisonRecord]]) -> tu
             forest.append(ForestRow(name, b.label, b.verdict, row.counted, b.analysis.function))
         if row.counted:
             decided.add(name)
+    for (pc, base), lv in zip(probability, family[len(pending):]):
+        rows.append(_probability_row(pc, base, lv))
+        if rows[-1].counted:
+            decided.add(pc.claim)
     return rows, forest, decided
 
 
@@ -207,6 +234,22 @@ def _index_head(options: ReportOptions, rows: list[IndexRow], decided: set[str],
             "found per sample.", ""]
 
 
+def _probability_claims(name: str, comparison, out: str, errors: list[dict]) -> list[tuple[ProbabilityComparison, ComparisonRecord]]:
+    """The probability claims measured on ``name``'s sweep (FVBS23.thm.3_1 on FVBS23.thm.4_2's), each saved under
+    compare/<claim>/; one that cannot be tested gets an error row."""
+    out_rows = []
+    for pid, spec in PROBABILITY_CLAIMS.items():
+        if spec.base != name:
+            continue
+        try:
+            pc = probability_comparison(pid, comparison)
+            pc.save(inside(out, "compare", slug(pid)))
+            out_rows.append((pc, comparison.record))
+        except InputError as err:
+            errors.append({"claim": pid, "verdict": "not run", "why": str(err)})
+    return out_rows
+
+
 def write_full_report(out: str, options: ReportOptions) -> str:
     """Run everything and write it under ``out``; returns the path of index.html."""
     from ibcheck.simulate.compare.driver import compare_and_save  # heavy: scipy (loaded on first use)
@@ -222,6 +265,7 @@ def write_full_report(out: str, options: ReportOptions) -> str:
     pending: list[tuple[str, BoundRecord, ComparisonRecord]] = []
     errors: list[dict] = []
     notes: list[str] = []
+    probability: list[tuple[ProbabilityComparison, ComparisonRecord]] = []
     t_cmp = time.perf_counter()
     used = 0.0  # work (reference seconds) of the comparisons so far: deterministic, unlike the wall clock
     for i, name in enumerate(names):
@@ -237,11 +281,12 @@ def write_full_report(out: str, options: ReportOptions) -> str:
             used += rec.work.used if rec.work else 0.0
             pending += [(name, b, rec) for b in rec.bounds]
             notes += _claim_notes(name, rec)
+            probability += _probability_claims(name, comparison, out, errors)
         except InputError as err:
             errors.append({"claim": f"[{name}](compare/{slug(name)}/report.md)", "verdict": "not run", "why": str(err)})
     t_cmp = time.perf_counter() - t_cmp
-    rows, forest, decided = _judged_rows(pending)
-    md = _index_head(options, rows, decided, len(names), t_cmp) + [
+    rows, forest, decided = _judged_rows(pending, probability)
+    md = _index_head(options, rows, decided, len(names) + len(probability), t_cmp) + [
         *(["![the tested deviations of every row](index_forest.png)", ""] if forest else []),
         markdown_table([r.markdown() for r in rows] + errors), "", *notes]
     if not options.only:

@@ -13,6 +13,7 @@ PURPOSES = (
     "test-points",          # held-out points measured after training (training.py)
     "radius-test-points",   # fresh points for `ibcheck radius` and radii()
     "kkt-test-points",      # points for the flip rates of KKT points
+    "kkt-test-error",       # FVBS23.thm.3_1: fresh points for the test error of each KKT point
     "construction-test-points",
     "claim-measure",        # fresh points drawn by a claim's measure function (claim_experiments.py)
     "reproduction",         # points drawn by a reproduction (reproductions/)

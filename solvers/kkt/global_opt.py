@@ -411,6 +411,10 @@ def dual_lower_bound(X: np.ndarray, y: np.ndarray, lam: np.ndarray, bias: bool =
     Xt = augment(np.asarray(X, float), bias)
     w = np.asarray(lam, float) * np.asarray(y, float)
     rng = np.random.default_rng(seed)
+    if Xt.shape[1] > Xt.shape[0]:  # u off the rows' span only adds norm: work in the span's coordinates (exact)
+        Q, R = np.linalg.qr(Xt.T)
+        Xt = R.T
+        starts = None if starts is None else np.asarray(starts, float) @ Q
     top = np.argsort(-np.asarray(lam, float))[:16]
     n_random = int(min(128, max(16, 2048 // Xt.shape[1])))  # many where a start is cheap (small p), 16 beyond
     U = np.vstack([Xt[top], rng.standard_normal((n_random, Xt.shape[1]))] + ([] if starts is None else [np.asarray(starts, float)]))

@@ -33,12 +33,15 @@ from .global_opt import augment
 
 @dataclass(frozen=True)
 class Polish:
-    """The end point of :func:`pattern_polish`, the last solver status, the rounds run and the pattern entries flipped."""
+    """The end point of :func:`pattern_polish`, the last solver status, the rounds run and the pattern entries flipped;
+    ``next_cone``: the cone (D, s) the last program's binding walls point to (None when no wall binds), where a caller
+    that certifies between programs goes on."""
 
     net: TwoLayerReLU
     solver_status: str
     rounds: int
     flips: int
+    next_cone: tuple[np.ndarray, np.ndarray] | None = None
 
 
 def _augment(net: TwoLayerReLU, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -101,7 +104,7 @@ def cone_polish(X: np.ndarray, y: np.ndarray, D: np.ndarray, s: np.ndarray, bias
     D, s = np.asarray(D, float), np.asarray(s, float)
     keep = (D.sum(axis=0) > 0) & (s != 0)
     D, s = _merged(D[:, keep], s[keep])
-    status, V, flips, done, sV = "not run", None, 0, 0, s
+    status, V, flips, done, sV, nxt = "not run", None, 0, 0, s, None
     for done in range(1, rounds + 1):
         status, Vn, nu = _cone_program(L, y, D, s)
         if Vn is None:
@@ -112,9 +115,10 @@ def cone_polish(X: np.ndarray, y: np.ndarray, D: np.ndarray, s: np.ndarray, bias
         walls = (np.abs(Z) <= tol * np.abs(Z).max()) & (nu > tol * max(nu.max(), 1.0)) & live[None, :]
         D, s, V, walls = D[:, live], s[live], V[live], walls[:, live]  # dead neurons leave the program
         sV = s  # the signs of V's rows (the flips below may merge neurons before the next program)
-        if not walls.any() or done == rounds:
+        nxt = _merged(np.where(walls, 1.0 - D, D), s) if walls.any() else None
+        if nxt is None or done == rounds:
             break
-        D, s = _merged(np.where(walls, 1.0 - D, D), s)
+        D, s = nxt
         flips += int(walls.sum())
     if V is None:
         return Polish(TwoLayerReLU(W=np.zeros((0, X.shape[1])), a=np.zeros(0), b=np.zeros(0) if bias else None), status, done, flips)
@@ -124,5 +128,5 @@ def cone_polish(X: np.ndarray, y: np.ndarray, D: np.ndarray, s: np.ndarray, bias
     Wn = U[ok] / np.sqrt(norms[ok])[:, None]
     a = sV[ok] * np.sqrt(norms[ok])
     if not bias:
-        return Polish(TwoLayerReLU(W=Wn, a=a, b=None), status, done, flips)
-    return Polish(TwoLayerReLU(W=Wn[:, :-1], a=a, b=Wn[:, -1]), status, done, flips)
+        return Polish(TwoLayerReLU(W=Wn, a=a, b=None), status, done, flips, nxt)
+    return Polish(TwoLayerReLU(W=Wn[:, :-1], a=a, b=Wn[:, -1]), status, done, flips, nxt)

@@ -1,0 +1,72 @@
+"""FVBS23.thm.3_1: test error <= eps with probability >= 1 - delta, a binomial test over samples (simulate.verdict.
+probability), measured on FVBS23.thm.4_2's samples and counted in the index by the same rule as every row."""
+from __future__ import annotations
+
+import pytest
+
+from ibcheck.simulate.verdict.probability import probability_test, samples_needed
+
+
+def _obs(errors: list[int], points: int = 2000):
+    return [({"d": 256.0}, i, k, points) for i, k in enumerate(errors)]
+
+
+def test_no_sample_erring_is_not_refuted_and_decides_only_with_enough_samples():
+    few = probability_test(_obs([0] * 18), "test_error", 0.1, 0.1)
+    assert few.verdict == "inconclusive" and "not refuted" in few.reason and few.exceed == 0
+    assert few.rate_upper == pytest.approx(1 - 0.025 ** (1 / 18))
+    need = samples_needed(0.1, 0.025)
+    assert need == 36 and str(need) in few.reason
+    assert probability_test(_obs([0] * need), "test_error", 0.1, 0.1).verdict == "consistent"
+    assert probability_test(_obs([0] * (need - 1)), "test_error", 0.1, 0.1).verdict == "inconclusive"
+
+
+def test_too_many_samples_above_eps_refute_the_claim_and_a_few_do_not():
+    # 600/2000 = 0.3 > eps = 0.1 in m of 18 samples: P[Binom(18, 0.1) >= 5] = 0.028 > 0.025, >= 6: 0.0064
+    five = probability_test(_obs([600] * 5 + [0] * 13), "test_error", 0.1, 0.1)
+    assert five.exceed == 5 and five.verdict == "inconclusive" and five.p_value == pytest.approx(0.0282, abs=1e-3)
+    six = probability_test(_obs([600] * 6 + [0] * 12), "test_error", 0.1, 0.1)
+    assert six.verdict == "inconsistent" and six.p_value < 0.025
+
+
+def test_each_sample_is_classified_at_the_bonferroni_level():
+    """230/2000 = 0.115: its plain 95% lower bound (0.104) is above eps = 0.1, but not at alpha / (2S); a rate of exactly
+    eps is unresolved, never "within"."""
+    from scipy import stats
+
+    assert stats.beta.ppf(0.05, 230, 2000 - 230 + 1) > 0.1
+    t = probability_test(_obs([230, 200, 0] + [0] * 15), "test_error", 0.1, 0.1)
+    assert [s.status for s in t.samples[:3]] == ["unresolved", "unresolved", "within"]
+    assert t.exceed == 0 and t.unresolved == 2
+
+
+def test_fvbs23_3_1_is_measured_on_the_kkt_samples_inside_its_hypotheses_and_counted_by_the_rule():
+    from ibcheck.simulate.compare.driver import compare_claim
+    from ibcheck.simulate.compare.probability import probability_comparison
+    from ibcheck.simulate.report.index import _judged_rows
+
+    base = compare_claim("FVBS23.thm.4_2", grid={"d": [256, 512, 1024], "k": [2]}, seeds=1, quick=True, progress=False)
+    pc = probability_comparison("FVBS23.thm.3_1", base)
+    assert pc.applicability.claim == "FVBS23.thm.3_1" and pc.applicability.inside == 3
+    assert len(pc.test.samples) == 3 and all(s.points == 2000 for s in pc.test.samples)
+    worst = {(r.cell["d"], r.seed): max(r.value["kkt_test_errors"]) for r in base.rows}
+    assert all(s.errors == worst[(s.cell["d"], s.seed)] for s in pc.test.samples)  # the worst distinct point per sample
+    assert pc.test.eps == pytest.approx(0.1) and pc.test.delta == pytest.approx(0.1)
+    assert pc.verdict == "inconclusive"  # 3 samples cannot bound a rate below delta = 0.1
+    rows, _, _ = _judged_rows([(base.claim.id, b, base.record) for b in base.record.bounds], [(pc, base.record)])
+    row = rows[-1]
+    assert row.claim == "FVBS23.thm.3_1" and row.verdict == "inconclusive" and not row.counted
+    js = pc.to_json()
+    assert js["test"]["samples"] == 3 and js["cells_inside"] == 3 and js["measured_on"] == "FVBS23.thm.4_2"
+
+
+def test_the_cli_compares_fvbs23_3_1_and_writes_inside_out(cli, tmp_path):
+    import json
+
+    out = tmp_path / "p"
+    r = cli("compare", "FVBS23.thm.3_1", "--grid", "d=256,512,1024", "k=2", "--seeds", "1", "--out", out, "--json", check_rc=0)
+    s = json.loads(r.stdout)
+    assert s["claim"] == "FVBS23.thm.3_1" and s["verdict"] == "inconclusive" and s["test"]["samples"] == 3
+    assert (out / "summary.json").exists() and (out / "base" / "report.md").exists() and "(base/report.md)" in (out / "report.md").read_text()
+    bad = cli("compare", "FVBS23.thm.3_1", "--grid", "d=256,512", "k=2", "--out", tmp_path / "q", check_rc=2)
+    assert len(bad.stderr.strip().splitlines()) == 1 and "at least 3" in bad.stderr and not (tmp_path / "q").exists()
