@@ -10,7 +10,7 @@ cannot be evaluated and are listed as assumed, never counted as held.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 import sympy as sp
@@ -29,6 +29,7 @@ class Applicability:
     cells: list[dict]  # {"cell": {...}, "inside": bool, "hypotheses": {H: True/False/None}, "seeds": n}
     hypotheses: dict[str, dict] = field(default_factory=dict)  # H -> {"text", "fails", "unknown", "qualitative", "skipped"}
     skipped: dict[str, str] = field(default_factory=dict)  # H -> why the experiment cannot evaluate it
+    rays: str = ""  # the (d, k) rays k = d^beta the experiment's assumptions allow (:func:`assumption_rays`)
 
     @property
     def total(self) -> int:
@@ -46,11 +47,15 @@ class Applicability:
                 "constants_note": "symbolic constants not given are 1",
                 "per_hypothesis": self.hypotheses, "skipped": self.skipped,
                 "assumed": [h for h, v in self.hypotheses.items() if v["qualitative"]],
+                "unverified": [h for h, v in self.hypotheses.items() if v.get("unverified")], "rays": self.rays,
                 "cells": self.cells}
 
     def describe(self) -> str:
         fails = ", ".join(f"{h} fails at {v['fails']}" for h, v in self.hypotheses.items() if v["fails"])
-        return f"{self.inside}/{self.total} cells inside the hypotheses" + (f" ({fails})" if fails else "")
+        unverified = [h for h, v in self.hypotheses.items() if v.get("unverified")]
+        return (f"{self.inside}/{self.total} cells inside the hypotheses" + (f" ({fails})" if fails else "")
+                + (f"; counted with forms marked unverified: {', '.join(unverified)}" if unverified else "")
+                + (f"; {self.rays}" if self.rays else ""))
 
 
 def _point_text(x) -> str:
@@ -59,6 +64,28 @@ def _point_text(x) -> str:
     if isinstance(x, int):
         return str(x)
     return repr(float(x))
+
+
+def _assumptions(exp) -> list:
+    """The assumption claims ``exp`` names (:attr:`Experiment.assumptions`)."""
+    from ibcheck.theory import get_claim  # heavy: none (the registry; kept beside its one use)
+
+    return [get_claim(a) for a in getattr(exp, "assumptions", ()) or ()]
+
+
+def _named(owner, claim, h):
+    """An assumption's hypothesis under a name that says whose it is (``FVBS23.asm.2_2 H1``); the claim's own keep theirs."""
+    return h if owner is claim else replace(h, name=f"{owner.id} {h.name}")
+
+
+def _point(claim, values: dict, constants: dict):
+    """The point of ``claim``'s variables in ``values`` (and the constants); None where a value is refused."""
+    raw = {name: _point_text(x) for name, x in values.items() if name in claim.variable_names and x is not None}
+    raw.update({c: _point_text(x) for c, x in constants.items()})
+    try:
+        return make_point(claim, raw)
+    except InputError:
+        return None
 
 
 def applicability(claim, exp, rows: Sequence[Row], cell_vars: list[str], fixed: dict | None = None,
@@ -70,10 +97,11 @@ def applicability(claim, exp, rows: Sequence[Row], cell_vars: list[str], fixed: 
     claim's variables at a row.
     """
     constants = dict(constants or {})
-    hyps = list(claim.hypotheses)
+    owners = [(claim, h) for h in claim.hypotheses] + [(a, h) for a in _assumptions(exp) for h in a.hypotheses]
+    hyps = [_named(owner, claim, h) for owner, h in owners]
     skipped = dict(getattr(exp, "skip_hypotheses", {}) or {})
     per = {h.name: {"text": h.text, "formula": None if h.expr is None else sp.sstr(h.expr), "fails": 0, "unknown": 0,
-                    "qualitative": h.qualitative, "skipped": h.name in skipped} for h in hyps}
+                    "qualitative": h.qualitative, "skipped": h.name in skipped, "unverified": h.unverified} for h in hyps}
     by_cell: dict[tuple, dict] = {}
     for r in rows:
         if r.status not in ("ok", "diverged"):
@@ -84,16 +112,12 @@ def applicability(claim, exp, rows: Sequence[Row], cell_vars: list[str], fixed: 
                                          "seeds": 0})
         entry["seeds"] += 1
         value = r.value if isinstance(r.value, dict) else {}
-        raw = {name: _point_text(x) for name, x in exp.claim_values({**(fixed or {}), **cell}, value).items()
-               if name in claim.variable_names and x is not None}
-        raw.update({c: _point_text(x) for c, x in constants.items()})
-        try:
-            point = make_point(claim, raw)
-        except InputError:
-            point = None
-        for h in hyps:
+        values = exp.claim_values({**(fixed or {}), **cell}, value)
+        points = {c.id: _point(c, values, constants) for c in {id(o): o for o, _ in owners}.values()}
+        for (owner, _), h in zip(owners, hyps):
             if h.qualitative or h.name in skipped:
                 continue
+            point = points[owner.id]
             hv = evaluate_hypothesis(h, point) if point is not None else None
             holds = None if hv is None or hv.missing else hv.holds
             prev = entry["hypotheses"][h.name]
@@ -105,4 +129,30 @@ def applicability(claim, exp, rows: Sequence[Row], cell_vars: list[str], fixed: 
             per[h]["fails"] += v is False
             per[h]["unknown"] += v is None
         cells.append(e)
-    return Applicability(claim.id, constants, cells, per, skipped)
+    last = next((r for r in reversed(rows) if r.status in ("ok", "diverged") and isinstance(r.value, dict)), None)
+    rays = assumption_rays(exp, exp.claim_values({**(fixed or {}), **last.at(cell_vars)}, last.value) if last else {}, constants)
+    return Applicability(claim.id, constants, cells, per, skipped, rays)
+
+
+RAY_BETAS = tuple(i / 20 for i in range(1, 21))  # beta in k = d^beta, 0.05 .. 1
+RAY_DS = (1e12, 1e100)  # where a ray is checked: far beyond any sweep (log space: any d is exact)
+
+
+def assumption_rays(exp, values: dict, constants: dict) -> str:
+    """The rays k = d^beta (beta in RAY_BETAS) along which every hypothesis of the experiment's assumptions holds at
+    d = 1e12 and 1e100 (log space; the other variables as at the sweep's last cell, constants 1 unless given): what the
+    assumptions allow a ray test to follow. Empty when the experiment names no assumption or sweeps no (d, k)."""
+    out = []
+    for a in _assumptions(exp):
+        if not {"d", "k"} <= set(a.variable_names):
+            continue
+        ok = []
+        for beta in RAY_BETAS:
+            pts = [_point(a, {**values, "d": x, "k": max(2, round(x ** beta))}, constants) for x in RAY_DS]
+            ok.append(all(p is not None and all(evaluate_hypothesis(h, p).holds is True for h in a.hypotheses if not h.qualitative)
+                          for p in pts))
+        allowed = [b for b, o in zip(RAY_BETAS, ok) if o]
+        text = (f"beta <= {max(allowed):g}" if allowed and allowed == list(RAY_BETAS[:len(allowed)]) else
+                ", ".join(f"{b:g}" for b in allowed) if allowed else "none")
+        out.append(f"{a.id} allows the rays k = d^beta with {text} (checked at d = 1e12 and 1e100)")
+    return "; ".join(out)

@@ -124,6 +124,12 @@ class Experiment:
     # a free variable of the claim (FVBS23: n) picked inside the applicability window at each cell (window_design)
     free: FreeSetting | None = None
     kkt: bool = False  # the claim speaks of KKT points: rows carry certificates (kkt_sample) and only certified networks are measured
+    # assumption claims whose hypotheses are part of "inside" too (FVBS23.asm.2_2 for Theorems 3.1 and 4.2), decided in
+    # log space at each row from the same values (the cell, the measured scalars, hypothesis_values)
+    assumptions: tuple[str, ...] = ()
+    # values a measure returns, as the design predicts them before any run (a window design decides inside with them;
+    # every row's measured value replaces them): FVBS23's max_mean_ip = 0 for exactly orthogonal means
+    design_values: dict = field(default_factory=dict)
 
     def settings_at(self, cell: dict) -> dict:
         """The free settings the window design picks at ``cell`` (``{}`` without a window design, or where the
@@ -166,6 +172,7 @@ class Experiment:
         """The claim's variables at one (cell, seed) row: the cell and fixed settings, the scalars
         the measure returned, and :attr:`hypothesis_values`."""
         out = dict(cell)
+        out.update(self.design_values)  # before the run: what the design predicts; the measured values replace them
         out.update({k: v for k, v in (value or {}).items() if isinstance(v, (int, float)) and not isinstance(v, bool)})
         if self.hypothesis_values is not None:
             out.update(self.hypothesis_values(cell))

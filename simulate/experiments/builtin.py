@@ -38,8 +38,11 @@ BUILTIN: dict[str, Experiment] = {e.name: e for e in [
                measure_fvbs23_4_2, grid={"d": [256, 512, 1024], "k": [2, 4, 6]}, quick_grid={"d": [256, 512, 1024], "k": [2, 4, 6]},
                design=TrainedNetwork, seeds=3, quick_seeds=2,
                fixed={**_FVBS23_GD, "networks": 3}, quick_fixed={**_FVBS23_GD, "networks": 2},
+               # Assumption 2.2 (its recalled, unverified forms) is part of "inside": sigma = 1 (the data), max_mean_ip
+               # measured on each sample's means, kappa = 1/2 stated here (the exponent was not read: "a small power of d")
                hypothesis_values=lambda cell: {"n": design(TrainedNetwork, cell).n_per_cluster * int(cell["k"]),
-                                               "eps": design(TrainedNetwork, cell).eps, "delta": 0.1},
+                                               "eps": design(TrainedNetwork, cell).eps, "delta": 0.1, "sigma": 1.0, "kappa": 0.5},
+               assumptions=("FVBS23.asm.2_2",), design_values={"max_mean_ip": 0.0},
                max_grid={"d": 1024, "k": 6}, free=FreeSetting("n"), kkt=True, cost_model=(3.0e-6, {"n": 2.7})),
     Experiment("VYS22.thm.main", "VYS22.thm.main", ("universal_flip_norm", "universal_flip_eta"),
                "certified KKT points of (P): two-layer networks from several initializations on one sample on the sphere "

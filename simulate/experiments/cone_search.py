@@ -66,13 +66,14 @@ def cone_point(X: np.ndarray, y: np.ndarray, D: np.ndarray, s: np.ndarray, origi
             return replace(c, trace="the cone's own optimum" if step == 1 else f"the cone's optimum after {step - 1} wall flip(s)")
         g, dist = _nearest(p.net, known, probes)
         if dist <= DISTINCT_RTOL:
-            return replace(c, trace=f"{step} program(s): reached known KKT point {g}'s function (not itself certified)")
+            return replace(c, trace=f"{step} program(s): reached known KKT point {g}'s function (not itself certified)",
+                           known_distance=dist)
         if p.next_cone is None:
-            return replace(c, trace=f"{step} program(s): no wall binds, yet not certified (eps {c.eps:.2g})")
+            return replace(c, trace=f"{step} program(s): no wall binds, yet not certified (eps {c.eps:.2g})", known_distance=dist)
         D, s = p.next_cone
     near = f"; nearest known KKT point {g} at relative distance {dist:.2g}" if g is not None else ""
     assert c is not None
-    return replace(c, trace=f"not certified after {programs} programs (its walls flipped each time){near}")
+    return replace(c, trace=f"not certified after {programs} programs (its walls flipped each time){near}", known_distance=dist)
 
 
 PROGRAMS = 3  # cone programs (the family's own, then where its walls point) a family gets to reach a KKT point

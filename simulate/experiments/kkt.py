@@ -87,7 +87,8 @@ class KKTSample:
                 "kkt_eps_threshold": self.eps, "kkt_delta_threshold": self.delta,
                 "kkt_polished": sum(c.polished for c in self.networks),
                 "kkt_ties": [c.ties for c in ok],
-                "kkt_networks": [{"init_seed": c.init_seed, "origin": c.origin, "trace": c.trace, "point": point.get(i), "eps": c.eps,
+                "kkt_networks": [{"init_seed": c.init_seed, "origin": c.origin, "trace": c.trace, "point": point.get(i),
+                                  "known_distance": c.known_distance, "eps": c.eps,
                                   "delta": c.delta, "feasible": c.feasible,
                                   "solver_status": c.solver_status, "polished": c.polished, "ties": c.ties,
                                   "eps_relu0": c.eps_relu0, "eps_relu1": c.eps_relu1,
@@ -270,6 +271,9 @@ def measure_fvbs23_4_2(cell: dict, seed: int) -> dict:
                 "transfer_controls": transfer_controls(sample, Xf, yf, v, norms, int(cell.get("k", p.k)))})
     Xe, ye = ds.sample(FRESH_POINTS, stream("kkt-test-error", seed, 4))  # FVBS23.thm.3_1: its own fresh points
     row.update(kkt_test_errors(sample, Xe, ye))
+    G = ds.means @ ds.means.T
+    np.fill_diagonal(G, 0.0)
+    row["max_mean_ip"] = float(np.abs(G).max())  # Assumption 2.2 (A1) is decided on the sample's own means
     return row
 
 

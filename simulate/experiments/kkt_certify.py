@@ -33,6 +33,7 @@ class CertifiedNetwork:
     dual_lb: float = float("nan")  # a lower bound on the dual check (> 1: certainly not the global optimum of (P))
     origin: str = "gd"  # where the search started: "gd" (a trained network), "cone:<family>", "robust-cone"
     trace: str = ""  # how the search ended there (the cone's own optimum, polished, heading to a known point, ...)
+    known_distance: float = float("nan")  # the search: relative output distance to the nearest KKT point already found
 
     def certified(self, eps: float = EPS, delta: float = DELTA) -> bool:
         """An (eps, delta)-KKT point of (P) by an optimal solver status (nan never certifies)."""

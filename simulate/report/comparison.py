@@ -352,7 +352,9 @@ def _search_section(kkt: list[dict]) -> list[str]:
         for x in c.get("search") or []:
             rows.append({"cell": ", ".join(f"{k}={v:g}" for k, v in c["cell"].items()), "origin": x["origin"], "tried": x["tried"],
                          "certified": x["certified"], "new KKT points": x["new_points"],
-                         "uncertified, polished into a known point": x.get("reached_known", 0)})
+                         "uncertified, polished into a known point": x.get("reached_known", 0),
+                         "uncertified: distance to a known point": ("-" if not x.get("known_distance") else
+                                                                    "{:.2g}-{:.2g}".format(*x["known_distance"]))})
     if not rows:
         return []
     lbs = [c["dual_lower_bound"] for c in kkt if c.get("dual_lower_bound") is not None]

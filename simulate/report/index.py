@@ -99,7 +99,7 @@ def _kkt_text(rec: ComparisonRecord) -> str:
     k = rec.kkt.cells
     eps = max((c.max_eps for c in k if c.max_eps is not None), default=None)
     dist = [d for c in k for d in c.distinct]
-    return (f"{sum(c.networks_certified for c in k)}/{sum(c.networks_trained for c in k)} certified"
+    return (f"{sum(c.networks_certified for c in k)}/{sum(c.networks_trained for c in k)} candidates certified"
             + (f", eps <= {eps:.1e}" if eps is not None else "")
             + (f"; distinct points per sample {min(dist)}-{max(dist)}" if dist else "")
             + (f"; {min(c for x in k for c in x.ties)}-{max(c for x in k for c in x.ties)} ties" if any(x.ties for x in k) else ""))
@@ -153,7 +153,8 @@ def _claim_notes(name: str, rec: ComparisonRecord) -> list[str]:
         t = [c for c in rec.kkt.transfer if c.pairs]
         if not t:
             out.append(f"- **{name}, transferability: not tested.** Every sample holds one distinct certified KKT point (the networks "
-                       "trained from different initializations agree as functions), so there is no second point to transfer to."
+                       "trained from different initializations, and the cone search's points, agree as functions), so there is no "
+                       "second point to transfer to."
                        + _fresh_text(rec.kkt.transfer))
         if t:
             ok = sum(bool(c.transferable) for c in t)

@@ -38,25 +38,29 @@ class SearchLine:
     certified: int
     new_points: int
     reached_known: int = 0
+    distance: tuple[float, float] | None = None  # the uncertified ones: range of the relative distance to a known point
 
     def to_json(self) -> dict:
         return {"origin": self.origin, "tried": self.tried, "certified": self.certified, "new_points": self.new_points,
-                "reached_known": self.reached_known}
+                "reached_known": self.reached_known, "known_distance": list(self.distance) if self.distance else None}
 
 
 def search_lines(values: list[dict]) -> tuple[SearchLine, ...]:
     """Per origin: the search's counts over the samples' stored networks."""
-    acc: dict[str, list[int]] = {}
+    acc: dict[str, list] = {}
     for v in values:
         nets = v.get("kkt_networks") or []
         gd = {n.get("point") for n in nets if n.get("origin", "gd") == "gd" and n.get("point") is not None}
         for n in nets:
-            a = acc.setdefault(str(n.get("origin", "gd")), [0, 0, 0, 0])
+            a = acc.setdefault(str(n.get("origin", "gd")), [0, 0, 0, 0, []])
             a[0] += 1
             a[1] += n.get("point") is not None
             a[2] += n.get("point") is not None and n.get("point") not in gd
-            a[3] += n.get("point") is None and "into known KKT point" in str(n.get("trace", ""))
-    return tuple(SearchLine(o, *a) for o, a in acc.items())
+            a[3] += n.get("point") is None and "reached known KKT point" in str(n.get("trace", ""))
+            x = n.get("known_distance")
+            if n.get("point") is None and isinstance(x, (int, float)) and math.isfinite(x):
+                a[4].append(float(x))
+    return tuple(SearchLine(o, a, c, nw, r, (min(d), max(d)) if d else None) for o, (a, c, nw, r, d) in acc.items())
 
 
 @dataclass(frozen=True)
