@@ -91,3 +91,22 @@ def test_the_dual_lower_bound_never_exceeds_the_exact_check_and_proves_a_point_n
             lb = dual_lower_bound(ds.X, ds.y, lam * target / unit)
             assert lb <= target * (1 + 1e-9)  # a bound: every visited u is feasible
             assert (lb > 1 + 1e-3) == (target > 1)
+
+
+def test_point_cones_and_the_vys22_sample_gets_the_search():
+    from ibcheck.simulate.experiments.registry import EXPERIMENTS
+    from ibcheck.solvers.kkt.cones import point_cone
+
+    y = np.array([1.0, -1.0, 1.0])
+    D, s = point_cone("per-point", y)
+    assert (D == np.eye(3)).all() and list(s) == [1, -1, 1]
+    D, s = point_cone("per-class", y)
+    assert list(D[:, 0]) == [1, 0, 1] and list(s) == [1, -1]
+    with pytest.raises(ValueError, match="unknown cone family"):
+        point_cone("per-cluster", y)
+    exp = EXPERIMENTS["VYS22.thm.main"]
+    cell = {**exp.fixed_at(True), "d": 2048, "n": 4}
+    row = exp.measure({**cell, **exp.settings_at(cell)}, 0)
+    origins = [n["origin"] for n in row["kkt_networks"]]
+    assert origins[-2:] == ["cone:per-point", "cone:per-class"] and all(n["trace"] for n in row["kkt_networks"][-2:])
+    assert row["kkt_distinct"] >= 1 and len(row["kkt_dual_lb"]) == row["kkt_distinct"]

@@ -10,6 +10,8 @@ where it came from); the caller de-duplicates them by function with the GD netwo
   binds beyond what the ties admit; a family whose optimum fails its certificate says so (its eps and ties
   stay in the record): that cone holds no KKT point.
 * ``robust-cone``: the pattern of FVBS23.thm.4_1's network on the sample: the search aimed at large flip norms.
+* data without clusters (VYS22's sphere): ``cone:per-point`` (a neuron per point: the memorizing pattern) and
+  ``cone:per-class``.
 
 A cone whose own optimum does not certify (a wall binds: the exact patterns bind the biases) is followed: the cone its
 binding walls point to is solved and certified in turn, for at most PROGRAMS programs, stopping early where its
@@ -23,7 +25,7 @@ from dataclasses import replace
 import numpy as np
 
 from ibcheck.simulate.experiments.kkt_certify import DISTINCT_RTOL, CertifiedNetwork, _certify
-from ibcheck.solvers.kkt.cones import family_cone
+from ibcheck.solvers.kkt.cones import POINT_FAMILIES, family_cone, point_cone
 
 SEARCH_FAMILIES = ("per-cluster", "per-class", "mixture", "partial")
 
@@ -84,10 +86,13 @@ def cone_candidates(ds, eps: float, delta: float, known: tuple = ()) -> tuple:
     KKT points found so far (networks), whose functions a polish may reach (it then stops there)."""
     from ibcheck.solvers.radius.constructions import fvbs23_robust  # heavy: the radius package (loaded on first use)
 
-    labels = np.where(np.isin(np.arange(len(ds.means)), ds.J_plus), 1.0, -1.0)
-    robust = fvbs23_robust(ds.means, labels)
-    cones = [(f"cone:{name}",) + family_cone(name, ds.cluster, labels) for name in SEARCH_FAMILIES]
-    cones.append(("robust-cone",) + family_cone("robust", ds.cluster, labels, robust.preactivations(ds.X)))
+    if ds.means is None:  # points without clusters (VYS22): the memorizing and the per-class patterns
+        cones = [(f"cone:{name}",) + point_cone(name, ds.y) for name in POINT_FAMILIES]
+    else:
+        labels = np.where(np.isin(np.arange(len(ds.means)), ds.J_plus), 1.0, -1.0)
+        robust = fvbs23_robust(ds.means, labels)
+        cones = [(f"cone:{name}",) + family_cone(name, ds.cluster, labels) for name in SEARCH_FAMILIES]
+        cones.append(("robust-cone",) + family_cone("robust", ds.cluster, labels, robust.preactivations(ds.X)))
     probes = np.vstack([ds.X, np.random.default_rng(0).standard_normal(ds.X.shape) * float(np.sqrt(np.mean(ds.X * ds.X)))])
     found = list(known)
     seen: dict[bytes, int] = {}

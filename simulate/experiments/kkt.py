@@ -144,7 +144,7 @@ def _two_layer_gd(cell, seed, kind, networks: int = 1):
 
 def kkt_sample(cell: dict, seed: int, kind: str, networks: int, search: bool = False):
     """The sample of ``seed`` at ``cell`` with ``networks`` networks trained on it, each certified as a KKT point of (P)
-    (polished where needed): a :class:`KKTSample`. ``search`` (clusters) adds the cone search
+    (polished where needed): a :class:`KKTSample`. ``search`` adds the cone search
     (:func:`~ibcheck.simulate.experiments.cone_search.cone_candidates`: the families' exact cones, the averaged cone's
     neighbours, and the robust construction polished on its cone): each candidate is certified from scratch, and
     whether it certifies, and whether it is a new point, is recorded either way."""
@@ -290,7 +290,7 @@ def kkt_test_errors(sample, X: np.ndarray, y: np.ndarray) -> dict:
 def measure_vys22(cell: dict, seed: int) -> dict:
     """VYS22.thm.main on its own objects: certified KKT points of (P) on one sample on the sphere; the largest over
     them of the norm (and eta) of ``delta = eta sum_i y_i x_i`` that flips every training point."""
-    sample = kkt_sample(cell, seed, "sphere", design(TrainedNetwork, cell).networks)
+    sample = kkt_sample(cell, seed, "sphere", design(TrainedNetwork, cell).networks, search=True)
     ds = sample.dataset
     v_raw = (ds.y[:, None] * ds.X).sum(0)
     v = universal_directions("vys22", X_train=ds.X, y_train=ds.y)

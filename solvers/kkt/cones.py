@@ -50,3 +50,17 @@ def family_cone(name: str, cluster: np.ndarray, labels: np.ndarray, robust_preac
         raise ValueError(f"unknown cone family {name!r}: one of {', '.join(FAMILIES)}")
     s = np.array([labels[g[0]] for g in groups])
     return _groups_pattern(cluster, groups), s
+
+
+POINT_FAMILIES = ("per-point", "per-class")
+
+
+def point_cone(name: str, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A cone of data without clusters (VYS22's nearly orthogonal points): ``per-point`` (neuron i fires exactly on
+    point i, output sign y_i: the memorizing pattern) or ``per-class`` (one neuron per label, firing on its class)."""
+    y = np.asarray(y, float)
+    if name == "per-point":
+        return np.eye(len(y)), y.copy()
+    if name == "per-class":
+        return np.stack([y > 0, y < 0], axis=1).astype(float), np.array([1.0, -1.0])
+    raise ValueError(f"unknown cone family {name!r} for points: one of {', '.join(POINT_FAMILIES)}")
