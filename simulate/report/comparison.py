@@ -327,7 +327,7 @@ def _kkt_section(summary: dict) -> list[str]:
         ctl = "; ".join(f"{k.replace('_', ' ')} {v['lcb']:.3f}{' (fails, as it must)' if v.get('failed') else ' (**passes**)'}"
                         for k, v in (t.get("controls") or {}).items())
         rows.append({"cell": ", ".join(f"{k}={v:g}" for k, v in c["cell"].items()),
-                     "certified / trained": f"{c['networks_certified']}/{c['networks_trained']}",
+                     "certified / candidates": f"{c['networks_certified']}/{c['networks_trained']}",
                      "distinct per sample": ", ".join(str(x) for x in c.get("distinct") or []) or "-",
                      "ties": f"{min(c['ties'])}-{max(c['ties'])}" if c.get("ties") else "-",
                      "largest eps": _fmt(c.get("max_eps"), ".1e"),
