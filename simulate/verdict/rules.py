@@ -280,9 +280,8 @@ def counted(e: RowEvidence) -> tuple[bool, str]:
     if e.kkt_certified is False:
         return False, "a cell inside the hypotheses holds no certified KKT point"
     if e.kkt_several is False:
-        return False, ("one KKT point per sample at most cells (the only one the search found: GD from several inits, the "
-                       "cone families, the averaged cone's neighbours, the robust cone; global optimality not certified): "
-                       "every-KKT-point not tested")
+        return False, ("one KKT point per sample at most cells (the only one found by GD from several inits and the cone "
+                       "search; not certified global): every-KKT-point not tested")
     if e.verdict == "inconsistent" and e.family_rejected is False:
         return False, "inconsistent at its own level, not at the family level across the index's rows (Holm, 0.05)"
     return True, f"{e.cells_inside}/{e.cells_total} cells inside" + (", certified KKT points at every cell" if e.kkt_certified else "")
