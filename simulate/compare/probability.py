@@ -17,7 +17,7 @@ from ibcheck.simulate.verdict.probability import ProbabilityTest, probability_te
 from ibcheck.theory import get_claim
 from ibcheck.theory.atomic import write_text
 from ibcheck.theory.errors import InputError
-from ibcheck.theory.outdir import inside
+from ibcheck.theory.outdir import inside, slug
 from ibcheck.theory.result import markdown_table
 
 
@@ -65,7 +65,7 @@ class ProbabilityComparison:
         return "\n".join([
             f"# {self.claim}: {t.quantity} <= eps with probability >= 1 - delta", "",
             f"**Verdict: {self.verdict}.** {t.reason}.", "",
-            f"Measured on the samples of [{self.base}]({self.base_link or '../' + _slug(self.base) + '/report.md'}) ({self.measured} of {self.total} samples "
+            f"Measured on the samples of [{self.base}]({self.base_link or '../' + slug(self.base) + '/report.md'}) ({self.measured} of {self.total} samples "
             f"hold certified KKT points; {self.applicability.inside}/{self.applicability.total} cells inside this claim's own "
             f"hypotheses, and only those enter). Per sample, the worst distinct certified KKT point's errors on fresh points; each "
             f"sample is classified with one-sided Clopper-Pearson bounds at level alpha/(2S) (Bonferroni over the S samples), "
@@ -81,12 +81,6 @@ class ProbabilityComparison:
         write_text(paths["summary"], json.dumps(self.to_json(), indent=2, default=float) + "\n")
         write_text(paths["report"], self.markdown())
         return paths
-
-
-def _slug(name: str) -> str:
-    from ibcheck.theory.outdir import slug  # heavy: none (kept beside its one use)
-
-    return slug(name)
 
 
 def probability_comparison(claim_id: str, base) -> ProbabilityComparison:

@@ -1,22 +1,20 @@
-"""The search for more KKT points of (P) on one cluster sample, beyond the GD networks: activation cones.
+"""The search for more KKT points of (P) on one sample, beyond the GD networks: activation cones.
 
-Takes a sample (clusters: its points, labels, clusters and means) and returns candidate networks, each
-certified from scratch (:class:`~ibcheck.simulate.experiments.kkt.CertifiedNetwork`, ``origin`` naming
-where it came from); the caller de-duplicates them by function with the GD networks
+Takes a sample (clusters: points, labels, clusters and means; or points without clusters) and returns candidate
+networks, each certified from scratch (:class:`~ibcheck.simulate.experiments.kkt_certify.CertifiedNetwork`, ``origin``
+naming where it came from); the caller de-duplicates them by function with the GD networks
 (:attr:`~ibcheck.simulate.experiments.kkt.KKTSample.distinct`).
 
-* ``cone:<family>``: the optimum of (P) on a family's exact cone (:mod:`ibcheck.solvers.kkt.cones`:
-  per-cluster, per-class, mixture, partial), solved once, never flipped. It is a KKT point when no wall
-  binds beyond what the ties admit; a family whose optimum fails its certificate says so (its eps and ties
-  stay in the record): that cone holds no KKT point.
-* ``robust-cone``: the pattern of FVBS23.thm.4_1's network on the sample: the search aimed at large flip norms.
+* ``cone:<family>``: a family's exact cone (:mod:`ibcheck.solvers.kkt.cones`: per-cluster, per-class, mixture, partial);
+* ``robust-cone``: the pattern of FVBS23.thm.4_1's network on the sample: the search aimed at large flip norms;
 * data without clusters (VYS22's sphere): ``cone:per-point`` (a neuron per point: the memorizing pattern) and
   ``cone:per-class``.
 
-A cone whose own optimum does not certify (a wall binds: the exact patterns bind the biases) is followed: the cone its
-binding walls point to is solved and certified in turn, for at most PROGRAMS programs, stopping early where its
-function reaches a KKT point already found (``trace`` says which). Identical cones (partial = per-cluster at k = 4, every family
-at k = 2) are solved once.
+Each cone's own optimum is certified as it is: a KKT point when no wall binds beyond what the ties admit. One that does
+not certify (a wall binds: the exact patterns bind the biases) is followed: the cone its binding walls point to is
+solved and certified in turn, for at most PROGRAMS programs, stopping early where its function reaches a KKT point
+already found (``trace`` says which, ``known_distance`` how near it came). Identical cones (partial = per-cluster at
+k = 4, every family at k = 2) are solved once, and the first one's trace names the others.
 """
 from __future__ import annotations
 
@@ -24,7 +22,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ibcheck.simulate.experiments.kkt_certify import DISTINCT_RTOL, CertifiedNetwork, _certify
+from ibcheck.simulate.experiments.kkt_certify import DISTINCT_RTOL, CertifiedNetwork, _certify, function_distance, function_probes
 from ibcheck.solvers.kkt.cones import POINT_FAMILIES, family_cone, point_cone
 
 SEARCH_FAMILIES = ("per-cluster", "per-class", "mixture", "partial")
@@ -37,13 +35,11 @@ def _cone_key(D: np.ndarray, s: np.ndarray) -> bytes:
 
 
 def _nearest(net, known: list, probes: np.ndarray) -> tuple[int | None, float]:
-    """(index, distance) of the nearest of ``known`` networks by outputs on ``probes``, the distance relative to that
-    network's largest output (None, inf: nothing known)."""
+    """(index, :func:`function_distance`) of the nearest of ``known`` networks on ``probes`` (None, inf: none known)."""
     f = net.forward(probes)
     best: tuple[int | None, float] = (None, float("inf"))
     for i, other in enumerate(known):
-        ref = other.forward(probes)
-        dist = float(np.max(np.abs(f - ref))) / max(float(np.max(np.abs(ref))), 1e-300)
+        dist = function_distance(f, other.forward(probes))
         if dist < best[1]:
             best = (i, dist)
     return best
@@ -93,7 +89,7 @@ def cone_candidates(ds, eps: float, delta: float, known: tuple = ()) -> tuple:
         robust = fvbs23_robust(ds.means, labels)
         cones = [(f"cone:{name}",) + family_cone(name, ds.cluster, labels) for name in SEARCH_FAMILIES]
         cones.append(("robust-cone",) + family_cone("robust", ds.cluster, labels, robust.preactivations(ds.X)))
-    probes = np.vstack([ds.X, np.random.default_rng(0).standard_normal(ds.X.shape) * float(np.sqrt(np.mean(ds.X * ds.X)))])
+    probes = function_probes(ds.X)
     found = list(known)
     seen: dict[bytes, int] = {}
     out: list = []

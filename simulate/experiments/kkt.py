@@ -22,7 +22,16 @@ from functools import cached_property
 import numpy as np
 
 from ibcheck.simulate.experiments.base import TrainedNetwork, design
-from ibcheck.simulate.experiments.kkt_certify import DELTA, DISTINCT_RTOL, EPS, NOT_GLOBAL_TOL, CertifiedNetwork, certify_or_polish
+from ibcheck.simulate.experiments.kkt_certify import (
+    DELTA,
+    DISTINCT_RTOL,
+    EPS,
+    NOT_GLOBAL_TOL,
+    CertifiedNetwork,
+    certify_or_polish,
+    function_distance,
+    function_probes,
+)
 from ibcheck.simulate.substrate.censored import AtLeast, censored_max, censored_quantile, encode, largest_radius, scaled
 from ibcheck.simulate.substrate.seeds import stream
 from ibcheck.solvers.radius.universal import universal_directions, universal_radius
@@ -51,9 +60,7 @@ class KKTSample:
         Pitfall avoided: "every KKT point" over copies of one point is one point; the issue's 18 samples held 2
         "KKT points" each that agreed to 6-7 digits. Computed once per sample (the record, the row and the transfer
         test all read it)."""
-        X = np.asarray(getattr(self.dataset, "X"))
-        rng = np.random.default_rng(0)
-        probes = np.vstack([X, rng.standard_normal(X.shape) * float(np.sqrt(np.mean(X * X)))])
+        probes = function_probes(getattr(self.dataset, "X"))
         groups: list[list[int]] = []
         outs: list[np.ndarray] = []
         for i, c in enumerate(self.networks):
@@ -61,7 +68,7 @@ class KKTSample:
                 continue
             f = np.asarray(getattr(c.net, "forward")(probes))
             for g, ref in zip(groups, outs):
-                if np.max(np.abs(f - ref)) <= DISTINCT_RTOL * max(float(np.max(np.abs(ref))), 1e-300):
+                if function_distance(f, ref) <= DISTINCT_RTOL:
                     g.append(i)
                     break
             else:

@@ -16,6 +16,17 @@ NOT_GLOBAL_TOL = 1e-3  # a dual-check lower bound above 1 + this proves a KKT po
 DISTINCT_RTOL = 1e-2  # outputs agreeing to this (relative) are one KKT point: commensurate with a certificate at eps 1e-3
 
 
+def function_probes(X: np.ndarray) -> np.ndarray:
+    """Where two networks are compared as functions: the training points and as many Gaussian probes at their scale."""
+    X = np.asarray(X, float)
+    return np.vstack([X, np.random.default_rng(0).standard_normal(X.shape) * float(np.sqrt(np.mean(X * X)))])
+
+
+def function_distance(f: np.ndarray, ref: np.ndarray) -> float:
+    """The largest output difference relative to the reference's largest output: at most DISTINCT_RTOL is one point."""
+    return float(np.max(np.abs(f - ref))) / max(float(np.max(np.abs(ref))), 1e-300)
+
+
 @dataclass(frozen=True)
 class CertifiedNetwork:
     """One trained network after certification (and polishing where needed), at unit margin."""
