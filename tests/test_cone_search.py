@@ -110,3 +110,16 @@ def test_point_cones_and_the_vys22_sample_gets_the_search():
     origins = [n["origin"] for n in row["kkt_networks"]]
     assert origins[-2:] == ["cone:per-point", "cone:per-class"] and all(n["trace"] for n in row["kkt_networks"][-2:])
     assert row["kkt_distinct"] >= 1 and len(row["kkt_dual_lb"]) == row["kkt_distinct"]
+
+
+def test_the_full_design_adds_gd_at_another_width_and_init_as_a_pattern_source():
+    from ibcheck.simulate.experiments.registry import EXPERIMENTS
+
+    exp = EXPERIMENTS["FVBS23.thm.4_2"]
+    cell = {**exp.fixed_at(False), "d": 256, "k": 2}
+    assert cell["wide"] == 24
+    row = exp.measure({**cell, **exp.settings_at(cell)}, 0)
+    origins = [n["origin"] for n in row["kkt_networks"]]
+    assert origins[:4] == ["gd", "gd", "gd", "gd-wide"]
+    quick = {**exp.fixed_at(True), "d": 256, "k": 2}
+    assert "gd-wide" not in [n["origin"] for n in exp.measure({**quick, **exp.settings_at(quick)}, 0)["kkt_networks"]]

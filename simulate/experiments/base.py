@@ -37,6 +37,7 @@ class TrainedNetwork:
     k: int = 2
     eps: float = 0.1
     networks: int = 3  # KKT claims: networks trained on each sample, from different initializations
+    wide: int = 0  # KKT search: one more GD network this wide (init scale / 5) on the sample, a pattern source (0: none)
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ BUILTIN: dict[str, Experiment] = {e.name: e for e in [
                # 4 seeds x 9 cells = 36 samples: the fewest with which FVBS23.thm.3_1's binomial test (measured on these
                # samples) can bound the rate of samples above eps below delta = 0.1
                design=TrainedNetwork, seeds=4, quick_seeds=2,
-               fixed={**_FVBS23_GD, "networks": 3}, quick_fixed={**_FVBS23_GD, "networks": 2},
+               fixed={**_FVBS23_GD, "networks": 3, "wide": 24}, quick_fixed={**_FVBS23_GD, "networks": 2},
                # Assumption 2.2 (its recalled, unverified forms) is part of "inside": sigma = 1 (the data), max_mean_ip
                # measured on each sample's means, kappa = 1/2 stated here (the exponent was not read: "a small power of d")
                hypothesis_values=lambda cell: {"n": design(TrainedNetwork, cell).n_per_cluster * int(cell["k"]),

@@ -132,9 +132,11 @@ def largest_over_certified(values: list, sample: KKTSample, eps: float | None = 
     return censored_max(kept)
 
 
-def _two_layer_gd(cell, seed, kind, networks: int = 1):
+def _two_layer_gd(cell, seed, kind, networks: int = 1, width: int | None = None, init_scale: float | None = None,
+                  seed0: int | None = None):
     """``networks`` two-layer networks trained by loss-based GD from different initializations (init seeds
-    ``seed * networks + i``, distinct across samples) on the one sample of ``seed``: the Run."""
+    ``seed * networks + i``, distinct across samples, or from ``seed0``) on the one sample of ``seed``: the Run.
+    ``width`` and ``init_scale`` replace the design's (the search's GD at another width and init)."""
     from ibcheck.simulate.substrate.models import ModelConfig  # heavy: torch (loaded on first use)
     from ibcheck.simulate.substrate.trainer import TrainConfig  # heavy: torch (loaded on first use)
     from ibcheck.simulate.substrate.training import DataConfig, RunConfig, run  # heavy: torch (loaded on first use)
@@ -143,25 +145,32 @@ def _two_layer_gd(cell, seed, kind, networks: int = 1):
     k = int(cell.get("k", p.k))  # a grid variable where the experiment sweeps it
     n = int(cell["n"]) if "n" in cell else p.n_per_cluster * k
     cfg = RunConfig(setting="two-layer", data=DataConfig(kind=kind, d=int(cell["d"]), k=k, n=n, sigma=1.0, seed=seed, n_test=10),
-                    model=ModelConfig("two-layer", width=p.width, init_scale=p.init_scale),
+                    model=ModelConfig("two-layer", width=width or p.width, init_scale=init_scale or p.init_scale),
                     train=TrainConfig(steps=p.steps, lr=p.lr, loss="exp", reduction="sum", schedule="loss-based",
-                                      target_log10_loss=p.target_log10_loss, progress=False), seeds=networks, seed0=seed * networks)
+                                      target_log10_loss=p.target_log10_loss, progress=False), seeds=networks,
+                    seed0=seed * networks if seed0 is None else seed0)
     return run(cfg)
 
 
 def kkt_sample(cell: dict, seed: int, kind: str, networks: int, search: bool = False):
     """The sample of ``seed`` at ``cell`` with ``networks`` networks trained on it, each certified as a KKT point of (P)
-    (polished where needed): a :class:`KKTSample`. ``search`` adds the cone search
-    (:func:`~ibcheck.simulate.experiments.cone_search.cone_candidates`: the families' exact cones, the averaged cone's
-    neighbours, and the robust construction polished on its cone): each candidate is certified from scratch, and
+    (polished where needed): a :class:`KKTSample`. ``search`` adds GD at another width and init where the design asks
+    for it (``wide``: one network that wide, init scale a fifth of the design's; origin ``gd-wide``) and the cone search
+    (:func:`~ibcheck.simulate.experiments.cone_search.cone_candidates`): each candidate is certified from scratch, and
     whether it certifies, and whether it is a new point, is recorded either way."""
     sample = certify_run(_two_layer_gd(cell, seed, kind, networks))
     if not search:
         return sample
     from ibcheck.simulate.experiments.cone_search import cone_candidates  # heavy: cvxpy (loaded on first use)
 
+    p = design(TrainedNetwork, cell)
+    extra: tuple = ()
+    if p.wide:
+        run = _two_layer_gd(cell, seed, kind, 1, width=p.wide, init_scale=p.init_scale / 5, seed0=10**6 + seed)
+        if np.array_equal(run.datasets[0].X, getattr(sample.dataset, "X")):  # the same sample (its own data seed)
+            extra = tuple(replace(c, origin="gd-wide") for c in certify_run(run, sample.eps, sample.delta).networks)
     known = tuple(sample.networks[g[0]].net for g in sample.distinct)
-    return replace(sample, networks=sample.networks + cone_candidates(sample.dataset, sample.eps, sample.delta, known))
+    return replace(sample, networks=sample.networks + extra + cone_candidates(sample.dataset, sample.eps, sample.delta, known))
 
 
 FIT_POINTS = 2000  # fresh points the flip norm is chosen on
