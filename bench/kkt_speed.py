@@ -6,8 +6,10 @@
 * the global SOCP (pattern enumeration + one SOCP) at n = 16, d = 2;
 * KKT points certified per second on FVBS23 cluster samples (d = 1024, k = 8, sigma = 1) at n = 300, 600 and 1000:
   GD networks (width 6) polished on their activation cones until they certify (the measure's own path,
-  ``certify_or_polish``), against the same polish without merging neurons that share a sign and a pattern (the
-  reference: the polish before the merge). ``--sizes 300,600`` picks the sizes.
+  ``certify_or_polish``), against the same polish as it was before issue 28's speedups (the reference): every cone one
+  interior-point program, neurons that share a sign and a pattern not merged. ``--sizes 300,600`` picks the sizes.
+* one cone program on the per-cluster cone (d = 4096, k = 16, n = 1107): lone neurons solved exactly (non-negative
+  least squares) against the joint interior-point program.
 """
 from __future__ import annotations
 
@@ -75,7 +77,8 @@ def _gd_networks(n: int, width: int = 6, nets: int = 2):
 
 
 def polish_rate(sizes: list[int]) -> None:
-    """KKT points certified per second by the cone polish, merged neurons against unmerged (same run, same starts)."""
+    """KKT points certified per second by the cone polish against the polish before issue 28's speedups (same run,
+    same starts)."""
     import ibcheck.solvers.kkt.polish as polish
     from ibcheck.simulate.experiments.kkt_certify import certify_or_polish
 
@@ -83,17 +86,40 @@ def polish_rate(sizes: list[int]) -> None:
     for n in sizes:
         nets, ds = _gd_networks(n)
         rates = {}
-        for name, fn in (("polish", merged), ("reference (no merge)", lambda D, s: (D, s))):
-            polish._merged = fn
+        for name, fn, split in (("polish", merged, True), ("reference", lambda D, s: (D, s), False)):
+            polish._merged, polish.SPLIT = fn, split
             try:
                 t = time.perf_counter()
                 ok = sum(certify_or_polish(net, ds.X, ds.y, 0).certified() for net in nets)
                 rates[name] = (ok, time.perf_counter() - t)
             finally:
-                polish._merged = merged
-        (ok, t), (ok_ref, t_ref) = rates["polish"], rates["reference (no merge)"]
+                polish._merged, polish.SPLIT = merged, True
+        (ok, t), (ok_ref, t_ref) = rates["polish"], rates["reference"]
         print(f"cone polish n={n}, d=1024, k=8, width 6: {ok}/{len(nets)} certified in {t:.1f} s = {ok / t:.3f} KKT points/s; "
               f"reference {ok_ref}/{len(nets)} in {t_ref:.1f} s = {ok_ref / t_ref:.3f}/s; ratio {t_ref / t:.2f}x")
+
+
+def lone_neurons() -> None:
+    """One program on the per-cluster cone at the report-full design's largest cell: split against joint."""
+    import ibcheck.solvers.kkt.polish as polish
+    from ibcheck.simulate.substrate.data import clusters
+    from ibcheck.solvers.kkt.cones import family_cone
+
+    ds = clusters(4096, 16, 1107, sigma=1.0, seed=0)
+    labels = np.where(np.isin(np.arange(16), ds.J_plus), 1.0, -1.0)
+    D, s = family_cone("per-cluster", ds.cluster, labels)
+    out = {}
+    for split in (True, False):
+        polish.SPLIT = split
+        try:
+            t = time.perf_counter()
+            p = polish.cone_polish(ds.X, ds.y, D, s, rounds=1)
+            out[split] = (time.perf_counter() - t, 0.5 * float(p.net.params() @ p.net.params()), p.solver_status)
+        finally:
+            polish.SPLIT = True
+    (t, v, st), (t_ref, v_ref, st_ref) = out[True], out[False]
+    print(f"per-cluster cone d=4096, k=16, n=1107: lone neurons {t:.2f} s [{st}, 1/2||theta||^2 {v:.10g}]; joint program "
+          f"{t_ref:.1f} s [{st_ref}, {v_ref:.10g}]; ratio {t_ref / t:.1f}x")
 
 
 if __name__ == "__main__":
@@ -104,3 +130,4 @@ if __name__ == "__main__":
     args = ap.parse_args()
     main()
     polish_rate([int(x) for x in args.sizes.split(",")])
+    lone_neurons()
