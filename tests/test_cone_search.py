@@ -117,9 +117,25 @@ def test_the_full_design_adds_gd_at_another_width_and_init_as_a_pattern_source()
 
     exp = EXPERIMENTS["FVBS23.thm.4_2"]
     cell = {**exp.fixed_at(False), "d": 256, "k": 2}
-    assert cell["wide"] == 24
+    assert cell["wide"] == 12 and cell["wide"] > cell["width"]
     row = exp.measure({**cell, **exp.settings_at(cell)}, 0)
     origins = [n["origin"] for n in row["kkt_networks"]]
     assert origins[:4] == ["gd", "gd", "gd", "gd-wide"]
     quick = {**exp.fixed_at(True), "d": 256, "k": 2}
     assert "gd-wide" not in [n["origin"] for n in exp.measure({**quick, **exp.settings_at(quick)}, 0)["kkt_networks"]]
+
+
+def test_the_full_design_spans_the_range_that_identifies_the_exponents_inside_the_window():
+    """Issue 28, section 5: d over x16 (at least 5 values, up to 4096), k from 4 to 16, n from the window; enough samples
+    for FVBS23.thm.3_1's binomial test (36 at delta = 0.1)."""
+    from ibcheck.simulate.experiments.window import window_design
+    from ibcheck.simulate.verdict.probability import samples_needed
+
+    w = window_design("FVBS23.thm.4_2", quick=False)
+    inside = [c.cell for c in w.cells if c.inside]
+    ds, ks = sorted({c["d"] for c in inside}), sorted({c["k"] for c in inside})
+    assert len(ds) >= 5 and ds[-1] >= 4096 and ds[-1] / ds[0] >= 16
+    assert ks[0] == 4 and ks[-1] >= 16
+    assert {"d": 4096, "k": 16} in inside
+    assert len([c for c in inside if c["k"] == 4]) >= 5  # every d value at one k: the d exponent at fixed k
+    assert len(w.run_cells) * w.seeds >= samples_needed(0.1, 0.025)

@@ -215,7 +215,7 @@ def test_applicability_counts_match_a_direct_evaluation(cli, tmp_path):
 
 def test_inside_only_with_too_few_cells_stops_before_writing(cli, tmp_path):
     out = tmp_path / "f"
-    # d <= 128 is outside FVBS23.thm.4_2's window for every n (the design's own grid is inside everywhere)
+    # d <= 128 is outside FVBS23.thm.4_2's window for every n (the quick grid is inside everywhere)
     res = cli("compare", "FVBS23.thm.4_2", "--grid", "d=64,96,128", "k=2,4,8", "--inside-only", "--out", str(out))
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
     assert "0 of 9 cells lie inside" in res.stderr and "needs at least 4" in res.stderr
