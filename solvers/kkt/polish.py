@@ -76,8 +76,8 @@ def _single_neuron(L: np.ndarray, y: np.ndarray, on: np.ndarray, s: float):
     and ``<L_i, v> <= 0`` elsewhere. A least-distance program, solved exactly by Lawson and Hanson's reduction to
     non-negative least squares (an active-set method: the binding constraints come out exactly tight).
 
-    Pitfall avoided: an interior-point solver on this dense program (one neuron of the per-cluster cone at n = 1107)
-    took 4.5 s and stopped near, not on, its walls; the active set takes a fraction of a second and lands on them."""
+    Pitfall avoided: the interior-point program spends about 4.5 s per neuron on this dense program at n = 1107 (70 s for
+    the 16 lone neurons of the per-cluster cone at d = 4096, k = 16); the active set takes 1.0 s for all 16."""
     from scipy.optimize import nnls  # heavy: scipy.optimize (loaded on first use)
 
     n, r = L.shape
@@ -132,8 +132,9 @@ def _cone_program(L: np.ndarray, y: np.ndarray, D: np.ndarray, s: np.ndarray):
 
     Solved one group of coupled neurons at a time (:func:`_components`), a lone neuron by
     :func:`_single_neuron`: exact, since the objective is a sum over neurons and only a margin constraint couples two
-    of them. Every family of :mod:`.cones` is lone neurons, and so is a polish once its neurons have merged per class.
-    A point on which no neuron fires makes the cone infeasible (its margin is 0)."""
+    of them. Every family of :mod:`.cones` starts as lone neurons; the wall flips that follow, and GD's patterns, mostly
+    couple them (24 of 28 programs of an FVBS23 sample at d = 2048, k = 8 were coupled groups). A point on which no
+    neuron fires makes the cone infeasible (its margin is 0)."""
     n, r = L.shape
     if not SPLIT:
         return _block_program(L, y, D, s, np.arange(n))
