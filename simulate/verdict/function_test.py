@@ -371,7 +371,7 @@ def _decide(kind: str, tests: list[DirectionTest], level: float, corrections: li
         c = next(c for c in corrections if c.variable in t.variables and c.family == t.family)
         reason = (f"along {t.direction} the ratio moves ({t.factor(t.estimate)}), but a correction to scaling ({c.term}) describes the "
                   f"data about as well (p = {c.p_moving:.2g} for a steady deviation against it: neither side decides): this sweep cannot "
-                  f"tell a finite-size correction from a violation; a wider range of {t.variables[0]} would")
+                  f"tell a finite-size correction from a violation; a wider range of {t.variables[0]} would tell them apart")
         return FunctionTest("inconclusive", reason, kind, tuple(tests), level, attained, tuple(corrections), tol_t, target_met or None, tuple(notes))
     if open_:
         t = open_[0]
