@@ -105,3 +105,23 @@ def test_criteria_verdicts_come_from_their_rules():
         c = Criterion("q", "source", measured, rule)
         assert c.verdict == verdict, (rule, measured)
         assert c.as_json()["rule"] == rule.text() and c.as_json()["verdict"] == verdict
+
+
+def test_a_reproduction_reuses_the_reports_own_comparison_instead_of_sweeping_again():
+    from ibcheck.simulate.compare.driver import compare_claim
+    from ibcheck.simulate.reproductions import run_reproduction
+
+    c = compare_claim("SHNGS18.thm.direction", quick=True, progress=False)
+    rep = run_reproduction("shngs18", True, known={"SHNGS18.thm.direction": c, "VYS22.thm.main": None})
+    assert rep.comparisons["compare"] is c  # not a second sweep
+    assert any("the report's own comparison" in n for n in rep.notes)
+    first = c.record.bounds[0].to_json()["fits"]
+    assert rep.rows[0]["measured"] == [f["estimate"] for f in first]  # the comparison's own numbers
+
+
+def test_a_comparison_over_its_share_is_charged_its_share_only():
+    from ibcheck.simulate.report.index import charged
+
+    assert charged(3890.0, 54.5) == 54.5  # FVBS23.thm.4_2's full grid against a 600 s budget of 11 comparisons
+    assert charged(12.0, 54.5) == 12.0
+    assert charged(12.0, None) == 12.0

@@ -1,6 +1,7 @@
 """Reproductions of the sources' experiments, side by side with their numbers: one small module each.
 
-Every module has ``measure(quick) -> Measured``: it runs the experiment at the source's size
+Every module has ``measure(quick) -> Measured`` (``measure(quick, known)`` where it compares claims,
+listed in its ``COMPARES``: ``known`` holds comparisons the report already ran): it runs the experiment at the source's size
 (``quick=False``) or a smaller one, and states its criteria declaratively (quantity, the source's
 value, ibcheck's measurement, the rule that compares them; :mod:`.criteria`). A number is compared
 with the source's only where the run is at the source's size; otherwise the rule checks the
@@ -15,7 +16,7 @@ import importlib
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 from ibcheck.simulate.report.figures import figure_png, write_html
 from ibcheck.simulate.reproductions.criteria import Criterion
@@ -103,18 +104,41 @@ def _show(x) -> str:
     return str(x)
 
 
-def run_reproduction(name: str, quick: bool = True, idx_dir: str | None = None) -> Reproduction:
-    """Run the reproduction ``name`` (one of ``REPRODUCTIONS``) at the quick or the source's size."""
+def run_reproduction(name: str, quick: bool = True, idx_dir: str | None = None,
+                     known: Mapping[str, Any] | None = None) -> Reproduction:
+    """Run the reproduction ``name`` (one of ``REPRODUCTIONS``) at the quick or the source's size.
+
+    ``known``: comparisons already run, by claim id (the report's own); a module that compares one of
+    them (its ``COMPARES``) uses it instead of sweeping it again."""
     if not isinstance(name, str) or name not in REPRODUCTIONS:
         raise InputError(f"unknown reproduction {name!r}: available are {', '.join(REPRODUCTIONS)}")
     if idx_dir is not None and name != "fa-digits":
         raise InputError("--idx-dir applies to fa-digits only")
     module = importlib.import_module(f"{__name__}.{REPRODUCTIONS[name]}")
     t0 = time.perf_counter()
-    m = module.measure(quick, idx_dir) if name == "fa-digits" else module.measure(quick)
+    if name == "fa-digits":
+        m = module.measure(quick, idx_dir)
+    elif getattr(module, "COMPARES", ()):
+        m = module.measure(quick, {c: known[c] for c in module.COMPARES if known and c in known})
+    else:
+        m = module.measure(quick)
     secs = time.perf_counter() - t0
     figures = {n: figure_png(f) for n, f in m.figures.items()}
     return Reproduction(name, m.title, quick, m.params, secs, tuple(m.criteria), figures, tuple(m.notes), dict(m.comparisons))
+
+
+def comparison(m, claim_id: str, quick: bool, known: Mapping[str, Any], **fields):
+    """The comparison of ``claim_id`` for the reproduction ``m``: the one in ``known`` (already run by the
+    report, with its design and budget; ``m`` notes the reuse) or a fresh :func:`compare_claim` with ``fields``.
+
+    Pitfall avoided: a report whose reproductions swept their claims again spent that time twice
+    (FVBS23.thm.4_2's full design: 79 min)."""
+    if claim_id in known:
+        m.notes.append(f"{claim_id}: the report's own comparison (its design and budget, the index row's numbers), not run again.")
+        return known[claim_id]
+    from ibcheck.simulate.compare.driver import compare_claim  # heavy: scipy (loaded on first use)
+
+    return compare_claim(claim_id, quick=quick, progress=False, **fields)
 
 
 def comparison_rows(m, comparison, quantity: str, source: str, note: str = "", first_only: bool = False) -> None:

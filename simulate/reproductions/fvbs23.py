@@ -3,6 +3,7 @@ sqrt(d)-robust network exists (thm.4_1); and where does Theorem 4.2 apply?"""
 from __future__ import annotations
 
 import math
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -14,17 +15,18 @@ from ibcheck.solvers.radius.universal import flip_rate, universal_directions, un
 from ibcheck.theory import get_claim
 from ibcheck.theory.window import applicability_window
 
+COMPARES = ("FVBS23.thm.4_2", "FVBS23.thm.4_1")
 
-def measure(quick: bool) -> Measured:
-    from ibcheck.simulate.compare.driver import compare_claim  # heavy: scipy (loaded on first use)
-    from ibcheck.simulate.reproductions import comparison_rows  # heavy: scipy (loaded on first use)
+
+def measure(quick: bool, known: Mapping[str, Any] | None = None) -> Measured:
+    from ibcheck.simulate.reproductions import comparison, comparison_rows  # heavy: scipy (loaded on first use)
     from ibcheck.solvers.kkt.search import kkt_search, random_start  # heavy: scipy (loaded on first use)
 
     R = Measured("FVBS23: KKT points and GD limits generalize but flip at sqrt(d/k); a sqrt(d)-robust network exists")
-    for cid in ("FVBS23.thm.4_2", "FVBS23.thm.4_1"):
-        # Theorem 4.2's comparison trains and certifies KKT points at every cell (the report's own row): one seed here
+    for cid in COMPARES:
+        # Theorem 4.2's comparison trains and certifies KKT points at every cell: the report's own, or one seed here
         kw = {"seeds": 1, "workers": 2} if quick and cid == "FVBS23.thm.4_2" else {}
-        R.comparisons[cid.replace(".", "_")] = c = compare_claim(cid, quick=quick, progress=False, **kw)
+        R.comparisons[cid.replace(".", "_")] = c = comparison(R, cid, quick, known or {}, **kw)
         comparison_rows(R, c, cid + ": {quantity} exponents (GD limits / construction)", "{kind}({expr})", first_only=True)
     d, k, n = 10, 4, 24
     ds = clusters(d, k, n, 0.3, seed=5)

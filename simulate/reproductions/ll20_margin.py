@@ -3,6 +3,8 @@ smoothed margin is monotone (LL20.thm.monotone); the direction tends to a KKT po
 the loss and norm rates (LL20.thm.rates) are compared with their own statistics."""
 from __future__ import annotations
 
+from typing import Any, Mapping
+
 from ibcheck.simulate.report.figures import finish
 from ibcheck.simulate.reproductions.criteria import AtLeast, AtMost, Holds, Measured, Reported
 from ibcheck.theory.result import markdown_table, new_figure
@@ -20,9 +22,11 @@ def _margin_figure(trajs: dict):
     return finish(fig, ax, "LL20: the normalized margin keeps growing as the loss falls", grid_which="major")
 
 
-def measure(quick: bool) -> Measured:
-    from ibcheck.simulate.compare.driver import compare_claim  # heavy: scipy (loaded on first use)
-    from ibcheck.simulate.reproductions import comparison_rows  # heavy: scipy (loaded on first use)
+COMPARES = ("LL20.thm.rates",)
+
+
+def measure(quick: bool, known: Mapping[str, Any] | None = None) -> Measured:
+    from ibcheck.simulate.reproductions import comparison, comparison_rows  # heavy: scipy (loaded on first use)
     from ibcheck.simulate.substrate.models import ModelConfig  # heavy: torch (loaded on first use)
     from ibcheck.simulate.substrate.trainer import TrainConfig  # heavy: torch (loaded on first use)
     from ibcheck.simulate.substrate.training import DataConfig, RunConfig, run  # heavy: torch (loaded on first use)
@@ -55,7 +59,7 @@ def measure(quick: bool) -> Measured:
     eps_t, delta_t, _ = eps_delta_kkt(lb.networks[0], ds.X, ds.y, tie_tol=1e-4)
     R.add("(eps, delta)-KKT of the final direction", "-> (0, 0) (LL20.thm.kkt)", [eps, delta], Reported(),
           f"with near-ties |z| <= 1e-4 allowed: ({eps_t:.3g}, {delta_t:.3g})")
-    R.comparisons["rates"] = c = compare_claim("LL20.thm.rates", quick=quick, progress=False)
+    R.comparisons["rates"] = c = comparison(R, "LL20.thm.rates", quick, known or {})
     comparison_rows(R, c, "{quantity} against T: exponent after the known log offset", "{kind}({expr}) (LL20.thm.rates)", "; see rates/report.md")
     R.figures["margin.png"] = _margin_figure({"constant lr": const.trajectory, "loss-based lr": lb.trajectory})
     return R

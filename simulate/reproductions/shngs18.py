@@ -3,16 +3,18 @@ at the rate 1/log t, while the loss falls as 1/t (SHNGS18.thm.direction)."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any, Mapping
 
 from ibcheck.simulate.reproductions.criteria import Measured
 
+COMPARES = ("SHNGS18.thm.direction",)
 
-def measure(quick: bool) -> Measured:
-    from ibcheck.simulate.compare.driver import compare_claim  # heavy: scipy (loaded on first use)
-    from ibcheck.simulate.reproductions import comparison_rows  # heavy: scipy (loaded on first use)
+
+def measure(quick: bool, known: Mapping[str, Any] | None = None) -> Measured:
+    from ibcheck.simulate.reproductions import comparison, comparison_rows  # heavy: scipy (loaded on first use)
 
     R = Measured("SHNGS18: logistic regression on separable data converges to the SVM direction")
-    R.comparisons["compare"] = c = compare_claim("SHNGS18.thm.direction", quick=quick, progress=False)
+    R.comparisons["compare"] = c = comparison(R, "SHNGS18.thm.direction", quick, known or {})
     comparison_rows(R, c, "{quantity}: exponent in t after the known log offset{reading}", "{kind}({expr})")
     R.criteria[:] = [_rename(cr) for cr in R.criteria]
     R.notes.append("Full comparison: compare/report.md (sweep rows in compare/results.parquet).")

@@ -3,6 +3,7 @@ two readings of the bound holds (VYS22.thm.main)? Cross-checked on certified KKT
 from __future__ import annotations
 
 import math
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -10,14 +11,15 @@ from ibcheck.simulate.reproductions.criteria import AtMost, Judged, Measured, Re
 from ibcheck.simulate.substrate.data import sphere
 from ibcheck.solvers.radius.universal import universal_directions, universal_radius
 
+COMPARES = ("VYS22.thm.main",)
 
-def measure(quick: bool) -> Measured:
-    from ibcheck.simulate.compare.driver import compare_claim  # heavy: scipy (loaded on first use)
-    from ibcheck.simulate.reproductions import comparison_rows  # heavy: scipy (loaded on first use)
+
+def measure(quick: bool, known: Mapping[str, Any] | None = None) -> Measured:
+    from ibcheck.simulate.reproductions import comparison, comparison_rows  # heavy: scipy (loaded on first use)
     from ibcheck.solvers.kkt.search import kkt_search, random_start  # heavy: scipy (loaded on first use)
 
     R = Measured("VYS22: universal flipping perturbation of nets trained on random sphere data; which reading holds?")
-    R.comparisons["compare"] = c = compare_claim("VYS22.thm.main", quick=quick, progress=False)
+    R.comparisons["compare"] = c = comparison(R, "VYS22.thm.main", quick, known or {})
     comparison_rows(R, c, "{quantity}{reading}", "O({expr})")
     rd = c.record.reading
     chosen = rd.reading if rd is not None and rd.reading not in ("cannot tell yet", "neither") else None
