@@ -170,7 +170,7 @@ def kkt_sample(cell: dict, seed: int, kind: str, networks: int, search: bool = F
         if np.array_equal(run.datasets[0].X, getattr(sample.dataset, "X")):  # the same sample (its own data seed)
             extra = tuple(replace(c, origin="gd-wide") for c in certify_run(run, sample.eps, sample.delta).networks)
     known = tuple(sample.networks[g[0]].net for g in sample.distinct)
-    return replace(sample, networks=sample.networks + extra + cone_candidates(sample.dataset, sample.eps, sample.delta, known))
+    return replace(sample, networks=sample.networks + extra + cone_candidates(sample.dataset, sample.eps, sample.delta, known, p.eps))
 
 
 FIT_POINTS = 2000  # fresh points the flip norm is chosen on

@@ -15,6 +15,7 @@ import re
 import numpy as np
 import sympy as sp
 
+from ibcheck.simulate.experiments.cone_search import PROGRAMS
 from ibcheck.simulate.report.figures import save_figure, write_html
 from ibcheck.simulate.stats.fit import seed_rows
 from ibcheck.simulate.verdict.analysis import BoundAnalysis
@@ -365,10 +366,12 @@ def _search_section(kkt: list[dict]) -> list[str]:
     return ["### The search for more KKT points", "",
             "Each origin's candidates, certified from scratch: GD networks (polished on their cone where needed); `cone:<family>`, "
             "the optimum of (P) on that family's exact activation cone (neurons per cluster, per class, the mixture, partial "
-            "averagings), and `robust-cone`, the cone of FVBS23.thm.4_1's robust network (the search aimed at large flip norms). "
+            "averagings), `robust-cone`, the cone of FVBS23.thm.4_1's robust network, and `ascent`, local moves aimed at large "
+            "flip norms: from the most robust point found, a cluster is split off an averaging neuron into a neuron of its own, "
+            "and the base moves only where that certifies as a new point with a larger flip norm. "
             "A cone's optimum is a KKT point only if no wall binds beyond what ties admit; one that does not certify is polished "
-            "(walls flipped, certified after each step, at most 4 steps), and stops early when its function reaches a KKT point "
-            "already found. Identical cones are solved once (every family is one cone at k = 2).", "",
+            f"(walls flipped, certified after each step, at most {PROGRAMS} programs), and stops early when its function reaches "
+            "a KKT point already found. Identical cones are solved once (every family is one cone at k = 2).", "",
             markdown_table(rows), "", f"Global optimality: {glob}.", ""]
 
 

@@ -64,3 +64,30 @@ def point_cone(name: str, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if name == "per-class":
         return np.stack([y > 0, y < 0], axis=1).astype(float), np.array([1.0, -1.0])
     raise ValueError(f"unknown cone family {name!r} for points: one of {', '.join(POINT_FAMILIES)}")
+
+
+def split_move(preact: np.ndarray, s: np.ndarray, cluster: np.ndarray, labels: np.ndarray, tried=frozenset()
+               ) -> tuple[np.ndarray, np.ndarray, str] | None:
+    """A local move to an adjacent cluster-level cone with less averaging: the network's pattern ``preact > 0``
+    (n, m; output signs ``s``), with one cluster taken off the neuron that fires on the most clusters of its own
+    class and given a neuron of its own (firing exactly on that cluster, sign its label). The cluster is the one
+    nearest that neuron's wall (the smallest mean pre-activation over its points), skipping the moves in ``tried``
+    (their descriptions). None when no neuron fires on two clusters of its class (nothing to split).
+
+    Pitfall avoided: a move read off the pre-activations alone flips single points, which the wall flips then
+    undo; a cluster moves whole, so the new cone differs in what the neuron averages."""
+    preact, s, cluster, labels = np.asarray(preact, float), np.asarray(s, float), np.asarray(cluster), np.asarray(labels, float)
+    D = (preact > 0).astype(float)
+    options = []
+    for j in range(D.shape[1]):
+        own = [int(c) for c in np.unique(cluster[D[:, j] > 0]) if labels[c] == s[j]]
+        if len(own) >= 2:
+            for c in own:
+                what = f"split cluster {c} off neuron {j} (averaging {len(own)} clusters)"
+                if what not in tried:
+                    options.append((-len(own), float(preact[cluster == c, j].mean()), j, c, what))
+    if not options:
+        return None
+    _, _, j, c, what = min(options)
+    D[cluster == c, j] = 0.0
+    return np.hstack([D, (cluster == c).astype(float)[:, None]]), np.append(s, labels[c]), what
