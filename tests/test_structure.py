@@ -6,7 +6,6 @@ import ast
 import os
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -137,16 +136,18 @@ def test_the_command_line_imports_nothing_from_simulate():
 
 def test_a_bad_grid_is_refused_in_one_line_before_any_sweep(tmp_path):
     """A non-integer d was swept for 32 s and failed inside the fit; the API refused it at once. Now both refuse it
-    at the boundary with the same words, and nothing is written."""
+    at the boundary with the same words, and nothing is written: --out is an existing empty folder, which a refusal
+    after the sweep would leave holding the sweep's store. No wall-clock bound: one (< 30 s) failed at 162 s on a
+    loaded machine, though nothing was swept."""
     import ibcheck
 
     out = tmp_path / "c"
-    t0 = time.perf_counter()
+    out.mkdir()
     res = subprocess.run([sys.executable, "-m", "ibcheck.cli", "compare", "LPLL25.thm.nonrobust", "--grid", "d=0.5,1.5,2.5", "k=2,4,8",
                           "--out", str(out)], capture_output=True, text=True, cwd=ROOT)
     assert res.returncode == 2 and res.stderr.count("\n") == 1 and "Traceback" not in res.stderr, res.stderr
     assert "d=0.5 is out of range: d must be an integer >= 2" in res.stderr
-    assert time.perf_counter() - t0 < 30 and not out.exists()
+    assert not any(out.iterdir())
     with pytest.raises(ibcheck.InputError, match=r"d=0\.5 is out of range: d must be an integer >= 2") as err:
         ibcheck.compare("LPLL25.thm.nonrobust", grid={"d": [0.5, 1.5, 2.5], "k": [2, 4, 8]})
     assert err.value.parameter == "d" and err.value.value == 0.5
