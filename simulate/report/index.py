@@ -258,8 +258,8 @@ def charged(used: float, share: float | None) -> float:
     """The work a comparison takes from the report's shared budget: what it used, at most its share.
 
     Pitfall avoided: a comparison whose initial grid alone costs more than its share (FVBS23.thm.4_2's
-    full design: 3890 declared s against a 600 s budget) would otherwise leave the comparisons after it
-    1 s each, and their verdicts would depend on their place in the order. The overrun is the design's
+    full design: 9126 s of work against a 71 s share of a 600 s budget) would otherwise leave the
+    comparisons after it 1 s each, and their verdicts would depend on their place in the order. The overrun is the design's
     minimum, not a budget decision; the index states each comparison's work and budget."""
     return min(used, share) if share is not None else used
 

@@ -74,8 +74,8 @@ def split_move(preact: np.ndarray, s: np.ndarray, cluster: np.ndarray, labels: n
     nearest that neuron's wall (the smallest mean pre-activation over its points), skipping the moves in ``tried``
     (their descriptions). None when no neuron fires on two clusters of its class (nothing to split).
 
-    Pitfall avoided: a move read off the pre-activations alone flips single points, which the wall flips then
-    undo; a cluster moves whole, so the new cone differs in what the neuron averages."""
+    Pitfall avoided: a move across a single point's wall keeps what the neuron averages; a cluster moves whole,
+    so the new cone differs in it (on FVBS23's samples, the moved cones still led back toward the GD point)."""
     preact, s, cluster, labels = np.asarray(preact, float), np.asarray(s, float), np.asarray(cluster), np.asarray(labels, float)
     D = (preact > 0).astype(float)
     options = []
