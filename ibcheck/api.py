@@ -229,19 +229,33 @@ def radii(run_or_network, X: np.ndarray | None = None, y: np.ndarray | None = No
     return _radii(run_or_network, X, y, tuple(methods), points, seed, direction, time_limit, flip_norms, overlay)
 
 
-def kkt_points(config: KKTSearchConfig | None = None, **fields) -> KKTPoints:
-    """KKT points of the max-margin problem (P) on clusters or sphere data, from random, GD and
-    construction starts, each certified (:func:`kkt_certificate`) and de-duplicated; with
-    ``include_global=True`` compared with the certified global optimum. Fields as in KKTSearchConfig."""
+def kkt_points(config: KKTSearchConfig | None = None, progress: bool = False, **fields) -> KKTPoints:
+    """The KKT points of the max-margin problem (P): the KKT engine (:mod:`ibcheck.solvers.kkt.engine`) on generated
+    clusters or sphere data, or on your own arrays: ``kkt_points(X=..., y=..., cluster=None, width=..., ...)`` (y in
+    {-1, +1}; ``cluster``: one integer per point, each cluster of one class). Every candidate is certified under one
+    policy (a relative residual of 1e-6, ties by the Clarke rule) and grouped into distinct points; with
+    ``include_global=True`` each point is compared with the certified global optimum. Fields as in KKTSearchConfig."""
     from ibcheck.simulate.tools.kkt_search import KKTSearchConfig  # heavy: torch (loaded on first use)
     from ibcheck.simulate.tools.kkt_search import kkt_points as _search  # heavy: torch (loaded on first use)
 
+    require_bool("progress", progress)
+    if "X" in fields or "y" in fields:
+        fields.setdefault("data", "arrays")
     try:
         cfg = replace(config, **fields) if config is not None else KKTSearchConfig(**fields)
     except TypeError as err:
-        raise InputError(f"kkt_points: {err} (fields: data, d, k, n, sigma, width, starts, include_global, bias, seed, max_patterns, "
-                         "cones)") from None
-    return _search(cfg)
+        raise InputError(f"kkt_points: {err} (fields: data, X, y, cluster, d, k, n, sigma, width, starts, programs, enumerate, "
+                         "include_global, bias, seed, max_patterns)") from None
+    return _search(cfg, progress=progress)
+
+
+def read_data(path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """(X, y, cluster or None) from an .npz (arrays X, y and optionally cluster) or a .csv (a header row: a column y,
+    optionally cluster, every other column a feature): the user's own data for :func:`kkt_points`. Read as data, never
+    executed; checked by :func:`kkt_points`."""
+    from ibcheck.simulate.tools.kkt_search import load_data_file  # heavy: the simulate layer (torch)
+
+    return load_data_file(_text("path", path))
 
 
 def kkt_certificate(network, X: np.ndarray, y: np.ndarray, active_tol: float = 1e-6) -> KKTCertificate:
@@ -504,6 +518,6 @@ def claim_template(claim_id: str, file: str) -> str:
     return _template(_text("claim_id", claim_id), _text("file", file))
 
 
-__all__ = ["claims", "claim", "bounds", "window", "design", "growth", "train", "load_run", "radii", "kkt_points", "kkt_certificate",
+__all__ = ["claims", "claim", "bounds", "window", "design", "growth", "train", "load_run", "radii", "kkt_points", "read_data", "kkt_certificate",
            "global_max_margin", "svm", "normalized_margin", "direction_error", "experiment", "compare", "compare_probability",
            "probability_claims", "verdict", "reproduce", "calibrate", "report", "kkt_trajectory", "robust_construction", "scaling_report", "claim_template"]

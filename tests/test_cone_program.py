@@ -33,9 +33,9 @@ def test_lone_neurons_reach_the_joint_programs_optimum_exactly_on_their_walls(fa
     labels = np.where(np.isin(np.arange(4), ds.J_plus), 1.0, -1.0)
     D, s = family_cone(family, ds.cluster, labels)
     L = _span(ds)
-    status, V, nu = polish._cone_program(L, ds.y, D, s)
+    status, V, nu, _ = polish._cone_program(L, ds.y, D, s)
     monkeypatch.setattr(polish, "SPLIT", False)
-    status_joint, V_joint, nu_joint = polish._cone_program(L, ds.y, D, s)
+    status_joint, V_joint, nu_joint, _ = polish._cone_program(L, ds.y, D, s)
     assert status == "optimal" and status_joint in ("optimal", "optimal_inaccurate")
     assert _value(V) == pytest.approx(_value(V_joint), rel=1e-6)
     assert np.allclose(V, V_joint, atol=1e-5 * np.abs(V).max())  # a lone neuron's optimum is unique
@@ -57,9 +57,9 @@ def test_coupled_neurons_go_to_the_interior_point_program_and_agree_with_the_joi
     s = np.concatenate([s, [1.0, -1.0]])
     L = _span(ds)
     assert len(polish._components(D)) == 2
-    _, V, _ = polish._cone_program(L, ds.y, D, s)
+    _, V, _, _ = polish._cone_program(L, ds.y, D, s)
     monkeypatch.setattr(polish, "SPLIT", False)
-    _, V_joint, _ = polish._cone_program(L, ds.y, D, s)
+    _, V_joint, _, _ = polish._cone_program(L, ds.y, D, s)
     assert _value(V) == pytest.approx(_value(V_joint), rel=1e-6)
 
 
@@ -68,8 +68,8 @@ def test_infeasible_cones_are_said_to_be_infeasible():
     labels = np.where(np.isin(np.arange(4), ds.J_plus), 1.0, -1.0)
     D, s = family_cone("per-cluster", ds.cluster, labels)
     L = _span(ds)
-    status, V, _ = polish._cone_program(L, ds.y, D, -s)  # every lone neuron's sign is wrong on its points
+    status, V, _, _ = polish._cone_program(L, ds.y, D, -s)  # every lone neuron's sign is wrong on its points
     assert status == "infeasible" and V is None
     D[0] = 0.0  # point 0: no neuron fires, its margin is 0
-    status, V, _ = polish._cone_program(L, ds.y, D, s)
+    status, V, _, _ = polish._cone_program(L, ds.y, D, s)
     assert status == "infeasible" and V is None

@@ -1,17 +1,18 @@
-"""The search for more KKT points: exact cone families, the fixed cone's optimum, the polish, the maximum over
-distinct points (a planted robust point must be found), and the dual check's lower bound."""
+"""The KKT engine's parts: exact cone families and partitions, the fixed cone's optimum, the polish, the maximum over
+distinct points (a planted robust point must be found), the dual check's lower bound, and the ascent's split move."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from ibcheck.simulate.experiments.kkt import KKTSample, _flip_norms, kkt_row
-from ibcheck.simulate.experiments.kkt_certify import _certify
+from ibcheck.simulate.experiments.kkt import KKTSample, _point_norms, kkt_row
 from ibcheck.simulate.substrate.data import clusters
-from ibcheck.solvers.kkt.cones import family_cone
+from ibcheck.solvers.kkt.certificate import kkt_certificate
+from ibcheck.solvers.kkt.cones import bell, family_cone, partition_cones, partition_count
+from ibcheck.solvers.kkt.engine import Budget, search
 from ibcheck.solvers.kkt.global_opt import dual_check, dual_lower_bound
+from ibcheck.solvers.kkt.policy import is_point
 from ibcheck.solvers.kkt.polish import cone_polish
-from ibcheck.solvers.kkt.search import kkt_search, random_start
 from ibcheck.solvers.radius.universal import universal_directions
 
 
@@ -29,6 +30,11 @@ def test_cone_families_are_exact_patterns_of_the_clusters():
     assert D.shape[1] == 4 and sorted(D.sum(axis=0)) == [1, 1, 2, 2]  # halves of each class
     with pytest.raises(ValueError, match="unknown cone family"):
         family_cone("every", cluster, labels)
+    # every partition of each class's clusters: Bell(2) x Bell(2) = 4 here, 225 at k = 8; each covers every point once
+    cones = list(partition_cones(cluster, labels))
+    assert len(cones) == partition_count(labels) == 4 and [bell(m) for m in range(6)] == [1, 1, 2, 5, 15, 52]
+    assert all((D.sum(axis=1) == 1).all() for _, D, _ in cones)
+    assert len({tuple(map(tuple, D.T)) for _, D, _ in cones}) == 4
 
 
 def test_the_fixed_cone_optimum_respects_its_pattern_and_a_wall_bound_one_is_not_certified():
@@ -44,37 +50,31 @@ def test_the_fixed_cone_optimum_respects_its_pattern_and_a_wall_bound_one_is_not
     for j in range(p.net.width):  # each neuron fires on one cluster only (up to the solver's tolerance)
         on = Z[:, j] > 1e-6 * scale
         assert len(set(ds.cluster[on])) <= 1
-    assert not _certify(p.net, ds.X, ds.y, 0, False).certified()
+    assert not is_point(kkt_certificate(p.net, ds.X, ds.y))
     many = cone_polish(ds.X, ds.y, D, s, rounds=12)
     assert many.flips > 0
 
 
-def _distinct_kkt_points(seed: int = 3):
-    """Certified KKT points of (P) on a small cluster instance with several distinct ones (multi-start SLSQP)."""
-    ds = clusters(4, 4, 12, 0.5, seed=seed)
-    rng = np.random.default_rng(seed)
-    res = [r for r in kkt_search(ds.X, ds.y, [(f"r{i}", random_start(4, 4, rng)) for i in range(6)]) if r.certificate.is_kkt(1e-5)]
-    nets = [_certify(r.net, ds.X, ds.y, i, False) for i, r in enumerate(res)]
-    return ds, [c for c in nets if c.certified()]
-
-
 def test_a_planted_robust_kkt_point_is_found_by_the_maximum():
-    """The largest flip norm ranges over every distinct certified point: plant the most robust one next to the others and
-    the row's value is its norm; take it away and the value drops (so a maximum that missed it would be caught)."""
-    ds, certs = _distinct_kkt_points()
-    sample = KKTSample(ds, tuple(certs))
-    assert len(sample.distinct) >= 2  # the instance holds several distinct KKT points
+    """The largest flip norm ranges over every distinct point: with the most robust one among the others the row's value
+    is its norm; take it away and the value drops (so a maximum that missed it would be caught)."""
+    ds = clusters(64, 8, 24, 1.0, seed=1)
+    res = search(ds.X, ds.y, ds.cluster, (), Budget(gd=6, enumerate=0, programs=8), seed=1)
+    assert res.distinct >= 2  # the instance holds several distinct KKT points
+    sample = KKTSample(ds, res)
     X, y = ds.sample(1000, np.random.default_rng(0))
     v = universal_directions("fvbs23", means=ds.means, J_plus=ds.J_plus)
-    norms = _flip_norms(sample, X, y, v, 0.9)
-    reps = [g[0] for g in sample.distinct]
-    robust = max(reps, key=lambda i: float(norms[i]))
-    others = tuple(c for g in sample.distinct if robust not in g for c in (sample.networks[i] for i in g))
+    norms = _point_norms(sample, X, y, v, 0.9)
+    robust = int(np.argmax([float(x) for x in norms]))
     row = kkt_row(sample, norms, "universal_flip_norm")
     assert row["universal_flip_norm"] == pytest.approx(float(norms[robust]))
-    assert max(row["kkt_flip_norms"]) == pytest.approx(float(norms[robust]))
-    without = KKTSample(ds, others)
-    lower = kkt_row(without, _flip_norms(without, X, y, v, 0.9), "universal_flip_norm")
+    from dataclasses import replace
+
+    fewer = replace(res, points=tuple(p for i, p in enumerate(res.points) if i != robust),
+                    values=tuple(x for i, x in enumerate(res.values) if i != robust),
+                    candidates=tuple(c for c in res.candidates if c.point is None))
+    without = KKTSample(ds, fewer)
+    lower = kkt_row(without, [x for i, x in enumerate(norms) if i != robust], "universal_flip_norm")
     assert lower["universal_flip_norm"] < row["universal_flip_norm"]
     assert row["kkt_distinct"] == lower["kkt_distinct"] + 1
 
@@ -93,7 +93,7 @@ def test_the_dual_lower_bound_never_exceeds_the_exact_check_and_proves_a_point_n
             assert (lb > 1 + 1e-3) == (target > 1)
 
 
-def test_point_cones_and_the_vys22_sample_gets_the_search():
+def test_point_cones_and_the_vys22_sample_gets_the_engine():
     from ibcheck.simulate.experiments.registry import EXPERIMENTS
     from ibcheck.solvers.kkt.cones import point_cone
 
@@ -108,21 +108,8 @@ def test_point_cones_and_the_vys22_sample_gets_the_search():
     cell = {**exp.fixed_at(True), "d": 2048, "n": 4}
     row = exp.measure({**cell, **exp.settings_at(cell)}, 0)
     origins = [n["origin"] for n in row["kkt_networks"]]
-    assert origins[-2:] == ["cone:per-point", "cone:per-class"] and all(n["trace"] for n in row["kkt_networks"][-2:])
+    assert any(o.startswith("gd:random") for o in origins) and all(n["trace"] for n in row["kkt_networks"])
     assert row["kkt_distinct"] >= 1 and len(row["kkt_dual_lb"]) == row["kkt_distinct"]
-
-
-def test_the_full_design_adds_gd_at_another_width_and_init_as_a_pattern_source():
-    from ibcheck.simulate.experiments.registry import EXPERIMENTS
-
-    exp = EXPERIMENTS["FVBS23.thm.4_2"]
-    cell = {**exp.fixed_at(False), "d": 256, "k": 2}
-    assert cell["wide"] == 12 and cell["wide"] > cell["width"]
-    row = exp.measure({**cell, **exp.settings_at(cell)}, 0)
-    origins = [n["origin"] for n in row["kkt_networks"]]
-    assert origins[:4] == ["gd", "gd", "gd", "gd-wide"]
-    quick = {**exp.fixed_at(True), "d": 256, "k": 2}
-    assert "gd-wide" not in [n["origin"] for n in exp.measure({**quick, **exp.settings_at(quick)}, 0)["kkt_networks"]]
 
 
 def test_the_full_design_spans_the_range_that_identifies_the_exponents_inside_the_window():
@@ -159,23 +146,21 @@ def test_a_split_move_takes_one_whole_cluster_off_an_averaging_neuron():
     assert split_move(one, np.array([1.0]), cluster, labels) is None
 
 
-def test_the_ascent_moves_from_the_averaging_kkt_point_to_a_more_robust_new_one():
-    """Local moves aimed at large flip norms: from the per-class (averaging) KKT point of a small cluster instance, the
-    first split move certifies as a new point with a larger flip norm (1.80 -> 2.07, measured; the same at 1 and 2
-    BLAS threads: a start from SLSQP was not), and the ascent moves its base there."""
-    from ibcheck.simulate.experiments.cone_search import ascent_candidates, cone_point, stored_flip_norm
-    from ibcheck.simulate.experiments.kkt_certify import function_probes
+def test_the_ascent_moves_to_a_more_robust_new_point():
+    """Local moves aimed at a larger objective: from the per-class (averaging) point of a small cluster instance, a split
+    move certifies as a new point with a larger flip norm, and the ascent moves its base there (the next move's trace
+    names the larger objective)."""
+    from ibcheck.solvers.kkt.flip import point_flip_norm
 
     ds = clusters(8, 4, 24, 0.3, seed=4)
-    labels = np.where(np.isin(np.arange(4), ds.J_plus), 1.0, -1.0)
-    probes = function_probes(ds.X)
-    D, s = family_cone("per-class", ds.cluster, labels)
-    start = cone_point(ds.X, ds.y, D, s, "cone:per-class", [], probes, 6, 1e-3, 1e-3)
-    assert start.certified()
-    out = ascent_candidates(ds, labels, [start.net], probes, 1e-3, 1e-3, 0.1, moves=2)
-    assert [c.origin for c in out] == ["ascent", "ascent"]
-    first, second = out
-    assert first.certified() and "a new point" in first.trace
-    gain = stored_flip_norm(first.net, ds, 0.1)
-    assert gain > stored_flip_norm(start.net, ds, 0.1) + 0.1
-    assert f"(flip norm {gain:.3g} at the base)" in second.trace  # the base moved to the more robust point
+    v = universal_directions("fvbs23", means=ds.means, J_plus=ds.J_plus)
+
+    def objective(net):
+        return point_flip_norm(net, ds.X, ds.y, v, 0.9)[0]
+
+    res = search(ds.X, ds.y, ds.cluster, (), Budget(gd=0, enumerate=4, programs=6, ascent=2), seed=0, objective=objective)
+    asc = [c for c in res.candidates if c.origin == "ascent"]
+    assert asc, "the ascent ran"
+    base = max(objective(p) for i, p in enumerate(res.points) if all(c.point != i or c.origin != "ascent" for c in res.candidates))
+    gains = [objective(res.points[c.point]) for c in asc if c.certified and "a new point" in c.trace]
+    assert gains and max(gains) > base + 0.1

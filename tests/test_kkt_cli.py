@@ -70,21 +70,29 @@ def test_non_separable_data_are_refused_before_any_solver():
     assert info["linearly_separable"] is False
 
 
-def test_kkt_cones_start_from_the_pattern_families_and_report_distinct_points(cli, tmp_path):
-    """`ibcheck kkt --cones`: each family's cone optimum is a start; its end point is certified and de-duplicated by
-    function like every other (on this instance every family reaches the one KKT point)."""
+def test_kkt_runs_the_engine_on_clusters_and_on_a_users_file(cli, tmp_path):
+    """`ibcheck kkt`: the engine's candidates (a GD network, the partition cones, GD starts), each certified under one
+    policy (1e-6) and grouped into distinct points; `--data FILE` runs the same engine on the user's arrays, and a bad
+    file gets one line."""
     import json
 
+    import numpy as np
+
     out = tmp_path / "k"
-    res = cli("kkt", "--d", "12", "--k", "4", "--n", "24", "--width", "6", "--starts", "1", "--cones", "per-cluster,per-class,robust",
-              "--out", str(out), "--json", check_rc=0)
+    res = cli("kkt", "--d", "12", "--k", "4", "--n", "24", "--width", "6", "--starts", "2", "--out", str(out), "--json", check_rc=0)
     s = json.loads(res.stdout)
     starts = [p["start"] for p in s["points"]]
-    assert {"cone-per-cluster", "cone-per-class", "cone-robust"} <= set(starts)
-    cones = [p for p in s["points"] if p["start"].startswith("cone-")]
-    assert any(p["is_kkt"] for p in cones)  # a family whose cone yields no KKT point says why (that is information too)
-    assert all(p["kkt_failures"] for p in cones if not p["is_kkt"])
-    assert s["distinct_kkt_points_by_function"] >= 1
-    bad = cli("kkt", "--cones", "per-neuron", "--out", str(tmp_path / "b"))
-    assert bad.returncode == 2 and "cones" in bad.stderr and "per-cluster" in bad.stderr and not (tmp_path / "b").exists()
-    assert cli("kkt", "--data", "sphere", "--cones", "per-class", "--out", str(tmp_path / "c")).returncode == 2
+    assert any(x.startswith("cone:partition") for x in starts) and any(x.startswith("gd:per-cluster") for x in starts)
+    assert s["policy"]["certified_at"] == 1e-6 and s["distinct_kkt_points_by_function"] >= 1
+    assert all(p["is_kkt"] == (p["point"] is not None) for p in s["points"])
+    from ibcheck.simulate.substrate.data import clusters
+
+    ds = clusters(12, 4, 24, 0.3, seed=0)
+    np.savez(tmp_path / "mine.npz", X=ds.X, y=ds.y, cluster=ds.cluster)
+    mine = json.loads(cli("kkt", "--data", str(tmp_path / "mine.npz"), "--starts", "2", "--out", str(tmp_path / "m"), "--json",
+                          check_rc=0).stdout)
+    assert mine["setting"] == "arrays" and mine["n"] == 24 and mine["distinct_kkt_points_by_function"] >= 1
+    np.savez(tmp_path / "one.npz", X=ds.X, y=np.ones(24))
+    bad = cli("kkt", "--data", str(tmp_path / "one.npz"), "--out", str(tmp_path / "b"))
+    assert bad.returncode == 2 and "one class" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "b").exists()

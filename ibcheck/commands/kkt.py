@@ -12,21 +12,23 @@ from .args import common
 def register(sub) -> None:
     p = sub.add_parser("kkt", help="KKT points of the max-margin problem (P) on a dataset: search, certify, compare with the global optimum",
                        parents=[common()])
-    p.add_argument("--data", "--setting", dest="data", default="clusters", choices=("clusters", "sphere"),
-                   help="the dataset: k clusters or the sphere (--setting is the older name)")
+    p.add_argument("--data", "--setting", dest="data", default="clusters", metavar="clusters|sphere|FILE",
+                   help="the dataset: k clusters, the sphere, or your own: an .npz with arrays X, y (labels -1/+1) and optionally "
+                        "cluster, or a .csv with a header (a column y, optionally cluster, every other column a feature)")
     p.add_argument("--d", type=pos_int, default=5)
     p.add_argument("--k", type=pos_int, default=4)
     p.add_argument("--n", type=pos_int, default=20)
     p.add_argument("--sigma", type=nonneg_float, default=0.3)
     p.add_argument("--width", type=pos_int, default=6)
-    p.add_argument("--starts", type=pos_int, default=8, help="random starts (plus a GD start and, for clusters, the robust construction)")
+    p.add_argument("--starts", type=pos_int, default=8, help="the KKT engine's GD starts (per-cluster inits with biases; random "
+                   "ones without clusters), beside a GD-trained network and the cluster-level cones")
+    p.add_argument("--programs", type=pos_int, default=8, help="cone programs per pattern (the tie-aware polish)")
+    p.add_argument("--enumerate", type=nonneg_int, default=25,
+                   help="polish every partition cone of the clusters where there are at most this many (225 at k = 8)")
     p.add_argument("--global", dest="global_", action="store_true", help="also solve the convex reformulation (small instances) and run the dual check")
     p.add_argument("--no-bias", action="store_true")
     p.add_argument("--seed", type=nonneg_int, default=0)
     p.add_argument("--max-patterns", type=pos_int, default=5000)
-    p.add_argument("--cones", default="", metavar="FAMILIES",
-                   help="also start from the optimum of (P) on the activation cones of these pattern families (comma-separated; "
-                        "clusters only): per-cluster, per-class, mixture, robust")
     p.add_argument("--overwrite", action="store_true")
     p.set_defaults(func=cmd_kkt)
 
@@ -40,11 +42,15 @@ def register(sub) -> None:
 def cmd_kkt(args) -> int:
     from ibcheck import api  # heavy: torch (loaded on first use)
 
-    cfg = dict(data=args.data, d=args.d, k=args.k, n=args.n, sigma=args.sigma, width=args.width, starts=args.starts,
-               include_global=args.global_, bias=not args.no_bias, seed=args.seed, max_patterns=args.max_patterns,
-               cones=tuple(c.strip() for c in args.cones.split(",") if c.strip()))
+    cfg = dict(d=args.d, k=args.k, n=args.n, sigma=args.sigma, width=args.width, starts=args.starts, programs=args.programs,
+               enumerate=args.enumerate, include_global=args.global_, bias=not args.no_bias, seed=args.seed, max_patterns=args.max_patterns)
+    if args.data in ("clusters", "sphere"):
+        cfg["data"] = args.data
+    else:
+        X, y, cluster = api.read_data(args.data)
+        cfg.update(data="arrays", X=X, y=y, cluster=cluster)
     check_out_dir(args.out, args.overwrite)
-    res = api.kkt_points(**cfg)
+    res = api.kkt_points(progress=not args.json, **cfg)
     res.save(args.out)
     print(res.to_json() if args.json else res.text())
     return 0

@@ -1,135 +1,98 @@
-"""The KKT experiment, in one place: certified KKT points of (P) on one training sample, the objects
-FVBS23.thm.4_2 and VYS22.thm.main speak of, and the measures of both claims on them.
+"""The KKT experiment, in one place: the KKT points of (P) on one training sample, the objects FVBS23.thm.4_2 and
+VYS22.thm.main speak of, and the measures of both claims on them.
 
-Both theorems are about *every* KKT point of the max-margin problem (P) on the sample. At one
-(cell, seed) this module draws the sample once, trains several networks on it from different
-initializations (loss-based GD on the summed exponential loss), and certifies each as an
-(eps, delta)-KKT point of (P) with :func:`ibcheck.solvers.kkt.certificate.kkt_certificate`.
-A network that does not certify is polished (:func:`ibcheck.solvers.kkt.polish.pattern_polish`:
-(P) on its activation cone, its patterns flipped where a wall binds) and certified again. A
-network that still does not certify is kept in the record as uncertified and never measured.
+Both theorems are about *every* KKT point of the max-margin problem (P) on the sample. At one (cell, seed) this module
+draws the sample once, trains several networks on it from different initializations (loss-based GD on the summed
+exponential loss), and hands them to the KKT engine (:func:`ibcheck.solvers.kkt.engine.search`) as starts beside its own
+pattern sources (cluster-level cones, GD from per-cluster initializations with biases at several scales and widths).
+Every candidate is certified under the engine's one policy (:mod:`ibcheck.solvers.kkt.policy`: a relative residual of
+1e-6 at most, ties by the Clarke rule); a near-KKT network is a candidate, never a point, and is never measured. The
+distinct points (one same-point test) are what the claims' measures range over.
 
-Thresholds are scale-free: ``eps`` bounds the stationarity residual ``||theta - sum lambda_i
-grad q_i|| / ||theta||`` and ``delta`` the complementary slackness ``max lambda_i (q_i - 1) /
-sum lambda_i``, both at unit margin. Pitfall avoided: absolute thresholds would certify or
-reject a network according to its scale, which a homogeneous network does not fix.
+Pitfall avoided: absolute thresholds would certify or reject a network according to its scale, which a homogeneous
+network does not fix; the policy is relative.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
 from ibcheck.simulate.experiments.base import TrainedNetwork, design
-from ibcheck.simulate.experiments.kkt_certify import (
-    DELTA,
-    DISTINCT_RTOL,
-    EPS,
-    NOT_GLOBAL_TOL,
-    CertifiedNetwork,
-    certify_or_polish,
-    function_distance,
-    function_probes,
-)
-from ibcheck.simulate.substrate.censored import AtLeast, censored_max, censored_quantile, encode, largest_radius, scaled
+from ibcheck.simulate.substrate.censored import AtLeast, censored_max, encode, largest_radius, scaled
 from ibcheck.simulate.substrate.seeds import stream
+from ibcheck.solvers.kkt.flip import flip_norm, lower_confidence, most_robust, transfer_flip
+from ibcheck.solvers.kkt.policy import POINT_TOL
 from ibcheck.solvers.radius.universal import universal_directions, universal_radius
+
+NOT_GLOBAL_TOL = 1e-3  # a dual-check lower bound above 1 + this proves a KKT point is not the global optimum
 
 
 @dataclass(frozen=True)
 class KKTSample:
-    """The sample, its trained networks with their certificates, and the thresholds used."""
+    """The sample, the engine's search on it (:class:`ibcheck.solvers.kkt.engine.KKTSearch`), the GD networks as
+    trained (the transfer test's negative control) and how many of them separated the sample."""
 
-    dataset: object
-    networks: tuple[CertifiedNetwork, ...]
-    eps: float = EPS
-    delta: float = DELTA
-    raw: tuple = ()  # the networks as GD left them (before polishing): the transfer test's negative control
+    dataset: Any
+    search: Any  # KKTSearch
+    raw: tuple = ()
+    gd_separating: int = 0
 
-    def certified(self, eps: float | None = None, delta: float | None = None) -> list[CertifiedNetwork]:
-        e, d = self.eps if eps is None else eps, self.delta if delta is None else delta
-        return [c for c in self.networks if c.certified(e, d)]
+    @property
+    def points(self) -> tuple:
+        """The distinct KKT points (unit margin), in the order the engine found them."""
+        return tuple(getattr(self.search, "points"))
+
+    @property
+    def candidates(self) -> tuple:
+        return tuple(getattr(self.search, "candidates"))
 
     @cached_property
-    def distinct(self) -> list[list[int]]:
-        """The certified networks grouped by function (indices into ``networks``): two networks at unit margin are one
-        KKT point when their outputs agree to DISTINCT_RTOL of the largest output on the training points and on as
-        many Gaussian probes (at the data's scale).
+    def dual_lbs(self) -> list[float]:
+        """Per distinct point: a lower bound on the dual check (above 1: certainly not the global optimum of (P))."""
+        from ibcheck.solvers.kkt.certificate import kkt_certificate  # heavy: cvxpy (loaded on first use)
+        from ibcheck.solvers.kkt.global_opt import dual_lower_bound  # heavy: cvxpy (loaded on first use)
 
-        Pitfall avoided: "every KKT point" over copies of one point is one point; the issue's 18 samples held 2
-        "KKT points" each that agreed to 6-7 digits. Computed once per sample (the record, the row and the transfer
-        test all read it)."""
-        probes = function_probes(getattr(self.dataset, "X"))
-        groups: list[list[int]] = []
-        outs: list[np.ndarray] = []
-        for i, c in enumerate(self.networks):
-            if not c.certified(self.eps, self.delta):
-                continue
-            f = np.asarray(getattr(c.net, "forward")(probes))
-            for g, ref in zip(groups, outs):
-                if function_distance(f, ref) <= DISTINCT_RTOL:
-                    g.append(i)
-                    break
-            else:
-                groups.append([i])
-                outs.append(f)
-        return groups
+        X, y = getattr(self.dataset, "X"), getattr(self.dataset, "y")
+        out = []
+        for net in self.points:
+            c = kkt_certificate(net, X, y)
+            Wt = c.scaled.W if c.scaled.b is None else np.hstack([c.scaled.W, c.scaled.b[:, None]])
+            out.append(dual_lower_bound(X, y, c.lam, bias=net.b is not None, starts=Wt, iters=30) if c.lam.size else float("nan"))
+        return out
 
-    def record(self) -> dict:
-        """The scalars stored with the row: counts, the distinct KKT points, the largest residuals of the certified
-        networks, and every network's residuals and ties (so the verdict can be recomputed at other thresholds).
-
-        delta is not reported as evidence: the certificate puts multipliers only on points with q_i <= 1 + 1e-6, so
-        its complementary slackness is at most 1e-6 by construction (``kkt_delta`` is None; each network's own value
-        stays for re-judging at other thresholds). Each network names its ``origin`` (GD or a cone of the search) and the
-        distinct point it is (``point``: an index into the distinct points; None when uncertified)."""
-        ok = self.certified()
-        point = {i: g for g, members in enumerate(self.distinct) for i in members}
-        lbs = [max(self.networks[i].dual_lb for i in g) for g in self.distinct]
-        return {"kkt_trained": len(self.networks), "kkt_certified": len(ok), "kkt_distinct": len(self.distinct),
+    def record(self, values: list | None = None, quantity: str | None = None) -> dict:
+        """The scalars stored with the row: the engine's counts, the distinct points' values of (P), every candidate
+        (origin, programs, trace, residuals, the distinct point it is) and, given ``values`` per distinct point, each
+        candidate's ``quantity`` (that of its point; None when it is not a point)."""
+        cands = self.candidates
+        ok = [c for c in cands if c.certified]
+        lbs = self.dual_lbs
+        nets = []
+        for c in cands:
+            n = {"origin": c.origin, "trace": c.trace, "point": c.point, "programs": c.programs, "known_distance": c.known_distance,
+                 "eps": c.residual, "delta": c.slackness, "feasible": c.solver_status != "not feasible", "solver_status": c.solver_status,
+                 "polished": c.programs > 1, "ties": c.ties, "value": c.value}
+            if quantity is not None and values is not None:
+                n[quantity] = encode(values[c.point]) if c.point is not None else None
+            nets.append(n)
+        search = self.search
+        return {"kkt_trained": len(cands), "kkt_certified": len(ok), "kkt_distinct": len(self.points),
+                "kkt_values": [float(v) for v in getattr(search, "values")],
                 "kkt_not_global": sum(lb > 1 + NOT_GLOBAL_TOL for lb in lbs), "kkt_dual_lb": lbs,
-                "kkt_eps": max((c.eps for c in ok), default=None), "kkt_delta": None,
+                "kkt_eps": max((c.residual for c in ok), default=None), "kkt_delta": None,
                 "kkt_delta_note": "not reported: multipliers only on points with q_i <= 1 + 1e-6 (delta <= 1e-6 by construction)",
-                "kkt_eps_threshold": self.eps, "kkt_delta_threshold": self.delta,
-                "kkt_polished": sum(c.polished for c in self.networks),
-                "kkt_ties": [c.ties for c in ok],
-                "kkt_networks": [{"init_seed": c.init_seed, "origin": c.origin, "trace": c.trace, "point": point.get(i),
-                                  "known_distance": c.known_distance, "eps": c.eps,
-                                  "delta": c.delta, "feasible": c.feasible,
-                                  "solver_status": c.solver_status, "polished": c.polished, "ties": c.ties,
-                                  "eps_relu0": c.eps_relu0, "eps_relu1": c.eps_relu1,
-                                  "dual_lower_bound": c.dual_lb} for i, c in enumerate(self.networks)]}
+                "kkt_eps_threshold": POINT_TOL, "kkt_delta_threshold": POINT_TOL,
+                "kkt_polished": sum(c.programs > 1 for c in cands), "kkt_ties": [c.ties for c in ok],
+                "kkt_complete": bool(getattr(search, "complete")), "kkt_planned": int(getattr(search, "planned")),
+                "kkt_budget": getattr(search, "budget").to_json(), "kkt_seconds": float(getattr(search, "seconds")),
+                "kkt_gd_separating": self.gd_separating, "kkt_networks": nets}
 
 
 class UncertifiedSample(RuntimeError):
-    """No network trained on the sample certified as a KKT point: the row fails with this reason, never fitted."""
-
-
-def certify_run(run, eps: float = EPS, delta: float = DELTA) -> KKTSample:
-    """Certify every network of ``run`` (several initializations trained on its one sample), polishing where needed.
-    A network that does not separate the sample is no point of (P): it is kept, uncertified."""
-    ds = run.datasets[0]
-    certs = []
-    for net, summ in zip(run.networks, run.summary):
-        if summ["train_accuracy"] < 1.0:
-            certs.append(CertifiedNetwork(net, summ["seed"], float("nan"), float("nan"), False, "not separating", False))
-            continue
-        certs.append(certify_or_polish(net, ds.X, ds.y, summ["seed"], eps, delta))
-    return KKTSample(ds, tuple(certs), eps, delta, tuple(run.networks))
-
-
-def largest_over_certified(values: list, sample: KKTSample, eps: float | None = None, delta: float | None = None):
-    """The largest of ``values`` (one per network of ``sample``; censored ones allowed) over the certified networks only.
-
-    "Every KKT point" claims constrain the largest; an uncertified network never enters it.
-    Raises :class:`UncertifiedSample` when no network certifies."""
-    e, d = sample.eps if eps is None else eps, sample.delta if delta is None else delta
-    kept = [v for v, c in zip(values, sample.networks) if c.certified(e, d)]
-    if not kept:
-        raise UncertifiedSample(f"none of the {len(sample.networks)} networks trained on this sample certified as an "
-                                f"(eps={e:g}, delta={d:g})-KKT point of (P), even after polishing")
-    return censored_max(kept)
+    """No KKT point was found on the sample: the row fails with this reason, never fitted."""
 
 
 def _two_layer_gd(cell, seed, kind, networks: int = 1, width: int | None = None, init_scale: float | None = None,
@@ -152,136 +115,119 @@ def _two_layer_gd(cell, seed, kind, networks: int = 1, width: int | None = None,
     return run(cfg)
 
 
-def kkt_sample(cell: dict, seed: int, kind: str, networks: int, search: bool = False):
-    """The sample of ``seed`` at ``cell`` with ``networks`` networks trained on it, each certified as a KKT point of (P)
-    (polished where needed): a :class:`KKTSample`. ``search`` adds GD at another width and init where the design asks
-    for it (``wide``: one network that wide, init scale a fifth of the design's; origin ``gd-wide``) and the cone search
-    (:func:`~ibcheck.simulate.experiments.cone_search.cone_candidates`): each candidate is certified from scratch, and
-    whether it certifies, and whether it is a new point, is recorded either way."""
-    sample = certify_run(_two_layer_gd(cell, seed, kind, networks))
-    if not search:
-        return sample
-    from ibcheck.simulate.experiments.cone_search import cone_candidates  # heavy: cvxpy (loaded on first use)
+def search_budget(p: TrainedNetwork):
+    """The engine's budget for a design: ``kkt_gd`` GD starts of ``kkt_steps`` steps, ``kkt_programs`` cone programs per
+    pattern, every partition cone up to ``kkt_enumerate`` of them."""
+    from ibcheck.solvers.kkt.engine import Budget  # heavy: cvxpy (loaded on first use)
+
+    return Budget(gd=p.kkt_gd, gd_steps=p.kkt_steps, programs=p.kkt_programs, enumerate=p.kkt_enumerate)
+
+
+def kkt_sample(cell: dict, seed: int, kind: str, networks: int) -> KKTSample:
+    """The sample of ``seed`` at ``cell`` with ``networks`` networks trained on it by GD, and the KKT engine's search on
+    it, started from those networks (the ones that separate the sample) beside its own pattern sources."""
+    from ibcheck.solvers.kkt.engine import search  # heavy: cvxpy (loaded on first use)
 
     p = design(TrainedNetwork, cell)
-    extra: tuple = ()
-    if p.wide:
-        run = _two_layer_gd(cell, seed, kind, 1, width=p.wide, init_scale=p.init_scale / 5, seed0=10**6 + seed)
-        if np.array_equal(run.datasets[0].X, getattr(sample.dataset, "X")):  # the same sample (its own data seed)
-            extra = tuple(replace(c, origin="gd-wide") for c in certify_run(run, sample.eps, sample.delta).networks)
-    known = tuple(sample.networks[g[0]].net for g in sample.distinct)
-    return replace(sample, networks=sample.networks + extra + cone_candidates(sample.dataset, sample.eps, sample.delta, known, p.eps))
+    run = _two_layer_gd(cell, seed, kind, networks)
+    ds = run.datasets[0]
+    starts = tuple((f"gd seed {summ['seed']}", net) for net, summ in zip(run.networks, run.summary) if summ["train_accuracy"] >= 1.0)
+    cluster = getattr(ds, "cluster", None) if getattr(ds, "means", None) is not None else None
+    objective = None
+    if cluster is not None:  # the ascent aims at FVBS23's flip norm on the sample's own points (cheap; measured on fresh ones)
+        v = universal_directions("fvbs23", means=ds.means, J_plus=ds.J_plus)
+
+        def objective(net):
+            return flip_norm(universal_radius(net, ds.X, ds.y, v), 1 - p.eps)[0]
+    result = search(ds.X, ds.y, cluster, starts, search_budget(p), seed=seed, objective=objective)
+    return KKTSample(ds, result, tuple(run.networks), len(starts))
 
 
 FIT_POINTS = 2000  # fresh points the flip norm is chosen on
 FRESH_POINTS = 2000  # independent fresh points every flip rate is measured on
 
 
-def lower_confidence(k: int, n: int, alpha: float = 0.05) -> float:
-    """The one-sided (1 - alpha) Clopper-Pearson lower bound of a fraction k / n."""
-    from scipy import stats  # heavy: scipy (loaded on first use)
-
-    return 0.0 if k <= 0 else float(stats.beta.ppf(alpha, k, n - k + 1))
-
-
-def confident_norm(radii: np.ndarray, target: float, alpha: float = 0.05):
-    """The smallest norm whose flip fraction over ``radii`` has its one-sided (1 - alpha) lower confidence bound at
-    least ``target``: a z of that norm flips at least ``target`` of the distribution, with confidence (censored
-    radii: AtLeast where the needed order statistic is censored).
-
-    Pitfall avoided: the plain (1 - eps)-quantile over 200 points flipped 0.867-0.917 of 5000 fresh points, four
-    samples in five below 1 - eps."""
-    r = np.sort(np.asarray(radii, dtype=float))
-    n = len(r)
-    for k in range(int(np.ceil(target * n)), n + 1):
-        if lower_confidence(k, n, alpha) >= target:
-            return censored_quantile(r, (k - 1) / (n - 1) if n > 1 else 1.0)
-    return censored_quantile(r, 1.0)
-
-
-def _flip_norms(sample, X, y, v, q: float) -> list:
-    """Per network of ``sample`` (None where uncertified): the norm along ``-y v`` that flips at least ``q`` of the points'
-    distribution with 95% confidence (:func:`confident_norm` over (X, y))."""
+def _point_norms(sample: KKTSample, X, y, v, q: float) -> list:
+    """Per distinct KKT point: the norm along ``-y v`` that flips at least ``q`` of the points' distribution with 95%
+    confidence (:func:`ibcheck.solvers.kkt.flip.flip_norm` over (X, y); censored: ``AtLeast``)."""
     out = []
-    for c in sample.networks:
-        out.append(confident_norm(universal_radius(c.net, X, y, v), q) if c.certified() else None)
+    for net in sample.points:
+        eta, censored = flip_norm(universal_radius(net, X, y, v), q)
+        out.append(AtLeast(eta) if censored else eta)
     return out
 
 
-def fresh_flip(net, X, y, v, eta) -> tuple[float, float]:
-    """(fraction, its one-sided 95% lower bound) of the fresh points (X, y) that ``z = eta v`` (applied as x - y z) flips."""
-    Xz = X - y[:, None] * (float(eta) * v)[None, :]
-    k = int(np.sum(np.sign(net.forward(Xz)) != np.sign(net.forward(X))))
-    return k / len(X), lower_confidence(k, len(X))
+def _largest(norms: list):
+    if not norms:
+        raise UncertifiedSample("the KKT engine found no KKT point of (P) on this sample (no candidate certified at a "
+                                f"relative residual of {POINT_TOL:g})")
+    return censored_max(norms)
 
 
-def kkt_row(sample, norms: list, quantity: str) -> dict:
-    """The row of a KKT claim: the largest ``quantity`` over the certified networks (never an uncertified one),
-    each network's value and residuals (so the verdict can be recomputed at other thresholds)."""
-    value = largest_over_certified(norms, sample)  # raises UncertifiedSample: the row fails, with the reason
-    rec = sample.record()
-    for net, x in zip(rec["kkt_networks"], norms):
-        net[quantity] = encode(x)
-    rec["kkt_flip_norms"] = [encode(censored_max([norms[i] for i in g])) for g in sample.distinct]  # per distinct point
+def kkt_row(sample: KKTSample, norms: list, quantity: str) -> dict:
+    """The row of a KKT claim: the largest ``quantity`` over the distinct KKT points (never a candidate), the spread of
+    the points' values, and the engine's record. Raises :class:`UncertifiedSample` when there is no point."""
+    value = _largest(norms)
+    rec = sample.record(norms, quantity)
+    exact = [float(x) for x in norms if not isinstance(x, AtLeast)]
+    rec["kkt_flip_norms"] = [encode(x) for x in norms]
+    rec["kkt_flip_spread"] = (max(exact) / min(exact)) if len(exact) >= 2 and min(exact) > 0 else None
     return {quantity: value, **rec}
 
 
-def transfer_fractions(sample, X, y, v, norms: list) -> list[float]:
-    """FVBS23.thm.4_2, "transferable": for every ordered pair (i, j) of distinct certified KKT points, the fraction of
-    the points (X, y) that ``z_i = eta_i v`` (the flip found for point i) flips on point j: sign N_j(x - y z_i) !=
-    sign N_j(x). With fewer than two distinct points there is no pair: transfer is not tested."""
-    return [f for f, _ in transfer_pairs(sample, X, y, v, norms)]
+def transfer_pairs(sample: KKTSample, X, y, v, norms: list) -> list[tuple[float, float]]:
+    """FVBS23.thm.4_2, "transferable": the z of the most robust distinct point (the largest flip norm; it flips at least
+    1 - eps of the distribution on that point) applied to every other distinct point: per other point, (fraction of
+    (X, y) flipped, its one-sided 95% lower bound). With fewer than two distinct points there is no pair.
+
+    Pitfall avoided: testing a less robust point's z on a more robust point fails by construction (its norm is below
+    what the other point needs); the theorem's z is one norm for every KKT point."""
+    known = [(i, x) for i, x in enumerate(norms) if not isinstance(x, AtLeast)]
+    top = most_robust([(float(x), False) for _, x in known])
+    if top is None or len(sample.points) < 2:
+        return []
+    i0, eta = known[top]
+    return [transfer_flip(net, X, y, v, float(eta)) for j, net in enumerate(sample.points) if j != i0]
 
 
-def transfer_pairs(sample, X, y, v, norms: list) -> list[tuple[float, float]]:
-    """Per ordered pair of distinct certified KKT points: (fraction flipped, its one-sided 95% lower bound) on (X, y)."""
-    reps = [g[0] for g in sample.distinct]  # one network per distinct KKT point: copies of one point test nothing
-    ok = [(sample.networks[i], norms[i]) for i in reps if norms[i] is not None and not isinstance(norms[i], AtLeast)]
-    out = []
-    for i, (ci, eta) in enumerate(ok):
-        for j, (cj, _) in enumerate(ok):
-            if i != j:
-                out.append(fresh_flip(cj.net, X, y, v, eta))
-    return out
-
-
-def transfer_controls(sample, X, y, v, norms: list, k: int) -> dict:
-    """The transfer test's negative controls, each flipped by the z of the most robust certified point on fresh points:
+def transfer_controls(sample: KKTSample, X, y, v, norms: list, k: int) -> dict:
+    """The transfer test's negative controls, each flipped by the z of the most robust distinct point on fresh points:
     the robust construction (FVBS23.thm.4_1; at k >= 4, where it is robust beyond that z) and the raw GD networks (not
     KKT points). Each must fail the test (its lower bound below 1 - eps); the record says whether it did."""
     from ibcheck.solvers.radius.constructions import fvbs23_robust  # heavy: the radius package (loaded on first use)
 
-    known = [(x, c) for x, c in zip(norms, sample.networks) if x is not None and not isinstance(x, AtLeast)]
+    known = [float(x) for x in norms if not isinstance(x, AtLeast)]
     if not known:
         return {}
-    eta = max(x for x, _ in known)
+    eta = max(known)
     ds = sample.dataset
     out = {}
     if k >= 4:
         labels = np.where(np.isin(np.arange(len(ds.means)), ds.J_plus), 1.0, -1.0)
-        out["robust_construction"] = fresh_flip(fvbs23_robust(ds.means, labels), X, y, v, eta)
+        out["robust_construction"] = transfer_flip(fvbs23_robust(ds.means, labels), X, y, v, eta)
     for i, raw in enumerate(sample.raw):
-        out[f"raw_gd_{i}"] = fresh_flip(raw, X, y, v, eta)
+        out[f"raw_gd_{i}"] = transfer_flip(raw, X, y, v, eta)
     return {name: {"fraction": f, "lcb": lcb} for name, (f, lcb) in out.items()}
 
 
 def measure_fvbs23_4_2(cell: dict, seed: int) -> dict:
-    """FVBS23.thm.4_2 on its own objects: certified KKT points of (P) on one sample (several initializations,
-    polished where needed); the largest over them of the norm of ``z = eta sum_j y^(j) mu^(j)`` that flips
-    >= 1 - eps of the test points, and how the z of one KKT point transfers to the others."""
+    """FVBS23.thm.4_2 on its own objects: the distinct KKT points of (P) on one sample (the engine's search); the
+    largest over them of the norm of ``z = eta sum_j y^(j) mu^(j)`` that flips >= 1 - eps of the distribution (95%
+    confidence), each point's own, the spread, and how the most robust point's z transfers to every other point."""
     p = design(TrainedNetwork, cell)
-    sample = kkt_sample(cell, seed, "clusters", p.networks, search=True)
+    sample = kkt_sample(cell, seed, "clusters", p.networks)
     ds = sample.dataset
     X, y = ds.sample(FIT_POINTS, stream("claim-measure", seed, 4))
     Xf, yf = ds.sample(FRESH_POINTS, stream("kkt-test-points", seed, 4))  # independent: every rate is measured here
     v = universal_directions("fvbs23", means=ds.means, J_plus=ds.J_plus)
-    norms = _flip_norms(sample, X, y, v, 1 - p.eps)
+    norms = _point_norms(sample, X, y, v, 1 - p.eps)
     row = kkt_row(sample, norms, "universal_flip_norm")
-    own = [fresh_flip(c.net, Xf, yf, v, x) for c, x in zip(sample.networks, norms) if x is not None and not isinstance(x, AtLeast)]
+    own = [transfer_flip(net, Xf, yf, v, float(x)) for net, x in zip(sample.points, norms) if not isinstance(x, AtLeast)]
     pairs = transfer_pairs(sample, Xf, yf, v, norms)
     fr = [f for f, _ in pairs]
     row.update({"transfer_min": min(fr) if fr else None, "transfer_mean": float(np.mean(fr)) if fr else None,
                 "transfer_pairs": len(fr), "transfer_target": 1 - p.eps, "transfer_lcb": min((lcb for _, lcb in pairs), default=None),
+                "transfer_from": "the most robust distinct point's z, on every other distinct point",
                 "fresh_points": FRESH_POINTS, "flip_fresh_min": min((f for f, _ in own), default=None),
                 "flip_fresh_lcb": min((lcb for _, lcb in own), default=None),
                 "transfer_controls": transfer_controls(sample, Xf, yf, v, norms, int(cell.get("k", p.k)))})
@@ -293,28 +239,31 @@ def measure_fvbs23_4_2(cell: dict, seed: int) -> dict:
     return row
 
 
-def kkt_test_errors(sample, X: np.ndarray, y: np.ndarray) -> dict:
-    """FVBS23.thm.3_1 on a sample: the errors of each distinct certified KKT point on the fresh points (X, y) (counts, so
-    a binomial bound can be put on each), and the worst point's: ``test_error`` (its rate), ``test_error_count``,
+def kkt_test_errors(sample: KKTSample, X: np.ndarray, y: np.ndarray) -> dict:
+    """FVBS23.thm.3_1 on a sample: the errors of each distinct KKT point on the fresh points (X, y) (counts, so a
+    binomial bound can be put on each), and the worst point's: ``test_error`` (its rate), ``test_error_count``,
     ``test_points``."""
-    errs = [int(np.sum(np.sign(sample.networks[g[0]].net.forward(X)) != y)) for g in sample.distinct]
+    errs = [int(np.sum(np.sign(net.forward(X)) != y)) for net in sample.points]
     worst = max(errs, default=None)
     return {"kkt_test_errors": errs, "test_error_count": worst, "test_points": len(y),
             "test_error": None if worst is None else worst / len(y)}
 
 
 def measure_vys22(cell: dict, seed: int) -> dict:
-    """VYS22.thm.main on its own objects: certified KKT points of (P) on one sample on the sphere; the largest over
+    """VYS22.thm.main on its own objects: the distinct KKT points of (P) on one sample on the sphere; the largest over
     them of the norm (and eta) of ``delta = eta sum_i y_i x_i`` that flips every training point."""
-    sample = kkt_sample(cell, seed, "sphere", design(TrainedNetwork, cell).networks, search=True)
+    sample = kkt_sample(cell, seed, "sphere", design(TrainedNetwork, cell).networks)
     ds = sample.dataset
     v_raw = (ds.y[:, None] * ds.X).sum(0)
     v = universal_directions("vys22", X_train=ds.X, y_train=ds.y)
-    norms = [largest_radius(universal_radius(c.net, ds.X, ds.y, v)) if c.certified() else None for c in sample.networks]
+    norms = [largest_radius(universal_radius(net, ds.X, ds.y, v)) for net in sample.points]
     row = kkt_row(sample, norms, "universal_flip_norm")
     scale = 1 / float(np.linalg.norm(v_raw))
-    for net, x in zip(row["kkt_networks"], norms):  # eta per network too: the verdict at other thresholds re-reads both
-        net["universal_flip_eta"] = None if x is None else encode(scaled(x, scale))
+    for net in row["kkt_networks"]:  # eta per network too: the verdict at other thresholds re-reads both
+        net["universal_flip_eta"] = None if net["point"] is None else encode(scaled(norms[net["point"]], scale))
     G = ds.X @ ds.X.T
     np.fill_diagonal(G, 0)
     return {**row, "universal_flip_eta": scaled(row["universal_flip_norm"], scale), "max_ip": float(np.abs(G).max())}
+
+
+__all__ = ["KKTSample", "UncertifiedSample", "kkt_sample", "measure_fvbs23_4_2", "measure_vys22", "lower_confidence"]

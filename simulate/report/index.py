@@ -18,7 +18,7 @@ from ibcheck.simulate.compare.probability import PROBABILITY_CLAIMS, Probability
 from ibcheck.simulate.compare.record import BoundRecord, ComparisonRecord
 from ibcheck.simulate.experiments.registry import EXPERIMENTS, experiment_for
 from ibcheck.simulate.report.figures import ForestRow, forest_figure, scaling_report, write_html
-from ibcheck.simulate.verdict.kkt import certified_everywhere, several_points
+from ibcheck.simulate.verdict.kkt import certified_everywhere, every_point_searched
 from ibcheck.simulate.verdict.rules import MIN_INSIDE, RowEvidence, Verdict, counted, holm
 from ibcheck.theory import get_claim
 from ibcheck.theory.atomic import save_figure_file, write_text
@@ -62,7 +62,7 @@ def _evidence(b: BoundRecord, rec: ComparisonRecord, family_rejected: bool | Non
     if rec.kkt is not None:
         keys = {tuple(sorted(c["cell"].items())) for c in (app.cells if app else []) if c.get("inside")}
         kkt = certified_everywhere(rec.kkt.cells, keys)
-        several = several_points(rec.kkt.cells, keys)
+        several = every_point_searched(rec.kkt.cells, keys)
     return RowEvidence(b.verdict, app.inside if app else 0, app.total if app else 0, b.trivial, rec.offsets, kkt, several,
                        family_rejected)
 
@@ -178,7 +178,7 @@ def _probability_row(pc: ProbabilityComparison, base: ComparisonRecord, holm_lev
     kkt = several = None
     if base.kkt is not None:
         keys = app.inside_keys()
-        kkt, several = certified_everywhere(base.kkt.cells, keys), several_points(base.kkt.cells, keys)
+        kkt, several = certified_everywhere(base.kkt.cells, keys), every_point_searched(base.kkt.cells, keys)
     is_counted, how = counted(RowEvidence(t.verdict, app.inside, app.total, None, "fit", kkt, several, holm_level[0]))
     why = t.reason.replace("|", "/")
     if t.verdict == "inconsistent":

@@ -16,7 +16,7 @@ COMPARES = ("VYS22.thm.main",)
 
 def measure(quick: bool, known: Mapping[str, Any] | None = None) -> Measured:
     from ibcheck.simulate.reproductions import comparison, comparison_rows  # heavy: scipy (loaded on first use)
-    from ibcheck.solvers.kkt.search import kkt_search, random_start  # heavy: scipy (loaded on first use)
+    from ibcheck.solvers.kkt.engine import Budget, search  # heavy: cvxpy (loaded on first use)
 
     R = Measured("VYS22: universal flipping perturbation of nets trained on random sphere data; which reading holds?")
     R.comparisons["compare"] = c = comparison(R, "VYS22.thm.main", quick, known or {})
@@ -26,13 +26,12 @@ def measure(quick: bool, known: Mapping[str, Any] | None = None) -> Measured:
     R.add("reading supported by the data (the reading rule: consistent, and attained where the other is loose)", "ambiguous in the sources",
           chosen or "undecided", Judged("consistent" if chosen else "inconclusive", "the readings' comparisons"),
           rd.reason if rd is not None else "no reading decided")
-    # cross-check at small n: KKT points of (P) found by the search
+    # cross-check at small n: the KKT points of (P) the engine finds (the one policy: certified at 1e-6, distinct points)
     ds = sphere(20, 6, seed=3)
-    g = np.random.default_rng(3)
-    res = kkt_search(ds.X, ds.y, [(f"r{i}", random_start(20, 6, g)) for i in range(4)])
+    res = search(ds.X, ds.y, None, (), Budget(gd=6, width=6), seed=3)
     v = universal_directions("vys22", X_train=ds.X, y_train=ds.y)
-    norms = [float(universal_radius(r.net, ds.X, ds.y, v).max()) for r in res if r.certificate.is_kkt(1e-5)]
-    R.add("KKT points at d=20, n=6: universal norm flipping every training point (median)", "o(sqrt(d)) = o(4.47)",
+    norms = [float(universal_radius(net, ds.X, ds.y, v).max()) for net in res.points]
+    R.add("KKT points at d=20, n=6: universal norm flipping every training point (median over distinct points)", "o(sqrt(d)) = o(4.47)",
           float(np.median(norms)) if norms else None, AtMost(math.sqrt(20)) if norms else Reported(),
-          f"{len(norms)} certified KKT points of {len(res)} starts")
+          f"{res.distinct} distinct KKT points from {len(res.candidates)} candidates (the KKT engine)")
     return R

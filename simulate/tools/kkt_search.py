@@ -1,41 +1,46 @@
-"""KKT points of the max-margin problem (P) on a dataset, and GD checkpoints as (eps, delta)-KKT points.
+"""KKT points of the max-margin problem (P) on a dataset (built-in or the user's own), and GD checkpoints as (eps,
+delta)-KKT points.
 
-The mathematics lives in :mod:`solvers.kkt`; this module builds the dataset and the starts
-(random, a GD-trained direction, and for clusters the robust construction and, on request, the
-optimum of (P) on the activation cones of whole families of patterns: :data:`CONES`), certifies every end
-point, compares it with the global optimum when asked, and measures its robustness. Results are
-:class:`KKTPoints` and :class:`KKTTrajectory`; nothing is written until ``save``.
+The mathematics lives in :mod:`solvers.kkt`: the search is the KKT engine (:func:`ibcheck.solvers.kkt.engine.search`),
+the same one the comparisons and the reproductions call, with its one certificate policy and same-point test. This
+module builds the dataset (clusters, the sphere, or arrays: ``X``, ``y`` and optionally each point's ``cluster``),
+adds a GD-trained network as a start, compares the points with the global optimum when asked, and measures each
+point's robustness. Results are :class:`KKTPoints` and :class:`KKTTrajectory`; nothing is written until ``save``.
 """
 from __future__ import annotations
 
+import csv
 import math
 import os
-from dataclasses import dataclass
-from typing import ClassVar, Literal
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
 from ibcheck.simulate.substrate.data import clusters, sphere
 from ibcheck.simulate.substrate.rundir import clean
 from ibcheck.simulate.substrate.seeds import stream
-from ibcheck.solvers.networks import TwoLayerReLU
+from ibcheck.solvers.kkt.policy import POINT_TOL
 from ibcheck.solvers.radius.attack import attack_radius
-from ibcheck.solvers.radius.constructions import fvbs23_robust
 from ibcheck.solvers.radius.universal import flip_rate, universal_directions, universal_radius
+from ibcheck.solvers.validation import check_data
 from ibcheck.theory.argtypes import refused, require_bool, require_float, require_int
 from ibcheck.theory.atomic import save_npz
 from ibcheck.theory.errors import InputError
 from ibcheck.theory.result import Result, new_figure
 
-CONES = ("per-cluster", "per-class", "mixture", "robust")  # the cone families ``--cones`` accepts (clusters only)
 NEAR_TIE = 1e-4  # relative |z_ij| below which a pre-activation may count as a tie (relaxation, flagged)
+DATA = ("clusters", "sphere", "arrays")
 
 
 @dataclass(frozen=True)
 class KKTSearchConfig:
-    """The dataset (clusters or sphere) and the search: ``width`` neurons, ``starts`` random starts."""
+    """The dataset (``clusters`` or ``sphere`` generated, or ``arrays``: ``X``, ``y`` in {-1, +1} and optionally
+    ``cluster``, one integer per point) and the engine's budget: ``starts`` GD starts, ``programs`` cone programs per
+    pattern, every partition cone up to ``enumerate``; ``width``: the GD network trained as one more start (and the
+    width of random GD inits for data without clusters)."""
 
-    data: Literal["clusters", "sphere"] = "clusters"
+    data: str = "clusters"
     d: int = 5
     k: int = 4
     n: int = 20
@@ -46,22 +51,99 @@ class KKTSearchConfig:
     bias: bool = True
     seed: int = 0
     max_patterns: int = 5000
-    cones: tuple[str, ...] = ()
+    programs: int = 12
+    enumerate: int = 256
+    X: np.ndarray | None = field(default=None, compare=False, repr=False)
+    y: np.ndarray | None = field(default=None, compare=False, repr=False)
+    cluster: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
-        if not isinstance(self.data, str) or self.data not in ("clusters", "sphere"):
-            raise refused("data", self.data, "is out of range: must be 'clusters' or 'sphere'")
-        if not isinstance(self.cones, tuple) or any(c not in CONES for c in self.cones):
-            raise refused("cones", self.cones, f"is out of range: each must be one of {', '.join(CONES)}")
-        if self.cones and self.data != "clusters":
-            raise refused("cones", self.cones, "needs --data clusters: the cone families are patterns of cluster means")
-        # the search solves small programs (SLSQP, cvxpy): sizes beyond these are typos, not instances
-        for name, high in (("d", 10_000), ("k", 10_000), ("n", 10_000), ("width", 10_000), ("starts", 10_000), ("max_patterns", 10**7)):
-            require_int(name, getattr(self, name), 1, high=high)
+        if not isinstance(self.data, str) or self.data not in DATA:
+            raise refused("data", self.data, "is out of range: must be 'clusters', 'sphere' or 'arrays' (X=..., y=...)")
+        if self.data == "arrays" or self.X is not None or self.y is not None:
+            if self.X is None or self.y is None:
+                raise InputError("data='arrays' needs both X (n, d) and y (n,) in {-1, +1}")
+            X, y = check_data(self.X, self.y)
+            if len(np.unique(y)) < 2:
+                raise InputError(f"y has one class only (every label is {y[0]:g}): (P) needs both -1 and +1")
+            object.__setattr__(self, "X", X)
+            object.__setattr__(self, "y", y)
+            object.__setattr__(self, "data", "arrays")
+            object.__setattr__(self, "d", X.shape[1])
+            object.__setattr__(self, "n", X.shape[0])
+            if self.cluster is not None:
+                object.__setattr__(self, "cluster", check_clusters(self.cluster, y))
+        elif self.cluster is not None:
+            raise InputError("cluster is given without X and y: pass the arrays (data='arrays')")
+        # the search solves small programs (cvxpy): sizes beyond these are typos, not instances
+        for name, high in (("d", 10_000), ("k", 10_000), ("n", 10_000), ("width", 10_000), ("starts", 10_000), ("max_patterns", 10**7),
+                           ("programs", 1000), ("enumerate", 10**6)):
+            if self.data == "arrays" and name in ("d", "n"):
+                continue  # the arrays' own shape (checked with the arrays)
+            require_int(name, getattr(self, name), 0 if name == "enumerate" else 1, high=high)
         require_int("seed", self.seed, 0)
         require_float("sigma", self.sigma, 0.0, strict=False, high=1e6)
         require_bool("include_global", self.include_global)
         require_bool("bias", self.bias)
+        if not self.bias:
+            raise refused("bias", self.bias, "is out of range: the KKT engine searches networks with hidden biases (bias=True)")
+
+
+def check_clusters(cluster, y: np.ndarray) -> np.ndarray:
+    """Each point's cluster: integers >= 0, one per point, every cluster of one label (a cluster holds one class)."""
+    try:
+        c = np.asarray(cluster)
+    except (TypeError, ValueError):
+        raise InputError("cluster is not an array of integers") from None
+    if c.ndim != 1 or len(c) != len(y):
+        raise InputError(f"cluster has shape {c.shape}: it must be 1-D with one integer per row of X ({len(y)})")
+    if c.dtype.kind not in "iu" and not (c.dtype.kind == "f" and np.all(np.isfinite(c)) and np.all(c == np.round(c))):
+        raise InputError(f"cluster has dtype {c.dtype}: it must hold integers >= 0")
+    c = c.astype(np.int64)
+    if (c < 0).any():
+        i = int(np.flatnonzero(c < 0)[0])
+        raise InputError(f"cluster[{i}] = {c[i]}: clusters must be integers >= 0")
+    for g in np.unique(c):
+        if len(np.unique(y[c == g])) > 1:
+            raise InputError(f"cluster {g} holds both labels: each cluster must be of one class")
+    return c
+
+
+def load_data_file(path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """(X, y, cluster or None) from an .npz (arrays ``X``, ``y`` and optionally ``cluster``) or a .csv (a header row; the
+    columns ``y`` and optionally ``cluster``, every other column a feature). Checked as data, never executed."""
+    if not os.path.isfile(path):
+        raise InputError(f"--data {path!r}: no such file (give clusters, sphere, or an .npz / .csv file)")
+    if path.endswith(".npz"):
+        try:
+            with np.load(path, allow_pickle=False) as f:
+                arrays = {k: f[k] for k in f.files}
+        except (OSError, ValueError) as err:
+            raise InputError(f"--data {path!r}: not a readable .npz ({str(err)[:80]})") from None
+        if "X" not in arrays or "y" not in arrays:
+            raise InputError(f"--data {path!r}: the .npz must hold arrays X and y (it holds {', '.join(sorted(arrays)) or 'nothing'})")
+        return arrays["X"], arrays["y"], arrays.get("cluster")
+    if path.endswith(".csv"):
+        with open(path, newline="") as fh:
+            rows = list(csv.reader(fh))
+        if len(rows) < 2:
+            raise InputError(f"--data {path!r}: a header row and at least one data row are needed")
+        head = [h.strip() for h in rows[0]]
+        if "y" not in head:
+            raise InputError(f"--data {path!r}: the header needs a column named y (it has {', '.join(head)})")
+        body = rows[1:]
+        if any(len(r) != len(head) for r in body):
+            bad = next(i for i, r in enumerate(body) if len(r) != len(head))
+            raise InputError(f"--data {path!r}: row {bad + 2} has {len(body[bad])} fields, the header {len(head)}")
+        try:
+            A = np.array([[float(v) for v in r] for r in body])
+        except ValueError as err:
+            raise InputError(f"--data {path!r}: a field is not a number ({str(err)[:80]})") from None
+        yi = head.index("y")
+        ci = head.index("cluster") if "cluster" in head else None
+        feats = [j for j in range(len(head)) if j not in (yi, ci)]
+        return A[:, feats], A[:, yi], (A[:, ci] if ci is not None else None)
+    raise InputError(f"--data {path!r}: give clusters, sphere, or a file ending in .npz or .csv")
 
 
 def check_separable(X, y) -> dict:
@@ -76,83 +158,43 @@ def check_separable(X, y) -> dict:
     return {"linearly_separable": svm.separable, "svm_status": svm.status, "svm_margin": svm.margin}
 
 
-def _dataset(cfg: KKTSearchConfig):
-    return clusters(cfg.d, cfg.k, cfg.n, cfg.sigma, seed=cfg.seed) if cfg.data == "clusters" else sphere(cfg.d, cfg.n, seed=cfg.seed)
+@dataclass(frozen=True)
+class _Data:
+    X: np.ndarray
+    y: np.ndarray
+    cluster: np.ndarray | None
+    means: np.ndarray | None = None
+    J_plus: tuple = ()
+    sampler: object = None
+
+
+def _dataset(cfg: KKTSearchConfig) -> _Data:
+    if cfg.data == "arrays":
+        assert cfg.X is not None and cfg.y is not None
+        return _Data(cfg.X, cfg.y, cfg.cluster)
+    ds = clusters(cfg.d, cfg.k, cfg.n, cfg.sigma, seed=cfg.seed) if cfg.data == "clusters" else sphere(cfg.d, cfg.n, seed=cfg.seed)
+    return _Data(ds.X, ds.y, ds.cluster if ds.means is not None else None, ds.means, tuple(ds.J_plus or ()), ds)
 
 
 def _gd_start(cfg: KKTSearchConfig):
-    """A GD-trained direction: the two-layer network trained by the loss-based schedule on the same data."""
+    """A GD-trained network (loss-based schedule, exponential loss, width ``cfg.width``) on the generated data: one
+    more start (the user's own arrays get the engine's own GD starts only)."""
     from ibcheck.simulate.substrate.models import ModelConfig  # heavy: torch (loaded on first use)
     from ibcheck.simulate.substrate.trainer import TrainConfig  # heavy: torch (loaded on first use)
     from ibcheck.simulate.substrate.training import DataConfig, RunConfig, run  # heavy: torch (loaded on first use)
 
-    rc = RunConfig(setting="two-layer", data=DataConfig(kind=cfg.data, d=cfg.d, k=cfg.k, n=cfg.n, sigma=cfg.sigma, seed=cfg.seed, n_test=10),
+    data = cfg.data if cfg.data in ("clusters", "sphere") else "clusters"
+    rc = RunConfig(setting="two-layer", data=DataConfig(kind=data, d=cfg.d, k=cfg.k, n=cfg.n, sigma=cfg.sigma, seed=cfg.seed, n_test=10),
                    model=ModelConfig("two-layer", width=cfg.width, bias=cfg.bias, init_scale=1.0),
                    train=TrainConfig(steps=2000, lr=0.1, loss="exp", reduction="sum", schedule="loss-based", progress=False))
     return run(rc).networks[0]
 
 
-def _starts(cfg: KKTSearchConfig, ds, rng):
-    from ibcheck.solvers.kkt.search import random_start  # heavy: scipy (loaded on first use)
-
-    starts = [(f"random-{i}", random_start(cfg.d, cfg.width, rng, cfg.bias)) for i in range(cfg.starts)]
-    starts.append(("gd", _gd_start(cfg)))
-    if ds.means is not None and cfg.width >= len(ds.means):
-        labels = np.where(np.isin(np.arange(len(ds.means)), ds.J_plus), 1.0, -1.0)
-        c = fvbs23_robust(ds.means, labels)
-        extra = cfg.width - c.width
-        W = np.vstack([c.W, 1e-3 * rng.standard_normal((extra, cfg.d))])
-        b = np.concatenate([c.b, np.zeros(extra)]) if cfg.bias else None
-        starts.append(("construction-fvbs23", TwoLayerReLU(W=W, a=np.concatenate([c.a, 1e-3 * rng.standard_normal(extra)]), b=b)))
-    return starts + [(f"cone-{name}", net) for name, net in cone_starts(cfg, ds, rng)]
-
-
-def _family(name: str, means: np.ndarray, labels: np.ndarray) -> TwoLayerReLU:
-    """One pattern family's network: ``per-cluster`` (a neuron on each cluster mean, output weight its label),
-    ``per-class`` (one averaged neuron per class: the feature-averaging pattern), ``mixture`` (the first class
-    averaged, the other per cluster), ``robust`` (FVBS23.thm.4_1: per cluster, with a negative bias)."""
-    if name == "robust":
-        return fvbs23_robust(means, labels)
-    unit = means / np.linalg.norm(means, axis=1, keepdims=True)
-    pos, neg = unit[labels > 0], unit[labels < 0]
-    W: np.ndarray
-    a: np.ndarray
-    if name == "per-cluster":
-        W, a = unit, labels.astype(float)
-    elif name == "per-class":
-        W, a = np.vstack([pos.sum(0), neg.sum(0)]), np.array([1.0, -1.0])
-    else:  # mixture
-        W, a = np.vstack([pos.sum(0), neg]), np.r_[1.0, -np.ones(len(neg))]
-    return TwoLayerReLU(W=W, a=a, b=np.zeros(len(W)))
-
-
-def cone_starts(cfg: KKTSearchConfig, ds, rng) -> list[tuple[str, TwoLayerReLU]]:
-    """Per requested family: its network polished on its activation cone ((P) restricted to the pattern, convex; the
-    patterns flipped where a wall binds; up to 12 programs), padded to ``width`` with tiny neurons, as a start. A family
-    whose cone program fails still gives its own network as a start: the search then says where it ends."""
-    from ibcheck.simulate.experiments.kkt_certify import certify_or_polish  # heavy: cvxpy (loaded on first use)
-
-    if not cfg.cones or ds.means is None:
-        return []
-    labels = np.where(np.isin(np.arange(len(ds.means)), ds.J_plus), 1.0, -1.0)
-    out = []
-    for name in cfg.cones:
-        net = _family(name, ds.means, labels)
-        if not cfg.bias:
-            net = TwoLayerReLU(W=net.W, a=net.a, b=None)
-        if (ds.y * net.forward(ds.X)).min() > 0:
-            net = certify_or_polish(net, ds.X, ds.y, -1, attempts=12).net
-        extra = max(cfg.width - net.width, 0)
-        out.append((name, TwoLayerReLU(W=np.vstack([net.W, 1e-3 * rng.standard_normal((extra, cfg.d))]),
-                                       a=np.concatenate([net.a, 1e-3 * rng.standard_normal(extra)]),
-                                       b=np.concatenate([net.b, np.zeros(extra)]) if net.b is not None else None)))
-    return out
-
-
 @dataclass(frozen=True)
 class KKTPoints(Result):
-    """Every start's end point: its certificate, value, duplicates, whether it is the global optimum,
-    and its robustness (universal flip rate at ``flip_norm``, median attack radius)."""
+    """The engine's candidates on the dataset: each with its certificate residual, value, the distinct point it is,
+    whether it is the global optimum (``include_global``), and its robustness (universal flip rate at ``flip_norm``,
+    median attack radius)."""
 
     name: ClassVar[str] = "kkt"
     config: KKTSearchConfig
@@ -162,38 +204,41 @@ class KKTPoints(Result):
     global_optimum: object | None  # GlobalOptimum
     networks: tuple
     flip_norm: float
+    search: object = None  # the engine's KKTSearch
 
     def as_json(self) -> dict:
         c = self.config
         g = self.global_optimum
+        s = self.search
         return {"setting": c.data, "d": c.d, "k": c.k, "n": c.n, "width": c.width, "seed": c.seed, **clean(self.separability),
+                "policy": {"certified_at": POINT_TOL, "same_point_rtol": 1e-3},
+                "engine": clean({k: v for k, v in s.to_json().items() if k != "candidates"}) if s is not None else None,  # type: ignore[attr-defined]
                 "points": [clean(p) for p in self.points], "distinct_kkt_points_by_function": self.distinct,
                 "global": clean(g.as_json()) if g is not None else None}  # type: ignore[attr-defined]
 
     def heading(self) -> str:
         c, g = self.config, self.global_optimum
         gt = "" if g is None else "; " + g.heading()  # type: ignore[attr-defined]
-        return f"{len(self.points)} starts on {c.data} d={c.d} n={c.n}, width {c.width}: {self.distinct} distinct KKT point(s){gt}"
+        return (f"{len(self.points)} candidates on {c.data} d={c.d} n={c.n}: {self.distinct} distinct KKT point(s) "
+                f"(certified at a relative residual of {POINT_TOL:g}){gt}")
 
     def table(self) -> list[dict]:
-        return [{**{k: p.get(k) for k in ("start", "is_kkt", "is_global", "value", "stationarity_residual", "duplicate_of",
-                                          "same_function_as", "universal_flip_rate", "radius_median")},
-                 "why not": "; ".join(p.get("kkt_failures") or []) or None} for p in self.points]
+        return [{k: p.get(k) for k in ("start", "is_kkt", "point", "is_global", "value", "stationarity_residual", "programs",
+                                       "universal_flip_rate", "radius_median", "trace")} for p in self.points]
 
     def figure(self):
-        """Value of (P) against the universal flip rate, one dot per certified end point."""
+        """Value of (P) against the universal flip rate, one dot per candidate."""
         pts = [p for p in self.points if p.get("value") is not None and p.get("universal_flip_rate") is not None]
         if not pts:
             return None
         fig, ax = new_figure()
         for p in pts:
             ax.scatter(p["value"], p["universal_flip_rate"], marker="o" if p["is_kkt"] else "x", color="tab:blue" if p["is_kkt"] else "tab:red")
-            ax.annotate(p["start"], (p["value"], p["universal_flip_rate"]), fontsize=6)
         g = self.global_optimum
         if g is not None and getattr(g, "certified", False):
             ax.axvline(g.value, ls="--", color="gray", label="global optimum")  # type: ignore[attr-defined]
             ax.legend(fontsize=7)
-        ax.set_xlabel("1/2 ||theta||^2 at unit margin (o: certified KKT, x: not)")
+        ax.set_xlabel(r"$\frac{1}{2}\|\theta\|^2$ at unit margin (o: KKT point, x: candidate)")
         ax.set_ylabel(f"universal flip rate at {self.flip_norm:.3g}")
         ax.set_title(self.heading(), fontsize=8)
         return fig
@@ -207,51 +252,70 @@ class KKTPoints(Result):
         return files
 
 
-def kkt_points(cfg: KKTSearchConfig) -> KKTPoints:
-    """Search (P) from every start, certify each end point, and (``include_global``) compare with the global optimum."""
+def kkt_points(cfg: KKTSearchConfig, progress: bool = False) -> KKTPoints:
+    """The KKT engine on the dataset of ``cfg`` (a GD-trained network as one more start), each point compared with the
+    global optimum when ``include_global``, and measured for robustness."""
+    from ibcheck.solvers.kkt.engine import Budget, search  # heavy: cvxpy (loaded on first use)
     from ibcheck.solvers.kkt.global_opt import NotProven, TooLarge, dual_check, global_max_margin  # heavy: cvxpy (loaded on first use)
-    from ibcheck.solvers.kkt.search import kkt_search  # heavy: scipy (loaded on first use)
 
     ds = _dataset(cfg)
     X, y = ds.X, ds.y
     sep = check_separable(X, y)
-    results = kkt_search(X, y, _starts(cfg, ds, np.random.default_rng(cfg.seed)))
+    starts = []
+    if cfg.data != "arrays":
+        gd = _gd_start(cfg)
+        if (y * gd.forward(X)).min() > 0:
+            starts.append(("gd", gd))
+    budget = Budget(gd=cfg.starts, programs=cfg.programs, enumerate=cfg.enumerate, width=None if ds.cluster is not None else cfg.width)
+    bar = None
+    if progress:
+        from tqdm import tqdm  # heavy: tqdm (loaded on first use)
+
+        bar = tqdm(desc="KKT engine: patterns", unit="pattern", leave=False)
+    res = search(X, y, ds.cluster, tuple(starts), budget, seed=cfg.seed, progress=(bar.update if bar is not None else None))
+    if bar is not None:
+        bar.close()
     glob = None
     if cfg.include_global:
-        # the search's feasible end points seed column generation beyond the pattern limit, and a
-        # candidate that beats the program's value would expose missing patterns
-        cands = [r.net for r in results if np.isfinite(r.value)]
+        cands = [c.net for c in res.candidates if c.net.width and c.solver_status != "not feasible"]
         glob = global_max_margin(X, y, bias=cfg.bias, max_patterns=cfg.max_patterns, candidates=cands, seed=cfg.seed)
-    Xte, yte = ds.sample(200, stream("kkt-test-points", cfg.seed))
+    if ds.sampler is not None:
+        Xte, yte = ds.sampler.sample(200, stream("kkt-test-points", cfg.seed))  # type: ignore[attr-defined]
+    else:
+        Xte, yte = X, y  # the user's own data: robustness on the training points themselves
     if ds.means is not None:
-        v = universal_directions("fvbs23", means=ds.means, J_plus=ds.J_plus)
-        norm = math.sqrt(cfg.d / len(ds.means))
+        v = universal_directions("fvbs23", means=ds.means, J_plus=list(ds.J_plus))
+        norm = math.sqrt(X.shape[1] / len(ds.means))
     else:
         v = universal_directions("vys22", X_train=X, y_train=y)
-        norm = math.sqrt(cfg.d / cfg.n)
+        norm = math.sqrt(X.shape[1] / len(X))
     points = []
-    for r in results:
-        c = r.certificate
-        row = {"start": r.start, "solver_status": r.solver_status, **clean(c.as_json()), "value": r.value,
-               "duplicate_of": r.duplicate_of, "same_function_as": r.same_function_as, "is_kkt": c.is_kkt(1e-5),
-               "kkt_failures": c.failures(1e-5), "is_global": None, "dual_check_max": None, "gap": None,
+    for c in res.candidates:
+        feasible = bool(c.net.width) and c.solver_status != "not feasible"
+        qmin = float((y * c.net.forward(X)).min()) if feasible else None
+        theta = c.net.params()
+        row = {"start": c.origin, "solver_status": c.solver_status, "stationarity_residual": c.residual,
+               "complementary_slackness": c.slackness, "complementary_slackness_rel": c.slackness, "min_margin": qmin,
+               "normalized_margin": (qmin / float(theta @ theta)) if qmin is not None and theta.size else None,
+               "value": c.value, "programs": c.programs, "trace": c.trace,
+               "point": c.point, "is_kkt": c.certified, "ties": c.ties, "is_global": None, "dual_check_max": None, "gap": None,
                "universal_flip_rate": None, "flip_norm": norm, "radius_median": None}
-        if c.solver_status == "optimal" and np.isfinite(r.value):
-            uni = universal_radius(r.net, Xte, yte, v)
+        if c.certified:
+            uni = universal_radius(c.net, Xte, yte, v)
             row["universal_flip_rate"] = flip_rate(uni, norm)
-            row["radius_median"] = float(np.median(np.minimum(attack_radius(r.net, Xte, yte)["attack"], uni)))
+            row["radius_median"] = float(np.median(np.minimum(attack_radius(c.net, Xte, yte)["attack"], uni)))
             if glob is not None and glob.status == "optimal":
-                row["gap"] = r.value / glob.value - 1
-                if row["is_kkt"]:
-                    try:
-                        row["dual_check_max"] = dc = dual_check(X, y, c.lam, bias=cfg.bias, max_patterns=max(cfg.max_patterns, 5000))
-                        row["is_global"] = bool(dc <= 1 + 1e-4)
-                    except (TooLarge, NotProven) as err:  # recorded: the check is too large to be exact, or its solver did not prove it
-                        row["dual_check_note"] = f"not checked: {err}"
+                row["gap"] = c.value / glob.value - 1
+                try:
+                    from ibcheck.solvers.kkt.certificate import kkt_certificate  # heavy: cvxpy (loaded on first use)
+
+                    lam = kkt_certificate(c.net, X, y).lam
+                    row["dual_check_max"] = dc = dual_check(X, y, lam, bias=cfg.bias, max_patterns=max(cfg.max_patterns, 5000))
+                    row["is_global"] = bool(dc <= 1 + 1e-4)
+                except (TooLarge, NotProven) as err:  # recorded: too large to be exact, or its solver did not prove it
+                    row["dual_check_note"] = f"not checked: {err}"
         points.append(clean(row))
-    # distinct KKT points by function: classes of the same-function relation among the certified points
-    distinct = {p["same_function_as"] if p["same_function_as"] is not None else i for i, p in enumerate(points) if p["is_kkt"]}
-    return KKTPoints(cfg, sep, tuple(points), len(distinct), glob, tuple(r.net for r in results), norm)
+    return KKTPoints(cfg, sep, tuple(points), res.distinct, glob, tuple(c.net for c in res.candidates), norm, res)
 
 
 @dataclass(frozen=True)
@@ -341,4 +405,4 @@ def kkt_trajectory(run, seed: int | None = None, polish: bool = False) -> KKTTra
     return KKTTrajectory(run.path, seed, tuple(clean(rows)), pol)
 
 
-__all__ = ["KKTSearchConfig", "KKTPoints", "KKTTrajectory", "kkt_points", "kkt_trajectory", "check_separable"]
+__all__ = ["KKTSearchConfig", "KKTPoints", "KKTTrajectory", "kkt_points", "kkt_trajectory", "check_separable", "load_data_file"]

@@ -18,6 +18,7 @@ from ibcheck.simulate.experiments.base import Row
 from ibcheck.simulate.substrate.censored import decode
 from ibcheck.simulate.verdict.analysis import BoundAnalysis
 from ibcheck.simulate.verdict.rules import UPPER, Verdict, combine
+from ibcheck.solvers.kkt.recall import RECALL_MIN, recall_for
 
 
 def _by_cell(rows: list[Row], cell_vars: list[str]) -> dict[tuple, list[Row]]:
@@ -45,18 +46,26 @@ class SearchLine:
                 "reached_known": self.reached_known, "known_distance": list(self.distance) if self.distance else None}
 
 
+def _origin_kind(origin: str) -> str:
+    """An origin up to its parameters: 'gd:per-cluster x2 scale 3 bias -0.5' -> 'gd:per-cluster', 'start:gd seed 4' ->
+    'start:gd', 'cone:partition {0} {1,2}' -> 'cone:partition'."""
+    head = origin.split(" ")[0]
+    return head
+
+
 def search_lines(values: list[dict]) -> tuple[SearchLine, ...]:
-    """Per origin: the search's counts over the samples' stored networks."""
+    """Per origin kind: the search's counts over the samples' stored candidates (new points: points no start from the
+    trained networks reached)."""
     acc: dict[str, list] = {}
     for v in values:
         nets = v.get("kkt_networks") or []
-        gd = {n.get("point") for n in nets if n.get("origin", "gd") == "gd" and n.get("point") is not None}
+        gd = {n.get("point") for n in nets if str(n.get("origin", "")).startswith("start:") and n.get("point") is not None}
         for n in nets:
-            a = acc.setdefault(str(n.get("origin", "gd")), [0, 0, 0, 0, []])
+            a = acc.setdefault(_origin_kind(str(n.get("origin", "gd"))), [0, 0, 0, 0, []])
             a[0] += 1
             a[1] += n.get("point") is not None
             a[2] += n.get("point") is not None and n.get("point") not in gd
-            a[3] += n.get("point") is None and "reached known KKT point" in str(n.get("trace", ""))
+            a[3] += n.get("point") is None and "reached a point already found" in str(n.get("trace", ""))
             x = n.get("known_distance")
             if n.get("point") is None and isinstance(x, (int, float)) and math.isfinite(x):
                 a[4].append(float(x))
@@ -84,11 +93,16 @@ class KKTCell:
     not_global: tuple[int, ...] = ()  # per sample: distinct points a dual-check lower bound above 1 proves not global
     dual_lb: float | None = None  # the largest dual-check lower bound over the cell's distinct points
     search: tuple[SearchLine, ...] = ()  # per origin of the candidates (GD, each cone family, moves): what it found
+    complete: bool = False  # the engine ran in full on every measured sample
+    recall: float | None = None  # the engine's measured recall on planted instances of this cell's (d, k) class
+    recall_note: str = ""  # how the recall was read (or why there is none)
+    values: tuple[tuple[float, ...], ...] = ()  # per sample, per distinct point: 1/2 ||theta||^2 at unit margin
+    spread: tuple[float, ...] = ()  # per sample with two or more exact flip norms: largest / smallest
 
     @property
-    def several_points(self) -> bool:
-        """Every measured sample holds at least two distinct certified KKT points (so "every KKT point" is tested)."""
-        return bool(self.distinct) and min(self.distinct) >= 2
+    def searched(self) -> bool:
+        """The engine ran in full at every sample and its recall on this class is measured at RECALL_MIN or more."""
+        return self.complete and self.recall is not None and self.recall >= RECALL_MIN
 
     def to_json(self) -> dict:
         return {"cell": dict(self.cell), "samples": self.samples, "samples_uncertified": self.samples_uncertified,
@@ -102,7 +116,9 @@ class KKTCell:
                                 f"(largest {self.dual_lb:.4g}: above 1 proves a point not global)" if self.dual_lb is not None else
                                 "not computed"),
                 "not_global": list(self.not_global), "dual_lower_bound": self.dual_lb, "ties": list(self.ties),
-                "flip_norms": [list(f) for f in self.flip_norms], "search": [x.to_json() for x in self.search]}
+                "flip_norms": [list(f) for f in self.flip_norms], "search": [x.to_json() for x in self.search],
+                "complete": self.complete, "recall": self.recall, "recall_note": self.recall_note,
+                "values": [list(v) for v in self.values], "spread": list(self.spread)}
 
 
 @dataclass(frozen=True)
@@ -160,16 +176,31 @@ class Reading:
         return {"reading": self.reading, "reason": self.reason, "evidence": {k: v.to_json() for k, v in self.evidence.items()}}
 
 
+def _recall(cell: Mapping[str, float], vals: list[dict]) -> tuple[float | None, str]:
+
+
+    budget = vals[0].get("kkt_budget") if vals else None
+    if budget is None:
+        return None, "rows from before the KKT engine (no budget recorded)"
+    if "d" not in cell or "k" not in cell:
+        return None, "no recall for data without clusters (planted instances are cluster samples)"
+    return recall_for(int(cell["d"]), int(cell["k"]), budget)
+
+
 def kkt_cells(rows: list[Row], cell_vars: list[str]) -> tuple[KKTCell, ...]:
-    """Per cell: samples, networks trained and certified, samples with no certified network (failed rows, never
-    fitted), and the largest eps and delta over the certified networks."""
+    """Per cell: samples, candidates tried and certified, samples with no KKT point (failed rows, never fitted), the
+    largest residual over the points, the distinct points per sample, whether the engine ran in full, and its measured
+    recall for the cell's (d, k) class."""
     out = []
     for key, rs in sorted(_by_cell(rows, cell_vars).items()):
+        cell = dict(zip(cell_vars, key))
         vals = [r.value for r in rs if r.measured]
         uncertified = sum(1 for r in rs if r.status == "failed" and r.failure == "UncertifiedSample")
         eps = [v["kkt_eps"] for v in vals if v.get("kkt_eps") is not None]
         delta = [v["kkt_delta"] for v in vals if v.get("kkt_delta") is not None]
-        out.append(KKTCell(dict(zip(cell_vars, key)), len(rs), uncertified, sum(int(v.get("kkt_trained") or 0) for v in vals),
+        recall, note = _recall(cell, vals)
+        complete = bool(vals) and uncertified == 0 and all(bool(v.get("kkt_complete")) for v in vals)
+        out.append(KKTCell(cell, len(rs), uncertified, sum(int(v.get("kkt_trained") or 0) for v in vals),
                            sum(int(v.get("kkt_certified") or 0) for v in vals), sum(int(v.get("kkt_polished") or 0) for v in vals),
                            max(eps) if eps else None, max(delta) if delta else None,
                            vals[0].get("kkt_eps_threshold") if vals else None, vals[0].get("kkt_delta_threshold") if vals else None,
@@ -177,7 +208,9 @@ def kkt_cells(rows: list[Row], cell_vars: list[str]) -> tuple[KKTCell, ...]:
                            tuple(int(t) for v in vals for t in v.get("kkt_ties") or []),
                            tuple(tuple(v.get("kkt_flip_norms") or []) for v in vals),
                            tuple(int(v["kkt_not_global"]) for v in vals if v.get("kkt_not_global") is not None),
-                           max((x for v in vals for x in v.get("kkt_dual_lb") or [] if x == x), default=None), search_lines(vals)))
+                           max((x for v in vals for x in v.get("kkt_dual_lb") or [] if x == x), default=None), search_lines(vals),
+                           complete, recall, note, tuple(tuple(v.get("kkt_values") or []) for v in vals),
+                           tuple(float(v["kkt_flip_spread"]) for v in vals if v.get("kkt_flip_spread") is not None)))
     return tuple(out)
 
 
@@ -187,15 +220,24 @@ def certified_everywhere(kkt: tuple[KKTCell, ...], inside: set[tuple] | None = N
     return bool(cells) and all(c.networks_certified > 0 for c in cells)
 
 
-SEVERAL_POINTS = 0.8  # the fraction of (inside) cells whose samples must each hold two distinct KKT points
-
-
-def several_points(kkt: tuple[KKTCell, ...], inside: set[tuple] | None = None) -> bool:
-    """At least SEVERAL_POINTS of the (inside) cells hold two or more distinct certified KKT points in every sample:
-    only then does a claim about every KKT point meet more than one. Cells without the count (older rows) count as
-    one point."""
+def every_point_searched(kkt: tuple[KKTCell, ...], inside: set[tuple] | None = None) -> str | None:
+    """The counting rule's condition for a claim about every KKT point (None: it holds; else why not): at every (inside)
+    cell the engine ran in full on every sample, and its measured recall on planted instances of the cell's (d, k)
+    class is at least RECALL_MIN. One distinct point per sample counts where the search ran in full: one point can
+    be the truth (k = 4)."""
     cells = [c for c in kkt if inside is None or tuple(sorted(c.cell.items())) in inside]
-    return bool(cells) and sum(c.several_points for c in cells) >= SEVERAL_POINTS * len(cells)
+    if not cells:
+        return "no cell inside the hypotheses holds KKT points"
+    partial = [c for c in cells if not c.complete]
+    if partial:
+        return f"the KKT engine did not run in full at {len(partial)} of {len(cells)} cells: every-KKT-point not tested"
+    low = [c for c in cells if c.recall is None or c.recall < RECALL_MIN]
+    if low:
+        c = low[0]
+        what = c.recall_note if c.recall is None else f"recall {c.recall:.0%} ({c.recall_note})"
+        return (f"the KKT engine's recall is unmeasured or below {RECALL_MIN:.0%} at {len(low)} of {len(cells)} cells "
+                f"(e.g. {', '.join(f'{k}={v:g}' for k, v in c.cell.items())}: {what}): every-KKT-point not tested")
+    return None
 
 
 def at_thresholds(rows: list[Row], quantity: str, eps: float, delta: float) -> list[Row]:

@@ -15,6 +15,7 @@ never read as a certificate.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
@@ -201,7 +202,13 @@ def _solve(theta, H, T, active, ties, q, scaled, qmin, n) -> KKTCertificate:
         cons.append(v <= cp.hstack([u[owner[i]] for i, _ in ties]))
     prob = cp.Problem(cp.Minimize(cp.norm(c / tn - (R / r) @ coeffs)), cons)
     try:
-        prob.solve(solver=cp.CLARABEL)
+        # tighter tolerances first (1e-10), then Clarabel's defaults where those end inaccurate: a certificate is read
+        # only from an optimal status either way
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10, max_iter=300)
+            if prob.status != cp.OPTIMAL:
+                prob.solve(solver=cp.CLARABEL)
     except cp.SolverError as err:
         return _failed(f"solver error: {err}", scaled, qmin, len(active), len(ties))
     if prob.status != cp.OPTIMAL:

@@ -91,3 +91,64 @@ def split_move(preact: np.ndarray, s: np.ndarray, cluster: np.ndarray, labels: n
     _, _, j, c, what = min(options)
     D[cluster == c, j] = 0.0
     return np.hstack([D, (cluster == c).astype(float)[:, None]]), np.append(s, labels[c]), what
+
+
+def set_partitions(items: list[int]):
+    """Every partition of ``items`` into non-empty blocks (Bell(len(items)) of them), each a list of lists."""
+    if not items:
+        yield []
+        return
+    first, rest = items[0], items[1:]
+    for p in set_partitions(rest):
+        yield [[first]] + p
+        for i in range(len(p)):
+            yield p[:i] + [[first] + p[i]] + p[i + 1:]
+
+
+def bell(m: int) -> int:
+    """The number of partitions of m items (Bell's triangle)."""
+    row = [1]
+    for _ in range(m):
+        nxt = [row[-1]]
+        for v in row:
+            nxt.append(nxt[-1] + v)
+        row = nxt
+    return row[0]
+
+
+def partition_count(labels: np.ndarray) -> int:
+    """How many cluster-level cones :func:`partition_cones` enumerates: Bell(#positive clusters) x Bell(#negative)."""
+    labels = np.asarray(labels, float)
+    return bell(int((labels > 0).sum())) * bell(int((labels < 0).sum()))
+
+
+def partition_cones(cluster: np.ndarray, labels: np.ndarray):
+    """Every cluster-level cone in which each class's clusters are partitioned among that class's neurons (a neuron per
+    block, firing exactly on its clusters, output sign the class): per-cluster, per-class, leave-one-out, every
+    sub-averaging in between. Yields ``(name, D, s)``. Their count is :func:`partition_count` (225 at k = 8)."""
+    cluster, labels = np.asarray(cluster), np.asarray(labels, float)
+    pos = [int(j) for j in np.flatnonzero(labels > 0)]
+    neg = [int(j) for j in np.flatnonzero(labels < 0)]
+    for pp in set_partitions(pos):
+        for pn in set_partitions(neg):
+            groups = pp + pn
+            yield ("partition " + " ".join("{" + ",".join(map(str, g)) + "}" for g in groups),
+                   _groups_pattern(cluster, groups), np.array([labels[g[0]] for g in groups]))
+
+
+def sub_averaging_cones(cluster: np.ndarray, labels: np.ndarray):
+    """Where the partitions are too many to enumerate: the named families and, per cluster c, the leave-one-out cone
+    (c's class averaged without c in one neuron, c alone in another, the other class averaged). Yields ``(name, D, s)``."""
+    cluster, labels = np.asarray(cluster), np.asarray(labels, float)
+    for name in ("per-cluster", "per-class", "mixture", "partial"):
+        D, s = family_cone(name, cluster, labels)
+        yield name, D, s
+    pos = [int(j) for j in np.flatnonzero(labels > 0)]
+    neg = [int(j) for j in np.flatnonzero(labels < 0)]
+    for c in range(len(labels)):
+        own, other = (pos, neg) if labels[c] > 0 else (neg, pos)
+        rest = [j for j in own if j != c]
+        if not rest:
+            continue
+        groups = [rest, [c], other]
+        yield (f"leave-one-out {c}", _groups_pattern(cluster, groups), np.array([labels[rest[0]], labels[c], labels[other[0]]]))

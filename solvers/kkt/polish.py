@@ -71,7 +71,7 @@ def _components(D: np.ndarray) -> list[np.ndarray]:
 
 
 def _single_neuron(L: np.ndarray, y: np.ndarray, on: np.ndarray, s: float):
-    """(status, v (r,), wall multipliers (n,)) of the cone program for one neuron no other neuron shares a point with:
+    """(status, v (r,), wall multipliers (n,), margin multipliers (n,)) of the cone program for one neuron no other neuron shares a point with:
     ``min ||v||`` subject to ``<L_i, v> >= 1`` where it fires (its sign must be y_i there, else the cone is infeasible)
     and ``<L_i, v> <= 0`` elsewhere. A least-distance program, solved exactly by Lawson and Hanson's reduction to
     non-negative least squares (an active-set method: the binding constraints come out exactly tight).
@@ -82,7 +82,7 @@ def _single_neuron(L: np.ndarray, y: np.ndarray, on: np.ndarray, s: float):
 
     n, r = L.shape
     if np.any(y[on] * s < 0):
-        return "infeasible", None, None
+        return "infeasible", None, None, None
     g = np.where(on, 1.0, -1.0)
     h: np.ndarray = np.asarray(on, dtype=float)
     E = np.vstack([(g[:, None] * L).T, h[None, :]])
@@ -91,67 +91,90 @@ def _single_neuron(L: np.ndarray, y: np.ndarray, on: np.ndarray, s: float):
     try:
         u, _ = nnls(E, f, maxiter=50 * n)
     except RuntimeError as err:
-        return f"solver error: {err}", None, None
+        return f"solver error: {err}", None, None, None
     rho = E @ u - f
     if abs(rho[-1]) <= 1e-12:  # E u reaches f: the constraints are incompatible
-        return "infeasible", None, None
+        return "infeasible", None, None, None
     v = -rho[:r] / rho[-1]
     lam = u / -rho[-1]  # v = sum_i lam_i g_i L_i: the multipliers of (1/2)||v||^2; of ||v||: lam / ||v||
     slack = g * (L @ v) - h
     ok = slack.min() >= -1e-9 * max(1.0, float(np.abs(L @ v).max()))
-    return ("optimal" if ok else "optimal_inaccurate"), v, np.where(on, 0.0, lam / max(np.linalg.norm(v), 1e-300))
+    lam = lam / max(np.linalg.norm(v), 1e-300)
+    return ("optimal" if ok else "optimal_inaccurate"), v, np.where(on, 0.0, lam), np.where(on, lam, 0.0)
 
 
 def _block_program(L: np.ndarray, y: np.ndarray, D: np.ndarray, s: np.ndarray, rows: np.ndarray):
-    """(status, V, wall multipliers) of the cone program for one group of coupled neurons (Clarabel), with margin
+    """(status, V, wall multipliers, margin multipliers (n,)) of the cone program for one group of coupled neurons (Clarabel), with margin
     constraints on the points ``rows`` (those the group fires on) and every wall."""
     n, r = L.shape
     m = D.shape[1]
     pattern = sparse.block_diag([sparse.csr_matrix((2 * D[:, j] - 1)[:, None] * L) for j in range(m)], format="csr")
     margin = np.hstack([(y * s[j] * D[:, j])[:, None] * L for j in range(m)])[rows]
     x, t = cp.Variable(m * r), cp.Variable(m)
-    walls = pattern @ x >= 0
-    cons = [margin @ x >= 1, walls] + [cp.SOC(t[j], x[j * r:(j + 1) * r]) for j in range(m)]
+    walls, margins = pattern @ x >= 0, margin @ x >= 1
+    cons = [margins, walls] + [cp.SOC(t[j], x[j * r:(j + 1) * r]) for j in range(m)]
     prob = cp.Problem(cp.Minimize(cp.sum(t)), cons)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10, max_iter=300)
+            prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-13, tol_gap_rel=1e-13, tol_feas=1e-13, tol_ktratio=1e-10, max_iter=400)
         except cp.SolverError as err:
-            return f"solver error: {err}", None, None
+            return f"solver error: {err}", None, None, None
     if prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or x.value is None:
-        return str(prob.status), None, None
-    return str(prob.status), x.value.reshape(m, r), np.asarray(walls.dual_value, float).reshape(m, n).T
+        return str(prob.status), None, None, None
+    lam = np.zeros(n)
+    lam[rows] = np.maximum(np.asarray(margins.dual_value, float), 0.0)
+    return str(prob.status), x.value.reshape(m, r), np.asarray(walls.dual_value, float).reshape(m, n).T, lam
 
 
 SPLIT = True  # solve uncoupled groups apart, a lone neuron exactly (bench/kkt_speed.py sets False: the joint program)
 
 
 def _cone_program(L: np.ndarray, y: np.ndarray, D: np.ndarray, s: np.ndarray):
-    """(status, V (m, r), multipliers of the pattern constraints (n, m)) of the program on the cone (D, s).
+    """(status, V (m, r), multipliers of the pattern constraints (n, m), margin multipliers (n,)) of the program on the
+    cone (D, s), the multipliers those of ``min sum_j ||v_j||`` (one set shared by every neuron).
 
     Solved one group of coupled neurons at a time (:func:`_components`), a lone neuron by
     :func:`_single_neuron`: exact, since the objective is a sum over neurons and only a margin constraint couples two
-    of them. Every family of :mod:`.cones` starts as lone neurons; the wall flips that follow, and GD's patterns, mostly
-    couple them (24 of 28 programs of an FVBS23 sample at d = 2048, k = 8 were coupled groups). A point on which no
-    neuron fires makes the cone infeasible (its margin is 0)."""
+    of them (the joint program's multipliers are then the groups' own). A point on which no neuron fires makes the cone
+    infeasible (its margin is 0)."""
     n, r = L.shape
     if not SPLIT:
         return _block_program(L, y, D, s, np.arange(n))
     if not (D > 0).any(axis=1).all():
-        return "infeasible", None, None
-    V, nu, statuses = np.zeros((D.shape[1], r)), np.zeros(D.shape), []
+        return "infeasible", None, None, None
+    V, nu, lam, statuses = np.zeros((D.shape[1], r)), np.zeros(D.shape), np.zeros(n), []
     for group in _components(D):
         if len(group) == 1:
-            status, v, wall = _single_neuron(L, y, D[:, group[0]] > 0, float(s[group[0]]))
+            status, v, wall, lg = _single_neuron(L, y, D[:, group[0]] > 0, float(s[group[0]]))
             Vg, nug = (None, None) if v is None else (v[None, :], wall[:, None])
         else:
-            status, Vg, nug = _block_program(L, y, D[:, group], s[group], np.flatnonzero((D[:, group] > 0).any(axis=1)))
+            status, Vg, nug, lg = _block_program(L, y, D[:, group], s[group], np.flatnonzero((D[:, group] > 0).any(axis=1)))
         if Vg is None:
-            return status, None, None
+            return status, None, None, None
         V[group], nu[:, group] = Vg, nug
+        lam += lg
         statuses.append(status)
-    return ("optimal" if all(st == cp.OPTIMAL for st in statuses) else cp.OPTIMAL_INACCURATE), V, nu
+    return ("optimal" if all(st == cp.OPTIMAL for st in statuses) else cp.OPTIMAL_INACCURATE), V, nu, lam
+
+
+def illegitimate_walls(Z: np.ndarray, nu: np.ndarray, lam: np.ndarray, y: np.ndarray, s: np.ndarray,
+                       tol: float = 1e-7) -> tuple[np.ndarray, np.ndarray]:
+    """(walls (P) does not admit, legitimate ties), both (n, m) masks over the binding walls of a cone optimum.
+
+    A wall of neuron j at point i binds when ``z_ij = 0`` and its multiplier ``nu_ij > 0``. It is a tie that (P) admits
+    (the Clarke subdifferential of ReLU at 0 is [0, 1]) exactly when the neuron's output sign is opposite the point's
+    label (``y_i s_j < 0``) and ``nu_ij <= lambda_i``, the point's margin multiplier: then the wall's force is a
+    ReLU'(0) in [0, 1] of the point's own gradient. Any other binding wall is the cone's, not (P)'s.
+
+    Pitfall avoided: flipping every binding wall (the polish before issue 35) also flipped these legitimate ties, and
+    left the cone of a real KKT point for a neighbour; the tolerances are relative to the largest |z| and nu."""
+    Z, nu, lam = np.asarray(Z, float), np.asarray(nu, float), np.asarray(lam, float)
+    zs = float(np.abs(Z).max()) if Z.size else 1.0
+    ns = float(max(nu.max(initial=0.0), lam.max(initial=0.0), 1e-300))
+    bind = (np.abs(Z) <= tol * zs) & (nu > 1e-12 * ns)
+    legit = bind & ((y[:, None] * s[None, :]) < 0) & (nu <= lam[:, None] * (1 - tol))
+    return bind & ~legit, legit
 
 
 def _merged(D: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -164,51 +187,94 @@ def _merged(D: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return D[:, first], s[first]
 
 
+@dataclass(frozen=True)
+class ConeOptimum:
+    """One cone program's optimum: the balanced network, the solver status, and the walls it flips next."""
+
+    net: TwoLayerReLU
+    solver_status: str
+    illegitimate: int  # binding walls (P) does not admit
+    legitimate: int  # binding walls that are ties (P) admits
+    next_cone: tuple[np.ndarray, np.ndarray] | None
+
+
+def _network(V: np.ndarray, Q: np.ndarray, s: np.ndarray, bias: bool, tol: float) -> TwoLayerReLU:
+    """The balanced network ``w~_j = u_j / sqrt||u_j||``, ``a_j = s_j sqrt||u_j||`` of the program's blocks ``V`` (in the
+    span ``Q``): ``1/2 ||theta||^2 = sum_j ||u_j||``."""
+    U = V @ Q.T
+    norms = np.linalg.norm(U, axis=1)
+    ok = norms > tol * max(float(norms.max(initial=0.0)), 1e-300)
+    Wn = U[ok] / np.sqrt(norms[ok])[:, None]
+    a = s[ok] * np.sqrt(norms[ok])
+    if not bias:
+        return TwoLayerReLU(W=Wn, a=a, b=None)
+    return TwoLayerReLU(W=Wn[:, :-1], a=a, b=Wn[:, -1])
+
+
+def data_span(X: np.ndarray, bias: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """(Q, L) with ``[X 1] = L Q^T``: the cone programs live in the data's span (computed once per sample)."""
+    Q, R = np.linalg.qr(augment(np.asarray(X, float), bias).T)
+    return Q, R.T
+
+
+def cone_optimum(X: np.ndarray, y: np.ndarray, D: np.ndarray, s: np.ndarray, bias: bool = True, tol: float = 1e-7,
+                 per_program: int | None = None, span: tuple[np.ndarray, np.ndarray] | None = None) -> ConeOptimum:
+    """(P) on the cone of the patterns ``D`` (n, m) and output signs ``s`` (m): its optimum (a KKT point of (P) exactly
+    when no wall binds beyond what the ties admit: certify it) and the next cone, where only the walls (P) does not
+    admit are flipped (:func:`illegitimate_walls`; at most ``per_program`` of them, the largest multipliers first).
+    A failed program returns an empty network (width 0) with the solver's status."""
+    X, y = np.asarray(X, float), np.asarray(y, float)
+    Q, L = span if span is not None else data_span(X, bias)
+    D, s = np.asarray(D, float), np.asarray(s, float)
+    keep = (D.sum(axis=0) > 0) & (s != 0)
+    D, s = _merged(D[:, keep], s[keep])
+    status, V, nu, lam = _cone_program(L, y, D, s)
+    if V is None:
+        empty = TwoLayerReLU(W=np.zeros((0, X.shape[1])), a=np.zeros(0), b=np.zeros(0) if bias else None)
+        return ConeOptimum(empty, status, 0, 0, None)
+    live = np.linalg.norm(V, axis=1) > tol * np.abs(V).max()
+    D, s, V, nu = D[:, live], s[live], V[live], nu[:, live]  # dead neurons leave the program
+    bad, legit = illegitimate_walls(L @ V.T, nu, lam, y, s, tol)
+    nxt = None
+    if bad.any():
+        if per_program is not None and bad.sum() > per_program:
+            order = np.argsort(-np.where(bad, nu, -np.inf), axis=None)[:per_program]
+            bad = np.zeros(bad.size, bool)
+            bad[order] = True
+            bad = bad.reshape(nu.shape)
+        nxt = _merged(np.where(bad, 1.0 - D, D), s)
+    return ConeOptimum(_network(V, Q, s, bias, tol), status, int(bad.sum()), int(legit.sum()), nxt)
+
+
+def cone_polish(X: np.ndarray, y: np.ndarray, D: np.ndarray, s: np.ndarray, bias: bool = True, rounds: int = 4,
+                tol: float = 1e-7, per_program: int | None = None) -> Polish:
+    """(P) on the cone of the patterns ``D`` (n, m) and output signs ``s`` (m): its optimum, then (``rounds`` > 1) the
+    walls (P) does not admit flipped (:func:`cone_optimum`) and solved again, for at most ``rounds`` programs. The old
+    optimum stays feasible in the flipped cone (with z_ij = 0 there), so the value never rises. The result is a
+    candidate: certify it (:mod:`.engine` certifies between programs). A failed first program returns an empty network
+    (width 0) with the solver's status."""
+    flips, done, last = 0, 0, None
+    nxt: tuple[np.ndarray, np.ndarray] | None = (np.asarray(D, float), np.asarray(s, float))
+    span = data_span(X, bias)
+    for done in range(1, rounds + 1):
+        assert nxt is not None
+        o = cone_optimum(X, y, nxt[0], nxt[1], bias, tol, per_program, span)
+        if not o.net.width:
+            if last is None:
+                return Polish(o.net, o.solver_status, done, flips)
+            break
+        last, nxt = o, o.next_cone
+        if nxt is None or done == rounds:
+            break
+        flips += o.illegitimate
+    assert last is not None
+    return Polish(last.net, last.solver_status, done, flips, last.next_cone)
+
+
 def pattern_polish(net: TwoLayerReLU, X: np.ndarray, y: np.ndarray, rounds: int = 4, tol: float = 1e-7) -> Polish:
-    """Solve (P) on the activation cone of ``net`` (signs and patterns fixed), flipping the patterns where
-    a wall binds, for at most ``rounds`` programs. The result is a candidate: certify it."""
+    """Solve (P) on the activation cone of ``net`` (signs and patterns fixed), flipping the walls (P) does not admit,
+    for at most ``rounds`` programs. The result is a candidate: certify it."""
     X = np.asarray(X, float)
     Xt, Wt = _augment(net, X)
     p = cone_polish(X, y, (Xt @ Wt.T > 0).astype(float), np.sign(net.a), net.b is not None, rounds, tol)
     return p if p.solver_status != "not run" and p.rounds and p.net.width else Polish(net, p.solver_status, p.rounds, p.flips)
-
-
-def cone_polish(X: np.ndarray, y: np.ndarray, D: np.ndarray, s: np.ndarray, bias: bool = True, rounds: int = 4,
-                tol: float = 1e-7) -> Polish:
-    """(P) on the cone of the patterns ``D`` (n, m) and output signs ``s`` (m): its optimum, then (``rounds`` > 1) the
-    patterns flipped where a wall binds and solved again, for at most ``rounds`` programs. ``rounds=1`` is the fixed
-    cone's own optimum: a KKT point of (P) exactly when no wall binds beyond what the ties admit (certify it).
-    A failed first program returns an empty network (width 0) with the solver's status."""
-    X, y = np.asarray(X, float), np.asarray(y, float)
-    Xt = augment(X, bias)
-    Q, R = np.linalg.qr(Xt.T)  # Xt = R^T Q^T: the program in the data's span
-    L = R.T
-    D, s = np.asarray(D, float), np.asarray(s, float)
-    keep = (D.sum(axis=0) > 0) & (s != 0)
-    D, s = _merged(D[:, keep], s[keep])
-    status, V, flips, done, sV, nxt = "not run", None, 0, 0, s, None
-    for done in range(1, rounds + 1):
-        status, Vn, nu = _cone_program(L, y, D, s)
-        if Vn is None:
-            break
-        V = Vn
-        Z = L @ V.T
-        live = np.linalg.norm(V, axis=1) > tol * np.abs(V).max()
-        walls = (np.abs(Z) <= tol * np.abs(Z).max()) & (nu > tol * max(nu.max(), 1.0)) & live[None, :]
-        D, s, V, walls = D[:, live], s[live], V[live], walls[:, live]  # dead neurons leave the program
-        sV = s  # the signs of V's rows (the flips below may merge neurons before the next program)
-        nxt = _merged(np.where(walls, 1.0 - D, D), s) if walls.any() else None
-        if nxt is None or done == rounds:
-            break
-        D, s = nxt
-        flips += int(walls.sum())
-    if V is None:
-        return Polish(TwoLayerReLU(W=np.zeros((0, X.shape[1])), a=np.zeros(0), b=np.zeros(0) if bias else None), status, done, flips)
-    U = V @ Q.T
-    norms = np.linalg.norm(U, axis=1)
-    ok = norms > tol * norms.max()
-    Wn = U[ok] / np.sqrt(norms[ok])[:, None]
-    a = sV[ok] * np.sqrt(norms[ok])
-    if not bias:
-        return Polish(TwoLayerReLU(W=Wn, a=a, b=None), status, done, flips, nxt)
-    return Polish(TwoLayerReLU(W=Wn[:, :-1], a=a, b=Wn[:, -1]), status, done, flips, nxt)

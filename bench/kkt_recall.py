@@ -1,0 +1,147 @@
+"""The KKT engine's recall on planted instances: known points found / known points, and seconds per instance.
+
+Planted instances: FVBS23 cluster samples (orthogonal means of norm sqrt(d), sigma = 1) at small n (3-5 points per
+cluster), where a reference search can afford every partition cone and many GD starts. Each instance's known points
+are the union of two searches, both certified under the engine's one policy (relative residual <= 1e-6) and grouped
+by the one same-point test:
+
+* the engine at a reference budget (``REFERENCE``: 48 GD starts, every partition cone polished for 12 programs);
+* an independent method: SLSQP multi-starts on (P) itself (scipy, random inits at width 2k), each end point certified
+  (the cross-check: how many known points SLSQP reaches on its own is printed).
+
+Then each budget the comparisons use (FVBS23.thm.4_2's quick and full designs, and the engine's default) runs on the
+same instance, and its recall is the fraction of the known points it finds. The per-class records (k, d range,
+budget) go to ``solvers/kkt/recall.json``, stamped with the engine's fingerprint: the report reads them back and a
+claim about every KKT point counts only where the recall on its class is at least 90%.
+
+``--fixture`` also writes ``tests/data/kkt_planted.npz``: the known points of the first instances with three or more,
+which a test checks the engine still finds.
+
+Usage: ``python bench/kkt_recall.py [--quick] [--fixture]``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ibcheck.simulate.experiments.base import TrainedNetwork, design
+from ibcheck.simulate.experiments.kkt import search_budget
+from ibcheck.simulate.experiments.registry import EXPERIMENTS
+from ibcheck.simulate.substrate.data import clusters
+from ibcheck.solvers.kkt.certificate import kkt_certificate
+from ibcheck.solvers.kkt.engine import Budget, search
+from ibcheck.solvers.kkt.policy import SAME_POINT_RTOL, function_distance, function_probes, is_point
+from ibcheck.solvers.kkt.recall import RECALL_FILE, engine_fingerprint
+from ibcheck.solvers.kkt.search import random_start, slsqp
+
+REFERENCE = Budget(gd=48, programs=12, enumerate=10**6)
+INSTANCES = [(d, k, n, seed) for k, ns in ((4, (12, 20)), (8, (24, 32))) for d in (64, 256, 1024, 4096) for n in ns for seed in (0, 1)]
+QUICK = [(d, k, n, seed) for (d, k, n, seed) in INSTANCES if d in (64, 1024) and seed == 0]
+FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "data" / "kkt_planted.npz"
+
+
+def budgets() -> dict[str, Budget]:
+    """The budgets to measure: each KKT claim design's (quick and full) and the engine's default."""
+    out = {"default": Budget()}
+    exp = EXPERIMENTS["FVBS23.thm.4_2"]
+    for quick in (True, False):
+        p = design(TrainedNetwork, exp.fixed_at(quick))
+        out["FVBS23 " + ("quick" if quick else "full")] = search_budget(p)
+    return out
+
+
+def slsqp_points(X, y, k: int, starts: int, seed: int) -> list:
+    """The independent method: SLSQP on (P) from random starts (width 2k), each end point a point only if it certifies."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(starts):
+        end, _ = slsqp(random_start(X.shape[1], 2 * k, rng), X, y, maxiter=500)
+        if (y * end.forward(X)).min() <= 0:
+            continue
+        c = kkt_certificate(end, X, y)
+        if is_point(c):
+            out.append(c.scaled)
+    return out
+
+
+def union(groups: list[list], probes) -> list:
+    """The distinct points of several lists of points (the one same-point test)."""
+    known: list = []
+    fs: list = []
+    for nets in groups:
+        for net in nets:
+            f = net.forward(probes)
+            if all(function_distance(f, g) > SAME_POINT_RTOL for g in fs):
+                known.append(net)
+                fs.append(f)
+    return known
+
+
+def found_fraction(known: list, points: list, probes) -> int:
+    fs = [p.forward(probes) for p in points]
+    return sum(any(function_distance(k.forward(probes), f) <= SAME_POINT_RTOL for f in fs) for k in known)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="d = 64 and 1024, one seed (8 instances)")
+    ap.add_argument("--fixture", action="store_true", help="also write tests/data/kkt_planted.npz")
+    ap.add_argument("--slsqp", type=int, default=12, help="SLSQP starts per instance (the independent cross-check)")
+    args = ap.parse_args()
+    bs = budgets()
+    per_class: dict[tuple, dict] = {}
+    fixture: dict[str, np.ndarray] = {}
+    rows = []
+    print(f"engine fingerprint {engine_fingerprint()}; budgets: " + "; ".join(f"{k}: {json.dumps(b.to_json())}" for k, b in bs.items()))
+    for d, k, n, seed in (QUICK if args.quick else INSTANCES):
+        ds = clusters(d, k, n, 1.0, seed=seed)
+        probes = function_probes(ds.X)
+        t = time.perf_counter()
+        ref = search(ds.X, ds.y, ds.cluster, (), REFERENCE, seed=seed)
+        t_ref = time.perf_counter() - t
+        sq = slsqp_points(ds.X, ds.y, k, args.slsqp, seed)
+        known = union([list(ref.points), sq], probes)
+        sq_alone = found_fraction(known, sq, probes)
+        line = {"d": d, "k": k, "n": n, "seed": seed, "known": len(known), "reference": ref.distinct, "slsqp": sq_alone,
+                "reference_seconds": round(t_ref, 1)}
+        for name, b in bs.items():
+            t = time.perf_counter()
+            got = search(ds.X, ds.y, ds.cluster, (), b, seed=seed + 1000)  # another seed: not the reference's own GD starts
+            sec = time.perf_counter() - t
+            hit = found_fraction(known, list(got.points), probes)
+            line[name] = f"{hit}/{len(known)} in {sec:.1f}s"
+            key = (k, name)
+            acc = per_class.setdefault(key, {"k": k, "d_min": d, "d_max": d, "budget": b.to_json(), "instances": 0, "known": 0,
+                                             "found": 0, "fingerprint": engine_fingerprint()})
+            acc["d_min"], acc["d_max"] = min(acc["d_min"], d), max(acc["d_max"], d)
+            acc["instances"] += 1
+            acc["known"] += len(known)
+            acc["found"] += hit
+        rows.append(line)
+        print(json.dumps(line), flush=True)
+        if args.fixture and len(known) >= 3 and sum(1 for key in fixture if key.endswith("_meta")) < 2:
+            tag = f"i{sum(1 for key in fixture if key.endswith('_meta'))}"
+            fixture[f"{tag}_meta"] = np.array([d, k, n, seed])
+            for j, net in enumerate(known):
+                fixture[f"{tag}_p{j}_W"], fixture[f"{tag}_p{j}_a"], fixture[f"{tag}_p{j}_b"] = net.W, net.a, net.b
+    print("\nrecall per class (known points found / known points):")
+    for (k, name), acc in sorted(per_class.items()):
+        r = acc["found"] / acc["known"] if acc["known"] else math.nan
+        print(f"  k = {k}, d = {acc['d_min']}-{acc['d_max']}, budget {name}: {acc['found']}/{acc['known']} = {r:.0%} "
+              f"on {acc['instances']} instances")
+    RECALL_FILE.write_text(json.dumps({"fingerprint": engine_fingerprint(), "instances": rows,
+                                       "classes": list(per_class.values())}, indent=1) + "\n")
+    print(f"written {RECALL_FILE}")
+    if args.fixture and fixture:
+        FIXTURE.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(FIXTURE, **fixture)
+        print(f"written {FIXTURE}")
+
+
+if __name__ == "__main__":
+    main()

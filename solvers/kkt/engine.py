@@ -1,0 +1,304 @@
+"""The KKT engine: one search for the KKT points of (P) on a sample, used by ``ibcheck kkt``, ``ibcheck.kkt_points``,
+the comparisons and the reproductions alike.
+
+Takes the data (X, y, optionally each point's cluster), networks to start from (e.g. the trained networks a claim
+speaks of) and a :class:`Budget`; returns a :class:`KKTSearch`: every candidate with its origin, programs, certificate
+residuals and the distinct point it is, and the distinct KKT points (at unit margin).
+
+The search (every candidate goes through the same tie-aware polish and the same policy, :mod:`.policy`):
+
+1. pattern sources: the given networks' activation patterns; cluster-level cones (every partition of each class's
+   clusters among that class's neurons where their count is at most ``Budget.enumerate``: 225 at k = 8; the named
+   families and leave-one-out cones beyond); GD in the data's span from per-cluster initializations with biases, at
+   scales 1-3 and widths k and 2k (:mod:`.gd`), or random ones without clusters; SLSQP on (P) from random starts
+   (small instances: at most SLSQP_MAX parameters);
+2. from each pattern the tie-aware polish (:func:`.polish.cone_optimum`): the cone's optimum, certified
+   (:func:`.certificate.kkt_certificate`, the Clarke rule at ties); where it does not certify, only the walls (P) does
+   not admit are flipped, and the next cone is solved and certified, for at most ``Budget.programs`` programs. It stops
+   at a certified point, when no wall (P) does not admit binds, or when its function reaches a point already found;
+3. the certified candidates grouped into distinct points (:func:`.policy.distinct_groups`).
+
+Pitfalls avoided: the polish before issue 35 flipped legitimate ties and left the cone of a real KKT point; a search
+that stops at the first point it finds reports one point where (P) has several (3-10 per sample at k = 8, d = 64-256);
+a near-KKT network (residual 1e-5 to 1e-3) is a candidate, never a point.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from ..networks import TwoLayerReLU
+from .certificate import kkt_certificate
+from .cones import partition_cones, partition_count, split_move, sub_averaging_cones
+from .gd import gd_pattern, inits
+from .policy import POINT_TOL, SAME_POINT_RTOL, distinct_groups, function_distance, function_probes
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What the engine runs: ``gd`` GD starts (numpy, in the data's span), ``gd_steps`` steps each, ``programs`` cone
+    programs per pattern, every partition cone where there are at most ``enumerate`` of them (else the named families
+    and leave-one-out cones), ``per_program`` walls flipped per program (None: every wall (P) does not admit)."""
+
+    gd: int = 12
+    gd_steps: int = 2000
+    programs: int = 8
+    enumerate: int = 25
+    per_program: int | None = None
+    cones: bool = True
+    width: int | None = None  # random GD inits' width (data without clusters; None: 2 sqrt(n))
+    ascent: int = 2  # split moves from the point with the largest objective (where an objective is given; clusters only)
+    slsqp: int = 4  # SLSQP on (P) itself from random starts (width 2 x the GD width), where the parameters are at most SLSQP_MAX
+
+    def to_json(self) -> dict:
+        return {"gd": self.gd, "gd_steps": self.gd_steps, "programs": self.programs, "enumerate": self.enumerate,
+                "per_program": self.per_program, "cones": self.cones, "width": self.width, "ascent": self.ascent,
+                "slsqp": self.slsqp}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One pattern's end point: its origin, the programs run, its certificate at unit margin, and the distinct point it
+    is (``point``: an index into :attr:`KKTSearch.points`; None when it is not a KKT point under the policy)."""
+
+    origin: str
+    net: TwoLayerReLU
+    residual: float  # relative stationarity residual (nan: no certificate)
+    slackness: float  # relative complementary slackness
+    solver_status: str
+    programs: int
+    trace: str
+    value: float = float("nan")  # 1/2 ||theta||^2 at unit margin
+    ties: int = 0
+    point: int | None = None
+    known_distance: float = float("nan")  # relative output distance to the nearest point found before it
+
+    @property
+    def certified(self) -> bool:
+        """A KKT point of (P) under the engine's policy (:data:`.policy.POINT_TOL`)."""
+        return self.solver_status == "optimal" and self.residual <= POINT_TOL and self.slackness <= POINT_TOL
+
+    def to_json(self) -> dict:
+        return {"origin": self.origin, "programs": self.programs, "trace": self.trace, "residual": self.residual,
+                "slackness": self.slackness, "solver_status": self.solver_status, "value": self.value, "ties": self.ties,
+                "point": self.point, "certified": self.certified, "known_distance": self.known_distance}
+
+
+@dataclass(frozen=True)
+class KKTSearch:
+    """The engine's result on one sample: every candidate, the distinct KKT points (unit margin, in the order found),
+    their values, whether the search ran in full (every planned pattern solved), the budget and the seconds spent."""
+
+    candidates: tuple[Candidate, ...]
+    points: tuple[TwoLayerReLU, ...]
+    values: tuple[float, ...]
+    complete: bool
+    budget: Budget
+    seconds: float
+    planned: int
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def distinct(self) -> int:
+        return len(self.points)
+
+    def by_origin(self) -> dict[str, tuple[int, int, int]]:
+        """Per origin kind (the origin up to its first space): (candidates, certified, points first found there)."""
+        out: dict[str, list[int]] = {}
+        seen: set[int] = set()
+        for c in self.candidates:
+            kind = c.origin.split(" ")[0]
+            acc = out.setdefault(kind, [0, 0, 0])
+            acc[0] += 1
+            acc[1] += c.certified
+            if c.point is not None and c.point not in seen:
+                seen.add(c.point)
+                acc[2] += 1
+        return {k: (v[0], v[1], v[2]) for k, v in out.items()}
+
+    def to_json(self) -> dict:
+        return {"distinct": self.distinct, "values": list(self.values), "complete": self.complete, "planned": self.planned,
+                "seconds": self.seconds, "budget": self.budget.to_json(), "notes": list(self.notes),
+                "candidates": [c.to_json() for c in self.candidates]}
+
+
+def _certified(net: TwoLayerReLU, X, y) -> tuple:
+    """(scaled net, residual, slackness, status, value, ties) of ``net``'s certificate (nan where it cannot be read)."""
+    if not net.width or (y * net.forward(X)).min() <= 0:
+        return net, float("nan"), float("nan"), "not feasible", float("nan"), 0
+    c = kkt_certificate(net, X, y)
+    th = c.scaled.params()
+    return c.scaled, float(c.stationarity_residual), float(c.complementary_slackness_rel), c.solver_status, 0.5 * float(th @ th), int(c.n_ties)
+
+
+def polish_and_certify(X: np.ndarray, y: np.ndarray, D: np.ndarray, s: np.ndarray, origin: str, budget: Budget,
+                       span, probes: np.ndarray, found: list, bias: bool = True) -> Candidate:
+    """The tie-aware polish from the cone (D, s), certifying between programs (see the module docstring)."""
+    from .polish import cone_optimum  # heavy: cvxpy (loaded on first use)
+
+    last: Candidate | None = None
+    for step in range(1, budget.programs + 1):
+        o = cone_optimum(X, y, D, s, bias, per_program=budget.per_program, span=span)
+        if not o.net.width:
+            trace = f"the cone's program ended {o.solver_status}"
+            return last if last is not None else Candidate(origin, o.net, float("nan"), float("nan"), o.solver_status, step, trace)
+        net, res, cs, status, value, ties = _certified(o.net, X, y)
+        near = float("inf")
+        if found:
+            f = net.forward(probes)
+            near = min(function_distance(f, g) for g in found)
+        cand = Candidate(origin, net, res, cs, status, step, "", value, ties, known_distance=near)
+        if cand.certified:
+            return _with_trace(cand, "the cone's own optimum" if step == 1 else f"certified after {step - 1} program(s) of wall flips")
+        if near <= SAME_POINT_RTOL:
+            return _with_trace(cand, f"{step} program(s): reached a point already found (not itself certified)")
+        if o.next_cone is None:
+            return _with_trace(cand, f"{step} program(s): no wall (P) does not admit binds, yet not certified "
+                                     f"(residual {res:.2g}: a multiplier the cone program did not find)")
+        last = _with_trace(cand, f"not certified after {step} program(s) ({o.illegitimate} walls (P) does not admit)")
+        D, s = o.next_cone
+    assert last is not None
+    return last
+
+
+def _with_trace(c: Candidate, trace: str) -> Candidate:
+    return replace(c, trace=trace)
+
+
+def _patterns(X, y, cluster, starts, budget: Budget, span, rng) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """Every pattern the search starts from: the given networks', the cluster-level cones, then GD's (in that order)."""
+    Q, L = span
+    bias = True
+    out: list[tuple[str, np.ndarray, np.ndarray]] = []
+    for name, net in starts:
+        Xt = np.hstack([X, np.ones((len(X), 1))]) if net.b is not None else X
+        Wt = net.W if net.b is None else np.hstack([net.W, net.b[:, None]])
+        out.append((f"start:{name}", (Xt @ Wt.T > 0).astype(float), np.sign(net.a)))
+    labels = None
+    if cluster is not None:
+        ks = np.unique(cluster)
+        labels = np.array([np.sign(y[cluster == c].sum()) or 1.0 for c in ks])
+        remap = np.asarray(np.searchsorted(ks, cluster))
+        if budget.cones:
+            if partition_count(labels) <= budget.enumerate:
+                out += [(f"cone:{n}", D, s) for n, D, s in partition_cones(remap, labels)]
+            else:
+                out += [(f"cone:{n}", D, s) for n, D, s in sub_averaging_cones(remap, labels)]
+    for init in inits(Q, X, cluster, y, budget.gd, rng, bias, budget.width):
+        D, s = gd_pattern(L, y, init, steps=budget.gd_steps)
+        out.append((init.name, D, s))
+    m = 2 * (len(np.unique(cluster)) if cluster is not None else (budget.width or 2 * max(int(np.sqrt(len(X))), 2)))
+    if budget.slsqp and m * (X.shape[1] + 2) <= SLSQP_MAX:
+        from .search import random_start, slsqp  # heavy: scipy.optimize (loaded on first use)
+
+        for i in range(budget.slsqp):
+            end, _ = slsqp(random_start(X.shape[1], m, rng), X, y, maxiter=300)
+            Z = np.hstack([X, np.ones((len(X), 1))]) @ np.hstack([end.W, end.b[:, None]]).T
+            out.append((f"slsqp:random width {m} #{i}", (Z > 0).astype(float), np.sign(end.a)))
+    return out
+
+
+SLSQP_MAX = 2000  # parameters beyond which SLSQP (dense quasi-Newton) is not a pattern source
+
+
+def search(X: np.ndarray, y: np.ndarray, cluster: np.ndarray | None = None, starts: tuple = (), budget: Budget = Budget(),
+           seed: int = 0, progress=None, objective=None) -> KKTSearch:
+    """The KKT points of (P) on ``(X, y)`` (a two-layer ReLU network with biases, all layers trained): see the module
+    docstring. ``starts``: (name, network) pairs whose patterns are polished first; ``progress``: called with 1 per
+    pattern done; ``objective``: a function of a point to ascend (e.g. a flip norm): ``budget.ascent`` split moves from
+    the point where it is largest (:func:`ascend`). Inputs are checked by the caller (the API's boundary)."""
+    from .polish import data_span  # heavy: cvxpy (loaded on first use)
+
+    t0 = time.perf_counter()
+    X, y = np.asarray(X, float), np.asarray(y, float)
+    cluster = None if cluster is None else np.asarray(cluster)
+    rng = np.random.default_rng(seed)
+    span = data_span(X, True)
+    probes = function_probes(X)
+    patterns = _patterns(X, y, cluster, tuple(starts), budget, span, rng)
+    found_f: list[np.ndarray] = []
+    points: list[TwoLayerReLU] = []
+    values: list[float] = []
+    cands: list[Candidate] = []
+    seen: set[bytes] = set()
+    notes: list[str] = []
+    for origin, D, s in patterns:
+        key = _cone_key(D, s)
+        if key in seen:  # the same convex program: solved once
+            if progress is not None:
+                progress(1)
+            continue
+        seen.add(key)
+        c = polish_and_certify(X, y, D, s, origin, budget, span, probes, found_f)
+        if c.certified:
+            f = c.net.forward(probes)
+            group = next((g for g, ref in enumerate(found_f) if function_distance(f, ref) <= SAME_POINT_RTOL), None)
+            if group is None:
+                group = len(points)
+                points.append(c.net)
+                values.append(c.value)
+                found_f.append(f)
+            c = replace(c, point=group)
+        cands.append(c)
+        if progress is not None:
+            progress(1)
+    if objective is not None and cluster is not None and points and budget.ascent:
+        cands += ascend(X, y, cluster, budget, span, probes, points, values, found_f, objective)
+    dup = len(patterns) - sum(not c.origin.startswith("ascent") for c in cands)
+    if dup:
+        notes.append(f"{dup} pattern(s) repeated a cone already solved (solved once)")
+    return KKTSearch(tuple(cands), tuple(points), tuple(values), True, budget, time.perf_counter() - t0, len(patterns), tuple(notes))
+
+
+
+
+def ascend(X, y, cluster, budget: Budget, span, probes, points: list, values: list, found_f: list, objective) -> list[Candidate]:
+    """Local moves aimed at a larger ``objective`` (origin ``ascent``), from the point where it is largest: each move
+    splits the cluster nearest its wall off the neuron that averages the most clusters of its class
+    (:func:`.cones.split_move`) and polishes from that cone; a certified new point joins the points, and the base moves
+    there only where the objective grows. At most ``budget.ascent`` moves.
+
+    Pitfall avoided: the polish alone heads to the nearest KKT point whatever its robustness; these moves go the other
+    way (less averaging) and keep only what raises the objective."""
+    ks = np.unique(cluster)
+    labels = np.array([np.sign(y[cluster == c].sum()) or 1.0 for c in ks])
+    remap = np.asarray(np.searchsorted(ks, cluster))
+    scores = [float(objective(p)) for p in points]
+    i = int(np.argmax(scores))
+    base, best = points[i], scores[i]
+    tried: set[str] = set()
+    out: list[Candidate] = []
+    for _ in range(budget.ascent):
+        move = split_move(base.preactivations(X), np.sign(base.a), remap, labels, frozenset(tried))
+        if move is None:
+            break
+        D, s, what = move
+        tried.add(what)
+        c = polish_and_certify(X, y, D, s, "ascent", budget, span, probes, found_f)
+        gain = float("nan")
+        if c.certified:
+            f = c.net.forward(probes)
+            group = next((g for g, ref in enumerate(found_f) if function_distance(f, ref) <= SAME_POINT_RTOL), None)
+            if group is None:
+                group = len(points)
+                points.append(c.net)
+                values.append(c.value)
+                found_f.append(f)
+                gain = float(objective(c.net))
+            c = replace(c, point=group)
+        out.append(replace(c, trace=f"{what} (objective {best:.3g} at the base): {c.trace}"
+                           + (f"; a new point, objective {gain:.3g}" if gain == gain else "")))
+        if gain == gain and gain > best:
+            base, best, tried = c.net, gain, set()
+    return out
+
+
+def _cone_key(D: np.ndarray, s: np.ndarray) -> bytes:
+    """A cone up to the order and repetition of its neurons."""
+    cols = sorted({(float(sg),) + tuple(int(v) for v in col) for sg, col in zip(s, np.asarray(D).T)})
+    return repr(cols).encode()
+
+
+__all__ = ["Budget", "Candidate", "KKTSearch", "search", "polish_and_certify", "distinct_groups"]
