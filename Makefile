@@ -45,6 +45,7 @@ bench: install
 	$(BIN)/python bench/gd_speed.py
 	$(BIN)/python bench/radius_speed.py
 	$(BIN)/python bench/kkt_speed.py
+	$(BIN)/python bench/kkt_recall.py
 	$(BIN)/python bench/verdict_calibration.py
 
 clean:

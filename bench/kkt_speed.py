@@ -5,9 +5,10 @@
 * SLSQP per start at n = 50, width 20, d = 20;
 * the global SOCP (pattern enumeration + one SOCP) at n = 16, d = 2;
 * KKT points certified per second on FVBS23 cluster samples (d = 1024, k = 8, sigma = 1) at n = 300, 600 and 1000:
-  GD networks (width 6) polished on their activation cones until they certify (the measure's own path,
-  ``certify_or_polish``), against the same polish as it was before issue 28's speedups (the reference): every cone one
-  interior-point program, neurons that share a sign and a pattern not merged. ``--sizes 300,600`` picks the sizes.
+  GD networks (width 6) as starts of the KKT engine's tie-aware polish (certified at 1e-6 between programs), against the
+  same polish as it was before issue 28's speedups (the reference): every cone one interior-point program, neurons that
+  share a sign and a pattern not merged. ``--sizes 300,600`` picks the sizes.
+* one coupled group's program at d = 4096, k = 16, n = 1107 (seconds per neuron, Clarabel).
 * one cone program on the per-cluster cone (d = 4096, k = 16, n = 1107): lone neurons solved exactly (non-negative
   least squares) against the joint interior-point program.
 """
@@ -77,26 +78,57 @@ def _gd_networks(n: int, width: int = 6, nets: int = 2):
 
 
 def polish_rate(sizes: list[int]) -> None:
-    """KKT points certified per second by the cone polish against the polish before issue 28's speedups (same run,
-    same starts)."""
+    """KKT points certified per second by the engine's tie-aware polish from the GD networks' patterns (certified between
+    programs), against the same polish with the joint interior-point program for every cone and no merged neurons (the
+    reference, as before issue 28's speedups); same run, same starts."""
     import ibcheck.solvers.kkt.polish as polish
-    from ibcheck.simulate.experiments.kkt_certify import certify_or_polish
+    from ibcheck.solvers.kkt.engine import Budget, search
 
     merged = polish._merged
+    budget = Budget(gd=0, cones=False, programs=8, slsqp=0)
     for n in sizes:
         nets, ds = _gd_networks(n)
+        starts = tuple((f"gd {i}", net) for i, net in enumerate(nets))
         rates = {}
-        for name, fn, split in (("polish", merged, True), ("reference", lambda D, s: (D, s), False)):
+        for name, fn, split in (("engine", merged, True), ("reference", lambda D, s: (D, s), False)):
             polish._merged, polish.SPLIT = fn, split
             try:
                 t = time.perf_counter()
-                ok = sum(certify_or_polish(net, ds.X, ds.y, 0).certified() for net in nets)
-                rates[name] = (ok, time.perf_counter() - t)
+                res = search(ds.X, ds.y, None, starts, budget)
+                rates[name] = (sum(c.certified for c in res.candidates), time.perf_counter() - t)
             finally:
                 polish._merged, polish.SPLIT = merged, True
-        (ok, t), (ok_ref, t_ref) = rates["polish"], rates["reference"]
-        print(f"cone polish n={n}, d=1024, k=8, width 6: {ok}/{len(nets)} certified in {t:.1f} s = {ok / t:.3f} KKT points/s; "
-              f"reference {ok_ref}/{len(nets)} in {t_ref:.1f} s = {ok_ref / t_ref:.3f}/s; ratio {t_ref / t:.2f}x")
+        (ok, t), (ok_ref, t_ref) = rates["engine"], rates["reference"]
+        print(f"tie-aware polish n={n}, d=1024, k=8, width 6: {ok}/{len(nets)} certified (1e-6) in {t:.1f} s = {ok / t:.3f} KKT "
+              f"points/s; reference {ok_ref}/{len(nets)} in {t_ref:.1f} s = {ok_ref / t_ref:.3f}/s; ratio {t_ref / t:.2f}x")
+
+
+def coupled_group(n: int = 1107, d: int = 4096, k: int = 16) -> None:
+    """One coupled group's program at the report-full design's largest cell: the cone the per-cluster cone's binding walls
+    point to (neurons coupled through shared points), seconds per neuron (Clarabel, the only solver here)."""
+    import ibcheck.solvers.kkt.polish as polish
+    from ibcheck.simulate.substrate.data import clusters
+    from ibcheck.solvers.kkt.cones import family_cone
+
+    ds = clusters(d, k, n, sigma=1.0, seed=0)
+    labels = np.where(np.isin(np.arange(k), ds.J_plus), 1.0, -1.0)
+    D, s = family_cone("per-cluster", ds.cluster, labels)
+    span = polish.data_span(ds.X)
+    o = polish.cone_optimum(ds.X, ds.y, D, s, span=span)
+    if o.next_cone is None:
+        print("coupled group: the per-cluster cone's optimum binds no wall (P) does not admit; nothing to time")
+        return
+    D2, s2 = o.next_cone
+    groups = [g for g in polish._components(D2) if len(g) > 1]
+    if not groups:
+        print("coupled group: the next cone has lone neurons only")
+        return
+    g = max(groups, key=len)
+    t = time.perf_counter()
+    status, *_ = polish._block_program(span[1], ds.y, D2[:, g], s2[g], np.flatnonzero((D2[:, g] > 0).any(axis=1)))
+    sec = time.perf_counter() - t
+    print(f"coupled group d={d}, k={k}, n={n}: {len(g)} neurons in {sec:.1f} s = {sec / len(g):.2f} s per neuron [{status}] "
+          f"(target <= 0.5 s per neuron)")
 
 
 def lone_neurons() -> None:
@@ -131,3 +163,4 @@ if __name__ == "__main__":
     main()
     polish_rate([int(x) for x in args.sizes.split(",")])
     lone_neurons()
+    coupled_group()
