@@ -92,13 +92,21 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="d = 64 and 1024, one seed (8 instances)")
     ap.add_argument("--fixture", action="store_true", help="also write tests/data/kkt_planted.npz")
     ap.add_argument("--slsqp", type=int, default=12, help="SLSQP starts per instance (the independent cross-check)")
+    ap.add_argument("--k", default="", help="only these k (comma-separated); the other classes on record are kept")
+    ap.add_argument("--extra-k", default="", help="also planted instances at these k (e.g. 2,6: the quick grid's), d = 64 and 1024")
     args = ap.parse_args()
     bs = budgets()
     per_class: dict[tuple, dict] = {}
     fixture: dict[str, np.ndarray] = {}
     rows = []
     print(f"engine fingerprint {engine_fingerprint()}; budgets: " + "; ".join(f"{k}: {json.dumps(b.to_json())}" for k, b in bs.items()))
-    for d, k, n, seed in (QUICK if args.quick else INSTANCES):
+    todo = list(QUICK if args.quick else INSTANCES)
+    for k in [int(x) for x in args.extra_k.split(",") if x]:
+        todo += [(d, k, n, 0) for d in (64, 1024) for n in (3 * k, 5 * k)]
+    if args.k:
+        keep = {int(x) for x in args.k.split(",")}
+        todo = [t for t in todo if t[1] in keep]
+    for d, k, n, seed in todo:
         ds = clusters(d, k, n, 1.0, seed=seed)
         probes = function_probes(ds.X)
         t = time.perf_counter()
@@ -134,8 +142,16 @@ def main() -> None:
         r = acc["found"] / acc["known"] if acc["known"] else math.nan
         print(f"  k = {k}, d = {acc['d_min']}-{acc['d_max']}, budget {name}: {acc['found']}/{acc['known']} = {r:.0%} "
               f"on {acc['instances']} instances")
+    # merge with the classes on record measured by this same engine (another k, or another budget)
+    old = json.loads(RECALL_FILE.read_text()) if RECALL_FILE.exists() else {}
+    if old.get("fingerprint") == engine_fingerprint():
+        mine = {(c["k"], json.dumps(c["budget"], sort_keys=True)) for c in per_class.values()}
+        kept = [c for c in old.get("classes", []) if (c["k"], json.dumps(c["budget"], sort_keys=True)) not in mine]
+        rows = [r for r in old.get("instances", []) if r["k"] not in {c["k"] for c in per_class.values()}] + rows
+    else:
+        kept = []
     RECALL_FILE.write_text(json.dumps({"fingerprint": engine_fingerprint(), "instances": rows,
-                                       "classes": list(per_class.values())}, indent=1) + "\n")
+                                       "classes": kept + list(per_class.values())}, indent=1) + "\n")
     print(f"written {RECALL_FILE}")
     if args.fixture and fixture:
         FIXTURE.parent.mkdir(parents=True, exist_ok=True)

@@ -195,7 +195,7 @@ def _patterns(X, y, cluster, starts, budget: Budget, span, rng) -> list[tuple[st
 
         for i in range(budget.slsqp):
             end, _ = slsqp(random_start(X.shape[1], m, rng), X, y, maxiter=300)
-            Z = np.hstack([X, np.ones((len(X), 1))]) @ np.hstack([end.W, end.b[:, None]]).T
+            Z = end.preactivations(X)
             out.append((f"slsqp:random width {m} #{i}", (Z > 0).astype(float), np.sign(end.a)))
     return out
 
