@@ -5,7 +5,7 @@ cluster), where a reference search can afford every partition cone and many GD s
 are the union of two searches, both certified under the engine's one policy (relative residual <= 1e-6) and grouped
 by the one same-point test:
 
-* the engine at a reference budget (``REFERENCE``: 48 GD starts, every partition cone polished for 12 programs);
+* the engine at a reference budget (``REFERENCE``: 48 GD starts, every partition cone polished for 8 programs);
 * an independent method: SLSQP multi-starts on (P) itself (scipy, random inits at width 2k), each end point certified
   (the cross-check: how many known points SLSQP reaches on its own is printed).
 
@@ -39,9 +39,10 @@ from ibcheck.solvers.kkt.policy import SAME_POINT_RTOL, function_distance, funct
 from ibcheck.solvers.kkt.recall import RECALL_FILE, engine_fingerprint
 from ibcheck.solvers.kkt.search import random_start, slsqp
 
-REFERENCE = Budget(gd=48, programs=12, enumerate=10**6)
+REFERENCE = Budget(gd=48, programs=8, enumerate=10**6)
 INSTANCES = [(d, k, n, seed) for k, ns in ((4, (12, 20)), (8, (24, 32))) for d in (64, 256, 1024, 4096) for n in ns for seed in (0, 1)]
-QUICK = [(d, k, n, seed) for (d, k, n, seed) in INSTANCES if d in (64, 1024) and seed == 0]
+QUICK = [(64, 4, 12, 0), (64, 4, 20, 0), (1024, 4, 12, 0), (1024, 4, 20, 0), (64, 8, 24, 0), (64, 8, 24, 1), (64, 8, 32, 0),
+         (1024, 8, 24, 0)]
 FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "data" / "kkt_planted.npz"
 
 
@@ -56,14 +57,22 @@ def budgets() -> dict[str, Budget]:
 
 
 def slsqp_points(X, y, k: int, starts: int, seed: int) -> list:
-    """The independent method: SLSQP on (P) from random starts (width 2k), each end point a point only if it certifies."""
+    """The independent method: SLSQP on (P) from random starts (width 2k), each end point a point only if it certifies.
+    Solved in the span of ``[X 1]`` (a bias-free network on ``L`` with ``[X 1] = L Q^T``: exact, since a weight off the
+    span only adds norm), so its size is 2k (n + 2) whatever d; mapped back to ``[w, b] = c Q^T``."""
+    from ibcheck.solvers.kkt.polish import data_span
+    from ibcheck.solvers.networks import TwoLayerReLU
+
+    Q, L = data_span(X)
     rng = np.random.default_rng(seed)
     out = []
     for _ in range(starts):
-        end, _ = slsqp(random_start(X.shape[1], 2 * k, rng), X, y, maxiter=500)
-        if (y * end.forward(X)).min() <= 0:
+        end, _ = slsqp(random_start(L.shape[1], 2 * k, rng, bias=False), L, y, maxiter=500)
+        Wt = end.W @ Q.T
+        net = TwoLayerReLU(W=Wt[:, :-1], a=end.a, b=Wt[:, -1])
+        if (y * net.forward(X)).min() <= 0:
             continue
-        c = kkt_certificate(end, X, y)
+        c = kkt_certificate(net, X, y)
         if is_point(c):
             out.append(c.scaled)
     return out
@@ -89,7 +98,7 @@ def found_fraction(known: list, points: list, probes) -> int:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true", help="d = 64 and 1024, one seed (8 instances)")
+    ap.add_argument("--quick", action="store_true", help="8 instances: k = 4 at d = 64 and 1024, k = 8 mostly at d = 64")
     ap.add_argument("--fixture", action="store_true", help="also write tests/data/kkt_planted.npz")
     ap.add_argument("--slsqp", type=int, default=12, help="SLSQP starts per instance (the independent cross-check)")
     ap.add_argument("--k", default="", help="only these k (comma-separated); the other classes on record are kept")
@@ -123,6 +132,7 @@ def main() -> None:
             sec = time.perf_counter() - t
             hit = found_fraction(known, list(got.points), probes)
             line[name] = f"{hit}/{len(known)} in {sec:.1f}s"
+            line[f"{name} found"] = hit
             key = (k, name)
             acc = per_class.setdefault(key, {"k": k, "d_min": d, "d_max": d, "budget": b.to_json(), "instances": 0, "known": 0,
                                              "found": 0, "fingerprint": engine_fingerprint()})
@@ -134,7 +144,7 @@ def main() -> None:
         print(json.dumps(line), flush=True)
         if args.fixture and len(known) >= 3 and sum(1 for key in fixture if key.endswith("_meta")) < 2:
             tag = f"i{sum(1 for key in fixture if key.endswith('_meta'))}"
-            fixture[f"{tag}_meta"] = np.array([d, k, n, seed])
+            fixture[f"{tag}_meta"] = np.array([d, k, n, seed, line["FVBS23 full found"]])
             for j, net in enumerate(known):
                 fixture[f"{tag}_p{j}_W"], fixture[f"{tag}_p{j}_a"], fixture[f"{tag}_p{j}_b"] = net.W, net.a, net.b
     print("\nrecall per class (known points found / known points):")
