@@ -100,6 +100,7 @@ def test_fvbs23_row_is_measured_on_the_engines_distinct_points_only():
         assert row["transfer_pairs"] == row["kkt_distinct"] - 1 and 0.0 <= row["transfer_min"] <= 1.0
 
 
+@pytest.mark.slow
 def test_every_distinct_point_certifies_again_from_scratch():
     from ibcheck.simulate.experiments.kkt import kkt_sample
 
