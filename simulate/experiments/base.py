@@ -37,7 +37,6 @@ class TrainedNetwork:
     k: int = 2
     eps: float = 0.1
     networks: int = 3  # KKT claims: networks trained on each sample, from different initializations
-    wide: int = 0  # (retired by issue 35: the engine's own GD starts at widths k and 2k replace it)
     kkt_gd: int = 8  # the KKT engine: GD starts from per-cluster inits (numpy, in the data's span)
     kkt_steps: int = 2000  # ... steps each
     kkt_programs: int = 8  # ... cone programs per pattern (tie-aware polish, certified between programs)

@@ -46,13 +46,6 @@ class SearchLine:
                 "reached_known": self.reached_known, "known_distance": list(self.distance) if self.distance else None}
 
 
-def _origin_kind(origin: str) -> str:
-    """An origin up to its parameters: 'gd:per-cluster x2 scale 3 bias -0.5' -> 'gd:per-cluster', 'start:gd seed 4' ->
-    'start:gd', 'cone:partition {0} {1,2}' -> 'cone:partition'."""
-    head = origin.split(" ")[0]
-    return head
-
-
 def search_lines(values: list[dict]) -> tuple[SearchLine, ...]:
     """Per origin kind: the search's counts over the samples' stored candidates (new points: points no start from the
     trained networks reached)."""
@@ -61,7 +54,7 @@ def search_lines(values: list[dict]) -> tuple[SearchLine, ...]:
         nets = v.get("kkt_networks") or []
         gd = {n.get("point") for n in nets if str(n.get("origin", "")).startswith("start:") and n.get("point") is not None}
         for n in nets:
-            a = acc.setdefault(_origin_kind(str(n.get("origin", "gd"))), [0, 0, 0, 0, []])
+            a = acc.setdefault(str(n.get("origin", "gd")).split(" ")[0], [0, 0, 0, 0, []])  # the origin up to its parameters
             a[0] += 1
             a[1] += n.get("point") is not None
             a[2] += n.get("point") is not None and n.get("point") not in gd
