@@ -64,7 +64,7 @@ def test_the_cli_compares_fvbs23_3_1_and_writes_inside_out(cli, tmp_path):
     import json
 
     out = tmp_path / "p"
-    r = cli("compare", "FVBS23.thm.3_1", "--grid", "d=256,512,1024", "k=2", "--seeds", "1", "--out", out, "--json", check_rc=0)
+    r = cli("compare", "FVBS23.thm.3_1", "--grid", "d=256,512,1024", "k=2", "--seeds", "1", "--quick", "--out", out, "--json", check_rc=0)
     s = json.loads(r.stdout)
     assert s["claim"] == "FVBS23.thm.3_1" and s["verdict"] == "inconclusive" and s["test"]["samples"] == 3
     assert (out / "summary.json").exists() and (out / "base" / "report.md").exists() and "(base/report.md)" in (out / "report.md").read_text()

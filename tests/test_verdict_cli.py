@@ -74,7 +74,7 @@ def test_predict_needs_its_columns_and_a_kind(cli, tmp_path):
 
 
 def test_calibrate_cli_writes_the_table(cli, tmp_path):
-    res = cli("calibrate", "--trials", "3", "--out", str(tmp_path / "cal"), check_rc=0)
+    res = cli("calibrate", "--trials", "1", "--out", str(tmp_path / "cal"), check_rc=0)
     assert "| exact" in res.stdout and "wrong_d" in res.stdout
     data = json.loads((tmp_path / "cal" / "calibration.json").read_text())
     assert set(data["scenarios"]) == {"exact", "corrected", "polylog", "heavy_tails", "censored", "wrong_d", "wrong_k", "log_rate",

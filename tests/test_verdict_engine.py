@@ -226,7 +226,21 @@ def test_inside_only_with_too_few_cells_stops_before_writing(cli, tmp_path):
 # Calibration (small N; the full table is bench/verdict_calibration.py)
 
 
+def test_calibration_at_six_trials_on_the_deciding_scenarios():
+    """The default suite's calibration (8 s): the scenarios where a wrong verdict would be a wrong answer, at 6 trials."""
+    res = calibrate(trials=6, seed=3, scenarios=["exact", "log_claim", "ray", "wrong_d", "wrong_k", "censored", "window", "wrong_upper"])
+    sc = res["scenarios"]
+    for name, r in sc.items():  # no error of either kind at 6 trials
+        bad = "inconsistent" if r["truth"] == "true" else "consistent"
+        assert r["counts"][bad] == 0, (name, r)
+    assert sc["exact"]["counts"]["consistent"] >= 5 and sc["wrong_d"]["counts"]["inconsistent"] >= 5
+    assert sc["log_claim"]["rates"]["consistent"] > sc["log_claim"]["band_rule_rates"]["consistent"]
+    assert sc["ray"]["rates"]["inconsistent"] > sc["ray"]["band_rule_rates"]["inconsistent"]
+
+
+@pytest.mark.slow
 def test_calibration_targets_at_small_n():
+    """Every scenario but noisy at 20 trials (90 s on 2 cores: -m slow)."""
     res = calibrate(trials=20, seed=3, scenarios=[n for n in SCENARIOS if n != "noisy"])  # noisy: bench only (slow to decide)
     sc = res["scenarios"]
     for name, r in sc.items():  # at 20 trials, at most one error of either kind (5%) in every scenario

@@ -190,17 +190,18 @@ def _patterns(X, y, cluster, starts, budget: Budget, span, rng) -> list[tuple[st
         D, s = gd_pattern(L, y, init, steps=budget.gd_steps)
         out.append((init.name, D, s))
     m = 2 * (len(np.unique(cluster)) if cluster is not None else (budget.width or 2 * max(int(np.sqrt(len(X))), 2)))
-    if budget.slsqp and m * (X.shape[1] + 2) <= SLSQP_MAX:
+    if budget.slsqp and m * (L.shape[1] + 1) <= SLSQP_MAX:
         from .search import random_start, slsqp  # heavy: scipy.optimize (loaded on first use)
 
-        for i in range(budget.slsqp):
-            end, _ = slsqp(random_start(X.shape[1], m, rng), X, y, maxiter=300)
-            Z = end.preactivations(X)
+        for i in range(budget.slsqp):  # in the data's span: a bias-free network on L ([X 1] = L Q^T), exact
+            end, _ = slsqp(random_start(L.shape[1], m, rng, bias=False), L, y, maxiter=300)
+            Z = end.preactivations(L)
             out.append((f"slsqp:random width {m} #{i}", (Z > 0).astype(float), np.sign(end.a)))
     return out
 
 
-SLSQP_MAX = 2000  # parameters beyond which SLSQP (dense quasi-Newton) is not a pattern source
+SLSQP_MAX = 2000  # parameters (in the data's span: width x (rank + 1)) beyond which SLSQP (dense quasi-Newton) is not a
+# pattern source. Pitfall avoided: SLSQP on the raw weights cost 11 s of a 16 s sample at d = 256 (width x (d + 2))
 
 
 def search(X: np.ndarray, y: np.ndarray, cluster: np.ndarray | None = None, starts: tuple = (), budget: Budget = Budget(),
