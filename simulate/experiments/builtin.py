@@ -43,7 +43,7 @@ BUILTIN: dict[str, Experiment] = {e.name: e for e in [
                # 36 to bound the rate of samples above eps below delta = 0.1
                design=TrainedNetwork, seeds=3, quick_seeds=2,
                # the KKT engine's budget per sample (its recall under each budget: bench/kkt_recall.py, solvers/kkt/recall.json)
-               fixed={**_FVBS23_GD, "networks": 3, "kkt_gd": 8, "kkt_programs": 8, "kkt_enumerate": 25},
+               fixed={**_FVBS23_GD, "networks": 3, "kkt_gd": 8, "kkt_programs": 8, "kkt_enumerate": 225},
                quick_fixed={**_FVBS23_GD, "networks": 2, "kkt_gd": 4, "kkt_programs": 8, "kkt_enumerate": 4},
                # Assumption 2.2 (its recalled, unverified forms) is part of "inside": sigma = 1 (the data), max_mean_ip
                # measured on each sample's means, kappa = 1/2 stated here (the exponent was not read: "a small power of d")

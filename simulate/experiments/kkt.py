@@ -14,6 +14,7 @@ network does not fix; the policy is relative.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -88,7 +89,13 @@ class KKTSample:
                 "kkt_polished": sum(c.programs > 1 for c in cands), "kkt_ties": [c.ties for c in ok],
                 "kkt_complete": bool(getattr(search, "complete")), "kkt_planned": int(getattr(search, "planned")),
                 "kkt_budget": getattr(search, "budget").to_json(), "kkt_seconds": float(getattr(search, "seconds")),
+                # Good-Turing: the chance one more GD start reaches a new point (GD's own reach, not the engine's recall)
+                "kkt_gd_unseen": _finite_or_none(float(getattr(search, "unseen", float("nan")))),
                 "kkt_gd_separating": self.gd_separating, "kkt_networks": nets}
+
+
+def _finite_or_none(x: float) -> float | None:
+    return x if math.isfinite(x) else None
 
 
 class UncertifiedSample(RuntimeError):

@@ -21,6 +21,16 @@ import numpy as np
 FAMILIES = ("per-cluster", "per-class", "mixture", "partial", "robust")
 
 
+def cluster_labels(y: np.ndarray, cluster: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(each point's cluster as 0..k-1, each cluster's label): the one place the cones, GD's inits and the ascent read
+    the clusters. A cluster's label is the sign of its labels' sum (+1 on a tie; a cluster holding both labels is
+    refused at the API's boundary)."""
+    y, cluster = np.asarray(y, float), np.asarray(cluster)
+    ks = np.unique(cluster)
+    labels = np.array([np.sign(y[cluster == c].sum()) or 1.0 for c in ks])
+    return np.asarray(np.searchsorted(ks, cluster)), labels
+
+
 def _groups_pattern(cluster: np.ndarray, groups: list[list[int]]) -> np.ndarray:
     """(n, len(groups)): neuron g fires exactly on the points whose cluster is in ``groups[g]``."""
     return np.stack([np.isin(cluster, g).astype(float) for g in groups], axis=1)

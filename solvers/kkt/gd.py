@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .cones import cluster_labels
+
 
 @dataclass(frozen=True)
 class Init:
@@ -72,9 +74,8 @@ def inits(Q: np.ndarray, X: np.ndarray, cluster: np.ndarray | None, y: np.ndarra
         b0 = (0.0, -0.5)[(t // 3) % 2] if bias else 0.0
         twice = (t // 6) % 2 == 1
         if cluster is not None:
-            ks = np.unique(cluster)
-            means = np.stack([X[cluster == c].mean(axis=0) for c in ks])
-            labels = np.array([np.sign(y[cluster == c].sum()) or 1.0 for c in ks])
+            remap, labels = cluster_labels(y, cluster)
+            means = np.stack([X[remap == c].mean(axis=0) for c in range(len(labels))])
             reps = 2 if twice else 1
             M = np.repeat(means, reps, axis=0)
             lab: np.ndarray = np.repeat(labels, reps)
