@@ -140,8 +140,9 @@ def main() -> None:
             line[f"{name} found"] = hit
             key = (k, name)
             acc = per_class.setdefault(key, {"k": k, "d_min": d, "d_max": d, "budget": b.to_json(), "instances": 0, "known": 0,
-                                             "found": 0, "fingerprint": engine_fingerprint()})
+                                             "found": 0, "fingerprint": engine_fingerprint(), "n_min": n, "n_max": n})
             acc["d_min"], acc["d_max"] = min(acc["d_min"], d), max(acc["d_max"], d)
+            acc["n_min"], acc["n_max"] = min(acc["n_min"], n), max(acc["n_max"], n)
             acc["instances"] += 1
             acc["known"] += len(known)
             acc["found"] += hit

@@ -209,3 +209,23 @@ def test_more_gd_starts_run_until_the_unseen_mass_falls_and_are_capped():
     more = search(ds.X, ds.y, ds.cluster, (), Budget(gd=1, gd_max=6, saturation=0.0, **base), seed=1)
     assert one.planned < more.planned <= one.planned + 5 and any("more GD start" in note for note in more.notes)
     assert more.distinct >= one.distinct and 0.0 <= more.unseen <= 1.0
+
+
+def test_a_recall_is_read_only_inside_the_measured_sample_sizes(tmp_path):
+    """A recall measured at n = 12-64 says nothing of a cell at n = 246 (there 130 partition cones certified no point):
+    read back inside its (k, d, n) range only; a record without an n range keeps the (k, d) reading."""
+    import json
+
+    from ibcheck.solvers.kkt.recall import engine_fingerprint, recall_for
+
+    budget = Budget().to_json()
+    rec = {"k": 8, "d_min": 64, "d_max": 1024, "budget": budget, "instances": 2, "known": 20, "found": 19,
+           "fingerprint": engine_fingerprint(), "n_min": 12, "n_max": 64}
+    path = tmp_path / "recall.json"
+    path.write_text(json.dumps({"classes": [rec]}))
+    assert recall_for(256, 8, budget, path, n=40)[0] == pytest.approx(0.95)
+    r, why = recall_for(256, 8, budget, path, n=246)
+    assert r is None and "n = 12-64" in why and "n = 246" in why
+    assert recall_for(2048, 8, budget, path, n=40)[0] is None  # d outside as before
+    path.write_text(json.dumps({"classes": [{**rec, "n_min": 0, "n_max": 0}]}))
+    assert recall_for(256, 8, budget, path, n=246)[0] == pytest.approx(0.95)

@@ -177,7 +177,8 @@ def _recall(cell: Mapping[str, float], vals: list[dict]) -> tuple[float | None, 
         return None, "rows from before the KKT engine (no budget recorded)"
     if "d" not in cell or "k" not in cell:
         return None, "no recall for data without clusters (planted instances are cluster samples)"
-    return recall_for(int(cell["d"]), int(cell["k"]), budget)
+    ns = {int(v["kkt_n"]) for v in vals if v.get("kkt_n") is not None}
+    return recall_for(int(cell["d"]), int(cell["k"]), budget, n=max(ns) if ns else None)
 
 
 def kkt_cells(rows: list[Row], cell_vars: list[str]) -> tuple[KKTCell, ...]:
