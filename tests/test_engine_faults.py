@@ -2,6 +2,8 @@
 measure, CSV seeds compared as text, an all-failed sweep without a reason, growth ignoring where eps goes."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 import ibcheck
@@ -256,3 +258,20 @@ def measure(cell, seed):
     runs = s["results"][0]["per_run"]
     assert len(runs) == 3 and all(r["points"] <= MAX_POINTS + 1 for r in runs)
     assert s["verdict"] == "consistent", s["reason"]
+
+
+def test_the_code_version_hashes_every_source_file_and_changes_with_one(tmp_path):
+    """Rows are keyed by the code version: it must cover theory/, solvers/ and simulate/ (it once hashed none, so a
+    changed KKT engine reused the old engine's rows) and change when any of their files does."""
+    import shutil
+
+    from ibcheck.simulate.sweep.tasks import code_version, package_root, source_files
+
+    files = source_files()
+    assert len(files) > 50 and any(f.endswith(os.path.join("solvers", "kkt", "engine.py")) for f in files)
+    for pkg in ("theory", "solvers", "simulate"):
+        shutil.copytree(os.path.join(package_root(), pkg), tmp_path / pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    before = code_version(str(tmp_path))
+    with open(tmp_path / "solvers" / "kkt" / "flip.py", "a") as f:
+        f.write("# a change\n")
+    assert code_version(str(tmp_path)) != before

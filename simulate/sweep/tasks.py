@@ -49,7 +49,11 @@ LIBRARIES = ("torch", "numpy", "scipy", "cvxpy", "sympy", "mpmath", "foolbox", "
 
 
 def package_root() -> str:
-    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    """The folder holding ``theory``, ``solvers`` and ``simulate`` (this file is ``simulate/sweep/tasks.py``).
+
+    Pitfall avoided: two levels up is ``simulate`` itself, where no ``theory``, ``solvers`` or ``simulate`` folder
+    lies: the code version then hashed no source file at all, and a changed engine reused the rows of the old one."""
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def source_files(root: str | None = None, packages=("theory", "solvers", "simulate")) -> list[str]:
@@ -103,7 +107,8 @@ def _own_file(path: str | None) -> bool:
     if not path or not os.path.isfile(path):
         return False
     path = os.path.realpath(path)
-    shared = {os.path.realpath(p) for p in (sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"], package_root())}
+    shared = {os.path.realpath(p) for p in (sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"])}
+    shared |= {os.path.realpath(os.path.join(package_root(), pkg)) for pkg in ("theory", "solvers", "simulate", "ibcheck")}
     return not any(path.startswith(p + os.sep) for p in shared)
 
 
