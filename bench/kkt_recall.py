@@ -35,7 +35,7 @@ from ibcheck.simulate.experiments.registry import EXPERIMENTS
 from ibcheck.simulate.substrate.data import clusters
 from ibcheck.solvers.kkt.certificate import kkt_certificate
 from ibcheck.solvers.kkt.engine import Budget, search
-from ibcheck.solvers.kkt.policy import SAME_POINT_RTOL, function_distance, function_probes, is_point
+from ibcheck.solvers.kkt.policy import SAME_POINT_RTOL, distinct_groups, function_distance, function_probes, is_point
 from ibcheck.solvers.kkt.recall import RECALL_FILE, engine_fingerprint
 from ibcheck.solvers.kkt.search import random_start, slsqp
 
@@ -84,15 +84,8 @@ def slsqp_points(X, y, k: int, starts: int, seed: int) -> list:
 
 def union(groups: list[list], probes) -> list:
     """The distinct points of several lists of points (the one same-point test)."""
-    known: list = []
-    fs: list = []
-    for nets in groups:
-        for net in nets:
-            f = net.forward(probes)
-            if all(function_distance(f, g) > SAME_POINT_RTOL for g in fs):
-                known.append(net)
-                fs.append(f)
-    return known
+    nets = [net for group in groups for net in group]
+    return [nets[g[0]] for g in distinct_groups(nets, probes)]
 
 
 def found_fraction(known: list, points: list, probes) -> int:

@@ -14,7 +14,6 @@ network does not fix; the policy is relative.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -27,6 +26,7 @@ from ibcheck.simulate.substrate.seeds import stream
 from ibcheck.solvers.kkt.flip import flip_norm, lower_confidence, most_robust, transfer_flip
 from ibcheck.solvers.kkt.policy import POINT_TOL
 from ibcheck.solvers.radius.universal import universal_directions, universal_radius
+from ibcheck.theory.jsonsafe import plain
 
 NOT_GLOBAL_TOL = 1e-3  # a dual-check lower bound above 1 + this proves a KKT point is not the global optimum
 
@@ -91,12 +91,8 @@ class KKTSample:
                 "kkt_complete": bool(getattr(search, "complete")), "kkt_planned": int(getattr(search, "planned")),
                 "kkt_budget": getattr(search, "budget").to_json(), "kkt_seconds": float(getattr(search, "seconds")),
                 # Good-Turing: the chance one more GD start reaches a new point (GD's own reach, not the engine's recall)
-                "kkt_gd_unseen": _finite_or_none(float(getattr(search, "unseen", float("nan")))),
+                "kkt_gd_unseen": plain(float(getattr(search, "unseen", float("nan")))),
                 "kkt_gd_separating": self.gd_separating, "kkt_networks": nets}
-
-
-def _finite_or_none(x: float) -> float | None:
-    return x if math.isfinite(x) else None
 
 
 class UncertifiedSample(RuntimeError):

@@ -24,14 +24,9 @@ from typing import Mapping, Sequence
 
 from scipy import stats
 
+from ibcheck.solvers.binomial import lower_confidence, upper_confidence
 
-def _upper(k: int, n: int, alpha: float) -> float:
-    """One-sided (1 - alpha) Clopper-Pearson upper bound of k / n."""
-    return 1.0 if k >= n else float(stats.beta.ppf(1 - alpha, k + 1, n - k))
-
-
-def _lower(k: int, n: int, alpha: float) -> float:
-    return 0.0 if k <= 0 else float(stats.beta.ppf(alpha, k, n - k + 1))
+_upper, _lower = upper_confidence, lower_confidence  # one implementation (solvers/binomial.py)
 
 
 @dataclass(frozen=True)

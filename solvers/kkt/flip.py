@@ -12,12 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..binomial import lower_confidence
 
-def lower_confidence(k: int, n: int, alpha: float = 0.05) -> float:
-    """The one-sided (1 - alpha) Clopper-Pearson lower bound of a fraction k / n."""
-    from scipy import stats  # heavy: scipy (loaded on first use)
-
-    return 0.0 if k <= 0 else float(stats.beta.ppf(alpha, k, n - k + 1))
+__all__ = ["lower_confidence", "confident_order", "flip_norm", "point_flip_norm", "transfer_flip", "most_robust"]
 
 
 def confident_order(n: int, target: float, alpha: float = 0.05) -> int:
