@@ -147,8 +147,9 @@ def bounds(id: str, at: Mapping[str, Number] | None = None, reading: str | None 
 
 
 def window(id: str, free: str = "d", at: Mapping[str, Number] | None = None) -> Window:
-    """The exact integer window of ``free`` where every hypothesis of the claim holds, the other
-    variables fixed by ``at``; each end is checked one step inside and one step outside."""
+    """The exact window of ``free`` where every hypothesis of the claim holds, the other variables fixed by ``at``:
+    integer intervals for an integer variable, each end checked one step inside and one step outside (an equality
+    point decided exactly); real intervals for a real one, each end a root checked a relative 1e-10 either side."""
     return applicability_window(claim(id), _text("free", free), _point(at))
 
 

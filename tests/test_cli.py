@@ -107,7 +107,7 @@ def test_compare_command(cli):
     (["bounds", "FVBS23.thm.4_2", "--at", "q=3"], "unknown variable 'q'"),
     (["bounds", "VYS22.thm.main", "--reading", "nope"], "accepted readings are eta_bound, norm_bound"),
     (["window", "FVBS23.thm.4_2", "--free", "d", "--at", "k=10"], "needs values for"),
-    (["window", "FVBS23.thm.4_2", "--free", "eps", "--at", "k=10,n=5,delta=0.1"], "not integer-valued"),
+    (["window", "FVBS23.thm.4_2", "--free", "eps", "--at", "k=10,n=5,delta=0.1"], "needs values for d"),
     (["window", "FVBS23.thm.4_2", "--at", "k=10"], "required: --free"),
     (["graph", "--format", "svg"], "invalid choice"),
     (["graph", "--format", "png"], "needs --out"),

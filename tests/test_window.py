@@ -100,7 +100,6 @@ def test_empty_window_says_why():
 
 
 @pytest.mark.parametrize("free, at, word", [
-    ("eps", "k=10,n=100,delta=0.1", "not integer-valued"),
     ("zz", "k=10", "not a variable"),
     ("d", "k=10", "needs values for"),
     ("d", "d=5,k=10,n=100,eps=0.1,delta=0.1", "must not also be fixed"),
@@ -149,3 +148,65 @@ def test_window_without_a_symbolic_root_uses_the_bracketing_root_finder(monkeypa
     assert calls, "the sampled path was not taken"
     assert [tuple(iv) for iv in w.intervals] == brute(lambda d: d ** (1 / 3) + math.log(d) ** 2 <= 60, 2, 200000)  # d >= 2
     assert w.verified
+
+
+def _product_claim(rel):
+    from ibcheck.theory.variables import k as K_VAR
+    from ibcheck.theory.variables import n as N_VAR
+    return Claim(id="TEST.product", variables=(D_VAR, K_VAR, N_VAR), hypotheses=(Hypothesis("H1", rel),))
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(1, 40), k=st.integers(1, 40), p=st.sampled_from([1, 2, 3]), strict=st.booleans())
+def test_window_of_a_product_hypothesis_keeps_its_equality_point(n, k, p, strict):
+    """``d >= n * k**p`` (or >): the window starts exactly at n * k**p (+1 when strict), as integer arithmetic says,
+    and bounds, window and the hypothesis check agree at that point. The log-space comparison alone lost it
+    (``d >= n*k`` at n = 7, k = 3 gave [22, oo))."""
+    d, kk, nn = symbol("d"), symbol("k"), symbol("n")
+    rel = (sp.StrictGreaterThan if strict else sp.GreaterThan)(d, nn * kk**p)
+    w = applicability_window(_product_claim(rel), "d", f"n={n},k={k}")
+    edge = n * k**p + (1 if strict else 0)
+    assert [tuple(iv) for iv in w.intervals] == [(max(edge, 2), None)]
+    assert w.verified
+    assert relation_holds(rel, {"d": n * k**p, "n": n, "k": k})[0] is (not strict)
+    if n * k**p > 2:
+        assert relation_holds(rel, {"d": n * k**p - 1, "n": n, "k": k})[0] is False
+
+
+def test_window_equality_point_seen_by_bounds_and_at_high_precision():
+    d, kk, nn = symbol("d"), symbol("k"), symbol("n")
+    rel = sp.GreaterThan(d, nn * kk)
+    w = applicability_window(_product_claim(rel), "d", "n=7,k=3")
+    assert [tuple(iv) for iv in w.intervals] == [(21, None)]
+    with mpmath.workdps(30):  # the precision of the window's end checks, where ln 21 and ln 7 + ln 3 differed
+        assert relation_holds(rel, {"d": 21, "n": 7, "k": 3})[0]
+    assert not relation_holds(sp.StrictGreaterThan(d, nn * kk), {"d": 21, "n": 7, "k": 3})[0]
+    # a decimal is the decimal it was read as: eps <= 1/d at eps = 0.1, d = 10 is an equality
+    e = symbol("eps")
+    assert relation_holds(sp.LessThan(e, 1 / d), {"eps": mpmath.mpf("0.1"), "d": 10})[0]
+    assert not relation_holds(sp.StrictLessThan(e, 1 / d), {"eps": mpmath.mpf("0.1"), "d": 10})[0]
+    assert relation_holds(sp.GreaterThan(d, sp.sqrt(nn * kk)), {"d": 6, "n": 12, "k": 3})[0]
+    assert not relation_holds(sp.StrictGreaterThan(d, sp.sqrt(nn * kk)), {"d": 6, "n": 12, "k": 3})[0]
+
+
+def test_window_of_a_real_variable_gives_real_intervals():
+    """A real free variable (eps, a signal strength) is no longer refused: its window is real intervals whose ends
+    are the roots, closed for <= and open for <, each checked just inside and just outside."""
+    from ibcheck.theory.variables import eps as E_VAR
+    from ibcheck.theory.variables import n as N_VAR
+    from ibcheck.theory.variables import shared_variable
+    d, nn, e, s = symbol("d"), symbol("n"), symbol("eps"), symbol("snr")
+    c = Claim(id="TEST.real", variables=(D_VAR, N_VAR, E_VAR, shared_variable("snr")),
+              hypotheses=(Hypothesis("H1", sp.LessThan(e, 1 / d)), Hypothesis("H2", sp.StrictGreaterThan(e, 1 / (d * nn))),
+                          Hypothesis("H3", sp.GreaterThan(s**2, sp.log(d)))))
+    w = applicability_window(c, "eps", "d=21,n=7,snr=3")
+    assert w.real and w.verified
+    assert len(w.intervals) == 1 and w.closed == [(False, True)]
+    assert abs(float(w.intervals[0][0]) - 1 / 147) < 1e-15 and abs(float(w.intervals[0][1]) - 1 / 21) < 1e-15
+    assert w.binding == [{"low": "H2", "high": "H1"}]
+    assert w.interval_text(0).startswith("(0.0068027") and w.interval_text(0).endswith("]")
+    w = applicability_window(c, "snr", "d=100,n=7,eps=0.005")
+    assert abs(float(w.intervals[0][0]) - math.sqrt(math.log(100))) < 1e-14 and w.intervals[0][1] is None
+    assert w.closed == [(True, False)] and w.verified
+    w = applicability_window(c, "snr", "d=100,n=7,eps=0.001")  # H2 fails whatever snr is
+    assert w.intervals == [] and "H2" in w.empty_because

@@ -195,8 +195,52 @@ def relation_holds(rel: sp.Basic, values: Mapping[str, object]) -> tuple[bool, m
     if a is None or b is None:
         # A side that is not positive: compare the values directly (rare; small numbers).
         va, vb = evaluate(lhs, values), evaluate(rhs, values)
-        return bool(_REL[type(rel)](mpmath.re(va), mpmath.re(vb))), a, b
+        a_, b_ = mpmath.re(va), mpmath.re(vb)
+        if abs(a_ - b_) <= _tie_width(a_, b_):
+            return _decide_tie(rel, values, a_, b_), a, b
+        return bool(_REL[type(rel)](a_, b_)), a, b
+    if abs(a - b) <= _tie_width(a, b):
+        return _decide_tie(rel, values, a, b), a, b
     return bool(_REL[type(rel)](a, b)), a, b
+
+
+def _tie_width(a, b) -> mpmath.mpf:
+    """How close two sides' (log) values must be for rounding to decide the comparison: 10^(8 - dps) of their scale."""
+    return mpmath.mpf(10) ** (8 - mpmath.mp.dps) * max(mpmath.mpf(1), abs(a), abs(b))
+
+
+def exact_value(v) -> sp.Expr:
+    """A value at a point as an exact sympy number: an int as itself, an mpf as the decimal it was read from (its
+    shortest decimal at the working precision: ``mpf('0.1')`` is 1/10, not the binary float next to it)."""
+    if isinstance(v, (int, sp.Integer, sp.Rational)):
+        return sp.Integer(v) if isinstance(v, int) else v
+    return sp.Rational(mpmath.nstr(mpmath.mpf(v), mpmath.mp.dps, strip_zeros=True, min_fixed=-mpmath.inf, max_fixed=mpmath.inf))
+
+
+def _decide_tie(rel: sp.Basic, values: Mapping[str, object], a, b) -> bool:
+    """A comparison whose sides agree to the working precision, decided exactly: the values enter as exact numbers and
+    the sign of lhs - rhs is proved by sympy (a rational, or an algebraic number whose sign sympy settles), else read
+    at four times the precision, where sides still equal count as equal.
+
+    Pitfall avoided: in log space ``d >= n*k`` at d = 21, n = 7, k = 3 compares ln 21 with ln 7 + ln 3, which differ in
+    the last digit, so the equality point fell outside the window and its verification agreed with the error."""
+    subs = {s: exact_value(values[s.name]) for s in rel.free_symbols if s.name in values}
+    diff = sp.simplify(as_sympy(rel.lhs).subs(subs) - as_sympy(rel.rhs).subs(subs))
+    sign = None
+    if diff.is_zero:
+        sign = 0
+    elif diff.is_positive:
+        sign = 1
+    elif diff.is_negative:
+        sign = -1
+    else:
+        digits = 4 * mpmath.mp.dps
+        num = diff.evalf(digits)
+        if num.is_real and num.is_number:
+            sign = 0 if abs(num) <= sp.Float(10, digits) ** (10 - digits) else (1 if num > 0 else -1)
+    if sign is None:
+        return bool(_REL[type(rel)](a, b))
+    return bool(_REL[type(rel)](sign, 0))
 
 
 def evaluate_hypothesis(h: Hypothesis, point: Point | None) -> HypothesisValue:

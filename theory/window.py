@@ -1,4 +1,4 @@
-"""The applicability window: the exact set of integers where every hypothesis holds.
+"""The applicability window: the exact set of integers (of reals, for a real variable) where every hypothesis holds.
 
 With one integer variable free (usually d) and the others fixed, each hypothesis
 ``lhs REL rhs`` becomes ``g(u) = log lhs - log rhs REL 0`` in ``u = ln(free)``. The
@@ -14,7 +14,10 @@ window is computed from the roots of the g's, not by scanning integers:
    verified by evaluating one step inside it and one step outside it, which also names
    the hypothesis that binds there.
 
-Ends beyond 4300 digits (Python's int-to-str limit) are given as ``~10^x`` strings.
+Ends beyond 4300 digits (Python's int-to-str limit) are given as ``~10^x`` strings. Comparisons at
+an end that is an equality point (``d >= n*k`` at d = n*k) are decided exactly
+(:func:`theory.evaluate.relation_holds`). A real-valued variable (a step size, a signal strength)
+gets real intervals whose ends are roots to 17 digits, open or closed by the relation.
 """
 from __future__ import annotations
 
@@ -46,7 +49,7 @@ class Window(Result):
     free: str
     at: dict[str, str]
     intervals: list[tuple[int | str, int | str | None]]
-    log10_intervals: list[tuple[float, float | None]]
+    log10_intervals: list[tuple[float | None, float | None]]
     binding: list[dict[str, str | None]]
     checks: list[dict]
     verified: bool
@@ -55,6 +58,8 @@ class Window(Result):
     ignored: list[str] = field(default_factory=list)
     empty_because: str | None = None
     flags: list[str] = field(default_factory=list)
+    real: bool = False  # a real-valued variable: the ends are decimals (17 digits), open or closed per ``closed``
+    closed: list[tuple[bool, bool]] = field(default_factory=list)
 
     def as_json(self) -> dict:
         return {
@@ -65,16 +70,23 @@ class Window(Result):
             "assumed_constants": self.assumed_constants,
             "assumed_qualitative": self.assumed_qualitative,
             "independent_of_free": self.ignored, "empty_because": self.empty_because,
+            "real": self.real, "closed": [list(c) for c in self.closed],
         }
+
+    def interval_text(self, i: int) -> str:
+        """Interval ``i`` in bracket notation: ``[22, oo)`` for integers, ``(0, 0.0476...]`` for a real variable."""
+        lo, hi = self.intervals[i]
+        cl = self.closed[i] if self.real else (True, hi is not None)
+        return f"{'[' if cl[0] else '('}{lo}, {'oo' if hi is None else hi}{']' if cl[1] else ')'}"
 
     def heading(self) -> str:
         at = ", ".join(f"{k}={v}" for k, v in self.at.items())
         return f"{self.claim}: window of {self.free} at {at}" + ("" if self.intervals else f" -- empty ({self.empty_because})")
 
     def table(self) -> list[dict]:
-        return [{"low": iv[0], "high": "oo" if iv[1] is None else iv[1], "log10 low": lg[0], "log10 high": lg[1],
+        return [{"interval": self.interval_text(i), "log10 low": lg[0], "log10 high": lg[1],
                  "binding low": b["low"], "binding high": b["high"], "verified": self.verified}
-                for iv, lg, b in zip(self.intervals, self.log10_intervals, self.binding)]
+                for i, (lg, b) in enumerate(zip(self.log10_intervals, self.binding))]
 
     def figure(self):
         """The window on a log10 axis (an open end drawn to the right edge)."""
@@ -82,9 +94,10 @@ class Window(Result):
             return None
 
         fig, ax = new_figure(6.4, 1.6)
-        right = max([lg[1] for lg in self.log10_intervals if lg[1] is not None] + [lg[0] for lg in self.log10_intervals]) + 1
+        ends = [x for lg in self.log10_intervals for x in lg if x is not None] or [0.0]
+        left, right = min(ends) - 1, max(ends) + 1
         for lo, hi in self.log10_intervals:
-            ax.plot([lo, right if hi is None else hi], [0, 0], lw=8, solid_capstyle="butt", color="tab:green")
+            ax.plot([left if lo is None else lo, right if hi is None else hi], [0, 0], lw=8, solid_capstyle="butt", color="tab:green")
         ax.set_yticks([])
         ax.set_xlabel(f"log10 {self.free}")
         ax.set_title(self.heading(), fontsize=8)
@@ -130,8 +143,9 @@ def _g_function(atom: sp.Basic, free: str):
     return tuple(z.name for z in syms), sp.lambdify([U, *syms], g, modules="mpmath")
 
 
-def _roots_for(atom, free, values, u_lo) -> list[mpmath.mpf]:
-    """Every root in u > u_lo of log lhs = log rhs for one relation, at the working precision."""
+def _roots_for(atom, free, values, u_lo, u_hi=None) -> list[mpmath.mpf]:
+    """Every root in u > u_lo (and < u_hi where given: a real variable's scan range) of log lhs = log rhs for one
+    relation, at the working precision."""
     roots: list[mpmath.mpf] = []
     sym = _symbolic_roots(atom, free)
     for names, fn in sym or ():
@@ -140,7 +154,7 @@ def _roots_for(atom, free, values, u_lo) -> list[mpmath.mpf]:
         except (ZeroDivisionError, ValueError, OverflowError):
             continue
         r = mpmath.mpc(r)
-        if abs(r.imag) <= mpmath.mpf(10) ** (-20) * max(1, abs(r.real)) and r.real > u_lo:
+        if abs(r.imag) <= mpmath.mpf(10) ** (-20) * max(1, abs(r.real)) and r.real > u_lo and (u_hi is None or r.real < u_hi):
             roots.append(mpmath.mpf(r.real))
     # Sampled sign check in u-space (backs up the symbolic roots; sole source if unsolved).
     names, gf = _g_function(atom, free)
@@ -150,9 +164,12 @@ def _roots_for(atom, free, values, u_lo) -> list[mpmath.mpf]:
         v = gf(u, *args)
         return mpmath.re(v) if isinstance(v, mpmath.mpc) and abs(v.imag) < 1e-20 else (v if not isinstance(v, mpmath.mpc) else mpmath.nan)
 
-    top = max([u_lo + 64] + [2 * r for r in roots])
-    grid = [u_lo + (top - u_lo) * (mpmath.mpf(i) / _SCAN_POINTS) ** 2 for i in range(_SCAN_POINTS + 1)]
-    grid += [top * 10, top * 1000]
+    if u_hi is None:
+        top = max([u_lo + 64] + [2 * r for r in roots])
+        grid = [u_lo + (top - u_lo) * (mpmath.mpf(i) / _SCAN_POINTS) ** 2 for i in range(_SCAN_POINTS + 1)]
+        grid += [top * 10, top * 1000]
+    else:
+        grid = [u_lo + (u_hi - u_lo) * mpmath.mpf(i) / (8 * _SCAN_POINTS) for i in range(1, 8 * _SCAN_POINTS)]
     prev_u, prev_g = None, None
     for u in grid:
         gu = g(u)
@@ -251,8 +268,6 @@ def _window(claim: Claim, free: str, at: Mapping[str, str] | str) -> Window:
     if free not in [v.name for v in claim.variables]:
         raise InputError(f"--free {free!r} is not a variable of {claim.id}: choose one of {', '.join(ints) or 'none'}")
     var = claim.variable(free)
-    if not var.integer:
-        raise InputError(f"--free {free} is not integer-valued: the window is a set of integers, choose one of {', '.join(ints)}")
     if free in raw:
         raise InputError(f"--free {free} must not also be fixed in --at")
     point: Point = make_point(claim, raw)
@@ -266,6 +281,8 @@ def _window(claim: Claim, free: str, at: Mapping[str, str] | str) -> Window:
     raw_vals = {n: (point.get(n) if isinstance(point.get(n), int) else (raw.get(n) or str(point.get(n)))) for n in needed}
     assumed = {c: v for c, v in point.assumed.items() if c in needed}
     at_json = {k: str(v) for k, v in raw.items()}
+    if not var.integer:
+        return _real_window(claim, var, numeric, raw_vals, at_json, assumed, qualitative)
     lo_dom = int(var.low) if var.low is not None else 1
     hi_dom = int(var.high) if var.high is not None else None
     depends = [(n, e) for n, e in numeric if any(s.name == free for s in e.free_symbols)]
@@ -398,3 +415,100 @@ def _approx(u: mpmath.mpf) -> str:
 
 def _log10(x: int) -> float:
     return float(mpmath.log10(mpmath.mpf(x)))
+
+
+REAL_SCAN_DECADES = 300  # a real variable unbounded at an end is scanned to 10^(+-300) there (symbolic roots reach further)
+REAL_DIGITS = 17  # significant digits of a real window's ends
+
+
+def _real_window(claim: Claim, var, numeric: list, raw_vals: dict, at_json: dict, assumed: dict, qualitative: list) -> Window:
+    """The window of a real-valued variable (a step size, a signal strength, eps): real intervals, each end a root of
+    one hypothesis (closed where that relation is non-strict) or a domain end, and each root end checked a relative
+    10^-10 inside (every hypothesis holds) and outside (one fails).
+
+    Pitfall avoided: rounding the ends to integers, or refusing the variable, for a quantity that is not a count."""
+    free = var.name
+    depends = [(n, e) for n, e in numeric if any(s.name == free for s in e.free_symbols)]
+    ignored = [n for n, e in numeric if (n, e) not in depends]
+    span = REAL_SCAN_DECADES * mpmath.log(10)
+    with mpmath.workdps(40):
+        values = _values(raw_vals)
+        for n, e in numeric:
+            if (n, e) not in depends and not relation_holds(e, values)[0]:
+                return Window(claim.id, free, at_json, [], [], [], [], True, assumed, qualitative, ignored,
+                              f"{n} fails at this point whatever {free} is")
+        u_lo = mpmath.log(var.low) if var.low is not None and var.low > 0 else -span
+        u_hi = mpmath.log(var.high) if var.high is not None else span
+        roots: list[tuple[mpmath.mpf, sp.Basic]] = []
+        for _, e in depends:
+            for atom in _atoms(e):
+                if any(s.name == free for s in atom.free_symbols):
+                    roots += [(r, atom) for r in _roots_for(atom, free, values, u_lo, u_hi)]
+        roots.sort(key=lambda ra: ra[0])
+        cuts: list[tuple[mpmath.mpf, sp.Basic | None]] = [(u_lo, None)] + roots + [(u_hi, None)]
+        segs: list[tuple] = []
+        ever = {n: False for n, _ in depends}
+        for a, b in zip(cuts, cuts[1:]):
+            if b[0] <= a[0]:
+                continue
+            vals = dict(values)
+            vals[free] = mpmath.exp((a[0] + b[0]) / 2)
+            truth = {n: relation_holds(e, vals)[0] for n, e in depends}
+            ever = {n: ever[n] or t for n, t in truth.items()}
+            if all(truth.values()):
+                if segs and segs[-1][1][0] == a[0]:
+                    segs[-1] = (segs[-1][0], b)
+                else:
+                    segs.append((a, b))
+        intervals, log_ivs, binding, checks, closed = [], [], [], [], []
+        verified = True
+        for a, b in segs:
+            ends = []
+            for end, side in ((a, "low"), (b, "high")):
+                u, atom = end
+                if atom is None:  # a domain end
+                    ends.append(_domain_end(var, side))
+                    continue
+                name = next((n for n, e in depends if atom in _atoms(e)), None)
+                x = mpmath.exp(u)
+                step = mpmath.mpf(10) ** -10
+                inner, outer = (x * (1 + step), x * (1 - step)) if side == "low" else (x * (1 - step), x * (1 + step))
+                fail_in, fail_out = _failing_real(depends, values, free, inner), _failing_real(depends, values, free, outer)
+                checks.append({"at": mpmath.nstr(x, REAL_DIGITS), "side": side, "inside": fail_in is None, "outside_fails": fail_out})
+                verified = verified and fail_in is None and fail_out is not None
+                strict = isinstance(atom, (sp.StrictGreaterThan, sp.StrictLessThan))
+                ends.append((mpmath.nstr(x, REAL_DIGITS), float(u / mpmath.log(10)), not strict, fail_out or name))
+            intervals.append((ends[0][0], ends[1][0]))
+            log_ivs.append((ends[0][1], ends[1][1]))
+            closed.append((ends[0][2], ends[1][2]))
+            binding.append({"low": ends[0][3], "high": ends[1][3]})
+    why = None
+    if not intervals:
+        never = [n for n, t in ever.items() if not t]
+        why = (f"{', '.join(never)} never hold(s) for {free} in {var.domain_text()}" if never
+               else f"{', '.join(ever)} each hold for some {free} but never all together")
+    return Window(claim.id, free, at_json, intervals, log_ivs, binding, checks, verified, assumed, qualitative, ignored,
+                  why, real=True, closed=closed)
+
+
+def _domain_end(var, side: str) -> tuple[str | None, float | None, bool, str]:
+    """(text, log10, closed, binding) of a real variable's domain end: 0 (open: variables are positive) below an
+    unbounded or non-positive low, None (infinity) above an unbounded high."""
+    dom = var.low if side == "low" else var.high
+    why = f"domain ({var.domain_text()})"
+    if side == "low" and (dom is None or dom <= 0):
+        return "0", None, False, why
+    if dom is None:
+        return None, None, False, why
+    return _real_text(dom), float(mpmath.log10(dom)), not (var.low_open if side == "low" else var.high_open), why
+
+
+def _real_text(x) -> str:
+    return mpmath.nstr(mpmath.mpf(x), REAL_DIGITS)
+
+
+def _failing_real(hyps, values, free, x) -> str | None:
+    """The first hypothesis that fails at the real value ``x`` (None if all hold)."""
+    vals = dict(values)
+    vals[free] = x
+    return next((name for name, rel in hyps if not relation_holds(rel, vals)[0]), None)

@@ -30,7 +30,7 @@ def register(sub) -> None:
 
     p = sub.add_parser("window", help="the exact integer window of one free variable where every hypothesis holds", parents=[common(out=None)])
     p.add_argument("claim")
-    p.add_argument("--free", required=True, help="the free integer variable, usually d")
+    p.add_argument("--free", required=True, help="the free variable, usually d: an integer gives integer ends; a real one (eps, a step size) real intervals")
     p.add_argument("--at", default="", help="values of every other variable the hypotheses use, e.g. k=10,n=5000,eps=0.1,delta=0.1 "
                                            "(none for a claim whose hypotheses use only --free)")
     p.set_defaults(func=cmd_window)
@@ -150,11 +150,11 @@ def cmd_window(args) -> int:
     for f in claim.flags:
         out.append(f"  FLAG: {f}")
     if not w.intervals:
-        out.append(f"  empty: no integer satisfies every hypothesis ({w.empty_because})")
-    for iv, b in zip(w.intervals, w.binding):
-        hi = "oo" if iv[1] is None else iv[1]
-        out.append(f"  [{iv[0]}, {hi}]   binding: low {b['low']}, high {b['high'] or '-'}")
-    out.append(f"  endpoints verified one step inside and outside: {'yes' if w.verified else 'no'}")
+        out.append(f"  empty: no {'value' if w.real else 'integer'} satisfies every hypothesis ({w.empty_because})")
+    for i, b in enumerate(w.binding):
+        out.append(f"  {w.interval_text(i)}   binding: low {b['low']}, high {b['high'] or '-'}")
+    how = "a relative 1e-10 inside and outside" if w.real else "one step inside and outside"
+    out.append(f"  endpoints verified {how}: {'yes' if w.verified else 'no'}")
     if w.assumed_constants:
         out.append(f"  assumed constants: {w.assumed_constants}")
     for q in w.assumed_qualitative:
