@@ -460,10 +460,14 @@ def _real_window(claim: Claim, var, numeric: list, raw_vals: dict, at_json: dict
                     segs[-1] = (segs[-1][0], b)
                 else:
                     segs.append((a, b))
-        intervals, log_ivs, binding, checks, closed = [], [], [], [], []
+        intervals: list[tuple[int | str, int | str | None]] = []
+        log_ivs: list[tuple[float | None, float | None]] = []
+        binding: list[dict[str, str | None]] = []
+        checks: list[dict] = []
+        closed: list[tuple[bool, bool]] = []
         verified = True
         for a, b in segs:
-            ends = []
+            ends: list[tuple[str | None, float | None, bool, str | None]] = []
             for end, side in ((a, "low"), (b, "high")):
                 u, atom = end
                 if atom is None:  # a domain end
@@ -478,7 +482,7 @@ def _real_window(claim: Claim, var, numeric: list, raw_vals: dict, at_json: dict
                 verified = verified and fail_in is None and fail_out is not None
                 strict = isinstance(atom, (sp.StrictGreaterThan, sp.StrictLessThan))
                 ends.append((mpmath.nstr(x, REAL_DIGITS), float(u / mpmath.log(10)), not strict, fail_out or name))
-            intervals.append((ends[0][0], ends[1][0]))
+            intervals.append((ends[0][0] or "0", ends[1][0]))
             log_ivs.append((ends[0][1], ends[1][1]))
             closed.append((ends[0][2], ends[1][2]))
             binding.append({"low": ends[0][3], "high": ends[1][3]})
