@@ -99,7 +99,7 @@ def _analyze_all(exp: Experiment, claim, rows: list[Row], fit_vars: list[str], c
     """Every testable bound of every measured quantity (``specs``, the design's), analysed at level ``alpha``."""
     results = []
     for spec in specs if specs is not None else bound_specs(claim, fit_vars, tuple(exp.quantities), offsets):
-        data = _data_rows(exp, rows, spec.quantity, fit_vars, keep, cell_vars)
+        data = spec.tested_rows(_data_rows(exp, rows, spec.quantity, fit_vars, keep, cell_vars))
         if not data:
             continue
         an = analyze(data, fit_vars, spec.kind, spec.predicted(), spec.offset_table(), margin, alpha, bootstrap=bootstrap,

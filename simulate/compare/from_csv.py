@@ -267,9 +267,10 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
     data = meas.fit_rows(fvars)
     results = []
     for spec in specs:
-        an = analyze(data, fvars, spec.kind, spec.predicted(), spec.offset_table(), margin, margin_log=margin_log,
+        rows = spec.tested_rows(data)
+        an = analyze(rows, fvars, spec.kind, spec.predicted(), spec.offset_table(), margin, margin_log=margin_log,
                      restriction=dict(fit_from or {}), trajectory=trajectory, extrapolate=not trajectory, toward_zero=spec.toward_zero)
-        results.append(BoundAnalysis(spec, an, tuple(data)))
+        results.append(BoundAnalysis(spec, an, tuple(rows)))
     pa = results[0].analysis
     record = ComparisonRecord(
         "csv", claim.id, claim.title, claim.status, tuple(claim.flags), f"your measurements ({path})",

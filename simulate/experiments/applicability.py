@@ -11,6 +11,7 @@ cannot be evaluated and are listed as assumed, never counted as held.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from typing import Sequence
 
 import sympy as sp
@@ -135,7 +136,14 @@ def applicability(claim, exp, rows: Sequence[Row], cell_vars: list[str], fixed: 
 
 
 RAY_BETAS = tuple(i / 20 for i in range(1, 21))  # beta in k = d^beta, 0.05 .. 1
-RAY_DS = (1e12, 1e100)  # where a ray is checked: far beyond any sweep (log space: any d is exact)
+RAY_EXPONENTS = (12, 100)  # where a ray is checked, d = 10^12 and 10^100: far beyond any sweep (log space: any d is exact)
+
+
+def _ray_point(e: int, beta: float) -> tuple[int, int]:
+    """(d, k) = (10^e, 10^(e beta)) as exact integers where e beta is whole (k = d^1/2 on its boundary is exactly on
+    it: a float 1e100 ** 0.5 is 1.00000000000000007e50, which an exact comparison rightly puts outside k <= d^1/2)."""
+    x = Fraction(e) * Fraction(beta).limit_denominator(1000)
+    return 10 ** e, max(2, 10 ** int(x) if x.denominator == 1 else round(10 ** float(x)))
 
 
 def assumption_rays(exp, values: dict, constants: dict) -> str:
@@ -148,7 +156,7 @@ def assumption_rays(exp, values: dict, constants: dict) -> str:
             continue
         ok = []
         for beta in RAY_BETAS:
-            pts = [_point(a, {**values, "d": x, "k": max(2, round(x ** beta))}, constants) for x in RAY_DS]
+            pts = [_point(a, {**values, "d": dk[0], "k": dk[1]}, constants) for dk in (_ray_point(e, beta) for e in RAY_EXPONENTS)]
             ok.append(all(p is not None and all(evaluate_hypothesis(h, p).holds is True for h in a.hypotheses if not h.qualitative)
                           for p in pts))
         allowed = [b for b, o in zip(RAY_BETAS, ok) if o]

@@ -7,7 +7,8 @@ Nothing downstream reads exponents from strings.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Literal, Mapping
 
@@ -18,11 +19,13 @@ from ibcheck.theory.argtypes import refused
 from ibcheck.theory.describe import exponent_fractions, tends_to_map
 from ibcheck.theory.errors import InputError
 from ibcheck.theory.evaluate import make_point
+from ibcheck.theory.exptype import exp_form
 from ibcheck.theory.growth import GrowthError
 
 TESTABLE = ("O", "o", "<=", "Omega", "omega", ">=", "Theta")
 PARAMS = {"L": "2"}  # parameters that enter exponents, at the value the experiments use (two-layer: L = 2)
 Offsets = Literal["fit", "known"]
+LOG_INVERSE = "log(1/y)"
 
 
 @dataclass(frozen=True)
@@ -39,10 +42,32 @@ class BoundSpec:
     spec: TermSpec
     offsets: Offsets = "fit"
     bound: object = field(default=None, compare=False, repr=False)
+    transform: str | None = None  # LOG_INVERSE: an exp-type bound, tested on log(1/y) (theory.exptype)
 
     @property
     def label(self) -> str:
-        return self.quantity + (f"[{self.reading}]" if self.reading else "")
+        q = f"log(1/{self.quantity})" if self.transform == LOG_INVERSE else self.quantity
+        return q + (f"[{self.reading}]" if self.reading else "")
+
+    def tested_rows(self, rows: list[dict]) -> list[dict]:
+        """The rows the test reads: as measured, or for an exp-type bound ``log(1/y)`` in place of y (a censored row's side
+        flips: y <= u is log(1/y) >= log(1/u)); a row with y outside (0, 1) keeps a nan there, so the fit counts it
+        as dropped, never silently."""
+        if self.transform != LOG_INVERSE:
+            return rows
+        flip = {"at_most": "at_least", "at_least": "at_most"}
+        out = []
+        for r in rows:
+            lv = r.get("log_value")
+            if lv is None:
+                v = r.get("value")
+                lv = math.log(v) if isinstance(v, (int, float)) and v > 0 else math.nan
+            q = {k: x for k, x in r.items() if k not in ("value", "log_value")}
+            q["value"] = -lv if math.isfinite(lv) and lv < 0 else math.nan
+            if r.get("censor") in flip:
+                q["censor"] = flip[r["censor"]]
+            out.append(q)
+        return out
 
     @property
     def terms(self) -> list[Term]:
@@ -82,10 +107,16 @@ def bound_specs(claim, fit_variables: list[str], quantities: tuple[str, ...] | N
             continue
         if reading is not None and b.reading != reading:
             continue
+        kind, transform, tested = b.kind, None, b
         try:
             e = exponent_fractions(claim, b, point)
         except GrowthError as err:
-            raise InputError(f"{claim.id}: the bound on {b.quantity} has no power-law exponents to fit ({err})") from None
+            form = exp_form(b.expr, b.kind, set(claim.variable_names))
+            if form is None:
+                raise InputError(f"{claim.id}: the bound on {b.quantity} has no power-law exponents to fit ({err}), and is not of the "
+                                 f"form A exp(-c h(x)) with h a product of powers") from None
+            kind, transform, tested = form.kind, LOG_INVERSE, replace(b, expr=form.h, kind=form.kind)
+            e = exponent_fractions(claim, tested, point)
         tables = []
         for table in (e.power, e.log, e.loglog):
             row = {}
@@ -96,7 +127,8 @@ def bound_specs(claim, fit_variables: list[str], quantities: tuple[str, ...] | N
                                      f"give the claim's parameters a value")
                 row[v] = x
             tables.append(row)
-        out.append(BoundSpec(b.quantity, b.kind, b.reading, sp.sstr(b.expr), term_spec(fit_variables, *tables, toward_zero=zero), offsets, b))
+        out.append(BoundSpec(b.quantity, kind, b.reading, sp.sstr(tested.expr), term_spec(fit_variables, *tables, toward_zero=zero), offsets, b,
+                             transform))
     return out
 
 

@@ -115,9 +115,17 @@ class Correction(Term):
 
 LAST = 0.25  # the largest |b z| a correction may have at the largest-scale cell
 GRID = 129  # the b values profiled at once
-# the corrections tried: x^(-w) on a grid of w, and (log x)^(-w); b is profiled for each
-CORRECTIONS = tuple((form, p, shape, w) for form, p in (("factor", 1.0), ("factor", 0.5), ("factor", 2.0), ("additive", 1.0))
-                    for shape, w in [("power", w / 4) for w in range(2, 13)] + [("log", 0.5), ("log", 1.0), ("log", 2.0), ("loglog", 1.0)])
+FORMS = (("factor", 1.0), ("factor", 0.5), ("factor", 2.0), ("additive", 1.0))
+# the corrections tried along one variable: x^(-w) on a grid of w; b is profiled for each
+POWER_CORRECTIONS = tuple((form, p, "power", w / 4) for form, p in FORMS for w in range(2, 13))
+# logarithmic corrections, (log x)^(-w) and log log x / log x: only where the claim states a log factor or the user asks
+LOG_CORRECTIONS = tuple((form, p, shape, w) for form, p in FORMS for shape, w in (("log", 0.5), ("log", 1.0), ("log", 2.0), ("loglog", 1.0)))
+# corrections in the claim's own scale g: y = g (c + b g^-omega) (an additive constant beside g is omega = 1, beside
+# sqrt(d/k) too); omega over [1/4, 3], of which those that decay along the direction at least as fast as the per-variable
+# family's slowest (v^-1/2) are tried (function_test.MIN_DECAY; measured: slower ones mimic a missing (log d)^1/2)
+SCALE = "g(x)"  # the rows' key (log_g(x)) holding log g, the claim's own function
+OMEGAS = (0.25, 1 / 3, 0.5, 2 / 3, 0.75, 1.0, 1.5, 2.0, 3.0)
+SCALE_CORRECTIONS = tuple((form, 1.0, "power", w) for form in ("factor", "additive") for w in OMEGAS)
 
 
 @dataclass(frozen=True)
@@ -133,6 +141,8 @@ class LevelAgainstTrend:
     statistic: float
     p_moving: float
     p_level: float
+    capped: bool = False  # b sits at an end of its bounds (_bounds): the data ask for a larger correction than is allowed
+    p_trend_fit: float = 1.0  # lack of fit of the moving model against the seeds' own variance (F test); 1 where unknown
 
 
 def _design(cells: list[dict], terms: list[Term]) -> np.ndarray:
@@ -140,11 +150,11 @@ def _design(cells: list[dict], terms: list[Term]) -> np.ndarray:
     return np.hstack([np.ones((len(cells), 1)), np.array(cols, dtype=float).reshape(len(cells), len(terms))])
 
 
-def _bounds(z: np.ndarray, lx: np.ndarray, corr: Correction) -> tuple[float, float]:
+def _bounds(z: np.ndarray, end: int, corr: Correction) -> tuple[float, float]:
     """The b a correction may take: at most a factor 1/3..3 at the smallest scale and within 1 -+ LAST at the largest
-    (unbounded, 1 + b z with a large b is the power law z itself, and would absorb the very deviation under test);
-    an additive one the same in the ratio (log 3, log(1 + LAST))."""
-    zmax, zend = float(z.max()), float(z[np.argmax(-lx if corr.toward_zero else lx)])
+    (the cell ``end``, nearest the direction's limit; unbounded, 1 + b z with a large b is the power law z itself, and
+    would absorb the very deviation under test); an additive one the same in the ratio (log 3, log(1 + LAST))."""
+    zmax, zend = float(z.max()), float(z[end])
     if corr.form == "additive":
         a, e = math.log(3.0), math.log1p(LAST)
         return (max(-a / zmax, -e / zend), min(a / zmax, e / zend)) if zend > 0 else (-a / zmax, a / zmax)
@@ -180,10 +190,13 @@ def _profile(M0, y: np.ndarray, z: np.ndarray, sw: np.ndarray, lo: float, hi: fl
     if corr.form == "additive":
         mz, my = M0(sw * z), M0(y)
         den = float(mz @ mz)
-        b = float(np.clip(float(mz @ my) / den, lo, hi)) if den > 0 else 0.0
+        b = float(np.clip(float(mz @ my) / den, lo, hi)) if den > 0 else 0.0  # exact (unclipped where uncapped)
         e0 = my - b * mz
         return b, float(e0 @ e0)
-    bs = np.linspace(lo, hi, GRID)
+    if math.isfinite(hi):
+        bs = np.linspace(lo, hi, GRID)
+    else:  # uncapped: the factor at the smallest scale, 1 + b zmax, on a log grid over 1e-6 .. 1e6
+        bs = np.expm1(np.linspace(math.log(1e-6), math.log(1e6), GRID)) / float(z.max())
     E = M0(y[:, None] - sw[:, None] * corr.correct(bs[None, :], z[:, None]))
     f = np.einsum("ij,ij->j", E, E)
     i = int(np.argmin(f))
@@ -213,7 +226,9 @@ class LevelProfile:
 
     def __init__(self, cells: list[dict], others: list[Term], alt: Term):
         self.variable = alt.variable
-        self.lx = np.array([c["log_" + alt.variable] for c in cells], dtype=float)
+        self.cells = cells
+        lx = np.array([c["log_" + alt.variable] for c in cells], dtype=float)
+        self.end = int(np.argmax(-lx if alt.toward_zero else lx)) if len(cells) else 0
         r = np.array([c["mean_log"] for c in cells], dtype=float)
         X0, X1 = _design(cells, others), _design(cells, others + [alt])
         self.ok = bool(np.all(np.isfinite(X1))) and len(cells) > X1.shape[1]
@@ -234,16 +249,18 @@ class LevelProfile:
         pure_df = sum(int(c.get("n_seeds") or 1) - 1 for c in cells if c.get("sd_log") is not None)
         self.pure = (sum((int(c["n_seeds"]) - 1) * c["sd_log"] ** 2 for c in cells if c.get("sd_log") is not None) / pure_df
                      if pure_df >= 2 else 0.0)
+        self.pure_df = pure_df
         self.n, self.p0, self.p1 = len(cells), X0.shape[1], X1.shape[1]
 
-    def against(self, corr: Correction) -> LevelAgainstTrend | None:
-        """Profile b for one correction shape and w; None where undefined."""
+    def against(self, corr: Correction, capped: bool = True) -> LevelAgainstTrend | None:
+        """Profile b for one correction shape and w; None where undefined. ``capped=False``: b anywhere the correction is
+        defined (1 + b z > 0), the question a capped best correction leaves: could a larger one level the ratio?"""
         from scipy import stats  # heavy: scipy (loaded on first use)
 
-        z = np.array([corr.z(x) for x in self.lx])
+        z = np.array([corr.z(c.get("log_" + corr.variable, math.nan)) for c in self.cells])
         if not self.parts or not np.all(np.isfinite(z)) or z.max() <= 0:
             return None
-        lo, hi = _bounds(z, self.lx, corr)
+        lo, hi = _bounds(z, self.end, corr) if capped else (-math.inf, math.inf)
         fits = [(run, *_profile(M0, y, z[ix], sw, lo, hi, corr), wt) for run, ix, M0, sw, y, wt in self.parts]
         tot_l, tot_t = sum(f[2] for f in fits), sum(f[3] for f in fits)
         if self.by_run:
@@ -254,12 +271,24 @@ class LevelProfile:
             t = m / (sd / math.sqrt(len(diffs))) if sd > 0 else (math.inf if m > 0 else -math.inf if m < 0 else 0.0)
             df = len(diffs) - 1
             c_out = replace(corr, b=float(np.median([b for _, b, _, _ in fits])), runs=tuple((run, b) for run, b, _, _ in fits))
-            return LevelAgainstTrend(c_out, tot_l, tot_t, t, float(stats.t.sf(t, df)), float(stats.t.cdf(t, df)))
+            capped = 2 * sum(_at_cap(b, lo, hi) for _, b, _, _ in fits) > len(fits)
+            return LevelAgainstTrend(c_out, tot_l, tot_t, t, float(stats.t.sf(t, df)), float(stats.t.cdf(t, df)), capped)
         # the noise: the seeds' own variance, or the better-fitting model's residual variance where that is larger
         s2 = max(self.pure, min(tot_l / max(self.n - self.p0 - 2, 1), tot_t / (self.n - self.p1)), 1e-300)
         chi = (tot_l - tot_t) / s2
+        lof = (float(stats.f.sf((tot_t / (self.n - self.p1)) / self.pure, self.n - self.p1, self.pure_df))
+               if self.pure > 0 and self.pure_df >= 2 and self.n > self.p1 else 1.0)
         return LevelAgainstTrend(replace(corr, b=fits[0][1]), tot_l, tot_t, chi,
-                                 float(stats.chi2.sf(chi, 1)) if chi > 0 else 1.0, float(stats.chi2.sf(-chi, 1)) if chi < 0 else 1.0)
+                                 float(stats.chi2.sf(chi, 1)) if chi > 0 else 1.0, float(stats.chi2.sf(-chi, 1)) if chi < 0 else 1.0,
+                                 _at_cap(fits[0][1], lo, hi), lof)
+
+
+def _at_cap(b: float, lo: float, hi: float) -> bool:
+    """Is the profiled b at an end of its bounds (within 1e-6 of their width)? Never, uncapped."""
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return False
+    tol = 1e-6 * (hi - lo)
+    return b <= lo + tol or b >= hi - tol
 
 
 def corrected_rows(rrows: list[dict], corrections: tuple[Correction, ...]) -> list[dict]:
@@ -301,6 +330,7 @@ def ratio_rows(rows: list[dict], predicted: dict[str, float], terms: list[Term])
         lr = ly - lg if ly is not None and lg is not None else float("nan")
         q = {k: v for k, v in r.items() if k not in ("value", "log_value")}
         q["log_value"] = lr
+        q["log_" + SCALE] = lg if lg is not None else float("nan")
         out.append(q)
     return out
 

@@ -45,10 +45,26 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+import numpy as np
 from scipy import stats
 
 from ibcheck.simulate.experiments.terms import Term
-from ibcheck.simulate.stats.ratio import CORRECTIONS, ORDER_OF, Alternative, Correction, FamilyFit, LevelProfile, alternative_fit, ratio_rows, rays
+from ibcheck.simulate.stats.ratio import (
+    LAST,
+    LOG_CORRECTIONS,
+    ORDER_OF,
+    POWER_CORRECTIONS,
+    SCALE,
+    SCALE_CORRECTIONS,
+    Alternative,
+    Correction,
+    FamilyFit,
+    LevelProfile,
+    alternative_fit,
+    log_claim,
+    ratio_rows,
+    rays,
+)
 from ibcheck.simulate.verdict.rules import LOWER, TWO, UPPER, Verdict
 from ibcheck.theory.errors import InputError
 
@@ -125,6 +141,8 @@ class CorrectionFit:
     p_moving: float  # below the violation level: it keeps moving
     p_level: float  # below LEVELS: it levels off
     decision: str  # "levels off", "keeps moving" or "cannot tell"
+    capped: bool = False  # the best correction sits at its cap (x3 at the smallest scale, 1 + LAST at the largest)
+    p_trend_fit: float = 1.0  # the lack-of-fit p of the steady deviation (c + delta phi) against the seeds' own noise
 
     def as_json(self) -> dict:
         return dict(self.__dict__)
@@ -178,6 +196,7 @@ class FunctionTest:
                 "notes": list(self.notes)}
 
 
+MIN_DECAY = 0.5  # a claim-scale correction g^-omega is tried along v where it decays at least like v^-1/2 (omega |dlog g/dlog v| >= 1/2)
 LEVELS = 0.05  # the level at which a correction that fits better than a steady deviation is accepted
 SE_FLOOR = 1e-9  # an exponent is known to no better than this (exact data: the se is rounding error, not information)
 
@@ -232,10 +251,11 @@ def _contrasts(ff: FamilyFit, variables: list[str], toward_zero: frozenset[str])
 
 def function_test(rows: list[dict], variables: list[str], kind: str, predicted: dict[str, float], terms: list[Term],
                   alpha: float = 0.05, offsets=None, toward_zero: frozenset[str] = frozenset(), trajectory: bool = False,
-                  restriction=None, tolerance: dict[str, float] | None = None) -> FunctionTest:
+                  restriction=None, tolerance: dict[str, float] | None = None, log_corrections: bool = False) -> FunctionTest:
     """CLAIM y = kind(g(x)), g = prod_t x_t^{p_t} over ``terms`` (``predicted``: exponent per term name): the verdict from
     the ratio y / g over the rows (see the module docstring). ``tolerance``: explicit tolerances per family
-    (``{"power": 0.1, "log": 0.25}``), None for the resolution."""
+    (``{"power": 0.1, "log": 0.25}``), None for the resolution. ``log_corrections``: allow logarithmic corrections to
+    scaling even where the claim states no log factor (they are allowed where it does)."""
     if kind not in UPPER + LOWER + TWO:
         raise InputError(f"no function test for bound kind {kind!r}: accepted are O, Omega, Theta (and o, omega, <=, >=)")
     rrows = ratio_rows(rows, predicted, terms)
@@ -263,8 +283,9 @@ def function_test(rows: list[dict], variables: list[str], kind: str, predicted: 
         if not moving:  # a ray moves while no variable alone does: try each of its variables
             moving = [v for v in variables if any((d.rises or d.falls) and v in d.variables for d in plain)]
         decided = {}
+        logs = log_corrections or any(t.order >= 1 and predicted.get(t.name, 0.0) for t in terms)
         for v in moving:
-            best = _best_correction(v, ff, toward_zero, level)
+            best = _best_correction(v, ff, toward_zero, level, predicted, terms, logs)
             if best is not None:
                 decided[v] = best
         chosen = tuple(c for fit, c in decided.values() if fit.decision == "levels off")
@@ -313,25 +334,95 @@ def _levelled(plain: list[DirectionTest], decided: dict, kind: str, corrected: F
     return out
 
 
-def _best_correction(v: str, ff: FamilyFit, toward_zero: frozenset[str], level: float) -> tuple[CorrectionFit, Correction] | None:
+def _scale_direction(cells: list[dict], v: str, toward_zero: frozenset[str]) -> float:
+    """How fast the claim's own function g moves along ``v`` toward v's limit at these cells: the smallest
+    ``d log g / d log v`` in magnitude over the cells, with its sign (+ grows, - shrinks), read from ``log_g(x)`` one
+    unit of log v further toward the limit; 0 where g is flat, undefined, or moves both ways."""
+    step = -1.0 if v in toward_zero else 1.0
+    slopes = []
+    for c in cells:
+        here, there = c.get("log_" + SCALE), c.get("_next_" + SCALE)
+        if here is None or there is None or not (math.isfinite(here) and math.isfinite(there)):
+            return 0.0
+        slopes.append((there - here) * step)
+    if not slopes or min(slopes) * max(slopes) <= 0 or min(abs(x) for x in slopes) < 1e-9:
+        return 0.0
+    return min(slopes, key=abs)
+
+
+def _with_scale(cells: list[dict], v: str, toward_zero: frozenset[str], predicted: dict[str, float], terms: list[Term]) -> list[dict]:
+    """The cells with log g (the claim's own function) and log g one unit of log v toward v's limit."""
+    step = -1.0 if v in toward_zero else 1.0
+    out = []
+    for c in cells:
+        lg = log_claim(c, predicted, terms)
+        nxt = log_claim({**c, "log_" + v: c["log_" + v] + step}, predicted, terms) if "log_" + v in c else None
+        out.append({**c, "log_" + SCALE: math.nan if lg is None else lg, "_next_" + SCALE: nxt})
+    return out
+
+
+def _best_correction(v: str, ff: FamilyFit, toward_zero: frozenset[str], level: float, predicted: dict[str, float] | None = None,
+                     terms: list[Term] | None = None, logs: bool = False) -> tuple[CorrectionFit, Correction] | None:
     """The correction along ``v`` under which the ratio levels off best (the smallest weighted residual sum of
     ``c + log(1 + b z)`` with no slope along v, over the shapes and w tried, b profiled), against the ratio moving
     along v: "keeps moving" when the moving model fits significantly better at the violation level (a violation must
     be significant against the best correction too), "levels off" when the levelled one fits better at LEVELS,
-    "cannot tell" otherwise."""
+    "cannot tell" otherwise; "cannot tell" too where the best correction sits at its cap.
+
+    The shapes: powers of v (``v^-w``, w in [1/2, 3]); powers of the claim's own scale, ``y = g (c + b g^-omega)``
+    with omega in [1/4, 2] (where g moves along v: ``g^omega`` where it shrinks toward the limit); logarithmic ones
+    only where ``logs`` (the claim states a log factor, or the user asked).
+
+    Pitfall avoided: a (1 + b / log d) correction, allowed by default, mimics a power deviation (d^0.62 against sqrt(d))
+    over several decades, and per-variable shapes cannot fit an additive constant beside sqrt(d/k) (omega = 1 in g)."""
     alt = next(t for t in ff.terms if t.variable == v and not isinstance(t, Correction))
     others = [t for t in ff.terms if not isinstance(t, Correction) and t.variable != v]
     cells = [c for c in ff.fit.cells if "residual" in c]
-    prof = LevelProfile(cells, others, alt)
-    tried = [prof.against(Correction(v, 0, v in toward_zero, shape=shape, w=w, form=form, p=p)) for form, p, shape, w in CORRECTIONS]
-    best = min((x for x in tried if x is not None), key=lambda x: x.wrss_level, default=None)
+    if predicted is not None and terms is not None:
+        cells = _with_scale(cells, v, toward_zero, predicted, terms)
+    shapes = POWER_CORRECTIONS + (LOG_CORRECTIONS if logs else ())
+    g_dir = _scale_direction(cells, v, toward_zero) if predicted is not None else 0
+    best = _best_fit(cells, others, alt, v, toward_zero, shapes, g_dir)
     if best is None:
         return None
     corr = best.correction
     decision = "keeps moving" if best.p_moving < level else "levels off" if best.p_level < LEVELS else "cannot tell"
+    if best.capped and not (decision == "keeps moving" and (best.p_trend_fit >= LEVELS or not _levelling(cells, others, alt))):
+        # a correction stretched to its cap is no evidence for the claim; against the claim, only a steady deviation that
+        # fits the data (no lack of fit at the violation level) and beats the largest correction allowed: a curved ratio
+        # that neither a capped correction nor a steady deviation describes (a large transient) is undecided, said so
+        decision = "cannot tell"
     # b's standard error comes from the refit that judges the levelled directions (function_test), not from a fit here
     return CorrectionFit(v, ff.family, corr.name, corr.b, math.nan, best.wrss_level, best.wrss_trend, best.statistic, best.p_moving,
-                         best.p_level, decision), corr
+                         best.p_level, decision, best.capped, best.p_trend_fit), corr
+
+
+def _levelling(cells: list[dict], others: list[Term], alt: Term) -> bool:
+    """Does the ratio's slope along ``alt``'s variable shrink toward the limit (the upper half of the range moving less
+    than the lower half, same sign): a transient's shape, not a deviation's that keeps or gains speed?"""
+    u = np.array([alt.regressor(c["log_" + alt.variable]) for c in cells], dtype=float)
+    r = np.array([c["mean_log"] for c in cells], dtype=float)
+    w = np.sqrt([max(int(c.get("n_seeds") or 1), 1) for c in cells])
+    X = np.column_stack([np.ones(len(cells)), u] + [[t.regressor(c["log_" + t.variable]) for c in cells] for t in others])
+    mid = (u.min() + u.max()) / 2
+    slopes = []
+    for half in (u <= mid, u >= mid):
+        if half.sum() <= X.shape[1] or len(set(np.round(u[half], 12))) < 2:
+            return False
+        coef = np.linalg.lstsq(w[half, None] * X[half], w[half] * r[half], rcond=None)[0]
+        slopes.append(float(coef[1]))
+    lo, hi = slopes
+    return lo * hi > 0 and abs(hi) < abs(lo)
+
+
+def _best_fit(cells: list[dict], others: list[Term], alt: Term, v: str, toward_zero: frozenset[str], shapes, g_dir: float):
+    """The best-levelling correction over ``shapes`` (and the claim-scale ones where g moves along v) on these cells."""
+    prof = LevelProfile(cells, others, alt)
+    tried = [prof.against(Correction(v, 0, v in toward_zero, shape=shape, w=w, form=form, p=p)) for form, p, shape, w in shapes]
+    if g_dir:
+        tried += [prof.against(Correction(SCALE, 0, g_dir < 0, shape=shape, w=w, form=form, p=p)) for form, p, shape, w in SCALE_CORRECTIONS
+                  if w * abs(g_dir) >= MIN_DECAY]
+    return min((x for x in tried if x is not None), key=lambda x: x.wrss_level, default=None)
 
 
 def _decide(kind: str, tests: list[DirectionTest], level: float, corrections: list[CorrectionFit], tol: dict,
@@ -354,6 +445,15 @@ def _decide(kind: str, tests: list[DirectionTest], level: float, corrections: li
         worst = max(violations, key=lambda t: abs(t.estimate) / t.se if t.se > 0 else math.inf)
         how = "rises" if worst.rises else "falls"
         corr = f" with the correction {worst.corrected} fitted" if worst.corrected else ""
+        capped = [c for c in corrections if c.capped and c.variable in worst.variables and c.family == worst.family]
+        if capped:
+            c0 = capped[0]
+            shape = (f"a steady deviation fits them, lack-of-fit p = {c0.p_trend_fit:.2g}" if c0.p_trend_fit >= LEVELS else
+                     f"the move does not slow toward the limit as a transient's would (a steady deviation's lack-of-fit p = "
+                     f"{c0.p_trend_fit:.2g})")
+            corr += (f", against every correction to scaling within its cap (the best, {c0.term}, sits at it: the data would "
+                     f"need more than a factor 3 at the smallest scale or {1 + LAST:g} at the largest; {shape}; "
+                     f"--from {worst.variables[0]}=... tests whether the start is a transient)")
         lo, hi = worst.estimate - 2 * worst.se, worst.estimate + 2 * worst.se
         reason = (f"the ratio to the claim's function {how} along {worst.direction}{corr}: by {worst.factor(worst.estimate)} "
                   f"(+-2 se: [{lo:.3g}, {hi:.3g}]), significant at {level:.2g}; a {kind} bound forbids it"
@@ -369,6 +469,16 @@ def _decide(kind: str, tests: list[DirectionTest], level: float, corrections: li
     if open_ and open_[0].levels == "cannot tell":
         t = open_[0]
         c = next(c for c in corrections if c.variable in t.variables and c.family == t.family)
+        if c.capped:
+            reason = (f"along {t.direction} the ratio moves ({t.factor(t.estimate)}) by more than a correction to scaling may: the best "
+                      f"one ({c.term}) sits at its cap (at most a factor 3 at the smallest scale, {1 + LAST:g} at the largest), "
+                      + ("and a steady deviation does not describe the data either (lack of fit, p = "
+                         f"{c.p_trend_fit:.2g}): a large transient or a deviation, which a capped correction cannot tell apart"
+                         if c.p_trend_fit < LEVELS else f"and a steady deviation fits no better (p = {c.p_moving:.2g})")
+                      + f"; never a violation on that evidence. Cells nearer the limit (--from {t.variables[0]}=...) or a wider range "
+                      f"of {t.variables[0]} would decide")
+            return FunctionTest("inconclusive", reason, kind, tuple(tests), level, attained, tuple(corrections), tol_t, target_met or None,
+                                tuple(notes))
         reason = (f"along {t.direction} the ratio moves ({t.factor(t.estimate)}), but a correction to scaling ({c.term}) describes the "
                   f"data about as well (p = {c.p_moving:.2g} for a steady deviation against it: neither side decides): this sweep cannot "
                   f"tell a finite-size correction from a violation; a wider range of {t.variables[0]} would tell them apart")
