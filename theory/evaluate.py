@@ -132,7 +132,16 @@ def _compiled(expr: sp.Expr):
 def evaluate(expr: sp.Expr, values: Mapping[str, object]) -> mpmath.mpf | mpmath.mpc:
     """Evaluate a sympy expression with mpmath at the given values (names -> numbers)."""
     names, fn = _compiled(as_sympy(expr))
-    return fn(*[mpmath.mpf(values[n]) if isinstance(values[n], int) else values[n] for n in names])
+    return fn(*[_mp(values[n]) for n in names])
+
+
+def _mp(v):
+    """A value as mpmath reads it: ints and exact rationals (sympy's) at the working precision."""
+    if isinstance(v, int):
+        return mpmath.mpf(v)
+    if isinstance(v, sp.Rational):
+        return mpmath.mpf(int(v.p)) / int(v.q)
+    return v
 
 
 def log10_value(expr: sp.Expr, values: Mapping[str, object]) -> mpmath.mpf | None:

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar
 
 import numpy as np
+import sympy as sp
 from tqdm import tqdm
 
 from ibcheck.simulate.substrate.seeds import stream
@@ -45,8 +46,10 @@ from ibcheck.simulate.verdict.analysis import analyze
 from ibcheck.simulate.verdict.sequential import SequentialPolicy
 from ibcheck.theory.argtypes import require_float, require_int
 from ibcheck.theory.atomic import write_text
+from ibcheck.theory.cone import asymptotic_cone
 from ibcheck.theory.errors import InputError
 from ibcheck.theory.result import Result, plain
+from ibcheck.theory.variables import symbol
 
 PREDICTED = {"d": 0.5, "k": -0.5}
 GRID = {"d": [64, 128, 256], "k": [2, 4, 8]}
@@ -125,6 +128,12 @@ class Scenario:
     kind: str = "Theta"
     predicted: dict = field(default_factory=lambda: dict(PREDICTED))
     window: Callable[[float, float], bool] | None = None  # the claim's hypotheses: only these cells are fitted or added
+    hypotheses: tuple = ()  # the same hypotheses as sympy relations in d and k: the window's asymptotic cone (theory.cone)
+
+    def cone(self):
+        if not self.hypotheses:
+            return None
+        return asymptotic_cone([(f"H{i + 1}", h) for i, h in enumerate(self.hypotheses)], ["d", "k"], held={"d": GRID["d"][0], "k": GRID["k"][0]})
 
 
 LOG_CLAIM = {"t": 0.0, "log(t)": -1.0}
@@ -139,7 +148,8 @@ SCENARIOS = {s.name: s for s in [
     Scenario("log_claim", _polylog, True, predicted={"d": 0.5, "log(d)": 2.0, "k": -0.5},
              note="ln(d)^2 factor stated in the claim and fitted"),
     Scenario("loose", _times(lambda d, k: d ** -0.2), True, kind="O", note="d^0.3 k^-1/2 against O(d^1/2 k^-1/2): loose, true"),
-    Scenario("window", _window, True, window=lambda d, k: k * k <= d, note="claim inside k <= sqrt(d); saturates outside"),
+    Scenario("window", _window, True, window=lambda d, k: k * k <= d, note="claim inside k <= sqrt(d); saturates outside",
+             hypotheses=(sp.LessThan(symbol("k") ** 2, symbol("d")),)),
     Scenario("wrong_d", _wrong_d, False, note="d exponent 0.75 (wrong by 0.25)"),
     Scenario("wrong_k", _wrong_k, False, note="k exponent -0.25 (wrong by 0.25)"),
     Scenario("missing_log", _times(lambda d, k: 1 / math.log(d)), False, note="the data carry 1/log d"),
@@ -197,6 +207,7 @@ def run_trial(sc: Scenario, seed: int, budget: float = DEFAULT_BUDGET, rule: str
         cells = {cell_key(dict(zip(GRID, c))): SEEDS for c in itertools.product(*GRID.values())}
         variables, cell_vars = ["d", "k"], list(GRID)
     policy = SequentialPolicy(rule)
+    cone = sc.cone()
     values: dict = {}
     past: list[dict] = []
     used = 0.0
@@ -215,7 +226,7 @@ def run_trial(sc: Scenario, seed: int, budget: float = DEFAULT_BUDGET, rule: str
 
         def judge(level):
             return analyze(rows, variables, kind, sc.predicted, sc.offsets, alpha=level, bootstrap=False, extrapolate=False,
-                           trajectory=sc.trajectory)
+                           trajectory=sc.trajectory, cone=cone)
 
         an = judge(look.alpha)
         undecided = [(an.fit.cells, an.terms, v, ext) for v, ext in an.open_exponents()]

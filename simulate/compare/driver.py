@@ -37,7 +37,7 @@ from ibcheck.simulate.compare.record import (
     would_decide,
 )
 from ibcheck.simulate.compare.result import BoundResult, Comparison, ComparisonResult, TermResult
-from ibcheck.simulate.experiments.applicability import Applicability, applicability
+from ibcheck.simulate.experiments.applicability import Applicability, applicability, window_cone
 from ibcheck.simulate.experiments.base import Experiment, Row
 from ibcheck.simulate.experiments.design import PARAMS, TESTABLE, BoundSpec, Design, bound_specs
 from ibcheck.simulate.experiments.registry import experiment_for
@@ -98,13 +98,16 @@ def _analyze_all(exp: Experiment, claim, rows: list[Row], fit_vars: list[str], c
                  margin_log: float | None = None, specs: tuple[BoundSpec, ...] | None = None) -> list[BoundAnalysis]:
     """Every testable bound of every measured quantity (``specs``, the design's), analysed at level ``alpha``."""
     results = []
+    cones: dict = {}
     for spec in specs if specs is not None else bound_specs(claim, fit_vars, tuple(exp.quantities), offsets):
         data = spec.tested_rows(_data_rows(exp, rows, spec.quantity, fit_vars, keep, cell_vars))
         if not data:
             continue
+        if spec.toward_zero not in cones:
+            cones[spec.toward_zero] = None if exp.trajectory else window_cone(exp, claim, rows, fit_vars, cell_vars, spec.toward_zero)
         an = analyze(data, fit_vars, spec.kind, spec.predicted(), spec.offset_table(), margin, alpha, bootstrap=bootstrap,
                      cells_used="all" if keep is None else "inside", extrapolate=extrapolate, trajectory=exp.trajectory,
-                     restriction=restriction, margin_log=margin_log, toward_zero=spec.toward_zero)
+                     restriction=restriction, margin_log=margin_log, toward_zero=spec.toward_zero, cone=cones[spec.toward_zero])
         results.append(BoundAnalysis(spec, an, tuple(data)))
     return results
 

@@ -30,6 +30,7 @@ from ibcheck.simulate.experiments.terms import parse_term
 from ibcheck.simulate.sweep.measurements import Measurements
 from ibcheck.theory import get_claim
 from ibcheck.theory.claim import Bound, Claim
+from ibcheck.theory.cone import claim_cone
 from ibcheck.theory.errors import InputError
 from ibcheck.theory.variables import Variable, tends_to_zero
 
@@ -266,10 +267,13 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
                         table.variables, {}, constants)
     data = meas.fit_rows(fvars)
     results = []
+    held = {v: min(r[v] for r in table.rows if r.get(v) is not None) for v in fvars}
     for spec in specs:
         rows = spec.tested_rows(data)
+        cone = None if trajectory else claim_cone([claim], list(fvars), spec.toward_zero, held, dict(constants or {}))
         an = analyze(rows, fvars, spec.kind, spec.predicted(), spec.offset_table(), margin, margin_log=margin_log,
-                     restriction=dict(fit_from or {}), trajectory=trajectory, extrapolate=not trajectory, toward_zero=spec.toward_zero)
+                     restriction=dict(fit_from or {}), trajectory=trajectory, extrapolate=not trajectory, toward_zero=spec.toward_zero,
+                     cone=cone)
         results.append(BoundAnalysis(spec, an, tuple(rows)))
     pa = results[0].analysis
     record = ComparisonRecord(

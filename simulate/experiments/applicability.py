@@ -17,6 +17,7 @@ from typing import Sequence
 import sympy as sp
 
 from ibcheck.simulate.experiments.base import Row
+from ibcheck.theory.cone import claim_cone
 from ibcheck.theory.errors import InputError
 from ibcheck.theory.evaluate import evaluate_hypothesis, make_point
 
@@ -164,3 +165,17 @@ def assumption_rays(exp, values: dict, constants: dict) -> str:
                 ", ".join(f"{b:g}" for b in allowed) if allowed else "none")
         out.append(f"{a.id} allows the rays k = d^beta with {text} (checked at d = 1e12 and 1e100)")
     return "; ".join(out)
+
+
+def window_cone(exp, claim, rows: list[Row], fit_vars: list[str], cell_vars: list[str], toward_zero: frozenset[str] = frozenset()):
+    """The window's asymptotic cone over the fitted variables (:func:`theory.cone.claim_cone`) under the claim's
+    hypotheses and the assumptions its experiment names, parameters (kappa) as the experiment states them at its last
+    measured cell, each other fitted variable held at its smallest swept value; None where no hypothesis speaks of the
+    fitted variables alone."""
+    ok = [r for r in rows if r.status in ("ok", "diverged") and isinstance(r.value, dict)]
+    if not ok:
+        return None
+    values = exp.claim_values(ok[-1].at(cell_vars), ok[-1].value)
+    held = {v: min(float(r.cell[v]) for r in ok if r.cell.get(v) is not None) for v in fit_vars if any(r.cell.get(v) is not None for r in ok)}
+    held = {v: int(x) if x.is_integer() else x for v, x in held.items()}
+    return claim_cone([claim, *_assumptions(exp)], list(fit_vars), toward_zero, held, values)

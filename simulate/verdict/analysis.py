@@ -75,7 +75,7 @@ class Analysis:
         lacking = (lof_p is not None and lof_p < 0.05) or (lof_F is not None and lof_F > 2.0)
         out = []
         for v in self.variables:
-            tests = [t for t in ft.tests if v in t.variables]
+            tests = [t for t in ft.tests if v in t.variables and not t.bounded]
             coarse = ft.target_met is not None and not ft.target_met.get(v, True)
             if not coarse and all(t.holds(ft.kind) or t.violates(ft.kind) for t in tests):
                 continue
@@ -201,7 +201,7 @@ def analyze(rows: list[dict], variables: list[str], kind: str, predicted: dict[s
             offsets: dict[str, tuple[float, float]] | None = None, margin: float | None = None, alpha: float = 0.05,
             bootstrap: bool = True, cells_used: str = "all", extrapolate: bool = True, trajectory: bool = False,
             restriction: dict[str, float] | None = None, margin_log: float | None = None,
-            toward_zero: frozenset[str] = frozenset()) -> Analysis:
+            toward_zero: frozenset[str] = frozenset(), cone=None) -> Analysis:
     """Fit the exponents of ``rows`` along ``variables`` and judge them against ``predicted``.
 
     ``predicted`` is keyed by term: ``{"t": 0, "log(t)": -1}`` fits and tests both exponents (a
@@ -212,7 +212,8 @@ def analyze(rows: list[dict], variables: list[str], kind: str, predicted: dict[s
     resolution there; the descriptive per-term bands use 0.1 and 0.25 when they are not given.
     ``offsets`` (a known log factor moved to the left-hand side) only on explicit request.
     ``toward_zero`` names the variables that tend to 0 (eps): their power is tested mirrored
-    (:func:`simulate.verdict.rules.term_kind`), their drift toward the smallest scale.
+    (:func:`simulate.verdict.rules.term_kind`), their drift toward the smallest scale. ``cone``: the window's
+    asymptotic cone (:func:`theory.cone.claim_cone`); the directions it bounds are reported, not deciding.
     """
     offsets = dict(offsets or {})
     tolerance = {k: x for k, x in (("power", margin), ("log", margin_log),
@@ -246,7 +247,7 @@ def analyze(rows: list[dict], variables: list[str], kind: str, predicted: dict[s
         chain = [(t.name, judgements[t.name]) for t in terms if t.variable == v]
         per_var[v] = judge_variable(kind, chain)
     ft = function_test(rows, list(variables), kind, {t.name: predicted.get(t.name, 0.0) for t in terms}, terms, alpha, offsets,
-                       toward_zero, trajectory, restriction, tolerance or None)
+                       toward_zero, trajectory, restriction, tolerance or None, cone=cone)
     verdict, reason = ft.verdict, ft.reason
     notes = list(ft.notes)
     if fit.unidentified:

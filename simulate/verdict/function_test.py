@@ -93,6 +93,7 @@ class DirectionTest:
     corrected: str | None = None  # the correction fitted along with it, when the plain slope was significant
     levels: str | None = None  # where the plain slope was significant: "levels off", "keeps moving", "cannot tell" or
     # "residual" (a correction levels it off, but a significant slope remains beside it)
+    bounded: bool = False  # a direction the window bounds (theory.cone): reported, never deciding
 
     def factor(self, x: float | None = None) -> str:
         """The deviation ``x`` (default: the resolution) as a factor: ``d^0.03``, ``(log d)^0.2``; along a ray
@@ -119,7 +120,7 @@ class DirectionTest:
         return (up_ok or kind in LOWER) and (down_ok or kind in UPPER)
 
     def as_json(self) -> dict:
-        return {"family": self.family, "direction": self.direction, "estimate": self.estimate, "se": self.se, "df": self.df,
+        return {"family": self.family, "direction": self.direction, "bounded": self.bounded, "estimate": self.estimate, "se": self.se, "df": self.df,
                 "resolution": self.resolution, "target": self.target, "rises": self.rises, "falls": self.falls, "no_rise": self.no_rise,
                 "no_fall": self.no_fall, "corrected": self.corrected, "levels": self.levels}
 
@@ -184,7 +185,7 @@ class FunctionTest:
         over directions included); 1 where nothing violates. What the index's Holm step across rows reads."""
         tol = dict(self.tolerance)
         ps = [float(stats.t.sf((abs(t.estimate) - tol.get(t.family, 0.0)) / t.se, t.df)) for t in self.tests
-              if t.violates(self.kind) and t.se > 0 and t.df > 0]
+              if t.violates(self.kind) and not t.bounded and t.se > 0 and t.df > 0]
         return min(1.0, min(ps) * 0.05 / self.level) if ps else 1.0
 
     def test_json(self) -> dict:
@@ -239,23 +240,53 @@ def targets(ff: FamilyFit, variables: list[str], toward_zero: frozenset[str]) ->
     return out
 
 
-def _contrasts(ff: FamilyFit, variables: list[str], toward_zero: frozenset[str]) -> list[tuple[str, dict[str, float]]]:
-    out: list[tuple[str, dict[str, float]]] = [(v, {v: 1.0}) for v in variables]
+def _contrasts(ff: FamilyFit, variables: list[str], toward_zero: frozenset[str], cone=None) -> list[tuple[str, dict[str, float], bool]]:
+    """The directions tested in one family: (name, weights on the family's coefficients, bounded). Each variable alone
+    (bounded where the window's cone does not let it grow alone); for the power family the rays ``b = a^beta`` at the
+    ends of the cells' beta range clipped to the cone's admissible interval (where the cells lie outside it, their
+    extreme rays are reported as bounded); for the others the joint direction of each pair."""
+    out: list[tuple[str, dict[str, float], bool]] = [(v, {v: 1.0}, cone is not None and cone.bounded(v)) for v in variables]
     if ff.family == "power":
-        out += rays(variables, ff.fit.cells, toward_zero)
+        for name, w in rays(variables, ff.fit.cells, toward_zero):
+            (a, beta_a), (b, beta) = list(w.items())
+            iv = cone.interval(a, b) if cone is not None else (0.0, math.inf)
+            inside = iv is not None and iv[0] - 1e-9 <= beta <= iv[1] + 1e-9
+            out.append((name, w, not inside))
+        if cone is not None:  # the admissible interval's ends that fall inside the cells' range decide too
+            for a, b, lo_c, hi_c in _cell_betas(variables, ff.fit.cells, toward_zero):
+                iv = cone.interval(a, b)
+                if iv is None:
+                    continue
+                for beta in (iv[0], iv[1]):
+                    if lo_c + 1e-9 < beta < hi_c - 1e-9:
+                        out.append((f"{b} = {a}^{beta:.3g}", {a: 1.0, b: float(beta)}, False))
     else:
         grow = [v for v in variables if v not in toward_zero]
-        out += [(f"{b} = {a}^beta", {a: 1.0, b: 1.0}) for i, a in enumerate(grow) for b in grow[i + 1:]]
+        out += [(f"{b} = {a}^beta", {a: 1.0, b: 1.0}, cone is not None and cone.interval(a, b) is None)
+                for i, a in enumerate(grow) for b in grow[i + 1:]]
+    return out
+
+
+def _cell_betas(variables: list[str], cells: list[dict], toward_zero: frozenset[str]) -> list[tuple[str, str, float, float]]:
+    """(a, b, smallest beta, largest beta) of ``b = a^beta`` over the cells, per pair of growing variables."""
+    grow = [v for v in variables if v not in toward_zero]
+    out = []
+    for i, a in enumerate(grow):
+        for b in grow[i + 1:]:
+            betas = [c["log_" + b] / c["log_" + a] for c in cells if c["log_" + a] > 0]
+            if betas:
+                out.append((a, b, min(betas), max(betas)))
     return out
 
 
 def function_test(rows: list[dict], variables: list[str], kind: str, predicted: dict[str, float], terms: list[Term],
                   alpha: float = 0.05, offsets=None, toward_zero: frozenset[str] = frozenset(), trajectory: bool = False,
-                  restriction=None, tolerance: dict[str, float] | None = None, log_corrections: bool = False) -> FunctionTest:
+                  restriction=None, tolerance: dict[str, float] | None = None, log_corrections: bool = False, cone=None) -> FunctionTest:
     """CLAIM y = kind(g(x)), g = prod_t x_t^{p_t} over ``terms`` (``predicted``: exponent per term name): the verdict from
     the ratio y / g over the rows (see the module docstring). ``tolerance``: explicit tolerances per family
     (``{"power": 0.1, "log": 0.25}``), None for the resolution. ``log_corrections``: allow logarithmic corrections to
-    scaling even where the claim states no log factor (they are allowed where it does)."""
+    scaling even where the claim states no log factor (they are allowed where it does). ``cone``: the window's
+    asymptotic cone (:class:`theory.cone.AsymptoticCone`): a direction it bounds is reported and never decides."""
     if kind not in UPPER + LOWER + TWO:
         raise InputError(f"no function test for bound kind {kind!r}: accepted are O, Omega, Theta (and o, omega, <=, >=)")
     rrows = ratio_rows(rows, predicted, terms)
@@ -269,8 +300,8 @@ def function_test(rows: list[dict], variables: list[str], kind: str, predicted: 
             if order == 0:
                 raise
             notes.append(f"the {('log', 'loglog')[order - 1]} alternatives could not be fitted: {err}")
-    plans = {o: _contrasts(ff, variables, toward_zero) for o, ff in fits.items()}
-    m = sum(len(p) for p in plans.values()) * (2 if kind in TWO else 1)
+    plans = {o: _contrasts(ff, variables, toward_zero, cone) for o, ff in fits.items()}
+    m = sum(sum(not b for _, _, b in p) for p in plans.values()) * (2 if kind in TWO else 1)
     level = alpha / max(m, 1)
     tol = dict(tolerance or {})
     tests: list[DirectionTest] = []
@@ -278,10 +309,13 @@ def function_test(rows: list[dict], variables: list[str], kind: str, predicted: 
     for order, ff in fits.items():
         t_tol = tol.get(ff.family)
         goal = targets(ff, variables, toward_zero)
-        plain = [_direction(ff, n, w, level, alpha, t_tol) for n, w in plans[order]]
-        moving = [v for v in variables if any((d.rises or d.falls) and d.variables == (v,) for d in plain)]
-        if not moving:  # a ray moves while no variable alone does: try each of its variables
-            moving = [v for v in variables if any((d.rises or d.falls) and v in d.variables for d in plain)]
+        plain = [replace(_direction(ff, n, w, level, alpha, t_tol), bounded=b) for n, w, b in plans[order]]
+        free = [v for v in variables if cone is None or not cone.bounded(v)]
+        moving = [v for v in free if any((d.rises or d.falls) and d.variables == (v,) for d in plain if not d.bounded)]
+        if not moving and cone is None:  # a ray moves while no variable alone does: try each of its variables
+            moving = [v for v in free if any((d.rises or d.falls) and v in d.variables for d in plain if not d.bounded)]
+        # (with a cone, a ray that moves while its free variables alone do not moves through a bounded variable: a
+        # correction along a free variable cannot explain it, so none is tried and the ray decides as it stands)
         decided = {}
         logs = log_corrections or any(t.order >= 1 and predicted.get(t.name, 0.0) for t in terms)
         for v in moving:
@@ -298,9 +332,13 @@ def function_test(rows: list[dict], variables: list[str], kind: str, predicted: 
             decided = {v: (replace(fit, se=corrected.fit.se[c.name]) if corrected is not None else replace(fit, decision="cannot tell"), c)
                        if fit.decision == "levels off" else (fit, c) for v, (fit, c) in decided.items()}
         corrections += [fit for fit, _ in decided.values()]
-        plain = _levelled(plain, decided, kind, corrected, plan=plans[order], level=level, alpha=alpha, tol=t_tol)
+        plain = _levelled(plain, decided, kind, corrected, plan=[(n, w) for n, w, _ in plans[order]], level=level, alpha=alpha, tol=t_tol)
         plain = [replace(d, target=goal.get(d.variables[0])) if len(d.variables) == 1 else d for d in plain]
         tests += plain
+    for t in tests:
+        if t.bounded and t.family == "power" and (t.rises or t.falls):
+            notes.append(f"{t.direction} is a direction the window bounds ({cone.describe() if cone is not None else ''}): the ratio "
+                         f"moves along it ({t.factor(t.estimate)}), reported, not deciding")
     return _decide(kind, tests, level, corrections, tol, variables, terms, notes)
 
 
@@ -425,8 +463,9 @@ def _best_fit(cells: list[dict], others: list[Term], alt: Term, v: str, toward_z
     return min((x for x in tried if x is not None), key=lambda x: x.wrss_level, default=None)
 
 
-def _decide(kind: str, tests: list[DirectionTest], level: float, corrections: list[CorrectionFit], tol: dict,
+def _decide(kind: str, all_tests: list[DirectionTest], level: float, corrections: list[CorrectionFit], tol: dict,
             variables: list[str], terms: list[Term], notes: list[str]) -> FunctionTest:
+    tests = [t for t in all_tests if not t.bounded]  # a direction the window bounds is reported, never decides
     violations = [t for t in tests if t.violates(kind)]
     open_ = sorted((t for t in tests if not t.holds(kind) and not t.violates(kind)), key=lambda t: t.levels not in ("residual", "cannot tell"))
     loglog_vars = {t.variable for t in terms if t.order == 2}
@@ -458,14 +497,14 @@ def _decide(kind: str, tests: list[DirectionTest], level: float, corrections: li
         reason = (f"the ratio to the claim's function {how} along {worst.direction}{corr}: by {worst.factor(worst.estimate)} "
                   f"(+-2 se: [{lo:.3g}, {hi:.3g}]), significant at {level:.2g}; a {kind} bound forbids it"
                   + (f" beyond the tolerance {tol[worst.family]:g}" if worst.family in tol else ""))
-        return FunctionTest("inconsistent", reason, kind, tuple(tests), level, None, tuple(corrections), tol_t, target_met or None, tuple(notes))
+        return FunctionTest("inconsistent", reason, kind, tuple(all_tests), level, None, tuple(corrections), tol_t, target_met or None, tuple(notes))
     if open_ and open_[0].levels == "residual":
         t = open_[0]
         lo, hi = t.estimate - 2 * t.se, t.estimate + 2 * t.se
         reason = (f"along {t.direction} the ratio levels off with a correction to scaling ({t.corrected}), but a residual "
                   f"{t.factor(t.estimate)} (+-2 se: [{lo:.3g}, {hi:.3g}]) remains beside it: a higher-order correction or a small "
                   f"deviation; this sweep cannot tell which (a wider range of {t.variables[0]} can)")
-        return FunctionTest("inconclusive", reason, kind, tuple(tests), level, attained, tuple(corrections), tol_t, target_met or None, tuple(notes))
+        return FunctionTest("inconclusive", reason, kind, tuple(all_tests), level, attained, tuple(corrections), tol_t, target_met or None, tuple(notes))
     if open_ and open_[0].levels == "cannot tell":
         t = open_[0]
         c = next(c for c in corrections if c.variable in t.variables and c.family == t.family)
@@ -477,22 +516,22 @@ def _decide(kind: str, tests: list[DirectionTest], level: float, corrections: li
                          if c.p_trend_fit < LEVELS else f"and a steady deviation fits no better (p = {c.p_moving:.2g})")
                       + f"; never a violation on that evidence. Cells nearer the limit (--from {t.variables[0]}=...) or a wider range "
                       f"of {t.variables[0]} would decide")
-            return FunctionTest("inconclusive", reason, kind, tuple(tests), level, attained, tuple(corrections), tol_t, target_met or None,
+            return FunctionTest("inconclusive", reason, kind, tuple(all_tests), level, attained, tuple(corrections), tol_t, target_met or None,
                                 tuple(notes))
         reason = (f"along {t.direction} the ratio moves ({t.factor(t.estimate)}), but a correction to scaling ({c.term}) describes the "
                   f"data about as well (p = {c.p_moving:.2g} for a steady deviation against it: neither side decides): this sweep cannot "
                   f"tell a finite-size correction from a violation; a wider range of {t.variables[0]} would tell them apart")
-        return FunctionTest("inconclusive", reason, kind, tuple(tests), level, attained, tuple(corrections), tol_t, target_met or None, tuple(notes))
+        return FunctionTest("inconclusive", reason, kind, tuple(all_tests), level, attained, tuple(corrections), tol_t, target_met or None, tuple(notes))
     if open_:
         t = open_[0]
         reason = (f"undetermined along {t.direction} ({t.family} factors): the slope {t.estimate:.3g} +- {t.se:.2g} is neither a "
                   f"significant deviation nor below the resolution {t.factor()}; {_more(t)} would decide")
-        return FunctionTest("inconclusive", reason, kind, tuple(tests), level, attained, tuple(corrections), tol_t, target_met or None, tuple(notes))
+        return FunctionTest("inconclusive", reason, kind, tuple(all_tests), level, attained, tuple(corrections), tol_t, target_met or None, tuple(notes))
     if coarse:
         t = max(coarse, key=lambda t: t.resolution / (t.target or 1.0))
         reason = (f"the resolution is too coarse for the claim: along {t.direction} it detects {t.factor()}, not the "
                   f"{t.factor(t.target)} a factor of log log {t.direction} makes over this range; {_more(t)} would resolve it")
-        return FunctionTest("inconclusive", reason, kind, tuple(tests), level, attained, tuple(corrections), tol_t, target_met, tuple(notes))
+        return FunctionTest("inconclusive", reason, kind, tuple(all_tests), level, attained, tuple(corrections), tol_t, target_met, tuple(notes))
     res = "; ".join(f"{v}: " + ", ".join(t.factor() for t in tests if t.variables == (v,)) for v in variables)
     kept = [c.term for c in corrections if c.decision == "levels off"]
     extra = (f", a correction to scaling ({', '.join(kept)}) fitted where the ratio levels off" if kept else "")
@@ -501,7 +540,7 @@ def _decide(kind: str, tests: list[DirectionTest], level: float, corrections: li
               + (f"; {what[attained]}" if kind not in TWO else ""))
     if tol:
         reason = reason.replace("at or above the resolution", "beyond the tolerance " + ", ".join(f"{k} {x:g}" for k, x in tol_t))
-    return FunctionTest("consistent", reason, kind, tuple(tests), level, attained, tuple(corrections), tol_t, target_met or None, tuple(notes))
+    return FunctionTest("consistent", reason, kind, tuple(all_tests), level, attained, tuple(corrections), tol_t, target_met or None, tuple(notes))
 
 
 def _attained(kind: str, tests: list[DirectionTest]) -> bool | None:
