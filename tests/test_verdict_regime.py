@@ -149,3 +149,36 @@ def test_a_wrong_exponent_is_caught_along_the_admissible_rays():
     an = analyze(rows, ["d", "k"], "Theta", {"d": 0.5, "k": -0.5}, bootstrap=False, extrapolate=False, cone=_fvbs_cone())
     assert an.verdict == "inconsistent", an.reason
     assert "along k = d^" in an.reason
+
+
+def _trajectory(f, ts, runs=3, sd=0.02, seed=0):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for r in range(runs):
+        level, e = 0.1 * rng.standard_normal(), 0.0
+        for t in ts:
+            e = 0.9 * e + sd * rng.standard_normal()
+            rows.append({"t": t, "seed": r, "run": r, "value": f(t) * math.exp(level + e)})
+    return rows
+
+
+def test_the_asymptotic_end_decides_past_a_transient():
+    """t^-1 data (1/(t + 5), 1000 steps) against O(t^-5/4): inconsistent (the issue saw it inconclusive, the first steps
+    reading as a correction), with the upper half of the range tested beside the whole; the true O(t^-1) on the same
+    data is never inconsistent: its start is beyond any correction's cap, which is undecided, never a violation."""
+    rows = _trajectory(lambda t: 1 / (t + 5), [float(t) for t in range(1, 1001)])
+    an = analyze(rows, ["t"], "O", {"t": -1.25}, trajectory=True, bootstrap=False, extrapolate=False)
+    assert an.verdict == "inconsistent", an.reason
+    assert any(t.part for t in an.function.tests) and an.function.test_json()["upper_half"].startswith("t >= ")
+    ok = analyze(rows, ["t"], "O", {"t": -1.0}, trajectory=True, bootstrap=False, extrapolate=False)
+    assert ok.verdict != "inconsistent", ok.reason
+
+
+def test_a_late_rise_is_a_violation_of_an_upper_bound():
+    """d^0.5 times a ratio that falls over the first half of the range and rises over the second (a minimum at
+    d = 2^10): against O(sqrt(d)) the whole range's slope falls, the upper half rises: inconsistent there."""
+    f = lambda d: math.sqrt(d) * math.exp(0.04 * (math.log2(d) - 10) ** 2)  # noqa: E731
+    rows = [{"d": 2.0 ** i, "seed": s, "value": f(2.0 ** i) * math.exp(0.03 * z)}
+            for i in range(4, 17) for s, z in enumerate(np.random.default_rng(3).standard_normal(3))]
+    an = analyze(rows, ["d"], "O", {"d": 0.5}, bootstrap=False, extrapolate=False)
+    assert an.verdict == "inconsistent" and "asymptotic end" in an.reason, an.reason

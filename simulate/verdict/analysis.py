@@ -75,7 +75,7 @@ class Analysis:
         lacking = (lof_p is not None and lof_p < 0.05) or (lof_F is not None and lof_F > 2.0)
         out = []
         for v in self.variables:
-            tests = [t for t in ft.tests if v in t.variables and not t.bounded]
+            tests = [t for t in ft.tests if v in t.variables and not t.bounded and not t.part]
             coarse = ft.target_met is not None and not ft.target_met.get(v, True)
             if not coarse and all(t.holds(ft.kind) or t.violates(ft.kind) for t in tests):
                 continue

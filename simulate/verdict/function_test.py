@@ -49,6 +49,7 @@ import numpy as np
 from scipy import stats
 
 from ibcheck.simulate.experiments.terms import Term
+from ibcheck.simulate.stats.fit import log_of
 from ibcheck.simulate.stats.ratio import (
     LAST,
     LOG_CORRECTIONS,
@@ -94,6 +95,7 @@ class DirectionTest:
     levels: str | None = None  # where the plain slope was significant: "levels off", "keeps moving", "cannot tell" or
     # "residual" (a correction levels it off, but a significant slope remains beside it)
     bounded: bool = False  # a direction the window bounds (theory.cone): reported, never deciding
+    part: str = ""  # the part of the range: "" (whole), or the upper half ("d >= 512"), tested at alpha/2 each
 
     def factor(self, x: float | None = None) -> str:
         """The deviation ``x`` (default: the resolution) as a factor: ``d^0.03``, ``(log d)^0.2``; along a ray
@@ -120,7 +122,8 @@ class DirectionTest:
         return (up_ok or kind in LOWER) and (down_ok or kind in UPPER)
 
     def as_json(self) -> dict:
-        return {"family": self.family, "direction": self.direction, "bounded": self.bounded, "estimate": self.estimate, "se": self.se, "df": self.df,
+        return {"family": self.family, "direction": self.direction, "part": self.part or "whole range", "bounded": self.bounded,
+                "estimate": self.estimate, "se": self.se, "df": self.df,
                 "resolution": self.resolution, "target": self.target, "rises": self.rises, "falls": self.falls, "no_rise": self.no_rise,
                 "no_fall": self.no_fall, "corrected": self.corrected, "levels": self.levels}
 
@@ -169,7 +172,7 @@ class FunctionTest:
         """Per variable and family, the smallest deviation this sweep detects (its exponent)."""
         out: dict[str, dict[str, float]] = {}
         for t in self.tests:
-            if len(t.variables) == 1:
+            if len(t.variables) == 1 and not t.part:
                 out.setdefault(t.direction, {})[t.family] = t.resolution
         return out
 
@@ -191,7 +194,8 @@ class FunctionTest:
     def test_json(self) -> dict:
         return {"statistic": "r = log(measure) - log(claim's function), constants free", "kind": self.kind,
                 "families": sorted({t.family for t in self.tests}, key=list(ORDER_OF).index),
-                "directions": list(dict.fromkeys(t.direction for t in self.tests)), "violation_level": self.level,
+                "directions": list(dict.fromkeys(t.direction for t in self.tests if not t.part)),
+                "upper_half": next((t.part for t in self.tests if t.part), None), "violation_level": self.level,
                 "power": POWER, "target": "a factor of log log x along each variable", "tolerance": dict(self.tolerance) or None,
                 "target_met": self.target_met, "p_violation": self.p_violation, "rows": [t.as_json() for t in self.tests],
                 "notes": list(self.notes)}
@@ -279,6 +283,9 @@ def _cell_betas(variables: list[str], cells: list[dict], toward_zero: frozenset[
     return out
 
 
+UPPER_HALF_MIN = 6  # distinct values of a variable for its upper half (>= 3 values) to be tested on its own
+
+
 def function_test(rows: list[dict], variables: list[str], kind: str, predicted: dict[str, float], terms: list[Term],
                   alpha: float = 0.05, offsets=None, toward_zero: frozenset[str] = frozenset(), trajectory: bool = False,
                   restriction=None, tolerance: dict[str, float] | None = None, log_corrections: bool = False, cone=None) -> FunctionTest:
@@ -286,7 +293,63 @@ def function_test(rows: list[dict], variables: list[str], kind: str, predicted: 
     the ratio y / g over the rows (see the module docstring). ``tolerance``: explicit tolerances per family
     (``{"power": 0.1, "log": 0.25}``), None for the resolution. ``log_corrections``: allow logarithmic corrections to
     scaling even where the claim states no log factor (they are allowed where it does). ``cone``: the window's
-    asymptotic cone (:class:`theory.cone.AsymptoticCone`): a direction it bounds is reported and never decides."""
+    asymptotic cone (:class:`theory.cone.AsymptoticCone`): a direction it bounds is reported and never decides.
+
+    **The asymptotic end decides too.** Where a growing variable the window lets grow has UPPER_HALF_MIN or more
+    values, the test runs twice at alpha/2 each (Bonferroni): over the whole range and over the upper half of the range
+    (in log scale). A violation over the upper half is a violation even where the whole range's slope goes the other
+    way (a false O(t^-0.1) on 1/log t data: the ratio falls, then rises); an upper half that is consistent (its
+    resolution targets met) decides where the whole range is not, and the start is a transient, excluded by this rule and
+    said so (t^-1 data against O(t^-5/4) whose first steps read as a correction). Otherwise the whole range decides."""
+    args = (variables, kind, predicted, terms)
+    opts = dict(offsets=offsets, toward_zero=toward_zero, trajectory=trajectory, tolerance=tolerance, log_corrections=log_corrections,
+                cone=cone)
+    upper = _upper_half(rows, variables, toward_zero, restriction, cone)
+    if upper is None:
+        return _range_test(rows, *args, alpha=alpha, restriction=restriction, **opts)
+    full = _range_test(rows, *args, alpha=alpha / 2, restriction=restriction, **opts)
+    try:
+        late = _range_test(rows, *args, alpha=alpha / 2, restriction={**(restriction or {}), **upper}, **opts)
+    except InputError:
+        return full
+    where = ", ".join(f"{v} >= {x:.4g}" for v, x in upper.items())
+    late_tests = tuple(replace(t, part=where) for t in late.tests)
+    merged = full.tests + late_tests
+    if full.verdict == "inconsistent":
+        return replace(full, tests=merged, notes=full.notes + (f"upper half ({where}, alpha/2): {late.verdict}",))
+    if late.verdict == "inconsistent":
+        return replace(late, reason=f"at the asymptotic end ({where}, the upper half of the range, tested at alpha/2): {late.reason}; "
+                       f"over the whole range: {full.verdict}", tests=merged, notes=full.notes + late.notes)
+    if late.verdict == "consistent" and full.verdict != "consistent":
+        return replace(late, reason=f"over the upper half of the range ({where}; alpha/2): {late.reason}. The whole range is "
+                       f"{full.verdict} ({full.reason}): the start is a transient, excluded by the upper-half rule",
+                       tests=merged, notes=full.notes + late.notes)
+    return replace(full, tests=merged, notes=full.notes + (f"upper half ({where}, alpha/2): {late.verdict}",))
+
+
+def _upper_half(rows: list[dict], variables: list[str], toward_zero: frozenset[str], restriction, cone) -> dict[str, float] | None:
+    """{v: x0}: the upper half of each growing variable's range (log scale) that the window lets grow alone and that has
+    UPPER_HALF_MIN or more values (inside any user restriction); None where no variable has."""
+    out = {}
+    for v in variables:
+        if v in toward_zero or (cone is not None and cone.bounded(v)):
+            continue
+        x0 = (restriction or {}).get(v)
+        logs = sorted({round(lx, 12) for lx in (log_of(r, v) for r in rows) if lx is not None and math.isfinite(lx)
+                       and (x0 is None or lx >= math.log(x0) - 1e-12)})
+        if len(logs) < UPPER_HALF_MIN:
+            continue
+        mid = (logs[0] + logs[-1]) / 2
+        start = min(lx for lx in logs if lx >= mid - 1e-12)
+        if start < 700:  # a float restriction (beyond 1e304 the upper half is not tested)
+            out[v] = math.exp(start)
+    return out or None
+
+
+def _range_test(rows: list[dict], variables: list[str], kind: str, predicted: dict[str, float], terms: list[Term],
+                alpha: float = 0.05, offsets=None, toward_zero: frozenset[str] = frozenset(), trajectory: bool = False,
+                restriction=None, tolerance: dict[str, float] | None = None, log_corrections: bool = False, cone=None) -> FunctionTest:
+    """The function test over the rows inside ``restriction`` (see :func:`function_test`)."""
     if kind not in UPPER + LOWER + TWO:
         raise InputError(f"no function test for bound kind {kind!r}: accepted are O, Omega, Theta (and o, omega, <=, >=)")
     rrows = ratio_rows(rows, predicted, terms)
