@@ -79,7 +79,10 @@ def test_calibrate_cli_writes_the_table(cli, tmp_path):
     data = json.loads((tmp_path / "cal" / "calibration.json").read_text())
     assert set(data["scenarios"]) == {"exact", "corrected", "polylog", "heavy_tails", "censored", "wrong_d", "wrong_k", "log_rate",
                                       "log_constant", "log_wrong_half", "noisy", "corrected_below", "log_claim", "loose", "window",
-                                      "missing_log", "extra_log", "extra_loglog", "ray", "wrong_upper"}
+                                      "missing_log", "extra_log", "extra_loglog", "ray", "wrong_upper",
+                                      # issue 36's classes
+                                      "power_062", "missing_log_wide", "extra_log_wide", "correction_03", "capped_transient",
+                                      "additive_rays", "late_rise", "transient_steps"}
     assert all("band_rule_rates" in sc for sc in data["scenarios"].values())
     assert cli("calibrate", "--trials", "0", "--out", str(tmp_path / "c2")).returncode == 2
 

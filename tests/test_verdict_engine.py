@@ -239,6 +239,25 @@ def test_calibration_at_six_trials_on_the_deciding_scenarios():
 
 
 @pytest.mark.slow
+def test_calibration_of_the_regime_classes():
+    """Issue 36's classes at 3 trials each (20 s: -m slow; tests/test_verdict_regime.py has each class at one seed by
+    default): no error of either kind, and the classes the engine now decides (d^0.62 over
+    2^6..2^16, a late rise under O, a transient before a violation, an additive constant inside k <= sqrt(d)) decided.
+    Measured at 20 trials: power_062 20/20, extra_log_wide 18/20, late_rise 20/20, transient_steps 20/20 inconsistent;
+    additive_rays 20/20 consistent; missing_log_wide, correction_03 and capped_transient 20/20 inconclusive."""
+    from ibcheck.simulate.compare.calibrate import REGIME
+
+    res = calibrate(trials=3, seed=3, scenarios=[s.name for s in REGIME])
+    sc = res["scenarios"]
+    for name, r in sc.items():
+        bad = "inconsistent" if r["truth"] == "true" else "consistent"
+        assert r["counts"][bad] == 0, (name, r)
+    for name in ("power_062", "late_rise", "transient_steps"):
+        assert sc[name]["counts"]["inconsistent"] == 3, (name, sc[name])
+    assert sc["additive_rays"]["counts"]["consistent"] == 3, sc["additive_rays"]
+
+
+@pytest.mark.slow
 def test_calibration_targets_at_small_n():
     """Every scenario but noisy at 20 trials (90 s on 2 cores: -m slow)."""
     res = calibrate(trials=20, seed=3, scenarios=[n for n in SCENARIOS if n != "noisy"])  # noisy: bench only (slow to decide)

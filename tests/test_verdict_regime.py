@@ -182,3 +182,33 @@ def test_a_late_rise_is_a_violation_of_an_upper_bound():
             for i in range(4, 17) for s, z in enumerate(np.random.default_rng(3).standard_normal(3))]
     an = analyze(rows, ["d"], "O", {"d": 0.5}, bootstrap=False, extrapolate=False)
     assert an.verdict == "inconsistent" and "asymptotic end" in an.reason, an.reason
+
+
+def test_a_trajectory_grid_keeps_every_run_of_every_cell():
+    """n = {20, 40} x 3 seeds along t: six runs, not three (runs were keyed by the seed alone, so the cells' runs merged
+    and the fit read 2 degrees of freedom)."""
+    from types import SimpleNamespace
+
+    from ibcheck.simulate.experiments.base import Row
+    from ibcheck.simulate.sweep.measurements import Measurements
+
+    exp = SimpleNamespace(trajectory=True, description="toy")
+    rows = [Row({"n": n}, s, "ok", {"trajectory": [{"T": float(t), "train_loss": 1.0 / (n * t)} for t in range(1, 40)]})
+            for n in (20, 40) for s in range(3)]
+    meas = Measurements.from_store(exp, rows, "train_loss", ["T"], cell_variables=["n"])
+    runs = {r["run"] for r in meas.fit_rows(["T"])}
+    assert len(runs) == 6 and "n=20, seed 0" in runs
+    an = analyze(meas.fit_rows(["T"]), ["T"], "O", {"T": -1.0}, trajectory=True, bootstrap=False, extrapolate=False)
+    assert an.fit.runs == 6 and an.fit.df == 5
+
+
+def test_a_bound_term_in_a_variable_not_fitted_is_named_as_untested():
+    from ibcheck.simulate.experiments.design import bound_specs
+    from ibcheck.theory.claim import Bound, Claim
+    from ibcheck.theory.variables import T as T_VAR
+    from ibcheck.theory.variables import n as N_VAR
+
+    c = Claim(id="TRJ26.thm.1", variables=(T_VAR, N_VAR), bounds=(Bound("train_loss", "O", "log(n)/T"),))
+    spec = bound_specs(c, ["T"])[0]
+    assert spec.untested == ("n",) and "terms in n are not tested" in spec.untested_note()
+    assert bound_specs(c, ["T", "n"])[0].untested == ()

@@ -109,9 +109,9 @@ def _censored(d, k, rng):
 TIMES = tuple(10.0 ** e for e in range(2, 42, 2))
 
 
-def _series(f, rng) -> list[float]:
+def _series(f, rng, times=TIMES) -> list[float]:
     level, e, out = 0.3 * rng.standard_normal(), 0.0, []
-    for t in TIMES:
+    for t in times:
         e = 0.9 * e + 0.03 * rng.standard_normal()
         out.append(f(t) * math.exp(level + e))
     return out
@@ -129,6 +129,9 @@ class Scenario:
     predicted: dict = field(default_factory=lambda: dict(PREDICTED))
     window: Callable[[float, float], bool] | None = None  # the claim's hypotheses: only these cells are fitted or added
     hypotheses: tuple = ()  # the same hypotheses as sympy relations in d and k: the window's asymptotic cone (theory.cone)
+    grid: dict | None = None  # a fixed design of its own (GRID otherwise), with ``seeds`` per cell
+    seeds: int | None = None
+    times: tuple | None = None  # a trajectory's times (TIMES otherwise)
 
     def cone(self):
         if not self.hypotheses:
@@ -137,6 +140,31 @@ class Scenario:
 
 
 LOG_CLAIM = {"t": 0.0, "log(t)": -1.0}
+WIDE = {"d": [2 ** i for i in range(6, 17)], "k": [2, 4, 8]}  # 2^6 .. 2^16: the issue's power targets, 3 seeds, one look
+STEPS = tuple(sorted({float(round(10 ** (3 * i / 99))) for i in range(100)}))  # a trajectory's steps 1..1000, log-spaced
+
+
+def _fvbs(d, k, rng):
+    """FVBS23's measured flip-norm shape, 0.99 sqrt(d/k) + 1.47 (noise sd 0.05), inside k <= sqrt(d)."""
+    return (0.99 * math.sqrt(d / k) + 1.47) * math.exp(0.05 * rng.standard_normal())
+
+
+# the classes issue 36 names: each must not come back
+REGIME = [
+    Scenario("power_062", _times(lambda d, k: d ** 0.12), False, grid=WIDE, seeds=3, note="d^0.62 against sqrt(d), d = 2^6..2^16, 3 seeds"),
+    Scenario("missing_log_wide", _times(lambda d, k: 1 / math.log(d)), False, grid=WIDE, seeds=3, note="1/log d missing, d = 2^6..2^16"),
+    Scenario("extra_log_wide", _times(lambda d, k: math.log(d)), False, grid=WIDE, seeds=3, note="log d extra, d = 2^6..2^16"),
+    Scenario("correction_03", _times(lambda d, k: 1 + 5 * d ** -0.3), True, grid=WIDE, seeds=3, note="true, correction 1 + 5 d^-0.3, d = 2^6..2^16"),
+    Scenario("capped_transient", _times(lambda d, k: 1 + 300 / d), True, kind="Omega", grid={"d": [2 ** i for i in range(6, 14)], "k": [2, 4, 8]},
+             seeds=3, note="true Omega, 1 + 300/d: a transient beyond a correction's cap"),
+    Scenario("additive_rays", _fvbs, True, kind="O", grid={"d": [2 ** i for i in range(6, 13)], "k": [2, 4, 8, 16]}, seeds=3,
+             window=lambda d, k: k * k <= d, hypotheses=(sp.LessThan(symbol("k") ** 2, symbol("d")),),
+             note="0.99 sqrt(d/k) + 1.47 against O(sqrt(d/k)) inside k <= sqrt(d): k alone bounded"),
+    Scenario("late_rise", _times(lambda d, k: math.exp(0.04 * (math.log2(d) - 10) ** 2)), False, kind="O",
+             grid={"d": [2 ** i for i in range(4, 17)], "k": [2, 4, 8]}, seeds=3, note="falls, then rises from d = 2^10: O violated late"),
+    Scenario("transient_steps", lambda rng: _series(lambda t: 1 / (t + 5), rng, STEPS), False, trajectory=True, kind="O",
+             predicted={"t": -1.25}, times=STEPS, note="1/(t + 5) over 1000 steps against O(t^-5/4)"),
+]
 SCENARIOS = {s.name: s for s in [
     Scenario("exact", _exact, True, note="pure power law, log-normal noise"),
     Scenario("noisy", _noisy, True, note="pure power law, log-normal noise sd 0.6 (needs several looks)"),
@@ -163,7 +191,7 @@ SCENARIOS = {s.name: s for s in [
              note="trajectory constant in t, claim O(1/log t) (the log exponent is wrong by 1)"),
     Scenario("log_wrong_half", lambda rng: _series(lambda t: math.log(t) ** -0.5, rng), False, trajectory=True, kind="Theta",
              predicted=LOG_CLAIM, note="trajectory (log t)^-1/2, claim Theta(1/log t) (log exponent wrong by 0.5)"),
-]}
+] + REGIME}
 
 
 def cost(cell: dict) -> float:
@@ -187,7 +215,7 @@ def _rows(sc: Scenario, values: dict) -> list[dict]:
     rows = []
     for (k, s), v in values.items():
         if sc.trajectory:
-            rows += [{"t": t, "value": y, "seed": s, "run": s} for t, y in zip(TIMES, v)]
+            rows += [{"t": t, "value": y, "seed": s, "run": s} for t, y in zip(sc.times or TIMES, v)]
         elif isinstance(v, tuple):
             rows.append({**dict(k), "seed": s, "value": v[1], "censor": v[0]})
         else:
@@ -204,8 +232,9 @@ def run_trial(sc: Scenario, seed: int, budget: float = DEFAULT_BUDGET, rule: str
         cells = {cell_key({"run": 0}): TRAJECTORY_RUNS}
         variables, cell_vars = ["t"], ["run"]
     else:
-        cells = {cell_key(dict(zip(GRID, c))): SEEDS for c in itertools.product(*GRID.values())}
-        variables, cell_vars = ["d", "k"], list(GRID)
+        grid = sc.grid or GRID
+        cells = {cell_key(dict(zip(grid, c))): sc.seeds or SEEDS for c in itertools.product(*grid.values())}
+        variables, cell_vars = ["d", "k"], list(grid)
     policy = SequentialPolicy(rule)
     cone = sc.cone()
     values: dict = {}

@@ -108,6 +108,8 @@ def _analyze_all(exp: Experiment, claim, rows: list[Row], fit_vars: list[str], c
         an = analyze(data, fit_vars, spec.kind, spec.predicted(), spec.offset_table(), margin, alpha, bootstrap=bootstrap,
                      cells_used="all" if keep is None else "inside", extrapolate=extrapolate, trajectory=exp.trajectory,
                      restriction=restriction, margin_log=margin_log, toward_zero=spec.toward_zero, cone=cones[spec.toward_zero])
+        if spec.untested_note():
+            an.reason = f"{an.reason}; {spec.untested_note()}"
         results.append(BoundAnalysis(spec, an, tuple(data)))
     return results
 

@@ -27,7 +27,7 @@ from ibcheck.simulate.experiments.applicability import applicability
 from ibcheck.simulate.experiments.base import Row
 from ibcheck.simulate.experiments.design import bound_specs
 from ibcheck.simulate.experiments.terms import parse_term
-from ibcheck.simulate.sweep.measurements import Measurements
+from ibcheck.simulate.sweep.measurements import Measurements, run_key
 from ibcheck.theory import get_claim
 from ibcheck.theory.claim import Bound, Claim
 from ibcheck.theory.cone import claim_cone
@@ -261,7 +261,8 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
         if any(r["seed"] is None for r in table.rows):
             raise InputError("--trajectory needs a seed column naming each row's run")
     meas = Measurements(f"your measurements ({path})", tuple(table.variables),
-                        tuple({**r, "run": r["seed"]} for r in table.rows), trajectory)
+                        tuple({**r, "run": run_key({v: r[v] for v in table.variables if v not in fvars}, r["seed"])}
+                              for r in table.rows), trajectory)
 
     app = applicability(claim, meas, [Row({v: r[v] for v in table.variables}, r["seed"], "ok", {}) for r in table.rows],
                         table.variables, {}, constants)
@@ -274,6 +275,8 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
         an = analyze(rows, fvars, spec.kind, spec.predicted(), spec.offset_table(), margin, margin_log=margin_log,
                      restriction=dict(fit_from or {}), trajectory=trajectory, extrapolate=not trajectory, toward_zero=spec.toward_zero,
                      cone=cone)
+        if spec.untested_note():
+            an.reason = f"{an.reason}; {spec.untested_note()}"
         results.append(BoundAnalysis(spec, an, tuple(rows)))
     pa = results[0].analysis
     record = ComparisonRecord(

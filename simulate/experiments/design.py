@@ -43,6 +43,16 @@ class BoundSpec:
     offsets: Offsets = "fit"
     bound: object = field(default=None, compare=False, repr=False)
     transform: str | None = None  # LOG_INVERSE: an exp-type bound, tested on log(1/y) (theory.exptype)
+    untested: tuple[str, ...] = ()  # variables the bound's function depends on that are not fitted here (their terms untested)
+
+    def untested_note(self) -> str | None:
+        """The reason's clause for a bound whose function depends on variables not fitted here (a trajectory's grid
+        variable, n = {20, 40}): their terms are not tested, and the verdict says so."""
+        if not self.untested:
+            return None
+        vs = ", ".join(self.untested)
+        return (f"the bound's terms in {vs} are not tested: {vs} is not a fitted variable here (it needs 3 or more values, and "
+                f"a trajectory is fitted along its time alone); each run of each cell is one observation")
 
     @property
     def label(self) -> str:
@@ -117,6 +127,8 @@ def bound_specs(claim, fit_variables: list[str], quantities: tuple[str, ...] | N
                                  f"form A exp(-c h(x)) with h a product of powers") from None
             kind, transform, tested = form.kind, LOG_INVERSE, replace(b, expr=form.h, kind=form.kind)
             e = exponent_fractions(claim, tested, point)
+        untested = tuple(sorted({v for table in (e.power, e.log, e.loglog) for v, x in table.items()
+                                 if v not in fit_variables and v not in PARAMS and x != 0}))
         tables = []
         for table in (e.power, e.log, e.loglog):
             row = {}
@@ -128,7 +140,7 @@ def bound_specs(claim, fit_variables: list[str], quantities: tuple[str, ...] | N
                 row[v] = x
             tables.append(row)
         out.append(BoundSpec(b.quantity, kind, b.reading, sp.sstr(tested.expr), term_spec(fit_variables, *tables, toward_zero=zero), offsets, b,
-                             transform))
+                             transform, untested))
     return out
 
 

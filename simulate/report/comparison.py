@@ -148,12 +148,17 @@ def _loglog_figure(res, summary: dict, claim, out: str, tag: str) -> str:
     srows, _ = seed_rows(res.data, an.variables, an.offsets)
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     groups: dict[tuple, list] = {}
+    by_run = not others and any("run" in c for c in fit.cells)  # a trajectory: each run (cell and seed) its own colour
     for c in fit.cells:
-        groups.setdefault(tuple(round(c["log_" + o], 9) for o in others), []).append(c)
+        groups.setdefault((str(c.get("run")),) if by_run else tuple(round(c["log_" + o], 9) for o in others), []).append(c)
     colors = plt.get_cmap("viridis")(np.linspace(0, 0.85, max(1, len(groups))))
     for (key, cells), col in zip(sorted(groups.items()), colors):
-        lab = ", ".join(f"{o}={math.exp(k):.4g}" for o, k in zip(others, key)) or "cells"
-        raw = [r for r in srows if all(abs(r["log_" + o] - k) < 1e-9 for o, k in zip(others, key))]
+        if by_run:
+            lab = f"run {key[0]}"
+            raw = [r for r in srows if str(r.get("run")) == key[0]]
+        else:
+            lab = ", ".join(f"{o}={math.exp(k):.4g}" for o, k in zip(others, key)) or "cells"
+            raw = [r for r in srows if all(abs(r["log_" + o] - k) < 1e-9 for o, k in zip(others, key))]
         ax.scatter([r["log_" + v0] / L10 for r in raw], [r["lm"] / L10 for r in raw], s=8, color=col, alpha=0.25)
         xs = np.array([c["log_" + v0] for c in cells])
         ys = np.array([c["mean_log"] for c in cells])

@@ -77,7 +77,8 @@ class Measurements:
                    cell_variables: list[str] | None = None) -> Measurements:
         """One quantity's measurements from a sweep's stored rows (ok rows only; ``keep``, a set of
         cell keys, restricts them to those cells). A trajectory row becomes one row per point (at most
-        MAX_POINTS per run, :func:`thin_run`), all with the seed as their run; points carry ``log_T``/``log_value`` where the run gave log10
+        MAX_POINTS per run, :func:`thin_run`), all with their cell and seed as their run (:func:`run_key`); points carry
+        ``log_T``/``log_value`` where the run gave log10
         values (T and the loss leave float64's range under the loss-based schedule). A censored
         value keeps its side (``censor``)."""
         out = []
@@ -89,8 +90,9 @@ class Measurements:
             if exp.trajectory:
                 v0 = fit_variables[0]
                 run = []
+                key = run_key(r.at(cell_variables or []), r.seed)
                 for tr in r.value.get("trajectory", []):
-                    row = {"seed": r.seed, "run": r.seed}  # one run per seed: the unit the fit combines
+                    row = {"seed": r.seed, "run": key}  # one run per (cell, seed): the unit the fit combines
                     lg = tr.get("log10_" + v0, tr.get("log10_T"))
                     if lg is not None:
                         row["log_" + v0] = round(float(lg) * LN10, 9)
@@ -106,3 +108,10 @@ class Measurements:
                 value, censor = decode(r.value.get(quantity))
                 out.append({**r.at(fit_variables), "value": value, "censor": censor, "seed": r.seed})
         return cls(exp.description, tuple(fit_variables), tuple(out), exp.trajectory, dict(getattr(exp, "skip_hypotheses", {})))
+
+
+def run_key(cell: dict, seed) -> str:
+    """One run's identity: its cell and its seed (``n=20, seed 0``). Pitfall avoided: keyed by the seed alone, the runs of
+    a trajectory grid (n = 20 and 40, three seeds) merged into three, read as 2 degrees of freedom."""
+    where = ", ".join(f"{k}={v}" for k, v in sorted(cell.items()) if k != "run")
+    return f"{where}, seed {seed}" if where else f"seed {seed}"

@@ -595,7 +595,8 @@ def _decide(kind: str, all_tests: list[DirectionTest], level: float, corrections
         reason = (f"the resolution is too coarse for the claim: along {t.direction} it detects {t.factor()}, not the "
                   f"{t.factor(t.target)} a factor of log log {t.direction} makes over this range; {_more(t)} would resolve it")
         return FunctionTest("inconclusive", reason, kind, tuple(all_tests), level, attained, tuple(corrections), tol_t, target_met, tuple(notes))
-    res = "; ".join(f"{v}: " + ", ".join(t.factor() for t in tests if t.variables == (v,)) for v in variables)
+    res = "; ".join(f"{v}: " + (", ".join(t.factor() for t in tests if t.variables == (v,) and not t.part)
+                                or "bounded alone by the window (the rays decide)") for v in variables)
     kept = [c.term for c in corrections if c.decision == "levels off"]
     extra = (f", a correction to scaling ({', '.join(kept)}) fitted where the ratio levels off" if kept else "")
     what = {True: "attained", False: "not attained (a loose bound: the ratio moves away from it)", None: "attainment undetermined"}
