@@ -212,3 +212,22 @@ def test_a_bound_term_in_a_variable_not_fitted_is_named_as_untested():
     spec = bound_specs(c, ["T"])[0]
     assert spec.untested == ("n",) and "terms in n are not tested" in spec.untested_note()
     assert bound_specs(c, ["T", "n"])[0].untested == ()
+
+
+def test_the_step_halving_control_keeps_only_points_that_follow_the_flow():
+    """A run whose half-step control agrees at equal T is inside; where the step has grown past the flow (the loss at
+    eta/2 lags by more than 1% of its log), outside; beyond the control's reach, unresolved. The comparison's reason
+    states the counts."""
+    from ibcheck.simulate.compare.driver import flow_note
+    from ibcheck.simulate.experiments.base import Row
+    from ibcheck.simulate.experiments.trajectories import _flow_kept, follows_flow
+
+    main = [(t, -2.0 * t) for t in (1.0, 2.0, 3.0, 4.0, 5.0)]
+    half = [(t, -2.0 * t) for t in (0.5, 1.0, 2.0, 3.0)] + [(3.5, -6.2)]  # agrees to T = 3, lags after
+    assert follows_flow(main, half) == [True, True, True, None, None]
+    lagging = [(t, -2.0 * t if t <= 3 else -1.8 * t) for t in (0.5, 1.0, 2.0, 3.0, 4.0, 5.0)]
+    assert follows_flow(main, lagging) == [True, True, True, False, False]
+    kept, rec = _flow_kept([{"i": i} for i in range(5)], follows_flow(main, lagging))
+    assert [r["i"] for r in kept] == [0, 1, 2] and rec["outside"] == 2 and rec["inside"] == 3
+    note = flow_note([Row({"run": 0}, 0, "ok", {"flow_control": rec}), Row({"run": 0}, 1, "ok", {"flow_control": rec})])
+    assert note.startswith("step-halving control") and "6 of 10 points follow the flow" in note and "4 outside" in note

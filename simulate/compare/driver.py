@@ -110,8 +110,29 @@ def _analyze_all(exp: Experiment, claim, rows: list[Row], fit_vars: list[str], c
                      restriction=restriction, margin_log=margin_log, toward_zero=spec.toward_zero, cone=cones[spec.toward_zero])
         if spec.untested_note():
             an.reason = f"{an.reason}; {spec.untested_note()}"
+        if exp.trajectory and (flow := flow_note(rows, keep, cell_vars)):
+            an.reason = f"{an.reason}; {flow}"
         results.append(BoundAnalysis(spec, an, tuple(data)))
     return results
+
+
+def flow_note(rows: list[Row], keep=None, cell_vars=()) -> str | None:
+    """The step-halving control's counts over the runs a trajectory fit reads (None where the measure ran none): the
+    points that follow the flow are fitted, the others are outside the theorem's regime (its GD statement covers steps
+    that follow the flow) and are not."""
+    tot = {"points": 0, "inside": 0, "outside": 0, "unresolved": 0}
+    rule = None
+    for r in rows:
+        fc = r.value.get("flow_control") if r.status == "ok" and isinstance(r.value, dict) else None
+        if not isinstance(fc, dict) or (keep is not None and cell_key(r.at(list(cell_vars))) not in keep):
+            continue
+        rule = fc.get("rule", rule)
+        for k in tot:
+            tot[k] += int(fc.get(k) or 0)
+    if rule is None:
+        return None
+    return (f"step-halving control ({rule}): {tot['inside']} of {tot['points']} points follow the flow and are fitted; "
+            f"{tot['outside']} outside the theorem's regime and {tot['unresolved']} unresolved are not")
 
 
 def _decisive(results: list[BoundAnalysis]) -> bool:

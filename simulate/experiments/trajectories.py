@@ -2,6 +2,8 @@
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ibcheck.simulate.experiments.base import LongRun, design
@@ -12,12 +14,48 @@ def _traj_row(log10_T: float, **values) -> dict:
     return {"log10_T": float(log10_T), "T": 10 ** log10_T if log10_T < 300 else None, **values}
 
 
+FLOW_RTOL = 0.01  # the step-halving control: at equal T, log10 of the loss under eta/2 within 1% of its value under eta
+
+
+def follows_flow(points: list[tuple[float, float]], half: list[tuple[float, float]], rtol: float = FLOW_RTOL) -> list[bool | None]:
+    """The step-halving control of a GD run: for each (log10 T, log10 loss) of the run at step eta, does the run at
+    eta/2 (same data, init and schedule) reach the same loss at the same T, within ``rtol`` of |log10 loss|? None
+    where the half-step run does not reach that T (no evidence either way: the point is not kept).
+
+    A statement about gradient flow (or about GD under a step condition) holds only where the simulation follows the
+    flow: halving the step must change nothing. Pitfall avoided: a loss-based schedule that grows the step without
+    bound leaves the flow late in the run, and those rows then decided LL20's verdict."""
+    if len(half) < 2:
+        return [None] * len(points)
+    hx = np.array([p[0] for p in half], dtype=float)
+    hy = np.array([p[1] for p in half], dtype=float)
+    order = np.argsort(hx)
+    hx, hy = hx[order], hy[order]
+    out: list[bool | None] = []
+    for lt, ly in points:
+        if lt < hx[0] or lt > hx[-1]:
+            out.append(None)
+            continue
+        y_half = float(np.interp(lt, hx, hy))
+        out.append(abs(ly - y_half) <= rtol * max(abs(ly), 1.0))
+    return out
+
+
+def _flow_kept(rows: list[dict], flags: list[bool | None]) -> tuple[list[dict], dict]:
+    """The rows the control keeps (True), and its record: points, inside, outside, unresolved, the rule."""
+    kept = [r for r, f in zip(rows, flags) if f is True]
+    rec = {"points": len(rows), "inside": len(kept), "outside": sum(f is False for f in flags),
+           "unresolved": sum(f is None for f in flags), "rule": f"step halved, equal T: |delta log10 loss| <= {FLOW_RTOL:g} |log10 loss|"}
+    return kept, rec
+
+
 def measure_ll20_rates(cell: dict, seed: int) -> dict:
     """LL20.thm.rates: Lsum and rho along one GD run (exponential loss, summed), against T = sum of step sizes.
 
     The loss-based schedule (eta_t = alpha_t / L) takes the loss to 1e-800 in a few hundred steps,
     so T covers hundreds of decades; losses and T are reported as log10 (they leave float64).
-    Kept: points after t0 (every sample fitted, loss below ell(0) = 1) with T >= 100.
+    Kept: points after t0 (every sample fitted, loss below ell(0) = 1) with T >= 100 that the step-halving control keeps
+    (:func:`follows_flow`: the run at eta/2 reaches the same loss at the same T); the control's counts are returned.
     """
     from ibcheck.simulate.substrate.models import ModelConfig  # heavy: torch (loaded on first use)
     from ibcheck.simulate.substrate.trainer import TrainConfig  # heavy: torch (loaded on first use)
@@ -30,16 +68,21 @@ def measure_ll20_rates(cell: dict, seed: int) -> dict:
                                       target_log10_loss=p.target_log10_loss, records=p.records, spacing="linear", progress=False),
                     seeds=1, seed0=seed)
     res = run(cfg)
-    rows = [_traj_row(r["log10_T"], log10_train_loss=r["log10_loss_sum"], param_norm=r["rho"])
-            for r in res.trajectory if r["step"] > 0 and r["train_accuracy"] == 1.0 and r["log10_loss_sum"] < 0 and r["log10_T"] >= 2]
-    return {"trajectory": rows, "status": res.summary[0]["status"]}
+    half = run(replace(cfg, train=replace(cfg.train, lr=p.lr / 2)))  # the step-halving control
+    pts = [r for r in res.trajectory if r["step"] > 0 and r["train_accuracy"] == 1.0 and r["log10_loss_sum"] < 0 and r["log10_T"] >= 2]
+    flags = follows_flow([(r["log10_T"], r["log10_loss_sum"]) for r in pts],
+                         [(r["log10_T"], r["log10_loss_sum"]) for r in half.trajectory if r["step"] > 0])
+    rows = [_traj_row(r["log10_T"], log10_train_loss=r["log10_loss_sum"], param_norm=r["rho"]) for r in pts]
+    kept, control = _flow_kept(rows, flags)
+    return {"trajectory": kept, "status": res.summary[0]["status"], "flow_control": control}
 
 
 def measure_shngs18(cell: dict, seed: int) -> dict:
     """SHNGS18.thm.direction: ||w(t)/||w(t)|| - w_svm/||w_svm|||| (the theorem's direction error), the
     training loss and ||w|| along GD on separable data (logistic loss), against T = sum of step sizes.
 
-    The loss-based schedule reaches losses near 1e-700, T near 1e700 (kept as log10); points with T >= 100.
+    The loss-based schedule reaches losses near 1e-700, T near 1e700 (kept as log10); points with T >= 100 that the
+    step-halving control keeps (:func:`follows_flow`).
     """
     from ibcheck.simulate.substrate.models import ModelConfig  # heavy: torch (loaded on first use)
     from ibcheck.simulate.substrate.trainer import TrainConfig  # heavy: torch (loaded on first use)
@@ -53,10 +96,11 @@ def measure_shngs18(cell: dict, seed: int) -> dict:
                                       target_log10_loss=p.target_log10_loss, checkpoints=p.records, records=p.records,
                                       spacing="linear" if p.schedule == "loss-based" else "log", progress=False), seeds=1, seed0=seed)
     res = run(cfg)
+    half = run(replace(cfg, train=replace(cfg.train, lr=p.lr / 2, checkpoints=0)))  # the step-halving control
     ds = res.datasets[0]
     svm = hard_margin_svm(ds.X, ds.y, bias=False)
     by_step = {r["step"]: r for r in res.trajectory}
-    rows = []
+    rows, pts = [], []
     for step, nets in res.checkpoints:
         r = by_step.get(step)
         if r is None or step < 1 or r["log10_T"] < 2:
@@ -65,4 +109,7 @@ def measure_shngs18(cell: dict, seed: int) -> dict:
         norm = float(np.linalg.norm(w))
         rows.append(_traj_row(r["log10_T"], direction_error=direction_error(w, svm.w),
                               log10_train_loss=r["log10_loss_mean"], param_norm=norm))
-    return {"trajectory": rows, "status": res.summary[0]["status"]}
+        pts.append((r["log10_T"], r["log10_loss_mean"]))
+    flags = follows_flow(pts, [(r["log10_T"], r["log10_loss_mean"]) for r in half.trajectory if r["step"] > 0])
+    kept, control = _flow_kept(rows, flags)
+    return {"trajectory": kept, "status": res.summary[0]["status"], "flow_control": control}
