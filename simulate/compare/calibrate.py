@@ -251,24 +251,23 @@ def run_trial(sc: Scenario, seed: int, budget: float = DEFAULT_BUDGET, rule: str
         if sc.window is not None:  # inside the hypotheses only, as compare fits by default
             rows = [r for r in rows if sc.window(float(r["d"]), float(r["k"]))]
         keys = [f"{k}/{s}" for k, s in values]
-        look = policy.level(past, keys, used, budget)
 
         def judge(level):
-            return analyze(rows, variables, kind, sc.predicted, sc.offsets, alpha=level, bootstrap=False, extrapolate=False,
-                           trajectory=sc.trajectory, cone=cone)
+            return [analyze(rows, variables, kind, sc.predicted, sc.offsets, alpha=level, bootstrap=False, extrapolate=False,
+                            trajectory=sc.trajectory, cone=cone)]
 
-        an = judge(look.alpha)
-        undecided = [(an.fit.cells, an.terms, v, ext) for v, ext in an.open_exponents()]
-        decided = an.verdict != "inconclusive" and not undecided
-        plan = None
-        if not decided:
-            plan = policy.next_round(undecided, cells, cell_vars, cost, used, budget, MAX_GRID, SEEDS, sc.trajectory)
+        def open_of(results):
+            return [(an.fit.cells, an.terms, v, ext) for an in results for v, ext in an.open_exponents()]
+
+        def plan_next(open_):
+            plan = policy.next_round(open_, cells, cell_vars, cost, used, budget, MAX_GRID, sc.seeds or SEEDS, sc.trajectory)
             if plan is not None and sc.window is not None:  # no round adds a cell outside the hypotheses
                 for k in [k for k in plan.new_cells if not sc.window(float(dict(k)["d"]), float(dict(k)["k"]))]:
                     del plan.new_cells[k]
-        if plan is None and not decided and look.fraction < 1.0:
-            look = policy.level(past, keys, budget, budget)  # the final look spends what is left
-            an = judge(look.alpha)
+            return plan
+
+        look, results, plan = policy.look(past, keys, used, budget, judge, open_of, plan_next)  # the loop compare runs
+        an = results[0]
         past.append({"data_hash": data_hash(keys), "work": look.work, "budget": look.budget, "fraction": look.fraction,
                      "alpha": look.alpha, "spent": look.spent, "boundary": look.boundary})
         if plan is None:

@@ -135,10 +135,6 @@ def flow_note(rows: list[Row], keep=None, cell_vars=()) -> str | None:
             f"{tot['outside']} outside the theorem's regime and {tot['unresolved']} unresolved are not")
 
 
-def _decisive(results: list[BoundAnalysis]) -> bool:
-    return bool(results) and not _undecided(results)
-
-
 def _undecided(results: list[BoundAnalysis]) -> list[tuple]:
     """(fit cells, variables, variable, extend) for every exponent still open (see Analysis.open_exponents)."""
     return [(r.analysis.fit.cells, r.analysis.terms, v, ext) for r in results for v, ext in r.analysis.open_exponents()]
@@ -381,26 +377,17 @@ def _look(setup: _Setup, policy: SequentialPolicy, past: list[dict], keys: list[
     exp, claim, o = setup.exp, setup.claim, setup.options
     budget, seeds = o.budget, setup.design.seeds
 
-    def analysed(look):
-        return _analyze_all(exp, claim, rows, setup.fit_vars, setup.cell_vars, o.margin, look.alpha, keep, bootstrap=False,
+    def analysed(alpha):
+        return _analyze_all(exp, claim, rows, setup.fit_vars, setup.cell_vars, o.margin, alpha, keep, bootstrap=False,
                             extrapolate=False, **setup.how)
 
-    look = policy.level(past, keys, work, budget, replay)
-    results = analysed(look)
-    capped = o.max_seconds is not None and time.perf_counter() - t_start >= o.max_seconds
-    # a rerun with a larger budget: its first look repeats the ledger's last (the same rows, no new alpha), and continues
-    grows = budget is not None and budget > 0 and look.repeated and (look.budget or 0.0) < budget and work < budget
-    retraced = replay is not None and look.repeated and look.look == replay + 1  # a look of the ledger again: plan as it did
-    open_round = bool(budget) and not _decisive(results) and (not look.repeated or grows or retraced) and (look.fraction < 1.0 or grows)
-    if open_round and not capped:
-        plan = policy.next_round(_undecided(results), cells, setup.cell_vars, exp.cost_of, work, budget, exp.max_grid, seeds, exp.trajectory,
+    def plan_next(open_):
+        return policy.next_round(open_, cells, setup.cell_vars, exp.cost_of, work, budget, exp.max_grid, seeds, exp.trajectory,
                                  _failing_cells(rows, setup.cell_vars))
-        if plan is not None:
-            return look, results, plan, capped
-    if open_round:  # no further round fits, or the wall-clock cap ends the sweep: the final look spends what is left
-        look = policy.level(past, keys, budget, budget, replay)
-        results = analysed(look)
-    return look, results, None, capped
+
+    capped = o.max_seconds is not None and time.perf_counter() - t_start >= o.max_seconds
+    look, results, plan = policy.look(past, keys, work, budget, analysed, _undecided, plan_next, replay, capped)
+    return look, results, plan, capped
 
 
 def _summary(setup: _Setup, swept: _Swept, results: list, statuses: dict, db: str, t_start: float) -> ComparisonRecord:

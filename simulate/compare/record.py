@@ -188,13 +188,9 @@ def would_decide(bounds: tuple[BoundRecord, ...], seconds: float, tasks: int) ->
     out = []
     for b in bounds:
         ft = b.analysis.function
-        if ft is None or ft.verdict != "inconclusive":
+        t = ft.weakest() if ft is not None else None
+        if t is None:
             continue
-        singles = [t for t in ft.tests if len(t.variables) == 1
-                   and (not t.holds(ft.kind) or not t.resolves(ft.kind))]
-        if not singles:
-            continue
-        t = max(singles, key=lambda t: t.resolution / t.target if t.target else math.inf)
         name = f"{t.family}:{t.direction}"
         if t.levels in ("cannot tell", "residual") or not t.target or not math.isfinite(t.resolution):
             out.append(WouldDecide(b.label, name, t.se, math.nan, None, None,

@@ -69,20 +69,11 @@ class Analysis:
         resolution more than twice the target (over four times the seeds would be needed); elsewhere seeds are
         added, where the noise is what limits."""
         ft = self.function
-        if ft is None or ft.verdict != "inconclusive":
+        if ft is None:
             return []
         lof_p, lof_F = self.lack_of_fit.get("p_value"), self.lack_of_fit.get("F")
         lacking = (lof_p is not None and lof_p < 0.05) or (lof_F is not None and lof_F > 2.0)
-        out = []
-        for v in self.variables:
-            tests = [t for t in ft.tests if v in t.variables and not t.bounded and not t.part]
-            coarse = ft.target_met is not None and not ft.target_met.get(v, True)
-            if not coarse and all(t.holds(ft.kind) or t.violates(ft.kind) for t in tests):
-                continue
-            wide = any(t.levels in ("cannot tell", "residual") for t in tests) or any(
-                t.variables == (v,) and t.target is not None and not t.resolves(ft.kind) and t.resolution > 2 * t.target for t in tests)
-            out.append((v, wide or lacking))
-        return out
+        return [(v, wide or lacking) for v, wide in ft.open_directions(self.variables)]
 
     def _outside_band(self, v: str) -> bool:
         """Does the point estimate lie on the wrong side of the prediction's margin?"""

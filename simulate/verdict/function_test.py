@@ -176,6 +176,36 @@ class FunctionTest:
                 out.setdefault(t.direction, {})[t.family] = t.resolution
         return out
 
+    def deciding(self) -> list[DirectionTest]:
+        """The directions that decide: over the whole range, not bounded by the window."""
+        return [t for t in self.tests if not t.bounded and not t.part]
+
+    def open_directions(self, variables: list[str]) -> list[tuple[str, bool]]:
+        """While inconclusive, the variables a growing sweep should keep working on, each with whether the range (not
+        the seeds) limits: a direction that neither holds nor violates, or a resolution that misses its target; the range
+        limits where a correction cannot be told from a deviation, or the resolution is over twice its target (over four
+        times the seeds would be needed)."""
+        if self.verdict != "inconclusive":
+            return []
+        out = []
+        for v in variables:
+            tests = [t for t in self.deciding() if v in t.variables]
+            coarse = self.target_met is not None and not self.target_met.get(v, True)
+            if not coarse and all(t.holds(self.kind) or t.violates(self.kind) for t in tests):
+                continue
+            wide = any(t.levels in ("cannot tell", "residual") for t in tests) or any(
+                t.variables == (v,) and t.target is not None and not t.resolves(self.kind) and t.resolution > 2 * t.target for t in tests)
+            out.append((v, wide))
+        return out
+
+    def weakest(self) -> DirectionTest | None:
+        """While inconclusive, the single-variable direction furthest from deciding (its resolution against its target):
+        what more data should aim at; None where every direction decides."""
+        if self.verdict != "inconclusive":
+            return None
+        singles = [t for t in self.deciding() if len(t.variables) == 1 and (not t.holds(self.kind) or not t.resolves(self.kind))]
+        return max(singles, key=lambda t: t.resolution / t.target if t.target else math.inf, default=None)
+
     @property
     def correction(self) -> dict | None:
         acc = [c.as_json() for c in self.corrections]

@@ -73,6 +73,32 @@ class SequentialPolicy:
                           trajectory, max_tasks=100_000, failing=failing)
         return None if plan.empty else plan
 
+    def look(self, past: list[dict], keys, work: float, budget: float | None, analyse, open_of, plan_next, replay: int | None = None,
+             capped: bool = False):
+        """One look of a sweep that grows until it decides, the loop ``compare`` and ``calibrate`` share: its level
+        (:meth:`level`), ``analyse(alpha)`` (a list of results at that level), and the next round ``plan_next(open)`` for
+        the results' open directions ``open_of(results)`` (a list; empty with some results: decided). Returns (look, results, plan); plan is
+        None when this look is the last: decided, no budget, or no further round fits (or ``capped``, a wall-clock cap),
+        and then an undecided last look spends what is left of the budget.
+
+        A rerun with a larger budget repeats the ledger's last look first (the same rows, no new alpha) and continues;
+        a ``replay`` of the ledger plans as the uninterrupted run did."""
+        look = self.level(past, keys, work, budget, replay)
+        results = analyse(look.alpha)
+        open_ = open_of(results)
+        grows = budget is not None and budget > 0 and look.repeated and (look.budget or 0.0) < budget and work < budget
+        retraced = replay is not None and look.repeated and look.look == replay + 1
+        decided = bool(results) and not open_
+        open_round = bool(budget) and not decided and (not look.repeated or grows or retraced) and (look.fraction < 1.0 or grows)
+        if open_round and not capped:
+            plan = plan_next(open_)
+            if plan is not None:
+                return look, results, plan
+        if open_round and budget:  # no further round fits, or the cap ends the sweep: the final look spends what is left
+            look = self.level(past, keys, budget, budget, replay)
+            results = analyse(look.alpha)
+        return look, results, None
+
     def level(self, past: list[dict], keys, work: float, budget: float | None, replay: int | None = None) -> Look:
         """The level of a look at the rows ``keys`` after ``work`` units, given the ledger's ``past`` looks
         (dicts with data_hash, work, budget, fraction, alpha, spent; oldest first). Nothing is recorded.
