@@ -108,8 +108,9 @@ def _analyze_all(exp: Experiment, claim, rows: list[Row], fit_vars: list[str], c
         an = analyze(data, fit_vars, spec.kind, spec.predicted(), spec.offset_table(), margin, alpha, bootstrap=bootstrap,
                      cells_used="all" if keep is None else "inside", extrapolate=extrapolate, trajectory=exp.trajectory,
                      restriction=restriction, margin_log=margin_log, toward_zero=spec.toward_zero, cone=cones[spec.toward_zero])
-        if spec.untested_note():
-            an.reason = f"{an.reason}; {spec.untested_note()}"
+        varied = {v for v in cell_vars if len({r.cell.get(v) for r in rows}) > 1}
+        if (note := spec.untested_note(varied, exp.trajectory)):
+            an.reason = f"{an.reason}; {note}"
         if exp.trajectory and (flow := flow_note(rows, keep, cell_vars)):
             an.reason = f"{an.reason}; {flow}"
         results.append(BoundAnalysis(spec, an, tuple(data)))

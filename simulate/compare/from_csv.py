@@ -275,8 +275,9 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
         an = analyze(rows, fvars, spec.kind, spec.predicted(), spec.offset_table(), margin, margin_log=margin_log,
                      restriction=dict(fit_from or {}), trajectory=trajectory, extrapolate=not trajectory, toward_zero=spec.toward_zero,
                      cone=cone)
-        if spec.untested_note():
-            an.reason = f"{an.reason}; {spec.untested_note()}"
+        varied = {v for v in table.variables if len({r[v] for r in table.rows}) > 1}
+        if (note := spec.untested_note(varied, trajectory)):
+            an.reason = f"{an.reason}; {note}"
         results.append(BoundAnalysis(spec, an, tuple(rows)))
     pa = results[0].analysis
     record = ComparisonRecord(

@@ -45,14 +45,17 @@ class BoundSpec:
     transform: str | None = None  # LOG_INVERSE: an exp-type bound, tested on log(1/y) (theory.exptype)
     untested: tuple[str, ...] = ()  # variables the bound's function depends on that are not fitted here (their terms untested)
 
-    def untested_note(self) -> str | None:
-        """The reason's clause for a bound whose function depends on variables not fitted here (a trajectory's grid
-        variable, n = {20, 40}): their terms are not tested, and the verdict says so."""
-        if not self.untested:
+    def untested_note(self, varied: set[str] | frozenset[str] = frozenset(), trajectory: bool = False) -> str | None:
+        """The reason's clause for a bound whose function depends on variables that vary across the sweep (``varied``)
+        but are not fitted (a trajectory's grid variable, n = {20, 40}): their terms are not tested, and the verdict
+        says so. A variable the design holds fixed (a constant's value, eps) is not named: the sweep does not vary it."""
+        vs = [v for v in self.untested if v in varied]
+        if not vs:
             return None
-        vs = ", ".join(self.untested)
-        return (f"the bound's terms in {vs} are not tested: {vs} is not a fitted variable here (it needs 3 or more values, and "
-                f"a trajectory is fitted along its time alone); each run of each cell is one observation")
+        names = ", ".join(vs)
+        why = "a trajectory is fitted along its time alone" if trajectory else "a fitted variable needs 3 or more values"
+        return (f"the bound's terms in {names} are not tested: {names} varies across the runs but is not fitted ({why}); each run "
+                f"of each cell is one observation")
 
     @property
     def label(self) -> str:
