@@ -17,6 +17,7 @@ import sympy as sp
 
 from ibcheck.simulate.report.figures import save_figure, write_html
 from ibcheck.simulate.stats.fit import seed_rows
+from ibcheck.simulate.stats.ratio import SCALE, log_claim
 from ibcheck.simulate.verdict.analysis import BoundAnalysis
 from ibcheck.theory.atomic import write_text
 from ibcheck.theory.result import markdown_table, markdown_text
@@ -112,12 +113,35 @@ def _ratio_figure(res, out: str, tag: str) -> str:
                 ax.fill_between(gx, (base - m.resolution * np.abs(grid - mid)) / L10, (base + m.resolution * np.abs(grid - mid)) / L10,
                                 color="0.5", alpha=0.12, label=f"resolution {m.factor()}")
         ax.axhline(base / L10, color="black", lw=0.8, ls=":", label="the claim (constant free)")
+        _corrected_means(ax, an, claim, v0, xpos)
     name = f"{tag}_ratio.png"
     how = f"{an.verdict}" + (f", attained: {ft.attained}" if ft and ft.attained is not None else "")
     ax.set_xlabel(f"log10 ln {v0}" if wide else f"log10 {v0}" + (" (tends to 0)" if tz else ""))
     ax.set_ylabel(f"log10 ({res.quantity} / claim's function)")
     save_figure(fig, ax, os.path.join(out, name), f"{res.quantity} / claim's function against {v0}: {how}", legend_fontsize=6)
     return name
+
+
+def _corrected_means(ax, an, claim: dict, v0: str, xpos) -> None:
+    """The cell means with the correction to scaling that levelled the ratio along ``v0`` taken off (hollow): what the
+    verdict judged, beside the raw trend. A correction in the claim's own scale reads log g at each cell."""
+    ft = an.function
+    fits = [c for c in (ft.corrections if ft else ()) if c.variable == v0 and c.decision == "levels off" and c.shape is not None
+            and not c.part]
+    if not fits:
+        return
+    corr = fits[0].shape
+    pts = []
+    for c in an.fit.cells:
+        lx = log_claim(c, an.predicted, an.terms) if corr.variable == SCALE else c.get("log_" + corr.variable)
+        if lx is None:
+            continue
+        y = c["mean_log"] - _log_function(an.terms, claim, c) - corr.offset(lx, c.get("run"))
+        if math.isfinite(y):
+            pts.append((xpos(c["log_" + v0]), y / math.log(10)))
+    if pts:
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], "o", mfc="none", color="tab:green", ms=6,
+                label=f"cell means, correction {fits[0].term} taken off")
 
 
 def _cell_inside(res, summary: dict):

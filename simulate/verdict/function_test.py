@@ -43,7 +43,7 @@ heuristic it needed flipped with the noise when the estimate sat on the predicti
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy import stats
@@ -147,9 +147,11 @@ class CorrectionFit:
     decision: str  # "levels off", "keeps moving" or "cannot tell"
     capped: bool = False  # the best correction sits at its cap (x3 at the smallest scale, 1 + LAST at the largest)
     p_trend_fit: float = 1.0  # the lack-of-fit p of the steady deviation (c + delta phi) against the seeds' own noise
+    shape: Correction | None = field(default=None, compare=False, repr=False)  # the fitted correction itself (for plots)
+    part: str = ""  # the part of the range it was fitted on: "" (whole), or the upper half ("d >= 512")
 
     def as_json(self) -> dict:
-        return dict(self.__dict__)
+        return {k: v for k, v in self.__dict__.items() if k != "shape"}
 
 
 @dataclass(frozen=True)
@@ -345,16 +347,17 @@ def function_test(rows: list[dict], variables: list[str], kind: str, predicted: 
     where = ", ".join(f"{v} >= {x:.4g}" for v, x in upper.items())
     late_tests = tuple(replace(t, part=where) for t in late.tests)
     merged = full.tests + late_tests
+    fitted = full.corrections + tuple(replace(c, part=where) for c in late.corrections)
     if full.verdict == "inconsistent":
-        return replace(full, tests=merged, notes=full.notes + (f"upper half ({where}, alpha/2): {late.verdict}",))
+        return replace(full, tests=merged, corrections=fitted, notes=full.notes + (f"upper half ({where}, alpha/2): {late.verdict}",))
     if late.verdict == "inconsistent":
         return replace(late, reason=f"at the asymptotic end ({where}, the upper half of the range, tested at alpha/2): {late.reason}; "
-                       f"over the whole range: {full.verdict}", tests=merged, notes=full.notes + late.notes)
+                       f"over the whole range: {full.verdict}", tests=merged, corrections=fitted, notes=full.notes + late.notes)
     if late.verdict == "consistent" and full.verdict != "consistent":
         return replace(late, reason=f"over the upper half of the range ({where}; alpha/2): {late.reason}. The whole range is "
                        f"{full.verdict} ({full.reason}): the start is a transient, excluded by the upper-half rule",
-                       tests=merged, notes=full.notes + late.notes)
-    return replace(full, tests=merged, notes=full.notes + (f"upper half ({where}, alpha/2): {late.verdict}",))
+                       tests=merged, corrections=fitted, notes=full.notes + late.notes)
+    return replace(full, tests=merged, corrections=fitted, notes=full.notes + (f"upper half ({where}, alpha/2): {late.verdict}",))
 
 
 def _upper_half(rows: list[dict], variables: list[str], toward_zero: frozenset[str], restriction, cone) -> dict[str, float] | None:
@@ -525,7 +528,7 @@ def _best_correction(v: str, ff: FamilyFit, toward_zero: frozenset[str], level: 
         decision = "cannot tell"
     # b's standard error comes from the refit that judges the levelled directions (function_test), not from a fit here
     return CorrectionFit(v, ff.family, corr.name, corr.b, math.nan, best.wrss_level, best.wrss_trend, best.statistic, best.p_moving,
-                         best.p_level, decision, best.capped, best.p_trend_fit), corr
+                         best.p_level, decision, best.capped, best.p_trend_fit, corr), corr
 
 
 def _levelling(cells: list[dict], others: list[Term], alt: Term) -> bool:
