@@ -26,7 +26,7 @@ from typing import Mapping
 import mpmath
 import sympy as sp
 
-from .evaluate import relation_holds
+from .evaluate import exact_value, relation_holds
 
 EXPONENTS = (12, 100)  # each variable at 10^12 and 10^100 (10^-12, 10^-100 toward 0)
 BETAS = tuple(Fraction(i, 20) for i in range(0, 61))  # b = a^beta, beta in 0 .. 3
@@ -144,7 +144,7 @@ def claim_cone(claims: list, variables: list[str], toward_zero: frozenset[str] =
 
 
 def _number(x):
-    """An exact value for a parameter: a float such as 0.5 as the decimal it reads as."""
-    if isinstance(x, bool) or not isinstance(x, (int, float, Fraction)):
+    """An exact value for a parameter (a float such as 0.5 as the decimal it reads as); 1 for anything not a number."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
         return 1
-    return sp.Rational(repr(x)) if isinstance(x, float) else sp.Rational(x)
+    return exact_value(x)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-MIRROR = {"O": "Omega", "o": "omega", "<=": ">=", "Omega": "O", "omega": "o", ">=": "<=", "Theta": "Theta"}
+MIRROR = {"O": "Omega", "o": "omega", "<=": ">=", "Omega": "O", "omega": "o", ">=": "<=", "Theta": "Theta"}  # a bound's kind, mirrored
 
 
 @dataclass(frozen=True)

@@ -244,12 +244,12 @@ def _failing(hyps, raw, free, x: int) -> str | None:
     """The first hypothesis that fails at integer ``x`` (None if all hold), at exact-enough precision."""
     digits = int(x.bit_length() * 0.30103) + 1
     with mpmath.workdps(max(30, digits + 20)):
-        vals = _values(raw)
-        vals[free] = mpmath.mpf(x)
-        for name, rel in hyps:
-            if not relation_holds(rel, vals)[0]:
-                return name
-    return None
+        return _first_failing(hyps, {**_values(raw), free: mpmath.mpf(x)})
+
+
+def _first_failing(hyps, vals: dict) -> str | None:
+    """The name of the first hypothesis that fails at ``vals`` (None if all hold)."""
+    return next((name for name, rel in hyps if not relation_holds(rel, vals)[0]), None)
 
 
 def applicability_window(claim: Claim, free: str, at: Mapping[str, str] | str) -> Window:
@@ -264,9 +264,9 @@ def _window(claim: Claim, free: str, at: Mapping[str, str] | str) -> Window:
     An upper end of None means the window is unbounded above.
     """
     raw = parse_assignments(at) if isinstance(at, str) else dict(at)
-    ints = [v.name for v in claim.variables if v.integer]
     if free not in [v.name for v in claim.variables]:
-        raise InputError(f"--free {free!r} is not a variable of {claim.id}: choose one of {', '.join(ints) or 'none'}")
+        raise InputError(f"--free {free!r} is not a variable of {claim.id}: choose one of "
+                         f"{', '.join(v.name for v in claim.variables) or 'none'}")
     var = claim.variable(free)
     if free in raw:
         raise InputError(f"--free {free} must not also be fixed in --at")
@@ -436,7 +436,7 @@ def _real_window(claim: Claim, var, numeric: list, raw_vals: dict, at_json: dict
         for n, e in numeric:
             if (n, e) not in depends and not relation_holds(e, values)[0]:
                 return Window(claim.id, free, at_json, [], [], [], [], True, assumed, qualitative, ignored,
-                              f"{n} fails at this point whatever {free} is")
+                              f"{n} fails at this point whatever {free} is", real=True)
         u_lo = mpmath.log(var.low) if var.low is not None and var.low > 0 else -span
         u_hi = mpmath.log(var.high) if var.high is not None else span
         roots: list[tuple[mpmath.mpf, sp.Basic]] = []
@@ -512,7 +512,5 @@ def _real_text(x) -> str:
 
 
 def _failing_real(hyps, values, free, x) -> str | None:
-    """The first hypothesis that fails at the real value ``x`` (None if all hold)."""
-    vals = dict(values)
-    vals[free] = x
-    return next((name for name, rel in hyps if not relation_holds(rel, vals)[0]), None)
+    """The first hypothesis that fails at the real value ``x`` (None if all hold), at the caller's precision."""
+    return _first_failing(hyps, {**values, free: x})

@@ -256,9 +256,6 @@ def run_trial(sc: Scenario, seed: int, budget: float = DEFAULT_BUDGET, rule: str
             return [analyze(rows, variables, kind, sc.predicted, sc.offsets, alpha=level, bootstrap=False, extrapolate=False,
                             trajectory=sc.trajectory, cone=cone)]
 
-        def open_of(results):
-            return [(an.fit.cells, an.terms, v, ext) for an in results for v, ext in an.open_exponents()]
-
         def plan_next(open_):
             plan = policy.next_round(open_, cells, cell_vars, cost, used, budget, MAX_GRID, sc.seeds or SEEDS, sc.trajectory)
             if plan is not None and sc.window is not None:  # no round adds a cell outside the hypotheses
@@ -266,7 +263,8 @@ def run_trial(sc: Scenario, seed: int, budget: float = DEFAULT_BUDGET, rule: str
                     del plan.new_cells[k]
             return plan
 
-        look, results, plan = policy.look(past, keys, used, budget, judge, open_of, plan_next)  # the loop compare runs
+        look, results, plan = policy.look(past, keys, used, budget, judge, lambda rs: [u for an in rs for u in an.undecided()],
+                                          plan_next)  # the loop compare runs
         an = results[0]
         past.append({"data_hash": data_hash(keys), "work": look.work, "budget": look.budget, "fraction": look.fraction,
                      "alpha": look.alpha, "spent": look.spent, "boundary": look.boundary})

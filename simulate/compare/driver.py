@@ -138,7 +138,7 @@ def flow_note(rows: list[Row], keep=None, cell_vars=()) -> str | None:
 
 def _undecided(results: list[BoundAnalysis]) -> list[tuple]:
     """(fit cells, variables, variable, extend) for every exponent still open (see Analysis.open_exponents)."""
-    return [(r.analysis.fit.cells, r.analysis.terms, v, ext) for r in results for v, ext in r.analysis.open_exponents()]
+    return [u for r in results for u in r.analysis.undecided()]
 
 
 def _ci_widths(results: list[BoundAnalysis]) -> dict:

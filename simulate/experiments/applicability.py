@@ -10,8 +10,8 @@ cannot be evaluated and are listed as assumed, never counted as held.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
-from fractions import Fraction
 from typing import Sequence
 
 import sympy as sp
@@ -136,33 +136,20 @@ def applicability(claim, exp, rows: Sequence[Row], cell_vars: list[str], fixed: 
     return Applicability(claim.id, constants, cells, per, skipped, rays)
 
 
-RAY_BETAS = tuple(i / 20 for i in range(1, 21))  # beta in k = d^beta, 0.05 .. 1
-RAY_EXPONENTS = (12, 100)  # where a ray is checked, d = 10^12 and 10^100: far beyond any sweep (log space: any d is exact)
-
-
-def _ray_point(e: int, beta: float) -> tuple[int, int]:
-    """(d, k) = (10^e, 10^(e beta)) as exact integers where e beta is whole (k = d^1/2 on its boundary is exactly on
-    it: a float 1e100 ** 0.5 is 1.00000000000000007e50, which an exact comparison rightly puts outside k <= d^1/2)."""
-    x = Fraction(e) * Fraction(beta).limit_denominator(1000)
-    return 10 ** e, max(2, 10 ** int(x) if x.denominator == 1 else round(10 ** float(x)))
-
-
 def assumption_rays(exp, values: dict, constants: dict) -> str:
-    """The rays k = d^beta (beta in RAY_BETAS) along which every hypothesis of the experiment's assumptions holds at
-    d = 1e12 and 1e100 (log space; the other variables as at the sweep's last cell, constants 1 unless given): what the
-    assumptions allow a ray test to follow. Empty when the experiment names no assumption or sweeps no (d, k)."""
+    """The rays k = d^beta along which the experiment's assumptions let d and k grow together: each assumption's
+    asymptotic cone (:func:`theory.cone.claim_cone`, checked exactly at d = 10^12 and 10^100, parameters such as kappa
+    as at the sweep's last cell, constants 1 unless given), the same cone the verdict's directions come from. Empty when
+    the experiment names no assumption or sweeps no (d, k)."""
     out = []
     for a in _assumptions(exp):
         if not {"d", "k"} <= set(a.variable_names):
             continue
-        ok = []
-        for beta in RAY_BETAS:
-            pts = [_point(a, {**values, "d": dk[0], "k": dk[1]}, constants) for dk in (_ray_point(e, beta) for e in RAY_EXPONENTS)]
-            ok.append(all(p is not None and all(evaluate_hypothesis(h, p).holds is True for h in a.hypotheses if not h.qualitative)
-                          for p in pts))
-        allowed = [b for b, o in zip(RAY_BETAS, ok) if o]
-        text = (f"beta <= {max(allowed):g}" if allowed and allowed == list(RAY_BETAS[:len(allowed)]) else
-                ", ".join(f"{b:g}" for b in allowed) if allowed else "none")
+        held = {v: values[v] for v in ("d", "k") if isinstance(values.get(v), (int, float))}
+        cone = claim_cone([a], ["d", "k"], held=held, values={**values, **(constants or {})})
+        iv = cone.interval("d", "k") if cone is not None else (0.0, math.inf)
+        text = ("none" if iv is None else
+                (f"beta <= {iv[1]:g}" if math.isfinite(iv[1]) else "any beta") if iv[0] == 0 else f"{iv[0]:g} <= beta <= {iv[1]:g}")
         out.append(f"{a.id} allows the rays k = d^beta with {text} (checked at d = 1e12 and 1e100)")
     return "; ".join(out)
 

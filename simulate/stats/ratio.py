@@ -190,13 +190,10 @@ def _profile(M0, y: np.ndarray, z: np.ndarray, sw: np.ndarray, lo: float, hi: fl
     if corr.form == "additive":
         mz, my = M0(sw * z), M0(y)
         den = float(mz @ mz)
-        b = float(np.clip(float(mz @ my) / den, lo, hi)) if den > 0 else 0.0  # exact (unclipped where uncapped)
+        b = float(np.clip(float(mz @ my) / den, lo, hi)) if den > 0 else 0.0
         e0 = my - b * mz
         return b, float(e0 @ e0)
-    if math.isfinite(hi):
-        bs = np.linspace(lo, hi, GRID)
-    else:  # uncapped: the factor at the smallest scale, 1 + b zmax, on a log grid over 1e-6 .. 1e6
-        bs = np.expm1(np.linspace(math.log(1e-6), math.log(1e6), GRID)) / float(z.max())
+    bs = np.linspace(lo, hi, GRID)
     E = M0(y[:, None] - sw[:, None] * corr.correct(bs[None, :], z[:, None]))
     f = np.einsum("ij,ij->j", E, E)
     i = int(np.argmin(f))
@@ -252,15 +249,14 @@ class LevelProfile:
         self.pure_df = pure_df
         self.n, self.p0, self.p1 = len(cells), X0.shape[1], X1.shape[1]
 
-    def against(self, corr: Correction, capped: bool = True) -> LevelAgainstTrend | None:
-        """Profile b for one correction shape and w; None where undefined. ``capped=False``: b anywhere the correction is
-        defined (1 + b z > 0), the question a capped best correction leaves: could a larger one level the ratio?"""
+    def against(self, corr: Correction) -> LevelAgainstTrend | None:
+        """Profile b for one correction shape and w (within its bounds, :func:`_bounds`); None where undefined."""
         from scipy import stats  # heavy: scipy (loaded on first use)
 
         z = np.array([corr.z(c.get("log_" + corr.variable, math.nan)) for c in self.cells])
         if not self.parts or not np.all(np.isfinite(z)) or z.max() <= 0:
             return None
-        lo, hi = _bounds(z, self.end, corr) if capped else (-math.inf, math.inf)
+        lo, hi = _bounds(z, self.end, corr)
         fits = [(run, *_profile(M0, y, z[ix], sw, lo, hi, corr), wt) for run, ix, M0, sw, y, wt in self.parts]
         tot_l, tot_t = sum(f[2] for f in fits), sum(f[3] for f in fits)
         if self.by_run:
@@ -284,9 +280,7 @@ class LevelProfile:
 
 
 def _at_cap(b: float, lo: float, hi: float) -> bool:
-    """Is the profiled b at an end of its bounds (within 1e-6 of their width)? Never, uncapped."""
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        return False
+    """Is the profiled b at an end of its bounds (within 1e-6 of their width)?"""
     tol = 1e-6 * (hi - lo)
     return b <= lo + tol or b >= hi - tol
 

@@ -75,6 +75,10 @@ class Analysis:
         lacking = (lof_p is not None and lof_p < 0.05) or (lof_F is not None and lof_F > 2.0)
         return [(v, wide or lacking) for v, wide in ft.open_directions(self.variables)]
 
+    def undecided(self) -> list[tuple]:
+        """What the round planner reads for each open variable: (fit cells, terms, variable, extend the grid?)."""
+        return [(self.fit.cells, self.terms, v, ext) for v, ext in self.open_exponents()]
+
     def _outside_band(self, v: str) -> bool:
         """Does the point estimate lie on the wrong side of the prediction's margin?"""
         from ibcheck.simulate.verdict.rules import LOWER, UPPER  # heavy: scipy (loaded on first use)

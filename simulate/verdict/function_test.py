@@ -49,7 +49,7 @@ import numpy as np
 from scipy import stats
 
 from ibcheck.simulate.experiments.terms import Term
-from ibcheck.simulate.stats.fit import log_of
+from ibcheck.simulate.stats.fit import design, log_of
 from ibcheck.simulate.stats.ratio import (
     LAST,
     LOG_CORRECTIONS,
@@ -234,6 +234,7 @@ class FunctionTest:
 
 
 MIN_DECAY = 0.5  # a claim-scale correction g^-omega is tried along v where it decays at least like v^-1/2 (omega |dlog g/dlog v| >= 1/2)
+CAP_TEXT = f"at most a factor 3 at the smallest scale, {1 + LAST:g} at the largest"  # the bounds a correction's b keeps
 LEVELS = 0.05  # the level at which a correction that fits better than a steady deviation is accepted
 SE_FLOOR = 1e-9  # an exponent is known to no better than this (exact data: the se is rounding error, not information)
 
@@ -468,54 +469,42 @@ def _levelled(plain: list[DirectionTest], decided: dict, kind: str, corrected: F
     return out
 
 
-def _scale_direction(cells: list[dict], v: str, toward_zero: frozenset[str]) -> float:
-    """How fast the claim's own function g moves along ``v`` toward v's limit at these cells: the smallest
-    ``d log g / d log v`` in magnitude over the cells, with its sign (+ grows, - shrinks), read from ``log_g(x)`` one
-    unit of log v further toward the limit; 0 where g is flat, undefined, or moves both ways."""
+def _with_scale(cells: list[dict], v: str, toward_zero: frozenset[str], predicted: dict[str, float],
+                terms: list[Term]) -> tuple[list[dict], float]:
+    """The cells with log g (the claim's own function) under ``log_g(x)``, and how fast g moves along ``v`` toward v's
+    limit: the smallest ``d log g / d log v`` in magnitude over the cells, with its sign (+ grows, - shrinks); 0 where g
+    is flat, undefined, or moves both ways."""
     step = -1.0 if v in toward_zero else 1.0
-    slopes = []
-    for c in cells:
-        here, there = c.get("log_" + SCALE), c.get("_next_" + SCALE)
-        if here is None or there is None or not (math.isfinite(here) and math.isfinite(there)):
-            return 0.0
-        slopes.append((there - here) * step)
-    if not slopes or min(slopes) * max(slopes) <= 0 or min(abs(x) for x in slopes) < 1e-9:
-        return 0.0
-    return min(slopes, key=abs)
-
-
-def _with_scale(cells: list[dict], v: str, toward_zero: frozenset[str], predicted: dict[str, float], terms: list[Term]) -> list[dict]:
-    """The cells with log g (the claim's own function) and log g one unit of log v toward v's limit."""
-    step = -1.0 if v in toward_zero else 1.0
-    out = []
+    out, slopes = [], []
     for c in cells:
         lg = log_claim(c, predicted, terms)
         nxt = log_claim({**c, "log_" + v: c["log_" + v] + step}, predicted, terms) if "log_" + v in c else None
-        out.append({**c, "log_" + SCALE: math.nan if lg is None else lg, "_next_" + SCALE: nxt})
-    return out
+        out.append({**c, "log_" + SCALE: math.nan if lg is None else lg})
+        slopes.append(math.nan if lg is None or nxt is None else (nxt - lg) * step)
+    ok = bool(slopes) and all(math.isfinite(x) for x in slopes) and min(slopes) * max(slopes) > 0 and min(map(abs, slopes)) >= 1e-9
+    return out, (min(slopes, key=abs) if ok else 0.0)
 
 
-def _best_correction(v: str, ff: FamilyFit, toward_zero: frozenset[str], level: float, predicted: dict[str, float] | None = None,
-                     terms: list[Term] | None = None, logs: bool = False) -> tuple[CorrectionFit, Correction] | None:
+def _best_correction(v: str, ff: FamilyFit, toward_zero: frozenset[str], level: float, predicted: dict[str, float],
+                     terms: list[Term], logs: bool = False) -> tuple[CorrectionFit, Correction] | None:
     """The correction along ``v`` under which the ratio levels off best (the smallest weighted residual sum of
     ``c + log(1 + b z)`` with no slope along v, over the shapes and w tried, b profiled), against the ratio moving
     along v: "keeps moving" when the moving model fits significantly better at the violation level (a violation must
     be significant against the best correction too), "levels off" when the levelled one fits better at LEVELS,
-    "cannot tell" otherwise; "cannot tell" too where the best correction sits at its cap.
+    "cannot tell" otherwise. A best correction at its cap is "cannot tell" unless the ratio keeps moving and either a
+    steady deviation fits the data or the move does not slow toward the limit (:func:`_levelling`).
 
     The shapes: powers of v (``v^-w``, w in [1/2, 3]); powers of the claim's own scale, ``y = g (c + b g^-omega)``
-    with omega in [1/4, 2] (where g moves along v: ``g^omega`` where it shrinks toward the limit); logarithmic ones
-    only where ``logs`` (the claim states a log factor, or the user asked).
+    with omega in OMEGAS that decays along v at least like v^-1/2 (MIN_DECAY; ``g^omega`` where g shrinks toward the
+    limit); logarithmic ones only where ``logs`` (the claim states a log factor, or the user asked).
 
     Pitfall avoided: a (1 + b / log d) correction, allowed by default, mimics a power deviation (d^0.62 against sqrt(d))
     over several decades, and per-variable shapes cannot fit an additive constant beside sqrt(d/k) (omega = 1 in g)."""
     alt = next(t for t in ff.terms if t.variable == v and not isinstance(t, Correction))
     others = [t for t in ff.terms if not isinstance(t, Correction) and t.variable != v]
     cells = [c for c in ff.fit.cells if "residual" in c]
-    if predicted is not None and terms is not None:
-        cells = _with_scale(cells, v, toward_zero, predicted, terms)
+    cells, g_dir = _with_scale(cells, v, toward_zero, predicted, terms)
     shapes = POWER_CORRECTIONS + (LOG_CORRECTIONS if logs else ())
-    g_dir = _scale_direction(cells, v, toward_zero) if predicted is not None else 0
     best = _best_fit(cells, others, alt, v, toward_zero, shapes, g_dir)
     if best is None:
         return None
@@ -534,10 +523,10 @@ def _best_correction(v: str, ff: FamilyFit, toward_zero: frozenset[str], level: 
 def _levelling(cells: list[dict], others: list[Term], alt: Term) -> bool:
     """Does the ratio's slope along ``alt``'s variable shrink toward the limit (the upper half of the range moving less
     than the lower half, same sign): a transient's shape, not a deviation's that keeps or gains speed?"""
-    u = np.array([alt.regressor(c["log_" + alt.variable]) for c in cells], dtype=float)
+    X = np.hstack([np.ones((len(cells), 1)), design(cells, [alt, *others])])
+    u = X[:, 1]
     r = np.array([c["mean_log"] for c in cells], dtype=float)
     w = np.sqrt([max(int(c.get("n_seeds") or 1), 1) for c in cells])
-    X = np.column_stack([np.ones(len(cells)), u] + [[t.regressor(c["log_" + t.variable]) for c in cells] for t in others])
     mid = (u.min() + u.max()) / 2
     slopes = []
     for half in (u <= mid, u >= mid):
@@ -586,8 +575,7 @@ def _decide(kind: str, all_tests: list[DirectionTest], level: float, corrections
             shape = (f"a steady deviation fits them, lack-of-fit p = {c0.p_trend_fit:.2g}" if c0.p_trend_fit >= LEVELS else
                      f"the move does not slow toward the limit as a transient's would (a steady deviation's lack-of-fit p = "
                      f"{c0.p_trend_fit:.2g})")
-            corr += (f", against every correction to scaling within its cap (the best, {c0.term}, sits at it: the data would "
-                     f"need more than a factor 3 at the smallest scale or {1 + LAST:g} at the largest; {shape}; "
+            corr += (f", against every correction to scaling within its cap (the best, {c0.term}, sits at it, {CAP_TEXT}; {shape}; "
                      f"--from {worst.variables[0]}=... tests whether the start is a transient)")
         lo, hi = worst.estimate - 2 * worst.se, worst.estimate + 2 * worst.se
         reason = (f"the ratio to the claim's function {how} along {worst.direction}{corr}: by {worst.factor(worst.estimate)} "
@@ -606,7 +594,7 @@ def _decide(kind: str, all_tests: list[DirectionTest], level: float, corrections
         c = next(c for c in corrections if c.variable in t.variables and c.family == t.family)
         if c.capped:
             reason = (f"along {t.direction} the ratio moves ({t.factor(t.estimate)}) by more than a correction to scaling may: the best "
-                      f"one ({c.term}) sits at its cap (at most a factor 3 at the smallest scale, {1 + LAST:g} at the largest), "
+                      f"one ({c.term}) sits at its cap ({CAP_TEXT}), "
                       + ("and a steady deviation does not describe the data either (lack of fit, p = "
                          f"{c.p_trend_fit:.2g}): a large transient or a deviation, which a capped correction cannot tell apart"
                          if c.p_trend_fit < LEVELS else f"and a steady deviation fits no better (p = {c.p_moving:.2g})")

@@ -32,6 +32,8 @@ from typing import Literal, cast, get_args
 
 from scipy import stats
 
+from ibcheck.theory.exptype import MIRROR
+
 UPPER = ("O", "o", "<=")
 LOWER = ("Omega", "omega", ">=")
 TWO = ("Theta",)
@@ -88,7 +90,6 @@ def exponent_verdict(kind: str, estimate: float, se: float, df: int, predicted: 
     return ExponentTest(cast(Verdict, v), kind, predicted, estimate, L, U, margin, why)
 
 
-MIRROR = {"O": "Omega", "o": "omega", "<=": ">=", "Omega": "O", "omega": "o", ">=": "<="}
 
 
 def term_kind(kind: str, term) -> str:
