@@ -618,7 +618,7 @@ def _decide(kind: str, all_tests: list[DirectionTest], level: float, corrections
         return FunctionTest("inconclusive", reason, kind, tuple(all_tests), level, attained, tuple(corrections), tol_t, target_met, tuple(notes))
     res = "; ".join(f"{v}: " + (", ".join(t.factor() for t in tests if t.variables == (v,) and not t.part)
                                 or "bounded alone by the window (the rays decide)") for v in variables)
-    kept = [c.term for c in corrections if c.decision == "levels off"]
+    kept = list(dict.fromkeys(c.term for c in corrections if c.decision == "levels off"))  # one per term, across families
     extra = (f", a correction to scaling ({', '.join(kept)}) fitted where the ratio levels off" if kept else "")
     what = {True: "attained", False: "not attained (a loose bound: the ratio moves away from it)", None: "attainment undetermined"}
     reason = (f"no deviation from the claim's function at or above the resolution ({res})" + extra
