@@ -313,6 +313,8 @@ def direction_error(w, reference) -> float:
 
 def _row(v, name: str) -> list:
     """A vector as a one-row matrix for check_X; anything else is refused naming ``name``."""
+    if np.iscomplexobj(v) or (isinstance(v, (list, tuple)) and any(isinstance(e, complex) for e in v)):
+        raise InputError(f"{name} has complex entries: give a vector of real numbers")
     try:
         arr = np.asarray(v, dtype=float)
     except (TypeError, ValueError, OverflowError):

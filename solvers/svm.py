@@ -32,7 +32,8 @@ class SVMResult:
     def direction(self) -> np.ndarray:
         if self.w is None:
             raise ValueError(f"the SVM has no direction: its solver status is {self.status!r}")
-        return self.w / np.linalg.norm(self.w)
+        u = self.w / np.abs(self.w).max()  # first to unit largest entry: ||w|| of a 1e-300 w underflows to 0
+        return u / np.linalg.norm(u)
 
 
 def direction_error(w: np.ndarray, reference: np.ndarray) -> float:
@@ -41,10 +42,11 @@ def direction_error(w: np.ndarray, reference: np.ndarray) -> float:
     Pitfall avoided: comparing unnormalized vectors mixes the direction with the norm, which
     grows like log t under GD on separable data; only the direction converges (at rate 1/log t)."""
     w, reference = np.asarray(w, float).ravel(), np.asarray(reference, float).ravel()
-    nw, nr = float(np.linalg.norm(w)), float(np.linalg.norm(reference))
-    if nw == 0.0 or nr == 0.0:
+    mw, mr = float(np.abs(w).max(initial=0.0)), float(np.abs(reference).max(initial=0.0))
+    if mw == 0.0 or mr == 0.0:
         raise InputError("direction_error: a zero vector has no direction")
-    return float(np.linalg.norm(w / nw - reference / nr))
+    w, reference = w / mw, reference / mr  # unit largest entry first: squares of 1e-200 underflow
+    return float(np.linalg.norm(w / np.linalg.norm(w) - reference / np.linalg.norm(reference)))
 
 
 def hard_margin_svm(X: np.ndarray, y: np.ndarray, bias: bool = True, sv_tol: float = 1e-7) -> SVMResult:
@@ -62,12 +64,19 @@ def hard_margin_svm(X: np.ndarray, y: np.ndarray, bias: bool = True, sv_tol: flo
     y = np.asarray(y, float)
     if bias and len(np.unique(y)) == 1:
         return SVMResult(True, "unbounded", np.zeros(X.shape[1]), float(y[0]), np.zeros(len(y)), np.array([], int), math.inf)
-    center = X.mean(axis=0) if bias and len(X) else np.zeros(X.shape[1])
-    Xc = X - center  # <w, x> + b = <w, x - c> + (b + <w, c>): the same problem with b shifted
-    scale = float(np.linalg.norm(Xc, axis=1).max(initial=0.0))
-    if scale == 0.0:
-        return SVMResult(False, "infeasible")  # every point is the same: y_i (<w, c> + b) cannot be 1 and -1 (or 0 < 1 without a bias)
-    Z = Xc / scale
+    # Normalized units in two steps, each exact in floating point up to rounding: divide by the largest
+    # |entry| first (so that squares neither overflow at 1e300 nor underflow at 1e-170), then centre
+    # and divide by the largest row norm. S = unit * spread maps the solver's units back.
+    unit = float(np.abs(X).max(initial=0.0))
+    if unit == 0.0:
+        return SVMResult(False, "infeasible")  # every point is 0: y_i b cannot be 1 and -1 (or 0 >= 1 without a bias)
+    Xu = X / unit
+    center = Xu.mean(axis=0) if bias else np.zeros(X.shape[1])
+    Xc = Xu - center  # <w, x> + b = <w, x - c> + (b + <w, c>): the same problem with b shifted
+    spread = float(np.linalg.norm(Xc, axis=1).max(initial=0.0))
+    if spread == 0.0:
+        return SVMResult(False, "infeasible")  # every point is the same: y_i (<w, c> + b) cannot be 1 and -1
+    Z = Xc / spread
     w = cp.Variable(X.shape[1])
     b = cp.Variable() if bias else cp.Constant(0.0)
     cons = [cp.multiply(y, Z @ w + b) >= 1]
@@ -84,10 +93,16 @@ def hard_margin_svm(X: np.ndarray, y: np.ndarray, bias: bool = True, sv_tol: flo
     wz = np.asarray(w.value, float)
     bz = float(b.value) if bias else 0.0
     worst = float(np.min(y * (Z @ wz + bz)))
-    if not worst >= 1 - 1e-6:
+    nz = float(np.linalg.norm(wz))
+    if not (worst >= 1 - 1e-6 and math.isfinite(nz) and nz > 0):
         return SVMResult(False, f"not proven (the solver's solution violates a constraint: min y (<w, x> + b) = {worst:.6g} < 1)")
-    wv = wz / scale  # <w_Z, (x - c)/scale> = <w_Z/scale, x - c>
-    bv = bz - float(wv @ center)
-    # w = sum_i alpha_i y_i x_i: the multipliers of the scaled problem divided by scale^2
-    return SVMResult(True, prob.status, wv, bv, alpha / scale**2,
-                     np.flatnonzero(alpha > sv_tol * max(alpha.max(), 1e-300)), 1.0 / float(np.linalg.norm(wv)))
+    margin = unit * (spread / nz)  # 1/||w|| in the data's units, computed without forming w
+    with np.errstate(over="ignore", under="ignore"):
+        wv = (wz / spread) / unit  # <w_Z, (x/unit - c)/spread> = <w_Z/(spread unit), x> - <w_Z/spread, c>
+        bv = bz - float((wz / spread) @ center)
+        # w = sum_i alpha_i y_i x_i: the multipliers of the scaled problem divided by S^2, S = unit * spread
+        av = ((alpha / spread) / unit) / (spread * unit) if unit * spread > 0 else alpha * math.inf
+    if not (np.isfinite(wv).all() and math.isfinite(bv) and margin > 0):
+        # separable, and the margin is proven; only w cannot be written in float64
+        return SVMResult(True, f"separable, but w (norm 1/margin = 1/{margin:.3g}) overflows float64: rescale X", margin=margin)
+    return SVMResult(True, prob.status, wv, bv, av, np.flatnonzero(alpha > sv_tol * max(alpha.max(), 1e-300)), margin)

@@ -22,6 +22,8 @@ def check_X(X, name: str = "X", dim: int | None = None) -> np.ndarray:
     size = getattr(X, "size", None)
     if isinstance(size, int) and size > MAX_ELEMENTS:
         raise InputError(f"{name} has {size} entries: at most {MAX_ELEMENTS} are accepted")
+    if np.iscomplexobj(X) or _has_complex(X):
+        raise InputError(f"{name} has complex entries: every entry must be a real number (take .real yourself if that is meant)")
     try:
         A = np.asarray(X, dtype=float)
     except (TypeError, ValueError, OverflowError) as err:
@@ -40,6 +42,8 @@ def check_labels(y, n: int, name: str = "y") -> np.ndarray:
     """Binary labels in {-1, +1}, one per row of X (bools and {0, 1} are refused: say which is +1)."""
     if y is None:
         raise InputError(f"{name} is required: labels in {{-1, +1}}, one per row of X")
+    if np.iscomplexobj(y) or _has_complex(y):
+        raise InputError(f"{name} has complex entries: labels must be -1 or +1")
     try:
         v = np.asarray(y, dtype=float)
     except (TypeError, ValueError, OverflowError):
@@ -51,6 +55,24 @@ def check_labels(y, n: int, name: str = "y") -> np.ndarray:
         i = int(np.flatnonzero(bad)[0])
         raise InputError(f"{name}[{i}] = {v[i]:g}: labels must be -1 or +1 (map your classes to -1/+1 first)")
     return v
+
+
+def _has_complex(X) -> bool:
+    """A nested list holding a Python complex (np.iscomplexobj sees only arrays' dtypes).
+
+    Pitfall avoided: ``np.asarray([[1+2j]], float)`` keeps the real part with only a warning."""
+    if isinstance(X, complex):
+        return True
+    if isinstance(X, (list, tuple)) and len(X) <= MAX_ELEMENTS:
+        stack, seen = [X], 0
+        while stack and seen < 10_000_000:
+            v = stack.pop()
+            seen += 1
+            if isinstance(v, complex) or (isinstance(v, np.ndarray) and np.iscomplexobj(v)):
+                return True
+            if isinstance(v, (list, tuple)):
+                stack.extend(v)
+    return False
 
 
 def check_data(X, y, dim: int | None = None) -> tuple[np.ndarray, np.ndarray]:

@@ -42,6 +42,8 @@ class Registry:
         return list(self.claims.values())
 
     def register(self, claims, source: str = "the API") -> list[Claim]:
+        if isinstance(claims, (str, bytes)) or not (isinstance(claims, Claim) or hasattr(claims, "__iter__")):
+            raise InputError(f"{source}: register takes an ibcheck.Claim or a list of them, not {type(claims).__name__}")
         claims = [claims] if isinstance(claims, Claim) else list(claims)
         batch: dict[str, Claim] = {}
         for c in claims:
@@ -119,6 +121,9 @@ def claim_files() -> list[str]:
 def load_claims(path: str) -> list[Claim]:
     """Run a Python file of claims (and experiments) and register every ibcheck.Claim it defines at
     module level (alone or in a list or tuple). A file that fails to run is a one-line error naming it."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise InputError(f"load_claims: path is a {type(path).__name__}: give the path of a Python file of claims, as a string")
+    path = os.fspath(path)
     if os.path.isdir(path):
         raise InputError(f"claims file {path!r} is a directory: give the Python file of your claims")
     if not os.path.isfile(path):

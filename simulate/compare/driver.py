@@ -33,6 +33,7 @@ from ibcheck.simulate.compare.record import (
     TaskCounts,
     Work,
     bound_record,
+    failed_rows,
     row_counts,
     would_decide,
 )
@@ -43,7 +44,7 @@ from ibcheck.simulate.experiments.design import PARAMS, TESTABLE, BoundSpec, Des
 from ibcheck.simulate.experiments.registry import experiment_for
 from ibcheck.simulate.experiments.window import design_cell, run_cell_keys
 from ibcheck.simulate.sweep.executor import Executor
-from ibcheck.simulate.sweep.measurements import Measurements
+from ibcheck.simulate.sweep.measurements import Measurements, readable_rows
 from ibcheck.simulate.sweep.store import SweepStore
 from ibcheck.simulate.sweep.tasks import CellKey, Task, cell_key, code_version, measure_version, task_key
 from ibcheck.simulate.verdict.analysis import BoundAnalysis, analyze
@@ -183,7 +184,8 @@ class CompareOptions:
         constants are checked against the claim in the design stage."""
         set_ = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731  (frozen: normalized once, here)
         set_("seeds", inputs.check_seeds(self.seeds))
-        set_("workers", inputs.check_workers(self.workers))
+        set_("scheduler", inputs.check_text("scheduler", self.scheduler, optional=True))
+        set_("workers", inputs.check_workers(self.workers, self.scheduler))
         set_("margin", inputs.check_margin("margin", self.margin))
         set_("margin_log", inputs.check_margin("margin_log", self.margin_log))
         set_("budget", inputs.check_work("budget", self.budget))
@@ -348,7 +350,7 @@ def _rounds(setup: _Setup, st: SweepStore, executor: Executor, t_start: float) -
             totals[k] += counts[k]
         totals["tasks"] = counts["tasks"]
         keys = [t.key for t in tasks]
-        rows = st.rows(keys)
+        rows = readable_rows(st.rows(keys), exp)
         app = applicability(claim, exp, rows, setup.cell_vars, fixed, o.constants)
         if o.inside_only:
             _check_inside_count(app, setup.fit_vars)
@@ -409,7 +411,8 @@ def _summary(setup: _Setup, swept: _Swept, results: list, statuses: dict, db: st
         budget=o.budget, spending=o.spending if o.budget else None, alpha=alpha,
         work=Work(work_used, o.budget, time.perf_counter() - t_start, o.max_seconds, swept.capped),
         inside_only=o.inside_only, include_outside=o.include_outside,
-        would_decide=would_decide(bounds, work_used, len(rows)), censored=counts, reading=decide_reading([ReadingInput.of(r) for r in results]),
+        would_decide=would_decide(bounds, work_used, len(rows)), censored=counts, failures=failed_rows(rows, setup.cell_vars),
+        reading=decide_reading([ReadingInput.of(r) for r in results]),
         kkt=_kkt_record(exp, claim, rows, setup.cell_vars, setup.fit_vars, o.margin, alpha, swept.keep, setup.how) if exp.kkt else None,
         tasks=TaskCounts(swept.totals["tasks"], swept.totals["ran"], swept.totals["failed"]), seconds=time.perf_counter() - t_start,
         code_version=version,

@@ -20,6 +20,7 @@ from typing import Mapping, Sequence
 from ibcheck.theory.argtypes import refused, require_bool, require_choice, require_float, require_int
 from ibcheck.theory.errors import InputError
 
+MAX_GRID_VALUE = 2**53  # float64 holds every integer up to here; no simulation allocates past it either
 MAX_WORKERS = 1024
 MAX_SEEDS = 100_000  # per cell: a larger count is surely a typo (and would allocate its tasks at once)
 MAX_WORK = 1e7  # reference seconds of budget (about 115 days of one core's work)
@@ -32,8 +33,23 @@ def check_bool(name: str, value) -> bool:
     return require_bool(name, value)
 
 
-def check_workers(workers) -> int:
-    return require_int("workers", workers, 1, high=MAX_WORKERS)
+def local_cores() -> int:
+    """The cores this process may run on (its affinity, else the machine's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def check_workers(workers, scheduler: str | None = None) -> int:
+    """Worker processes: at most the local cores, since a CPU-bound sweep gains nothing from more (``--workers
+    1000`` on 2 cores started 38 processes and ran 20x slower); with a remote ``scheduler``, up to MAX_WORKERS."""
+    w = require_int("workers", workers, 1, high=MAX_WORKERS)
+    cores = local_cores()
+    if scheduler is None and w > cores:
+        raise refused("workers", w, f"is out of range: at most {cores} here (the cores this machine gives the process; "
+                      "more processes than cores only slow a sweep). A remote Dask cluster takes more, with a scheduler address")
+    return w
 
 
 def check_seeds(seeds) -> int | None:
@@ -151,6 +167,9 @@ def check_grid(grid, claim, experiment) -> dict[str, list] | None:
         if any(isinstance(x, bool) or type(x).__name__ == "bool_" or not isinstance(x, numbers.Real)
                or not (math.isfinite(float(x)) and float(x) > 0) for x in vals):
             raise refused(f"grid[{v!r}]", vals, "is out of range: grid values must be finite numbers > 0")
+        if any(float(x) > MAX_GRID_VALUE for x in vals):
+            raise refused(f"grid[{v!r}]", vals, f"is out of range: grid values must be at most 2^53 = {MAX_GRID_VALUE} "
+                          "(where float64 stops holding every integer)")
         if v in variables:  # the claim's own domain: d an integer >= 2, eps in (0, 1), ...
             vals = [variables[v].check(int(x) if isinstance(x, numbers.Integral) else float(x)) for x in vals]
         if len(set(vals)) != len(vals):

@@ -41,6 +41,30 @@ class CellCount:
         return {"cell": dict(self.cell), "rows": self.rows, "censored": dict(self.censored), "failed": self.failed}
 
 
+@dataclass(frozen=True)
+class FailedRow:
+    """One failed (cell, seed): the run it names, the failure's kind and its first line. Every failed row is listed,
+    so that a failure is never only a count (a stored row that cannot be read is one of these: ``UnreadableRow``)."""
+
+    cell: Mapping[str, float]
+    seed: int
+    kind: str
+    error: str
+
+    def to_json(self) -> dict:
+        return {"cell": dict(self.cell), "seed": self.seed, "kind": self.kind, "error": self.error}
+
+
+def failed_rows(rows: list[Row], cell_vars: list[str]) -> tuple[FailedRow, ...]:
+    """The failed rows, each with its run (cell, seed), kind and first error line."""
+    out = []
+    for r in rows:
+        if r.status == "failed":
+            kind, line = r.failure or "failed", ((r.error or "").strip().splitlines() or ["no message"])[0]
+            out.append(FailedRow(r.at(cell_vars), r.seed, kind, line.removeprefix(kind + ": ")[:300]))
+    return tuple(out)
+
+
 def row_counts(rows: list[Row], quantities, cell_vars: list[str]) -> tuple[CellCount, ...]:
     """Per cell: rows stored, failed (or diverged), and censored per quantity."""
     cells: dict = {}
@@ -318,6 +342,7 @@ class ComparisonRecord:
     include_outside: bool = False
     would_decide: tuple[WouldDecide, ...] = ()
     censored: tuple[CellCount, ...] = ()
+    failures: tuple[FailedRow, ...] = ()
     reading: Reading | None = None
     kkt: KKTRecord | None = None
     tasks: TaskCounts | None = None
@@ -382,5 +407,6 @@ class ComparisonRecord:
             return {**head, "results": results, "fixed": dict(self.fixed), "provenance": self.provenance, "task_status": dict(self.task_status)}
         return {**head, "censored": [c.to_json() for c in self.censored], "results": results,
                 "reading": self.reading.to_json() if self.reading else None, **(self.kkt.to_json() if self.kkt else {}),
-                "tasks": self.tasks.to_json() if self.tasks else None, "task_status": dict(self.task_status), "seconds": self.seconds,
+                "tasks": self.tasks.to_json() if self.tasks else None, "task_status": dict(self.task_status),
+                "failures": [f.to_json() for f in self.failures], "seconds": self.seconds,
                 "code_version": self.code_version, "fixed": dict(self.fixed), "design": dict(self.design or {}), "provenance": self.provenance}

@@ -306,6 +306,20 @@ def _residual_figure(res, out: str, tag: str) -> str:
     return name
 
 
+def _failures(summary: dict, most: int = 20) -> list[str]:
+    """Each failed row with its run (cell, seed) and reason: a failure is never only a count."""
+    rows = summary.get("failures") or []
+    if not rows:
+        return []
+    out = [f"Failed rows ({len(rows)}; not measurements, counted in the cell table):", ""]
+    for f in rows[:most]:
+        cell = ", ".join(f"{k}={v}" for k, v in f["cell"].items())
+        out.append(f"- {markdown_text(cell)}, seed {f['seed']}: {markdown_text(f['kind'])}: {markdown_text(f['error'])}")
+    if len(rows) > most:
+        out.append(f"- ... and {len(rows) - most} more (summary.json lists every one)")
+    return out + [""]
+
+
 def _cell_table(summary: dict, results: list[BoundAnalysis]) -> list[str]:
     app = summary.get("applicability")
     if not app or not app["cells"]:
@@ -493,6 +507,7 @@ def write_report(result, out: str) -> dict:
           f"fixed settings {summary['fixed']}.",
           _fit_text(summary, results), "",
           f"Provenance: {markdown_text(summary['provenance'])}. Tasks: {summary['task_status']}.", ""]
+    md += _failures(summary)
     md += _cell_table(summary, results)
     md += _kkt_section(summary)
     md += _rounds_table(summary)

@@ -46,8 +46,13 @@ Censored = AtLeast | AtMost
 
 def _check(c) -> None:
     v = c.value
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)) or not (math.isfinite(float(v)) and float(v) > 0):
-        raise InputError(f"{type(c).__name__}({v!r}): the bound must be a finite number > 0")
+    try:
+        x = float(v) if not isinstance(v, bool) and isinstance(v, (int, float, np.floating, np.integer)) else math.nan
+    except OverflowError:  # an int past 1.8e308 (AtLeast(10**400))
+        x = math.inf
+    if not (math.isfinite(x) and x > 0):
+        shown = repr(v) if len(repr(v)) <= 40 else repr(v)[:20] + "..." + repr(v)[-8:]
+        raise InputError(f"{type(c).__name__}({shown}): the bound must be a finite number > 0 (at most 1.8e308)")
 
 
 def encode(value):

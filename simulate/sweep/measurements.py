@@ -9,7 +9,7 @@ claim's variables a row carries.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ibcheck.simulate.experiments.base import Row
 from ibcheck.simulate.substrate.censored import decode
@@ -108,6 +108,65 @@ class Measurements:
                 value, censor = decode(r.value.get(quantity))
                 out.append({**r.at(fit_variables), "value": value, "censor": censor, "seed": r.seed})
         return cls(exp.description, tuple(fit_variables), tuple(out), exp.trajectory, dict(getattr(exp, "skip_hypotheses", {})))
+
+
+def _unreadable_number(x) -> str | None:
+    """Why a stored quantity cannot enter a log-space fit, or None: a finite number > 0, or a censored bound
+    ``{"at_least": x}`` / ``{"at_most": x}`` with a finite x > 0."""
+    if isinstance(x, dict) and len(x) == 1 and next(iter(x)) in ("at_least", "at_most"):
+        x = next(iter(x.values()))
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return f"{_shown(x)}, not a number"
+    if not math.isfinite(float(x)) or x <= 0:
+        return f"{_shown(x)}, not a finite number > 0"
+    return None
+
+
+def _shown(x) -> str:
+    text = repr(x)
+    return text if len(text) <= 40 else text[:30] + "..."
+
+
+def _unreadable(value, quantities: tuple[str, ...], trajectory: bool, time_variable: str | None) -> str | None:
+    """Why a stored ok row cannot be read for ``quantities``, or None."""
+    if not isinstance(value, dict):
+        return f"the stored value is {_shown(value)}, not a mapping of quantities"
+    if trajectory:
+        points = value.get("trajectory")
+        if not isinstance(points, list) or not points:
+            return "the stored trajectory is missing or empty"
+        for i, p in enumerate(points):
+            if not isinstance(p, dict):
+                return f"trajectory point {i} is {_shown(p)}, not a mapping"
+            for q in quantities:
+                if p.get("log10_" + q) is not None:
+                    lg = p["log10_" + q]
+                    if isinstance(lg, bool) or not isinstance(lg, (int, float)) or not math.isfinite(lg):
+                        return f"trajectory point {i}: log10_{q} is {_shown(lg)}, not a finite number"
+                elif (why := _unreadable_number(p.get(q))) is not None:
+                    return f"trajectory point {i}: {q} is {why}"
+        return None
+    for q in quantities:
+        if q not in value:
+            return f"quantity {q!r} is missing from the stored value"
+        if (why := _unreadable_number(value[q])) is not None:
+            return f"quantity {q!r} is {why}"
+    return None
+
+
+def readable_rows(rows: list[Row], exp) -> list[Row]:
+    """The stored rows, each ok row whose value cannot be read for the experiment's quantities turned into a failed
+    row (failure ``UnreadableRow``) that says why: counted among the failures, never dropped silently.
+
+    Pitfall avoided: a stored NaN, inf, 0, -5, string, list or null (or a missing key) was skipped by the fit while the
+    table still said "failed 0, ok 36" and the cell mean moved (7.754 to 7.697)."""
+    out = []
+    for r in rows:
+        why = _unreadable(r.value, tuple(exp.quantities), bool(exp.trajectory), getattr(exp, "time_variable", None)) \
+            if r.status == "ok" else None
+        out.append(r if why is None else replace(r, status="failed", value=None, failure="UnreadableRow",
+                                                 error=f"UnreadableRow: {why}"))
+    return out
 
 
 def run_key(cell: dict, seed) -> str:

@@ -16,6 +16,7 @@ import math
 import os
 import sqlite3
 import time
+from dataclasses import replace
 
 from ibcheck.simulate.experiments.base import Row
 from ibcheck.simulate.sweep.tasks import CellKey, Task, cell_key, data_hash, task_key
@@ -62,6 +63,11 @@ def connect(db: str) -> sqlite3.Connection:
         raise InputError(f"database directory {d} does not exist")
     con = sqlite3.connect(db, timeout=60)
     try:
+        foreign = _foreign(con)  # read only: nothing is written to a file that is not ours
+        if foreign:
+            con.close()
+            raise InputError(f"{db} is not a sweep store of ibcheck ({foreign}): it was left untouched; move it away or choose "
+                             "another --out")
         con.execute("PRAGMA journal_mode=WAL")
         con.execute("PRAGMA synchronous=NORMAL")
         con.execute(SCHEMA)
@@ -76,6 +82,32 @@ def connect(db: str) -> sqlite3.Connection:
         raise InputError(f"{db} is not a usable sweep database ({err}): it was left untouched; move it away or choose another "
                          "--out") from None
     return con
+
+
+def _columns(sql: str) -> list[str]:
+    body = sql[sql.index("(") + 1:sql.rindex(")")]
+    return [line.split()[0] for line in body.strip().splitlines() if line.strip() and not line.strip().startswith("PRIMARY")]
+
+
+RESULT_COLUMNS, LEDGER_COLUMNS = _columns(SCHEMA), _columns(LEDGER)
+
+
+def _foreign(con: sqlite3.Connection) -> str | None:
+    """Why the open file is not one of our stores (another program's tables, or our tables' names with other
+    columns), or None for a new file or one of ours (a store from before the ``failure`` column is ours).
+
+    Pitfall avoided: a foreign file was refused as "left untouched" after a column had been added to it and its
+    journal switched to WAL."""
+    tables = {name: [c[1] for c in con.execute(f"PRAGMA table_info('{name}')")]
+              for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type='table'") if not name.startswith("sqlite_")}
+    other = sorted(set(tables) - {"results", "ledger"})
+    if other:
+        return f"it holds the table(s) {', '.join(other)[:80]}"
+    if "results" in tables and tables["results"] not in (RESULT_COLUMNS, [c for c in RESULT_COLUMNS if c != "failure"]):
+        return f"its results table has the columns {', '.join(tables['results'])[:80]}"
+    if "ledger" in tables and tables["ledger"] != LEDGER_COLUMNS:
+        return f"its ledger table has the columns {', '.join(tables['ledger'])[:80]}"
+    return None
 
 
 def done_keys(con: sqlite3.Connection) -> set[str]:
@@ -103,17 +135,34 @@ def rows_for(con: sqlite3.Connection, keys: list[str]) -> list[Row]:
         chunk = keys[i:i + 500]
         q = f"SELECT key, cell, seed, status, value, error, seconds, failure FROM results WHERE key IN ({','.join('?' * len(chunk))})"
         for key, cell, seed, status, value, error, secs, failure in con.execute(q, chunk):
-            out.append(Row(_json_cell(cell, key), seed, status, None if value is None else _json(value, key), key, error, secs, failure))
+            row = Row(_json_cell(cell, key), seed, status, None, key, error, secs, failure)
+            if value is not None:
+                parsed, why = _parse(value)
+                row = replace(row, value=parsed) if why is None else \
+                    replace(row, status="failed", failure="UnreadableRow",  # there, but unreadable: a failed row, counted
+                            error=f"UnreadableRow: the stored value {str(value)[:40]!r} is {why}")
+            out.append(row)
     return out
 
 
-def _json(text, key: str):
-    """A stored JSON value; a damaged one (edited, truncated) is one line naming its row, not an internal error."""
+def _parse(text) -> tuple[object, str | None]:
+    """(the stored JSON value, None), or (None, why it cannot be read): edited, truncated, or nested past the
+    parser's depth (100,000 brackets raised RecursionError)."""
     try:
-        return json.loads(text)
+        return json.loads(text), None
     except (TypeError, ValueError):
-        raise InputError(f"the sweep store is damaged: row {key[:12]} holds {str(text)[:40]!r}, which is not JSON; move the "
-                         "file away or give another --out") from None
+        return None, "not JSON"
+    except RecursionError:
+        return None, "nested too deep to read"
+
+
+def _json(text, key: str):
+    """A stored cell; a damaged one is one line naming its row, not an internal error."""
+    value, why = _parse(text)
+    if why is None:
+        return value
+    raise InputError(f"the sweep store is damaged: row {key[:12]} holds {str(text)[:40]!r}, which is {why}; move the "
+                     "file away or give another --out")
 
 
 def _json_cell(text, key: str) -> dict:
@@ -205,6 +254,9 @@ class SweepStore:
             bad = [c for c in ("look", "work", "fraction", "alpha", "spent") if isinstance(lk[c], bool) or not isinstance(lk[c], (int, float))
                    or not math.isfinite(lk[c])]
             bad += [c for c in ("budget", "boundary") if lk[c] is not None and (not isinstance(lk[c], (int, float)) or not math.isfinite(lk[c]))]
+            bad = bad or [c for c, ok in (("look", lambda x: x >= 0 and x == int(x)), ("work", lambda x: x >= 0), ("fraction", lambda x: x >= 0),
+                                          ("alpha", lambda x: 0 <= x <= 1), ("spent", lambda x: 0 <= x <= 1),
+                                          ("budget", lambda x: x is None or x > 0)) if not ok(lk[c])]
             if bad or not isinstance(lk["rule"], str) or not isinstance(lk["data_hash"], str):
                 raise InputError(f"{self.path}: the ledger's look {lk['look']!r} holds {', '.join(f'{c}={lk[c]!r}' for c in bad) or 'a bad entry'}: "
                                  "the store is damaged; move it away or give another --out")
