@@ -50,8 +50,8 @@ def test_report_only_one_claim_writes_an_index_with_its_row(cli, tmp_path):
     out = tmp_path / "r"
     cli("report", "--only", "SSTTM18.cor.robust_upper", "--quick", "--budget", "5", "--out", str(out), check_rc=0)
     index = (out / "index.md").read_text()
-    row = next(line for line in index.splitlines() if "SSTTM18_cor_robust_upper/report.md" in line)
+    row = next(line for line in index.splitlines() if "SSTTM18.cor.robust_upper/report.md" in line)
     assert "robust_sample_threshold" in row and any(v in row for v in ("consistent", "inconsistent", "inconclusive"))
     assert "Reproductions" not in index  # --only: no reproductions
-    assert (out / "scaling" / "scaling.md").is_file() and (out / "compare" / "SSTTM18_cor_robust_upper" / "summary.json").is_file()
+    assert (out / "scaling" / "scaling.md").is_file() and (out / "compare" / "SSTTM18.cor.robust_upper" / "summary.json").is_file()
     assert "<table>" in (out / "index.html").read_text()

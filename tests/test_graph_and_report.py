@@ -53,8 +53,8 @@ def test_scaling_report_writes_markdown_and_pngs(tmp_path):
     text = open(path).read()
     assert "FVBS23.thm.4_2" in text and r"\sqrt{k}" in text
     pngs = [f for f in os.listdir(tmp_path) if f.endswith(".png")]
-    assert "gap_sqrt_k.png" in pngs and "window_FVBS23_thm_4_2_vs_n.png" in pngs
-    assert "bound_FVBS23_thm_4_2.png" in pngs
+    assert "gap_sqrt_k.png" in pngs and "window_FVBS23.thm.4_2_vs_n.png" in pngs
+    assert "bound_FVBS23.thm.4_2.png" in pngs
     for f in pngs:
         assert open(tmp_path / f, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
     # Every PNG the Markdown names exists.

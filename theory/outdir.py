@@ -28,8 +28,13 @@ def check_claim_id(claim_id: object) -> str:
 
 
 def slug(claim_id: str) -> str:
-    """The folder name of a claim id (``FVBS23.thm.4_2`` -> ``FVBS23_thm_4_2``), checked first."""
-    return check_claim_id(claim_id).replace(".", "_")
+    """The folder (and file-name part) of a claim id: the id itself, checked first (its characters are safe in a
+    path), so that the map is injective; the registry refuses two ids that differ only in case, which a
+    case-insensitive file system would merge.
+
+    Pitfall avoided: ``.`` written as ``_`` sent ``COL.thm.1`` and ``COL_thm_1`` to one folder; the index linked
+    the first claim's row to the second's report, and the first report was overwritten."""
+    return check_claim_id(claim_id)
 
 
 def inside(root: str, *parts: str) -> str:

@@ -51,6 +51,10 @@ class Registry:
                 raise InputError(f"{source}: {c!r} is not an ibcheck.Claim")
             if c.id in self.claims and not self.claims[c.id] == c:
                 raise InputError(f"{source}: claim id {c.id!r} clashes with a claim from {self.sources[c.id]}")
+            twin = next((i for i in (*self.claims, *batch) if i != c.id and i.lower() == c.id.lower()), None)
+            if twin is not None:  # one folder on a case-insensitive file system (the id names the report's folder)
+                raise InputError(f"{source}: claim id {c.id!r} differs from {twin!r} only in case; give it another id "
+                                 "(report folders are named by id, and some file systems do not tell case apart)")
             if c.id in batch and not batch[c.id] == c:  # two different claims under one id: neither may win silently
                 raise InputError(f"{source}: claim id {c.id!r} is defined twice, with different contents")
             batch[c.id] = c

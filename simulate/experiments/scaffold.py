@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 
 from ibcheck.theory.errors import InputError
+from ibcheck.theory.outdir import check_claim_id, slug
 
 TEMPLATE = '''"""Your own claim for ibcheck. Edit the formulas and the measure, then:
 
@@ -39,6 +40,7 @@ def measure(cell, seed):
 
 def claim_template(claim_id: str, file: str) -> str:
     """The template for ``claim_id``, mentioning ``file`` in its usage lines."""
-    if not re.fullmatch(r"[A-Za-z][\w-]*(\.[\w-]+)*", claim_id or ""):
+    if not isinstance(claim_id, str) or not re.fullmatch(r"[A-Za-z][\w-]*(\.[\w-]+)*", claim_id or ""):
         raise InputError(f"claim id {claim_id!r} is not of the form ABC25.thm.1 (letters, digits, _ and -, separated by dots)")
-    return TEMPLATE.format(id=claim_id, file=file, slug=claim_id.replace(".", "_"))
+    check_claim_id(claim_id)  # the rule Claim applies (at most 100 characters): a template Claim would refuse is never written
+    return TEMPLATE.format(id=claim_id, file=file, slug=slug(claim_id))

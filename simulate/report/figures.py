@@ -158,7 +158,7 @@ def scaling_report(claim_ids: list[str] | None, out_dir: str) -> str:
         ax.fill_between(w["n"], w["log10_low"], w["log10_high"], alpha=0.15)
         ax.set_xlabel("n")
         ax.set_ylabel("log10 d")
-        name = "window_FVBS23_thm_4_2_vs_n.png"
+        name = "window_FVBS23.thm.4_2_vs_n.png"
         save_figure_file(finish(fig, ax, "FVBS23.thm.4_2: the window of d (k=10, eps=delta=0.1)"), os.path.join(out_dir, name))
         table = [{"n": n, "lowest d (log10)": f"{a:.3f}", "highest d (log10)": f"{b:.3f}"}
                  for n, a, b in zip(w["n"], w["log10_low"], w["log10_high"])]
