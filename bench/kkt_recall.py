@@ -106,7 +106,7 @@ def main() -> None:
     fixture: dict[str, np.ndarray] = {}
     rows = []
     several: dict[str, list[int]] = {}
-    print(f"engine fingerprint {engine_fingerprint()}; budgets: " + "; ".join(f"{k}: {json.dumps(b.to_json())}" for k, b in bs.items()))
+    print(f"engine fingerprint {engine_fingerprint()}; budgets: " + "; ".join(f"{k}: {json.dumps(b.as_json())}" for k, b in bs.items()))
     todo = list(QUICK if args.quick else INSTANCES)
     for k in [int(x) for x in args.extra_k.split(",") if x]:
         todo += [(d, k, n, 0) for d in (64, 1024) for n in (3 * k, 5 * k)]
@@ -132,7 +132,7 @@ def main() -> None:
             line[name] = f"{hit}/{len(known)} in {sec:.1f}s"
             line[f"{name} found"] = hit
             key = (k, name)
-            acc = per_class.setdefault(key, {"k": k, "d_min": d, "d_max": d, "budget": b.to_json(), "instances": 0, "known": 0,
+            acc = per_class.setdefault(key, {"k": k, "d_min": d, "d_max": d, "budget": b.as_json(), "instances": 0, "known": 0,
                                              "found": 0, "fingerprint": engine_fingerprint(), "n_min": n, "n_max": n})
             acc["d_min"], acc["d_max"] = min(acc["d_min"], d), max(acc["d_max"], d)
             acc["n_min"], acc["n_max"] = min(acc["n_min"], n), max(acc["n_max"], n)

@@ -44,6 +44,7 @@ from .api import (  # noqa: E402
     load_run,
     normalized_margin,
     radii,
+    report,
     reproduce,
     svm,
     train,
@@ -67,4 +68,4 @@ def __getattr__(name: str):
 __all__ = ["Bound", "Claim", "Hypothesis", "Variable", "load_claims", "register", "Registry", "using_registry",
            "claims", "claim", "bounds", "window", "design", "growth", "train", "load_run", "radii", "kkt_points", "kkt_certificate",
            "global_max_margin", "svm", "normalized_margin", "direction_error", "AtLeast", "AtMost",
-           "experiment", "compare", "compare_probability", "verdict", "reproduce", "InputError", "RunFailure", *_CONFIGS]
+           "experiment", "compare", "compare_probability", "verdict", "reproduce", "report", "InputError", "RunFailure", *_CONFIGS]

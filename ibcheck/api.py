@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numbers
 import os
+import sys
+import time
 from dataclasses import replace
 from decimal import Decimal, localcontext
 from fractions import Fraction
@@ -26,6 +28,7 @@ from ibcheck.theory.evaluate import MAX_DECIMAL_EXPONENT
 from ibcheck.theory.expressions import parse_expression
 from ibcheck.theory.growth import GrowthError
 from ibcheck.theory.growth import compare as compare_growth
+from ibcheck.theory.outdir import check_out
 from ibcheck.theory.registry import ClaimList, all_claims, get_claim
 from ibcheck.theory.variables import tends_to_zero
 from ibcheck.theory.window import applicability_window
@@ -390,7 +393,13 @@ def compare_probability(claim: str, **options) -> "ProbabilityComparison":
 
     if claim not in PROBABILITY_CLAIMS:
         raise InputError(f"{claim!r} is not a probability claim; those measured on another claim's sweep: {', '.join(PROBABILITY_CLAIMS)}")
-    return probability_comparison(claim, compare(PROBABILITY_CLAIMS[claim].base, **options))
+    base = PROBABILITY_CLAIMS[claim].base
+    accepted = dict.fromkeys((*get_claim(claim).constants, *get_claim(base).constants))
+    for k in options.get("constants") or {}:  # checked here, so that the refusal names the claim the user asked for
+        if k not in accepted:
+            raise refused("constants", dict(options["constants"]), f"names {k!r}, but neither {claim} nor the claim it is measured on "
+                          f"({base}) has a constant {k!r}; their constants are {', '.join(accepted) or 'none'}")
+    return probability_comparison(claim, compare(base, **options))
 
 
 def design(claim: str, quick: bool = True, budget: float | None = None, seeds: int | None = None) -> "WindowDesign":
@@ -468,12 +477,22 @@ def report(out: str, quick: bool = True, budget: float | None = None, only: Sequ
     """The main job (``ibcheck report``, ``make report``): the bound scaling report, a comparison of every claim
     with an experiment (sharing ``budget`` work), the sources' reproductions and an index page, written
     under ``out``; returns the path of index.html. ``only`` restricts it to these claims."""
-    from ibcheck.simulate.report.index import ReportOptions, write_full_report  # heavy: scipy (loaded on first use)
+    from ibcheck.simulate.compare.suite import SuiteOptions, run_suite  # heavy: scipy (loaded on first use)
+    from ibcheck.simulate.report.index import write_index  # heavy: matplotlib (loaded on first use)
+    from ibcheck.simulate.reproductions import run_all  # heavy: scipy (loaded on first use)
 
-    opts = ReportOptions(quick=require_bool("quick", quick), budget=budget, only=tuple(_names("only", list(only))), workers=workers,
-                         inside_only=require_bool("inside_only", inside_only), constants=_check_constants(constants) or {},
-                         spending=_choice("spending", spending, ("pocock", "obrien-fleming")))
-    return write_full_report(_text("out", out), opts)
+    t0 = time.perf_counter()
+    opts = SuiteOptions(quick=require_bool("quick", quick), budget=budget, only=tuple(_names("only", list(only))), workers=workers,
+                        inside_only=require_bool("inside_only", inside_only), constants=_check_constants(constants) or {},
+                        spending=_choice("spending", spending, ("pocock", "obrien-fleming")))
+    out = check_out(_text("out", out))
+    suite = run_suite(opts, out)                                                  # compute: the sweep stores only
+    reps = run_all(opts.quick, suite.known(), log=_stderr) if not opts.only else ()
+    return write_index(out, suite, reps, seconds=time.perf_counter() - t0)       # render and save
+
+
+def _stderr(text: str) -> None:
+    print(text, file=sys.stderr)
 
 
 def kkt_trajectory(run: Run, seed: int | None = None, polish: bool = False) -> KKTTrajectory:

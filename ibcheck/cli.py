@@ -77,7 +77,10 @@ def as_flags(err, args: argparse.Namespace, argv: list[str] | None = None, flags
         opt, eq, rest = tok.partition("=")
         if opt in names:
             flag, value = opt, (rest if eq else argv[i + 1] if i + 1 < len(argv) else value)
-    return f"{flag} {value} {err.problem}"
+    sep = "" if err.problem[:1] in ":;," else " "
+    if isinstance(err.value, bool):  # a switch (--trajectory): the flag alone
+        return f"{flag}{sep}{err.problem}"
+    return f"{flag} {value}{sep}{err.problem}"
 
 
 def _option_strings(parser: argparse.ArgumentParser, command: str, dest: str | None) -> list[str] | None:
@@ -144,12 +147,12 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         if getattr(args, "created_out", False) and args.command not in RESUMABLE:
-            _remove_created(out)  # outputs are written whole or not at all
+            _remove_created(getattr(args, "created_top", out))  # outputs are written whole or not at all
         print(f"ibcheck: interrupted. {_resume_hint(args)}", file=sys.stderr)
         return 130
     except InputError as err:
         if getattr(args, "created_out", False) and not isinstance(err, StoreInUse):
-            _remove_created(out)  # bad input leaves nothing behind (a store in use is another process's)
+            _remove_created(getattr(args, "created_top", out))  # bad input leaves nothing behind (a store in use is another process's)
         flags = _option_strings(parser, args.command, err.parameter)
         print(f"ibcheck: error: {as_flags(err, args, list(argv if argv is not None else sys.argv[1:]), flags)}", file=sys.stderr)
         return 2

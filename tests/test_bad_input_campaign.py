@@ -101,9 +101,9 @@ FORMULAS = [
     (["graph", "--rests-on", "NOPE.x"], "NOPE.x"),
 ]
 CONFLICTS = [
-    (["verdict", "--data", "{csv}", "--claim", "LPLL25.thm.nonrobust", "--predict", "d=1/2"], "either --claim"),
-    (["verdict", "--data", "{csv}", "--claim", "LPLL25.thm.nonrobust", "--kind", "O"], "--kind goes with --predict"),
-    (["verdict", "--data", "{csv}"], "either --claim"),
+    (["verdict", "--data", "{csv}", "--claim", "LPLL25.thm.nonrobust", "--predict", "d=1/2"], "(claim, --claim) or a prediction"),
+    (["verdict", "--data", "{csv}", "--claim", "LPLL25.thm.nonrobust", "--kind", "O"], "--kind O goes with predict (--predict)"),
+    (["verdict", "--data", "{csv}"], "(claim, --claim) or a prediction"),
     (["compare", "SSTTM18.cor.robust_upper", "--quick", "--spending", "bonferroni"], "--spending"),
     (TRAIN + ["--data", "idx"], "--idx-images"),
     (["graph", "--format", "png"], "--out"),

@@ -156,3 +156,154 @@ def test_workers_are_bounded_by_the_local_cores():
     with pytest.raises(InputError, match="at most"):
         check_workers(local_cores() + 1)
     assert check_workers(64, scheduler="tcp://10.0.0.5:8786") == 64  # a remote cluster: its own workers
+
+
+# -- names: one folder per claim id, escaped table cells -----------------------------------------------------------
+def _toy(claim_id: str, quantity: str = "radius", hypothesis: str = "H1"):
+    return ibcheck.Claim(id=claim_id, variables=["d"], hypotheses={hypothesis: "d >= 2"},
+                         bounds=[ibcheck.Bound(quantity, "Theta", "sqrt(d)")])
+
+
+def test_report_folders_are_one_per_claim_id(isolated_registry, tmp_path):
+    """COL.thm.1 and COL_thm_1 shared compare/COL_thm_1: the index linked the first row to the second's report."""
+    import random
+
+    from ibcheck.theory.outdir import slug
+    ids = ["COL.thm.1", "COL_thm_1", "COL.thm_1"]
+    assert len({slug(i) for i in ids}) == 3
+    for i, cid in enumerate(ids):
+        ibcheck.register(_toy(cid))
+        slope = 0.5 if i != 1 else 0.8  # the second claim's data violate it
+
+        def measure(cell, seed, slope=slope):
+            return {"radius": cell["d"] ** slope * (1 + 0.01 * random.Random(f"{cell}{seed}").gauss(0, 1))}
+        ibcheck.experiment(cid, grid={"d": [64, 128, 256, 512]}, seeds=3)(measure)
+    ibcheck.report(str(tmp_path / "r"), only=ids, budget=5, workers=1)
+    index = (tmp_path / "r" / "index.md").read_text()
+    for cid in ids:
+        summary = (tmp_path / "r" / "compare" / cid / "summary.json").read_text()
+        assert f'"claim": "{cid}"' in summary
+        row = next(line for line in index.splitlines() if f"(compare/{cid}/report.md)" in line)
+        verdict = "inconsistent" if cid == "COL_thm_1" else "consistent"
+        assert f"**{verdict}**" in row, row
+
+
+def test_ids_that_differ_only_in_case_are_refused(isolated_registry):
+    ibcheck.register(_toy("CASE.thm.1"))
+    with pytest.raises(InputError, match="only in case"):
+        ibcheck.register(_toy("case.thm.1"))
+
+
+def test_names_cannot_break_a_table_or_inject_markup(isolated_registry, tmp_path):
+    """A '|' in a hypothesis name shifted the per-cell table's columns; report.md carried raw <script> from names."""
+    ibcheck.register(_toy("ESC.thm.1", quantity="r|<script>alert(1)</script>", hypothesis="H|<b>1"))
+    data = tmp_path / "m.csv"
+    data.write_text("d,seed,value\n" + "".join(f"{d},{s},{d ** 0.5 * (1 + 0.01 * s)}\n" for d in (64, 128, 256, 512) for s in range(3)))
+    res = ibcheck.verdict(str(data), claim="ESC.thm.1")
+    res.save(str(tmp_path / "v"))
+    md = (tmp_path / "v" / "report.md").read_text()
+    import re
+    assert not re.search(r"(?<!\\)<(script|/script|b)>", md), re.findall(r".{20}<(?:script|b)>.{20}", md)
+    for block in md.split("\n\n"):
+        rows = [line for line in block.splitlines() if line.startswith("|")]
+        if rows:  # every row of a table has as many cells as its header
+            widths = {len([c for c in __import__("re").split(r"(?<!\\)\|", line)]) for line in rows}
+            assert len(widths) == 1, rows
+
+
+# -- the first hour ------------------------------------------------------------------------------------------------
+def test_importing_a_claims_module_registers_its_claims(tmp_path):
+    """`import my_claims` registered the experiments but not the claims: every later call said "unknown claim id"."""
+    import subprocess
+    import sys
+    (tmp_path / "my_claims.py").write_text(
+        "import ibcheck\n"
+        "claim = ibcheck.Claim(id='IMP.thm.1', variables=['d', 'k'], hypotheses={'H1': r'k \\leq \\sqrt{d}'},\n"
+        "                      bounds=[ibcheck.Bound('radius', latex=r'\\Theta(\\sqrt{d/k})')])\n"
+        "more = [ibcheck.Claim(id=f'IMP.thm.{i}', variables=['d'], bounds=[ibcheck.Bound('r', 'O', 'd')]) for i in (2, 3)]\n"
+        "def helper():\n"
+        "    return ibcheck.Claim(id='IMP.thm.4', variables=['d'], bounds=[ibcheck.Bound('r', 'O', 'd')])\n"
+        "helper()\n")
+    code = ("import my_claims, ibcheck\n"
+            "print(ibcheck.window('IMP.thm.1', free='d', at={'k': 10}).intervals)\n"
+            "ids = {c.id for c in ibcheck.claims().claims}\n"
+            "print(sorted(i for i in ids if i.startswith('IMP')))\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    # module-level claims are registered (a list comprehension's too); one built inside a function is not
+    assert res.stdout.splitlines() == ["[(100, None)]", "['IMP.thm.1', 'IMP.thm.2', 'IMP.thm.3']"]
+
+
+def test_out_creates_its_parents_and_a_refusal_removes_them(tmp_path, cli):
+    out = tmp_path / "cmp" / "deeper" / "x"
+    cli("compare", STORE_CLAIM, "--quick", "--budget", "1", "--out", str(out), check_rc=0)
+    assert (out / "summary.json").is_file()
+    bad = tmp_path / "new" / "y"
+    cli("compare", STORE_CLAIM, "--quick", "--spending", "nope", "--out", str(bad), check_rc=2)
+    assert not (tmp_path / "new").exists()
+
+
+def test_to_json_is_json_text_everywhere_and_as_json_plain_data(base_store):
+    import json
+    res = _compare(base_store)
+    for obj in (res, res.record, res.record.bounds[0]):
+        assert isinstance(obj.to_json(), str) and isinstance(json.loads(obj.to_json()), dict)
+        assert isinstance(obj.as_json(), dict)
+
+
+def test_the_api_names_parameters_and_the_cli_names_flags(cli, tmp_path):
+    with pytest.raises(InputError) as err:
+        ibcheck.compare(STORE_CLAIM, quick=True, constants={"zz": 1}, progress=False)
+    assert str(err.value).startswith("constants={'zz': 1} names 'zz'") and "--" not in str(err.value)
+    with pytest.raises(InputError) as err:
+        ibcheck.compare(STORE_CLAIM, quick=True, fit_from={"zz": 1}, progress=False)
+    assert str(err.value).startswith("fit_from={'zz': 1.0} names zz") and "--" not in str(err.value)
+    res = cli("compare", STORE_CLAIM, "--quick", "--constants", "zz=1", "--out", str(tmp_path / "c"), check_rc=2)
+    assert res.stderr.startswith("ibcheck: error: --constants zz=1 names 'zz'")
+    res = cli("compare", STORE_CLAIM, "--quick", "--from", "zz=1", "--out", str(tmp_path / "c"), check_rc=2)
+    assert res.stderr.startswith("ibcheck: error: --from zz=1 names zz")
+
+
+@pytest.mark.parametrize("make, says", [
+    (lambda: ibcheck.Bound(quantity=""), "Bound(quantity='')"),
+    (lambda: ibcheck.Bound(quantity="   "), "non-empty"),
+    (lambda: ibcheck.Claim(id="ZZ.thm.1", variables=["d"], bounds=[ibcheck.Bound("r", latex=r"O(\frac{d}{0})")]), "division by zero"),
+    (lambda: ibcheck.Claim(id="Z" * 101, variables=["d"], bounds=[ibcheck.Bound("r", "O", "d")]), "at most 100"),
+])
+def test_claims_refuse_what_they_cannot_hold(make, says):
+    with pytest.raises(InputError, match=__import__("re").escape(says)):
+        make()
+
+
+def test_new_claim_refuses_an_id_claim_would_refuse(cli, tmp_path):
+    res = cli("new-claim", "A" + "b" * 100, "--out", str(tmp_path / "c.py"), check_rc=2)
+    assert "at most 100" in res.stderr and not (tmp_path / "c.py").exists()
+
+
+# -- one validation for every claim: the probability claim and report --only ----------------------------------------
+@pytest.mark.parametrize("args, says", [
+    (["--from", "d=1e999"], "--from d=1e999 is out of range"),
+    (["--spending", "nope"], "--spending nope"),
+    (["--margin", "-1"], "--margin -1 is out of range"),
+    (["--constants", "eps=2"], "neither FVBS23.thm.3_1 nor the claim it is measured on"),
+    (["--inside-only", "--include-outside"], "--include-outside is not accepted together with inside_only"),
+])
+def test_the_probability_claim_checks_every_flag(cli, tmp_path, args, says):
+    res = cli("compare", "FVBS23.thm.3_1", "--quick", *args, "--out", str(tmp_path / "p"), check_rc=2)
+    assert says in res.stderr and res.stderr.count("\n") == 1
+    assert not (tmp_path / "p").exists()
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--only"], "expected at least one argument"),
+    (["--only", STORE_CLAIM, STORE_CLAIM], "is given twice"),
+    (["--only", "NOPE.x"], "unknown claim id"),
+])
+def test_report_only_needs_distinct_claims(cli, tmp_path, args, says):
+    res = cli("report", *args, "--out", str(tmp_path / "r"), check_rc=2)
+    assert says in res.stderr and not (tmp_path / "r").exists()
+
+
+def test_report_only_accepts_the_probability_claim():
+    from ibcheck.simulate.compare.suite import SuiteOptions
+    assert SuiteOptions(only=("FVBS23.thm.3_1",)).names() == ["FVBS23.thm.4_2"]

@@ -62,7 +62,7 @@ def test_kkt_and_transfer_summaries_per_cell():
          "kkt_delta_threshold": 1e-3, "transfer_min": 0.88, "transfer_mean": 0.9, "transfer_pairs": 2, "transfer_target": 0.9}
     rows = [_row({"d": 4}, 0, v), _row({"d": 4}, 1, None, "failed", "none of the 3 networks ...", "UncertifiedSample")]
     k = kkt_cells(rows, ["d"])
-    got = k[0].to_json()
+    got = k[0].as_json()
     assert {key: got[key] for key in ("cell", "samples", "samples_uncertified", "networks_trained", "networks_certified",
                                       "networks_polished", "max_eps", "eps_threshold", "delta_threshold")} == {
         "cell": {"d": 4}, "samples": 2, "samples_uncertified": 1, "networks_trained": 3, "networks_certified": 2,

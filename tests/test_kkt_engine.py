@@ -218,7 +218,7 @@ def test_a_recall_is_read_only_inside_the_measured_sample_sizes(tmp_path):
 
     from ibcheck.solvers.kkt.recall import engine_fingerprint, recall_for
 
-    budget = Budget().to_json()
+    budget = Budget().as_json()
     rec = {"k": 8, "d_min": 64, "d_max": 1024, "budget": budget, "instances": 2, "known": 20, "found": 19,
            "fingerprint": engine_fingerprint(), "n_min": 12, "n_max": 64}
     path = tmp_path / "recall.json"

@@ -43,7 +43,7 @@ def test_each_sample_is_classified_at_the_bonferroni_level():
 def test_fvbs23_3_1_is_measured_on_the_kkt_samples_inside_its_hypotheses_and_counted_by_the_rule():
     from ibcheck.simulate.compare.driver import compare_claim
     from ibcheck.simulate.compare.probability import probability_comparison
-    from ibcheck.simulate.report.index import _judged_rows
+    from ibcheck.simulate.compare.suite import judged_rows as _judged_rows
 
     base = compare_claim("FVBS23.thm.4_2", grid={"d": [256, 512, 1024], "k": [2]}, seeds=1, quick=True, progress=False)
     pc = probability_comparison("FVBS23.thm.3_1", base)
@@ -56,7 +56,7 @@ def test_fvbs23_3_1_is_measured_on_the_kkt_samples_inside_its_hypotheses_and_cou
     rows, _, _ = _judged_rows([(base.claim.id, b, base.record) for b in base.record.bounds], [(pc, base.record)])
     row = rows[-1]
     assert row.claim == "FVBS23.thm.3_1" and row.verdict == "inconclusive" and not row.counted
-    js = pc.to_json()
+    js = pc.as_json()
     assert js["test"]["samples"] == 3 and js["cells_inside"] == 3 and js["measured_on"] == "FVBS23.thm.4_2"
 
 

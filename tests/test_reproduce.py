@@ -115,12 +115,12 @@ def test_a_reproduction_reuses_the_reports_own_comparison_instead_of_sweeping_ag
     rep = run_reproduction("shngs18", True, known={"SHNGS18.thm.direction": c, "VYS22.thm.main": None})
     assert rep.comparisons["compare"] is c  # not a second sweep
     assert any("the report's own comparison" in n for n in rep.notes)
-    first = c.record.bounds[0].to_json()["fits"]
+    first = c.record.bounds[0].as_json()["fits"]
     assert rep.rows[0]["measured"] == [f["estimate"] for f in first]  # the comparison's own numbers
 
 
 def test_a_comparison_over_its_share_is_charged_its_share_only():
-    from ibcheck.simulate.report.index import charged
+    from ibcheck.simulate.compare.suite import charged
 
     assert charged(3890.0, 54.5) == 54.5  # FVBS23.thm.4_2's full grid against a 600 s budget of 11 comparisons
     assert charged(12.0, 54.5) == 12.0

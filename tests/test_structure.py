@@ -29,12 +29,25 @@ def _files() -> dict[str, str]:
 MODULES = _files()
 
 
-def _imports(name: str, path: str) -> set[str]:
+def _typing_only(tree: ast.AST) -> set[int]:
+    """The nodes inside ``if TYPE_CHECKING:`` blocks."""
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and getattr(node.test, "id", getattr(node.test, "attr", None)) == "TYPE_CHECKING":
+            out.update(id(n) for stmt in node.body for n in ast.walk(stmt))
+    return out
+
+
+def _imports(name: str, path: str, skip_typing: bool = False) -> set[str]:
     """Every module of the package that ``name`` imports, at module level or inside functions (a package's own
-    children excluded), resolved to the longest known module name."""
+    children excluded), resolved to the longest known module name; ``skip_typing``: not those of TYPE_CHECKING blocks."""
     is_pkg = path.endswith("__init__.py")
     targets = set()
-    for node in ast.walk(ast.parse(open(path).read())):
+    tree = ast.parse(open(path).read())
+    skip = _typing_only(tree) if skip_typing else set()
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
         if isinstance(node, ast.Import):
             targets.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -167,3 +180,35 @@ def test_an_import_inside_a_function_is_only_for_a_heavy_dependency_and_says_so(
                         if "# heavy:" not in text and "# optional:" not in text:
                             bare.append(f"{os.path.relpath(path, ROOT)}:{n.lineno}: {lines[n.lineno - 1].strip()}")
     assert sorted(set(bare)) == []
+
+
+STAGES = ("substrate", "experiments", "sweep", "stats", "verdict", "compare", "report", "tools", "reproductions")
+
+
+def _runtime_imports(name: str, path: str) -> set[str]:
+    """:func:`_imports` without the ``if TYPE_CHECKING:`` blocks (annotations only: nothing is imported at run time)."""
+    return _imports(name, path, skip_typing=True)
+
+
+def _stage(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[:2] == ["ibcheck", "simulate"] and parts[2] in STAGES else None
+
+
+def stage_graph() -> dict[str, set[str]]:
+    """The stage packages of simulate/ and which of them each imports at run time (function-level imports included)."""
+    graph: dict[str, set[str]] = {s: set() for s in STAGES}
+    for m, p in MODULES.items():
+        s = _stage(m)
+        if s is None:
+            continue
+        graph[s].update(t for t in map(_stage, _runtime_imports(m, p)) if t is not None and t != s)
+    return graph
+
+
+def test_no_cycle_among_the_stage_packages():
+    """Issue 37: compare, report and the reproductions formed a cycle (the index page ran the comparisons). The
+    suite runs them now (simulate/compare/suite.py), and the report only renders."""
+    graph = stage_graph()
+    assert _cycles(graph) == [], graph
+    assert "compare" not in graph["report"] and "reproductions" not in graph["report"]

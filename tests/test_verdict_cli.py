@@ -69,7 +69,7 @@ def test_predict_needs_its_columns_and_a_kind(cli, tmp_path):
     res = cli("verdict", "--data", str(data), "--predict", "d=1/2,n=-1/2", "--kind", "O", "--out", str(tmp_path / "o"))
     assert res.returncode == 2 and "missing column 'n'" in res.stderr
     res = cli("verdict", "--data", str(data), "--predict", "d=1/2", "--kind", "Big", "--out", str(tmp_path / "o"))
-    assert res.returncode == 2 and "--kind 'Big' is not one of O, Omega, Theta" in res.stderr
+    assert res.returncode == 2 and "--kind Big is not one of O, Omega, Theta" in res.stderr
     assert not (tmp_path / "o").exists()
 
 

@@ -96,4 +96,5 @@ def refused(name: str, value, problem: str, shown: str | None = None) -> InputEr
     head, _, tail = problem.partition(": must")
     said = f"{head}: {name} must{tail}" if tail or problem.endswith(": must") else problem
     text = shown if shown is not None else _shown(value)
-    return InputError(f"{name}={text} {said}", parameter=name, value=value, problem=problem)
+    sep = "" if said[:1] in ":;," else " "
+    return InputError(f"{name}={text}{sep}{said}", parameter=name, value=value, problem=problem)

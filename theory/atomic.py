@@ -21,8 +21,9 @@ from .jsonsafe import dumps
 def atomic_file(path: str, mode: str = "wb"):
     """Yield a file object whose content replaces ``path`` only when the block finishes."""
     d = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(d):
-        raise InputError(f"--out {path}: directory {d} does not exist")
+    if os.path.exists(d) and not os.path.isdir(d):
+        raise InputError(f"{path}: {d} is not a directory")
+    os.makedirs(d, exist_ok=True)  # missing parents are created, as --out promises (the path was checked before computing)
     fd, tmp = tempfile.mkstemp(dir=d, prefix=".ibcheck-", suffix=".tmp")
     try:
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a finished file gets the usual umask mode

@@ -230,6 +230,9 @@ def parse_latex_formula(text: str, where: str = "formula") -> sp.Basic:
     except (LaTeXParsingError, Exception) as err:  # antlr's own errors are not all LaTeXParsingError
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise InputError(f"{where}: cannot parse the LaTeX {text!r} at position {_position(text)}: {first}") from None
+    if raw.has(sp.zoo, sp.nan) or any(isinstance(a, sp.Pow) and a.exp.is_negative and a.base == 0 for a in sp.preorder_traversal(raw)):
+        # \frac{d}{0} parses to d*zoo, which sstr writes as the symbol "zoo": refused here, with the words of the sympy path
+        raise InputError(f"{where}: cannot parse the LaTeX {text!r}: a division by zero (or an undefined value such as 0/0)")
     renamed = {}
     for s in raw.free_symbols:  # C_1 and C_{1} as in a paper are the name C1 (sympy writes C_{1})
         m = re.fullmatch(r"([A-Za-z]+)_\{?([A-Za-z0-9]+)\}?", s.name)

@@ -90,13 +90,14 @@ def check_out(path: object, kind: str = "dir", overwrite: bool = True, flag: str
 
 
 def check_out_dir(out: str, overwrite: bool) -> None:
-    """Fail early (one line) when the run directory cannot be written."""
-    parent = os.path.dirname(os.path.abspath(out)) or "."
+    """Fail early (one line) when the run directory cannot be written; missing parents are created later, like
+    ``--out`` everywhere (the nearest existing ancestor must be a writable directory)."""
     if os.path.exists(out) and not os.path.isdir(out):
         raise InputError(f"--out {out} exists and is not a directory")
     if os.path.isdir(out) and os.listdir(out) and not overwrite:
         raise InputError(f"--out {out} exists and is not empty (pass --overwrite to replace it)")
-    if not os.path.isdir(parent):
-        raise InputError(f"--out {out}: parent directory {parent} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise InputError(f"--out {out}: parent directory {parent} is not writable")
+    base = _nearest_existing(os.path.dirname(os.path.abspath(out)) or ".")
+    if not os.path.isdir(base):
+        raise InputError(f"--out {out}: {base} is not a directory")
+    if not os.access(base, os.W_OK):
+        raise InputError(f"--out {out}: {base} is not writable")

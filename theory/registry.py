@@ -117,6 +117,9 @@ def register(claims, source: str = "the API") -> list[Claim]:
     return current().register(claims, source)
 
 
+statement.REGISTER = register  # a Claim built at a user module's top level registers itself (theory.statement)
+
+
 def claim_files() -> list[str]:
     """The claims files named in IBCHECK_CLAIMS (``path1:path2``), in order; the one place that reads it."""
     return [p for p in os.environ.get("IBCHECK_CLAIMS", "").split(os.pathsep) if p]

@@ -16,16 +16,31 @@ import base64
 import html
 import io
 import os
+import re
 from typing import Any, ClassVar
 
 from .atomic import save_figure_file, write_text
-from .errors import InputError
 from .jsonsafe import dumps, plain
+from .outdir import check_out
 
-__all__ = ["Result", "dumps", "markdown_table", "markdown_text", "new_figure", "plain"]
+__all__ = ["JsonText", "Result", "dumps", "markdown_table", "markdown_text", "new_figure", "plain"]
 
 
-class Result:
+class JsonText:
+    """``to_json()``: the JSON text of ``as_json()``, the one meaning of the name everywhere.
+
+    Pitfall avoided: ``to_json()`` returned a string on results and a dict on records; a record's plain data is
+    ``as_json()``, as on results."""
+
+    def as_json(self) -> Any:
+        raise NotImplementedError
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """The JSON text of :meth:`as_json`."""
+        return dumps(self.as_json(), indent=indent)
+
+
+class Result(JsonText):
     """Mixin for the API's frozen dataclasses (see the module docstring)."""
 
     name: ClassVar[str] = "result"
@@ -58,9 +73,6 @@ class Result:
 
         return self.heading() + "\n" + pd.DataFrame(_cells(rows)).to_string(index=False)
 
-    def to_json(self, indent: int | None = 2) -> str:
-        return dumps(self.as_json(), indent=indent)
-
     def _repr_html_(self) -> str:
         parts = [f"<h4>{html.escape(self.heading())}</h4>"]
         rows = self.table()
@@ -75,10 +87,8 @@ class Result:
 
     def save(self, directory: str) -> dict[str, str]:
         """Write ``NAME.json`` (and ``NAME.png`` when there is a plot, plus the result's own files)
-        into ``directory``, which is created if its parent exists. Returns the paths written."""
-        parent = os.path.dirname(os.path.abspath(directory))
-        if not os.path.isdir(parent):
-            raise InputError(f"directory={directory!r}: its parent {parent} does not exist")
+        into ``directory``, created with its missing parents (as ``--out`` everywhere). Returns the paths written."""
+        check_out(directory, flag="directory")
         os.makedirs(directory, exist_ok=True)
         files = self.extra_files(directory)
         fig = self.figure()
@@ -127,8 +137,18 @@ def markdown_table(rows: list[dict], columns: list | None = None, header: list[s
     if header is not None:
         df.columns = header
     text = df.astype(object).where(df.notna(), "-").astype(str)
-    text = text.apply(lambda col: col.str.replace(r"(?<!\\)\|", r"\\|", regex=True))
+    text = text.apply(lambda col: col.map(_cell))
+    text.columns = [_cell(str(c)) for c in text.columns]  # a header is user text too (a hypothesis named "a|b")
     return text.to_markdown(index=False, disable_numparse=True)
+
+
+_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
+
+
+def _cell(text: str) -> str:
+    """A table cell: ``|`` escaped (it would end the cell), and a ``<`` that could open raw HTML (``<script>``, ``</a>``,
+    ``<!--``) escaped, so that a name cannot put markup into the Markdown file; ``<=`` and ``< 1`` stay as they are."""
+    return _TAG_START.sub(r"\\<", re.sub(r"(?<!\\)\|", r"\\|", text))
 
 
 _MARKDOWN_SPECIAL = set("\\`*_[]<>|")  # code, emphasis, links and images, raw HTML, table cells

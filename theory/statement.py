@@ -10,8 +10,10 @@ and is imported by them (a cycle); the display is :class:`~ibcheck.theory.claim.
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from types import FrameType
+from typing import Any, Callable, Literal
 
 import sympy as sp
 
@@ -85,6 +87,13 @@ class Bound:
     unverified: bool = False
     latex: str | None = None  # the bound as written in a paper, e.g. r"\Omega(\sqrt{d}\,\log^2 d)"
 
+    def __post_init__(self):
+        """The quantity is checked when the bound is built: it names a measured column, a table's header and a figure."""
+        q = self.quantity
+        if not isinstance(q, str) or not q.strip() or len(q) > 100 or not q.isprintable():
+            raise InputError(f"Bound(quantity={q!r}) is not accepted: the quantity is the name of what is measured, a "
+                             "non-empty printable string of at most 100 characters (e.g. 'flip_radius')")
+
     def parsed(self, where: str) -> "Bound":
         """This bound with its formula parsed (a string in sympy syntax or LaTeX, or ``latex``),
         and its kind checked; errors name ``where`` (the claim and the field)."""
@@ -141,6 +150,38 @@ def _check_bound_formula(expr: sp.Basic, where: str, asymptotic: bool) -> None:
 # While a claims file runs (theory.registry.load_claims), every Claim it builds lands here, bound to a
 # name or not: a claim written as a bare expression, or built in a loop, is registered all the same.
 _BUILT: list | None = None
+# The registry's register function, set by theory.registry when it is imported (it imports this module, so this
+# module cannot import it): a claim built at a user module's top level is registered through it.
+REGISTER: Callable[[Any, str], object] | None = None
+
+
+def _caller_frame():
+    """The first frame outside this module and the dataclass's generated ``__init__``: the code that built the claim."""
+    f: FrameType | None = sys._getframe(1)
+    while f is not None and (f.f_code.co_filename == __file__ or f.f_code.co_filename.startswith("<")
+                             and f.f_code.co_name == "__init__"):
+        f = f.f_back
+    return f
+
+
+def _caller_module() -> str:
+    f = _caller_frame()
+    return str(f.f_globals.get("__name__", "?")) if f is not None else "?"
+
+
+def _built_at_module_level_of_a_user_module() -> bool:
+    """True when the claim is built by the top-level code of a module that is not ibcheck's own (``import my_claims``,
+    a notebook cell, a script): such a claim is registered at once, as the README says of a claims file.
+
+    Pitfall avoided: ``import my_claims`` registered the file's experiments (their decorator does) but not its claims,
+    so every later call said "unknown claim id". A claim built inside a function (a test, a helper) is not registered
+    until :func:`~ibcheck.theory.registry.register` is called."""
+    f = _caller_frame()
+    while f is not None and f.f_code.co_name in ("<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>"):
+        f = f.f_back  # a comprehension at the top level: its own frame in Python < 3.12
+    if f is None or f.f_code.co_name != "<module>":
+        return False
+    return not str(f.f_globals.get("__name__", "")).startswith("ibcheck.")
 
 
 @dataclass(frozen=True)
@@ -189,6 +230,8 @@ class ClaimStatement:
                 raise InputError(f"claim {self.id}: bound reading {b.reading!r} not declared in readings")
         if _BUILT is not None:
             _BUILT.append(self)
+        elif REGISTER is not None and _built_at_module_level_of_a_user_module():
+            REGISTER(self, f"module {_caller_module()}")
 
     @property
     def unverified(self) -> bool:

@@ -90,11 +90,20 @@ def claim_out(args) -> None:
 
     Pitfall avoided: two commands writing one directory (``verdict`` beside a running ``compare``) overwrite each
     other's files; the second is refused in one line instead."""
+    missing = []  # the ancestors that do not exist yet, outermost last: --out cmp/x creates cmp/ too, as the help says
+    here = os.path.abspath(args.out)
+    while not os.path.exists(os.path.dirname(here)) and os.path.dirname(here) != here:
+        here = os.path.dirname(here)
+        missing.append(here)
+    for parent in reversed(missing):
+        os.mkdir(parent)
     try:
         os.mkdir(args.out)
         args.created_out = True
     except FileExistsError:
         pass
+    if missing:
+        args.created_top = missing[-1]  # refused input removes what this command made, its new parents included
     fd = os.open(args.out, os.O_RDONLY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

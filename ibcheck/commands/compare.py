@@ -66,7 +66,7 @@ def register(sub) -> None:
     p = sub.add_parser("report", help="the main job: bound scaling report + quick comparisons of every claim + an index page",
                        parents=[common(json=False, workers=2)])
     p.add_argument("--quick", action="store_true", help="small grids (about 5 minutes on 2 cores)")
-    p.add_argument("--only", nargs="*", default=None, help="only these claims")
+    p.add_argument("--only", nargs="+", default=None, metavar="CLAIM", help="only these claims (at least one; no reproductions)")
     _design_options(p, report=True)
     p.set_defaults(func=cmd_report)
 
@@ -139,9 +139,11 @@ def _compare_probability(args) -> int:
     os.makedirs(base, exist_ok=True)  # inside --out (removed with it if the input is refused)
     pc = api.compare_probability(args.claim, grid=parse_grid(args.grid), seeds=args.seeds, budget=args.budget, quick=args.quick,
                                  store=os.path.join(base, "sweep.sqlite"), workers=args.workers, constants=parse_constants(args.constants),
-                                 progress=not args.json, scheduler=args.scheduler, dask=args.dask, max_seconds=args.max_seconds)
+                                 progress=not args.json, scheduler=args.scheduler, dask=args.dask, max_seconds=args.max_seconds,
+                                 margin=args.margin, margin_log=args.margin_log, offsets=args.offsets, fit_from=parse_from(args.fit_from),
+                                 spending=args.spending, inside_only=args.inside_only, include_outside=args.include_outside)
     pc.base_result.save(base)
-    summary = {**pc.to_json(), "files": replace(pc, base_link="base/report.md").save(args.out)}
+    summary = {**pc.as_json(), "files": replace(pc, base_link="base/report.md").save(args.out)}
     if args.json:
         print(dumps(summary, indent=2))
         return 0

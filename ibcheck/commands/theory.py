@@ -239,5 +239,5 @@ def cmd_new_claim(args) -> int:
     if os.path.exists(args.out) and not args.overwrite:
         raise InputError(f"--out {args.out} exists (pass --overwrite to replace it)")
     write_text(args.out, api.claim_template(args.claim_id, args.out))
-    print(f"wrote {args.out}; try: ibcheck --claims {args.out} compare {args.claim_id} --out compare-{args.claim_id.replace('.', '_')}")
+    print(f"wrote {args.out}; try: ibcheck --claims {args.out} compare {args.claim_id} --out compare-{args.claim_id}")
     return 0

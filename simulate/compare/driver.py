@@ -51,6 +51,7 @@ from ibcheck.simulate.verdict.analysis import BoundAnalysis, analyze
 from ibcheck.simulate.verdict.kkt import ReadingInput, at_thresholds, decide_reading, kkt_cells, transfer_cells
 from ibcheck.simulate.verdict.sequential import SequentialPolicy
 from ibcheck.theory import get_claim
+from ibcheck.theory.argtypes import refused
 from ibcheck.theory.claim import Claim
 from ibcheck.theory.errors import InputError
 from ibcheck.theory.outdir import check_out
@@ -195,6 +196,9 @@ class CompareOptions:
         set_("fit_from", inputs.check_fit_from(self.fit_from))
         for name in ("quick", "dask", "progress", "inside_only", "include_outside", "bootstrap"):
             inputs.check_bool(name, getattr(self, name))
+        if self.inside_only and self.include_outside:  # one says fit only inside cells, the other to fit the outside ones too
+            raise refused("include_outside", True, "is not accepted together with inside_only (--inside-only): one fits only the "
+                          "cells inside the hypotheses, the other adds the cells outside")
         set_("scheduler", inputs.check_text("scheduler", self.scheduler, optional=True))
 
 
@@ -307,11 +311,12 @@ def _setup(claim_id: str, o: CompareOptions) -> _Setup:
     grid = inputs.check_grid(o.grid, claim, exp) or (exp.quick_grid if o.quick else exp.grid)
     seeds = o.seeds if o.seeds is not None else (exp.quick_seeds if o.quick else exp.seeds)
     o = replace(o, constants=inputs.check_constants(o.constants, claim))
-    where = "--grid" if o.grid else f"the experiment's {'quick ' if o.quick else ''}grid (experiment(grid=...))"
+    where = "grid (--grid)" if o.grid else f"the experiment's {'quick ' if o.quick else ''}grid (experiment(grid=...))"
     fit_vars = _fit_variable_names(exp, claim, grid, where)
     for v in o.fit_from or {}:
         if v not in fit_vars:
-            raise InputError(f"--from {v}: {v} is not a fitted variable here; the fitted variables are {', '.join(fit_vars)}")
+            raise refused("fit_from", dict(o.fit_from or {}), f"names {v}, which is not a fitted variable here; the fitted variables are "
+                          f"{', '.join(fit_vars)}")
     fixed = exp.fixed_at(o.quick)
     version = code_version() + (f"+{measure_version(exp.measure)}" if exp.user else "")  # a user's measure keys its rows too
     design = Design(claim.id, exp.name, {v: tuple(x) for v, x in grid.items()}, seeds, dict(fixed), version, tuple(fit_vars),
@@ -477,8 +482,8 @@ def _min_inside(fit_vars: list[str]) -> int:
 def _check_inside_count(app: Applicability, fit_vars: list[str]) -> None:
     need = _min_inside(fit_vars)
     if app.inside < need:
-        raise InputError(f"--inside-only: {app.inside} of {app.total} cells lie inside the hypotheses' window; "
-                         f"a fit over {', '.join(fit_vars)} needs at least {need} ({app.describe()})")
+        raise refused("inside_only", True, f": {app.inside} of {app.total} cells lie inside the hypotheses' window; "
+                      f"a fit over {', '.join(fit_vars)} needs at least {need} ({app.describe()})")
 
 
 def _precheck_inside(claim, exp: Experiment, grid: dict, fixed: dict, constants, fit_vars: list[str]) -> None:

@@ -29,6 +29,7 @@ from ibcheck.simulate.experiments.design import bound_specs
 from ibcheck.simulate.experiments.terms import parse_term
 from ibcheck.simulate.sweep.measurements import Measurements, run_key
 from ibcheck.theory import get_claim
+from ibcheck.theory.argtypes import refused
 from ibcheck.theory.claim import Bound, Claim
 from ibcheck.theory.cone import claim_cone
 from ibcheck.theory.errors import InputError
@@ -49,14 +50,14 @@ class Table:
 def read_table(path: str, allowed: list[str] | None = None, required: tuple[str, ...] = ()) -> Table:
     """Read and validate a measurements CSV (see the module docstring)."""
     if not os.path.isfile(path):
-        raise InputError(f"--data {path}: no such file")
+        raise refused("data", path, ": no such file")
     try:
         with open(path, newline="", encoding="utf-8-sig") as f:  # utf-8-sig: a byte-order mark is not part of the first name
             text = f.read()
     except UnicodeDecodeError as err:
-        raise InputError(f"--data {path} is not UTF-8 text (byte {err.start}): save the CSV as UTF-8") from None
+        raise refused("data", path, f"is not UTF-8 text (byte {err.start}): save the CSV as UTF-8") from None
     if not text.strip():
-        raise InputError(f"--data {path} is empty: it needs a header (a column per variable, value, optional seed) and rows")
+        raise refused("data", path, "is empty: it needs a header (a column per variable, value, optional seed) and rows")
     reader = csv.DictReader(text.splitlines())
     try:
         raw_header = [(h or "").strip() for h in (reader.fieldnames or [])]
@@ -66,19 +67,19 @@ def read_table(path: str, allowed: list[str] | None = None, required: tuple[str,
     header = [h.lower() if h.lower() in ("seed", "value") else h for h in raw_header]
     reader.fieldnames = header
     if "value" not in header:
-        raise InputError(f"--data {path}: missing column 'value' (the header is {', '.join(header) or 'empty'})")
+        raise refused("data", path, f": missing column 'value' (the header is {', '.join(header) or 'empty'})")
     variables = [h for h in header if h not in ("value", "seed")]
     if not variables:
-        raise InputError(f"--data {path}: missing variable columns: give a column per variable (e.g. d, k) beside 'value'")
+        raise refused("data", path, ": missing variable columns: give a column per variable (e.g. d, k) beside 'value'")
     if len(set(header)) != len(header):
-        raise InputError(f"--data {path}: a column name is repeated in the header ({', '.join(header)})")
+        raise refused("data", path, f": a column name is repeated in the header ({', '.join(header)})")
     for v in required:
         if v not in variables:
-            raise InputError(f"--data {path}: missing column {v!r} (named in --predict); the columns are {', '.join(header)}")
+            raise refused("data", path, f": missing column {v!r} (named in --predict); the columns are {', '.join(header)}")
     if allowed is not None:
         for v in variables:
             if v not in allowed:
-                raise InputError(f"--data {path}: column {v!r} is not a variable here: the accepted columns are "
+                raise refused("data", path, f": column {v!r} is not a variable here: the accepted columns are "
                                  f"{', '.join(allowed)}, value and seed (remove other columns such as run ids)")
     try:
         records = list(reader)
@@ -88,31 +89,31 @@ def read_table(path: str, allowed: list[str] | None = None, required: tuple[str,
     for i, raw in enumerate(records, start=2):
         raw = {(k or "").strip(): (v or "").strip() if isinstance(v, str) else v for k, v in raw.items()}
         if None in raw or "" in raw and raw[""]:
-            raise InputError(f"--data {path}: row {i} has more fields than the header")
+            raise refused("data", path, f": row {i} has more fields than the header")
         row: dict[str, object] = {"row": i, "seed": _seed(raw.get("seed"))}
         for col in variables + ["value"]:
             cell = raw.get(col)
             if cell is None or cell == "":
-                raise InputError(f"--data {path}: row {i}, column {col!r} is empty")
+                raise refused("data", path, f": row {i}, column {col!r} is empty")
             if col == "value" and cell[:2] in (">=", "<="):  # a censored value: a bound, not a measurement
                 row["censor"] = "at_least" if cell[:2] == ">=" else "at_most"
                 cell = cell[2:].strip()
             try:
                 x = float(cell)
             except ValueError:
-                raise InputError(f"--data {path}: row {i}, column {col!r}: {cell!r} is not a number"
+                raise refused("data", path, f": row {i}, column {col!r}: {cell!r} is not a number"
                                  + (" (a bound is written >=25 or <=0.01)" if col == "value" else "")) from None
             if not (math.isfinite(x) and x > 0):
-                raise InputError(f"--data {path}: row {i}, column {col!r}: {cell} is out of range: values must be finite numbers > 0 "
+                raise refused("data", path, f": row {i}, column {col!r}: {cell} is out of range: values must be finite numbers > 0 "
                                  "(a log-log fit)")
             row[col] = x
         rows.append(row)
     if not rows:
-        raise InputError(f"--data {path} has a header but no rows")
+        raise refused("data", path, "has a header but no rows")
     _refuse_repeats(path, variables, rows)
     cells = {tuple(r[v] for v in variables) for r in rows}
     if len(cells) < 2:
-        raise InputError(f"--data {path}: every row is the same cell ({', '.join(f'{v}={rows[0][v]:g}' for v in variables)}); "
+        raise refused("data", path, f": every row is the same cell ({', '.join(f'{v}={rows[0][v]:g}' for v in variables)}); "
                          "a fit needs several cells")
     return Table(path, variables, rows)
 
@@ -133,8 +134,8 @@ def _seed(text: str | None) -> str | None:
 
 def _csv_error(path: str, reader, err: csv.Error) -> InputError:
     """The csv module's refusal (a field over its size limit, a malformed quote) as one line naming the line."""
-    return InputError(f"--data {path}: line {reader.line_num + 1} cannot be read as CSV ({err}; a field may hold at most "
-                      f"{csv.field_size_limit()} characters)", "data", path)
+    return refused("data", path, f": line {reader.line_num + 1} cannot be read as CSV ({err}; a field may hold at most "
+                      f"{csv.field_size_limit()} characters)")
 
 
 def _refuse_repeats(path: str, variables: list[str], rows: list[dict]) -> None:
@@ -146,7 +147,7 @@ def _refuse_repeats(path: str, variables: list[str], rows: list[dict]) -> None:
         if key in seen:
             cell = ", ".join(f"{v}={r[v]:g}" for v in variables)
             what = f"seed {r['seed']}" if r["seed"] is not None else f"value {r['value']:g} (no seed column)"
-            raise InputError(f"--data {path}: rows {seen[key]} and {r['row']} repeat cell {cell} with {what}; each seed is one "
+            raise refused("data", path, f": rows {seen[key]} and {r['row']} repeat cell {cell} with {what}; each seed is one "
                              "observation: remove the repeat or give each run its own seed")
         seen[key] = r["row"]
 
@@ -156,22 +157,22 @@ def parse_predict(text: str) -> dict[str, float]:
     ``'log(log(t))=1'`` (exact fractions accepted). Keys are term names (:mod:`simulate.experiments.terms`)."""
     out: dict[str, float] = {}
     if not text or not text.strip():
-        raise InputError("--predict is empty: give VAR=exponent pairs, e.g. d=1/2,k=-1/2 or t=0,log(t)=-1")
+        raise refused("predict", text, "is empty: give VAR=exponent pairs, e.g. d=1/2,k=-1/2 or t=0,log(t)=-1")
     for part in _split_top(text.replace(" ", "")):
         if not part:
             continue
         if "=" not in part:
-            raise InputError(f"--predict expects TERM=exponent pairs separated by commas (e.g. t=0,log(t)=-1), got {part!r}")
+            raise refused("predict", text, f"expects TERM=exponent pairs separated by commas (e.g. t=0,log(t)=-1), got {part!r}")
         name, value = part.rsplit("=", 1)
         term = parse_term(name)
         if term.name in out:
-            raise InputError(f"--predict gives {term.name} twice")
+            raise refused("predict", text, f"gives {term.name} twice")
         try:
             out[term.name] = float(Fraction(value))
         except (ValueError, ZeroDivisionError):
-            raise InputError(f"--predict {name}={value!r} is not a number or a fraction such as 1/2") from None
+            raise refused("predict", text, f"gives {name}={value!r}, which is not a number or a fraction such as 1/2") from None
     if not out:
-        raise InputError("--predict is empty: give VAR=exponent pairs, e.g. d=1/2,k=-1/2 or t=0,log(t)=-1")
+        raise refused("predict", text, "is empty: give VAR=exponent pairs, e.g. d=1/2,k=-1/2 or t=0,log(t)=-1")
     return out
 
 
@@ -200,12 +201,12 @@ def fit_variables(table: Table) -> list[str]:
     for v in table.variables:
         distinct = {r[v] for r in table.rows}
         if len(distinct) == 2:
-            raise InputError(f"--data {table.path}: column {v!r} has 2 distinct values; a fitted variable needs at least 3 "
+            raise refused("data", table.path, f": column {v!r} has 2 distinct values; a fitted variable needs at least 3 "
                              "(or 1 to hold it fixed)")
         if len(distinct) >= 3:
             out.append(v)
     if not out:
-        raise InputError(f"--data {table.path}: no column has 3 or more distinct values to fit")
+        raise refused("data", table.path, ": no column has 3 or more distinct values to fit")
     return out
 
 
@@ -215,19 +216,19 @@ def claim_bounds(claim, quantity: str | None, reading: str | None) -> list:
     bounds = [b for b in claim.bounds if b.kind in TESTABLE]
     quantities = sorted({b.quantity for b in bounds})
     if not bounds:
-        raise InputError(f"--claim {claim.id} has no bound with an exponent to test (O, Omega, Theta, o, omega, <=, >=)")
+        raise refused("claim", claim.id, "has no bound with an exponent to test (O, Omega, Theta, o, omega, <=, >=)")
     if quantity is None:
         if len(quantities) > 1:
-            raise InputError(f"--claim {claim.id} bounds several quantities; choose one with --quantity: {', '.join(quantities)}")
+            raise refused("claim", claim.id, "bounds several quantities; choose one with quantity (--quantity): " + f" {', '.join(quantities)}")
         quantity = quantities[0]
     if quantity not in quantities:
-        raise InputError(f"--quantity {quantity!r} is not a tested quantity of {claim.id}; accepted: {', '.join(quantities)}")
+        raise refused("quantity", quantity, f"is not a tested quantity of {claim.id}; accepted: {', '.join(quantities)}")
     bounds = [b for b in bounds if b.quantity == quantity]
     if reading is not None:
         readings = sorted({b.reading for b in bounds if b.reading})
         bounds = [b for b in bounds if b.reading == reading]
         if not bounds:
-            raise InputError(f"--reading {reading!r} is not a reading of {claim.id}'s {quantity}; accepted: {', '.join(readings) or 'none'}")
+            raise refused("reading", reading, f"is not a reading of {claim.id}'s {quantity}; accepted: {', '.join(readings) or 'none'}")
     return bounds
 
 
@@ -246,7 +247,7 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
     from ibcheck.simulate.verdict.analysis import BoundAnalysis, analyze  # heavy: scipy (loaded on first use)
 
     if (claim_id is None) == (predict is None):
-        raise InputError("give either --claim CLAIM (a claim of the registry) or --predict 'd=1/2,...' with --kind")
+        raise InputError("give either a claim of the registry (claim, --claim) or a prediction (predict='d=1/2,...', --predict) with its kind")
     margin, margin_log = inputs.check_margin("margin", margin), inputs.check_margin("margin_log", margin_log)
     offsets, fit_from = inputs.check_offsets(offsets), inputs.check_fit_from(fit_from)
     trajectory = inputs.check_bool("trajectory", trajectory)
@@ -254,12 +255,12 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
     claim, table, fvars, specs = _claim_and_specs(path, claim_id, quantity, reading, predict, kind, offsets, constants)
     for v in fit_from or {}:
         if v not in fvars:
-            raise InputError(f"--from {v}: {v} is not a fitted column here; the fitted columns are {', '.join(fvars)}")
+            raise refused("fit_from", dict(fit_from), f"names {v}, which is not a fitted column here; the fitted columns are {', '.join(fvars)}")
     if trajectory:
         if len(fvars) != 1:
-            raise InputError(f"--trajectory fits along one variable (the time); the CSV varies {', '.join(fvars)}")
+            raise refused("trajectory", True, f"fits along one variable (the time); the CSV varies {', '.join(fvars)}")
         if any(r["seed"] is None for r in table.rows):
-            raise InputError("--trajectory needs a seed column naming each row's run")
+            raise refused("trajectory", True, "needs a seed column naming each row's run")
     meas = Measurements(f"your measurements ({path})", tuple(table.variables),
                         tuple({**r, "run": run_key({v: r[v] for v in table.variables if v not in fvars}, r["seed"])}
                               for r in table.rows), trajectory)
@@ -295,7 +296,7 @@ def _claim_and_specs(path: str, claim_id: str | None, quantity: str | None, read
     variables and the bounds to test: (claim, table, fitted variables, bound specs)."""
     if claim_id is not None:
         if kind is not None:
-            raise InputError("--kind goes with --predict; a registry claim states its own kind")
+            raise refused("kind", kind, "goes with predict (--predict), not with a registry claim, which states its own kind")
         claim = get_claim(claim_id)
         table = read_table(path, list(claim.variable_names))
         fvars = fit_variables(table)
@@ -305,17 +306,17 @@ def _claim_and_specs(path: str, claim_id: str | None, quantity: str | None, read
         inputs.check_constants(constants, claim)
     else:
         if kind not in KINDS:
-            raise InputError(f"--kind {kind!r} is not one of {', '.join(KINDS)} (needed with --predict)")
+            raise refused("kind", kind, f"is not one of {', '.join(KINDS)} (needed with predict, --predict)")
         if predict is None:
-            raise InputError("give either --claim CLAIM (a claim of the registry) or --predict 'd=1/2,...' with --kind")
+            raise InputError("give either a claim of the registry (claim, --claim) or a prediction (predict='d=1/2,...', --predict) with its kind")
         pred = parse_predict(predict)
         pvars = predicted_variables(pred)
         table = read_table(path, pvars, required=tuple(pvars))
         fvars = fit_variables(table)
         for name in pred:
             if parse_term(name).order and parse_term(name).variable not in fvars:
-                raise InputError(f"--predict {name}: {parse_term(name).variable} has fewer than 3 distinct values, so its log term "
-                                 "cannot be fitted")
+                raise refused("predict", predict, f"names {name}, but {parse_term(name).variable} has fewer than 3 distinct values, so "
+                              "its log term cannot be fitted")
         claim = prediction_claim(pred, kind, pvars)
         specs = bound_specs(claim, fvars, offsets=offsets)
     return claim, table, fvars, specs

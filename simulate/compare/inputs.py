@@ -18,7 +18,6 @@ import os
 from typing import Mapping, Sequence
 
 from ibcheck.theory.argtypes import refused, require_bool, require_choice, require_float, require_int
-from ibcheck.theory.errors import InputError
 
 MAX_GRID_VALUE = 2**53  # float64 holds every integer up to here; no simulation allocates past it either
 MAX_WORKERS = 1024
@@ -96,8 +95,8 @@ def check_constants(constants, claim=None) -> dict[str, float] | None:
     out = {}
     for k, v in _mapping("constants", constants, "{'C': 0.5}").items():
         if claim is not None and k not in claim.constants:
-            raise InputError(f"--constants {k}: {claim.id} has no constant {k!r}; its constants are {', '.join(claim.constants) or 'none'}",
-                             "constants", constants)
+            raise refused("constants", dict(constants), f"names {k!r}, but {claim.id} has no constant {k!r}; its constants are "
+                          f"{', '.join(claim.constants) or 'none'}")
         out[k] = require_float(f"constants[{k!r}]", v, 0.0, strict=True)
     return out or None
 
@@ -149,12 +148,12 @@ def check_grid(grid, claim, experiment) -> dict[str, list] | None:
     known = set(variables) | set(swept)
     for v in grid:
         if v not in known:
-            raise InputError(f"--grid {v}: {v} is not a variable of {claim.id} or of its experiment; the experiment sweeps "
-                             f"{', '.join(swept)}", "grid", dict(grid))
+            raise refused("grid", dict(grid), f"names {v}, which is not a variable of {claim.id} or of its experiment; the "
+                          f"experiment sweeps {', '.join(swept)}")
     missing = [v for v in swept if v not in grid]
     if missing:
-        raise InputError(f"--grid gives no {', '.join(missing)}: {claim.id}'s experiment sweeps {', '.join(swept)}; give every one "
-                         f"(a single value holds it fixed)", "grid", dict(grid))
+        raise refused("grid", dict(grid), f"gives no {', '.join(missing)}: {claim.id}'s experiment sweeps {', '.join(swept)}; give "
+                      "every one (a single value holds it fixed)")
     out = {}
     for v, vals in grid.items():
         if isinstance(vals, (str, bytes)) or not isinstance(vals, Sequence) and not hasattr(vals, "tolist"):

@@ -18,7 +18,7 @@ from ibcheck.theory import get_claim
 from ibcheck.theory.atomic import write_text
 from ibcheck.theory.errors import InputError
 from ibcheck.theory.outdir import inside, slug
-from ibcheck.theory.result import markdown_table
+from ibcheck.theory.result import JsonText, markdown_table
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ PROBABILITY_CLAIMS = {"FVBS23.thm.3_1": ProbabilityClaim("FVBS23.thm.3_1", "FVBS
 
 
 @dataclass(frozen=True)
-class ProbabilityComparison:
+class ProbabilityComparison(JsonText):
     """The verdict of a probability claim on a base sweep's samples inside the claim's hypotheses."""
 
     claim: str
@@ -52,11 +52,11 @@ class ProbabilityComparison:
     def verdict(self) -> str:
         return self.test.verdict
 
-    def to_json(self) -> dict:
+    def as_json(self) -> dict:
         return {"claim": self.claim, "measured_on": self.base, "verdict": self.verdict, "reason": self.test.reason,
                 "samples_measured": self.measured, "samples_total": self.total,
                 "cells_inside": self.applicability.inside, "cells_total": self.applicability.total,
-                "applicability": self.applicability.as_json(), "test": self.test.to_json()}
+                "applicability": self.applicability.as_json(), "test": self.test.as_json()}
 
     def markdown(self) -> str:
         t = self.test
@@ -78,7 +78,7 @@ class ProbabilityComparison:
         """Write summary.json and report.md under ``out`` (inside it, nothing else)."""
         os.makedirs(out, exist_ok=True)
         paths = {"summary": inside(out, "summary.json"), "report": inside(out, "report.md")}
-        write_text(paths["summary"], json.dumps(self.to_json(), indent=2, default=float) + "\n")
+        write_text(paths["summary"], json.dumps(self.as_json(), indent=2, default=float) + "\n")
         write_text(paths["report"], self.markdown())
         return paths
 

@@ -23,6 +23,7 @@ from ibcheck.simulate.verdict.analysis import Analysis, BoundAnalysis
 from ibcheck.simulate.verdict.kkt import KKTCell, Reading, TransferCell
 from ibcheck.simulate.verdict.rules import Verdict, pinned
 from ibcheck.simulate.verdict.sequential import Look
+from ibcheck.theory.result import JsonText
 
 EXTRAPOLATED = "extrapolated: the hypotheses fail at every simulated cell, so this tests the stated scaling beyond the theorem"
 RowStatus = Literal["ok", "diverged", "failed"]
@@ -37,7 +38,7 @@ class CellCount:
     failed: int
     censored: Mapping[str, int]
 
-    def to_json(self) -> dict:
+    def as_json(self) -> dict:
         return {"cell": dict(self.cell), "rows": self.rows, "censored": dict(self.censored), "failed": self.failed}
 
 
@@ -51,7 +52,7 @@ class FailedRow:
     kind: str
     error: str
 
-    def to_json(self) -> dict:
+    def as_json(self) -> dict:
         return {"cell": dict(self.cell), "seed": self.seed, "kind": self.kind, "error": self.error}
 
 
@@ -105,7 +106,7 @@ class NegativeControl:
     verdict: Verdict
     has_power: bool
 
-    def to_json(self) -> dict:
+    def as_json(self) -> dict:
         return {"variable": self.variable, "exponent_tested": self.exponent_tested, "verdict": self.verdict, "has_power": self.has_power}
 
 
@@ -119,7 +120,7 @@ def _deciding_term(an: Analysis) -> str:
 
 
 @dataclass(frozen=True)
-class BoundRecord:
+class BoundRecord(JsonText):
     """One tested bound: its analysis (fits, drift, extrapolation, power), its verdict and its final reason (the
     analysis' reason with the extrapolation and censoring notes), the negative control, and why the row tests
     nothing (``trivial``) where that is so."""
@@ -149,12 +150,12 @@ class BoundRecord:
     def verdict(self) -> Verdict:
         return self.analysis.verdict
 
-    def to_json(self, trivial_key: bool = True) -> dict:
+    def as_json(self, trivial_key: bool = True) -> dict:
         an, r = self.analysis, self.result
         out = {
             "quantity": r.quantity, "kind": r.kind, "reading": r.reading, "expr": r.expr, "label": r.label,
             "verdict": an.verdict, "reason": self.reason, **an.function_json(), "fits": an.fits_json(), "cells_used": an.cells_used,
-            "negative_control": self.negative_control.to_json(),
+            "negative_control": self.negative_control.as_json(),
             "power": an.power, "drift": {v: d.as_json() for v, d in an.drift.items()},
             "extrapolated": {v: e.as_json() for v, e in an.extrapolated.items()},
             "df": an.fit.df, "cells": an.fit.n_cells, "dropped_rows": an.fit.dropped, "alpha": an.alpha, "notes": list(an.notes),
@@ -199,7 +200,7 @@ class WouldDecide:
     budget_seconds: float | None
     text: str
 
-    def to_json(self) -> dict:
+    def as_json(self) -> dict:
         return {"label": self.label, "variable": self.variable, "se": self.se, "se_needed": self.se_needed, "factor": self.factor,
                 "budget_seconds": self.budget_seconds, "text": self.text}
 
@@ -244,7 +245,7 @@ class Round:
     ci_width: Mapping[str, Mapping[str, float]]
     verdicts: Mapping[str, Verdict]
 
-    def to_json(self) -> dict:
+    def as_json(self) -> dict:
         return {"round": self.round, "added": self.added, "tasks_run": self.tasks_run, "tasks_total": self.tasks_total,
                 "seconds": self.seconds, "work": self.work, "look": self.look.as_json(), "alpha": self.look.alpha,
                 "ci_width": {k: dict(v) for k, v in self.ci_width.items()}, "verdicts": dict(self.verdicts)}
@@ -260,7 +261,7 @@ class Work:
     wall_cap: float | None
     cap_bound: bool
 
-    def to_json(self) -> dict:
+    def as_json(self) -> dict:
         return {"units": "reference seconds (the experiment's declared cost per task)", "used": self.used, "budget": self.budget,
                 "wall_seconds": self.wall_seconds, "wall_cap": self.wall_cap, "cap_bound": self.cap_bound}
 
@@ -271,7 +272,7 @@ class TaskCounts:
     ran: int
     failed: int
 
-    def to_json(self) -> dict:
+    def as_json(self) -> dict:
         return {"tasks": self.tasks, "ran": self.ran, "skipped": self.tasks - self.ran, "failed": self.failed}
 
 
@@ -285,7 +286,7 @@ class HalfThreshold:
     rows_left: int | None = None
     reason: str | None = None
 
-    def to_json(self) -> dict:
+    def as_json(self) -> dict:
         if self.reason is not None:
             return {"verdict": self.verdict, "reason": self.reason}
         return {"verdict": self.verdict, "eps": self.eps, "delta": self.delta, "rows_left": self.rows_left}
@@ -300,15 +301,15 @@ class KKTRecord:
     half: Mapping[str, HalfThreshold]
     transfer: tuple[TransferCell, ...] | None = None
 
-    def to_json(self) -> dict:
-        out = {"kkt": [c.to_json() for c in self.cells], "kkt_half": {k: v.to_json() for k, v in self.half.items()}}
+    def as_json(self) -> dict:
+        out = {"kkt": [c.as_json() for c in self.cells], "kkt_half": {k: v.as_json() for k, v in self.half.items()}}
         if self.transfer is not None:
-            out["transfer"] = [c.to_json() for c in self.transfer]
+            out["transfer"] = [c.as_json() for c in self.transfer]
         return out
 
 
 @dataclass(frozen=True)
-class ComparisonRecord:
+class ComparisonRecord(JsonText):
     """What one comparison (a sweep, ``source="sweep"``) or one CSV (``source="csv"``) found, typed; ``to_json()``
     writes the summary.json contract."""
 
@@ -383,10 +384,10 @@ class ComparisonRecord:
                       "all": {r["label"]: r["power"] for r in results}},
         }
 
-    def to_json(self) -> dict:
+    def as_json(self) -> dict:
         """The summary.json contract (not yet made JSON-safe: :func:`~ibcheck.theory.result.plain` does that on saving)."""
         sweep = self.source == "sweep"
-        results = [b.to_json(trivial_key=sweep) for b in self.bounds]
+        results = [b.as_json(trivial_key=sweep) for b in self.bounds]
         head: dict[str, Any] = {"claim": self.claim, "title": self.title, "status": self.status, "flags": list(self.flags),
                                 "experiment": self.experiment}
         if not sweep:
@@ -396,17 +397,17 @@ class ComparisonRecord:
             head["initial_grid"] = {v: list(x) for v, x in (self.initial_grid or {}).items()}
         head.update({"seeds": self.seeds, "fit_variables": list(self.fit_variables), "margin": self.margin, "margin_log": self.margin_log,
                      "offsets": self.offsets, "fit_from": dict(self.fit_from or {}) or None, **self._verdict_summary(results),
-                     "rounds": [r.to_json() for r in self.rounds], "budget": self.budget, "spending": self.spending, "alpha": self.alpha})
+                     "rounds": [r.as_json() for r in self.rounds], "budget": self.budget, "spending": self.spending, "alpha": self.alpha})
         if sweep:
-            head["work"] = self.work.to_json() if self.work else None
+            head["work"] = self.work.as_json() if self.work else None
         head["inside_only"] = self.inside_only
         if sweep:
             head["include_outside"] = self.include_outside
-        head.update({"constants": dict(self.constants), "would_decide": [w.to_json() for w in self.would_decide]})
+        head.update({"constants": dict(self.constants), "would_decide": [w.as_json() for w in self.would_decide]})
         if not sweep:
             return {**head, "results": results, "fixed": dict(self.fixed), "provenance": self.provenance, "task_status": dict(self.task_status)}
-        return {**head, "censored": [c.to_json() for c in self.censored], "results": results,
-                "reading": self.reading.to_json() if self.reading else None, **(self.kkt.to_json() if self.kkt else {}),
-                "tasks": self.tasks.to_json() if self.tasks else None, "task_status": dict(self.task_status),
-                "failures": [f.to_json() for f in self.failures], "seconds": self.seconds,
+        return {**head, "censored": [c.as_json() for c in self.censored], "results": results,
+                "reading": self.reading.as_json() if self.reading else None, **(self.kkt.as_json() if self.kkt else {}),
+                "tasks": self.tasks.as_json() if self.tasks else None, "task_status": dict(self.task_status),
+                "failures": [f.as_json() for f in self.failures], "seconds": self.seconds,
                 "code_version": self.code_version, "fixed": dict(self.fixed), "design": dict(self.design or {}), "provenance": self.provenance}

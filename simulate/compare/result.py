@@ -141,7 +141,7 @@ class ComparisonResult(Result):
         return "\n".join(lines) + "\n"
 
     def as_json(self) -> dict:
-        return clean(self.record.to_json())
+        return clean(self.record.as_json())
 
     def heading(self) -> str:
         return f"{self.record.claim}: {self.verdict} ({self.reason})"
@@ -180,7 +180,7 @@ class ComparisonResult(Result):
         os.makedirs(directory, exist_ok=True)
         files = write_report(self, directory)
         files["parquet"] = _rows_parquet(self.rows, os.path.join(directory, "results.parquet"))
-        write_json(os.path.join(directory, "summary.json"), clean({**self.record.to_json(), "files": files}))
+        write_json(os.path.join(directory, "summary.json"), clean({**self.record.as_json(), "files": files}))
         return files
 
 
@@ -233,7 +233,7 @@ def _rows_parquet(rows, path: str) -> str | None:
     try:
         import pandas as pd  # heavy: pandas (and pyarrow, optional)
 
-        plain_rows = [r.to_json() if isinstance(r, Row) else dict(r) for r in rows]  # a sweep's stored rows, or a CSV's fit rows
+        plain_rows = [r.as_json() if isinstance(r, Row) else dict(r) for r in rows]  # a sweep's stored rows, or a CSV's fit rows
         df = pd.DataFrame([{**{k: v for k, v in r.items() if k != "value"}, "value": json.dumps(r["value"])} for r in plain_rows])
         with atomic_file(path, "wb") as f:
             df.to_parquet(f, index=False)

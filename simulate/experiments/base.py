@@ -214,7 +214,7 @@ class Row:
         """The cell's values of ``variables``."""
         return {v: self.cell[v] for v in variables}
 
-    def to_json(self) -> dict:
+    def as_json(self) -> dict:
         """The row as results.parquet and earlier versions held it: the cell's variables beside the rest."""
         return {"key": self.key, **self.cell, "seed": self.seed, "status": self.status, "value": self.value, "error": self.error,
                 "seconds": self.seconds, "failure": self.failure}

@@ -89,7 +89,7 @@ class KKTSample:
                 "kkt_eps_threshold": POINT_TOL, "kkt_delta_threshold": POINT_TOL,
                 "kkt_polished": sum(c.programs > 1 for c in cands), "kkt_ties": [c.ties for c in ok],
                 "kkt_complete": bool(getattr(search, "complete")), "kkt_planned": int(getattr(search, "planned")),
-                "kkt_budget": getattr(search, "budget").to_json(), "kkt_seconds": float(getattr(search, "seconds")),
+                "kkt_budget": getattr(search, "budget").as_json(), "kkt_seconds": float(getattr(search, "seconds")),
                 # Good-Turing: the chance one more GD start reaches a new point (GD's own reach, not the engine's recall)
                 "kkt_gd_unseen": plain(float(getattr(search, "unseen", float("nan")))),
                 "kkt_gd_separating": self.gd_separating, "kkt_networks": nets}

@@ -334,11 +334,11 @@ def _cell_table(summary: dict, results: list[BoundAnalysis]) -> list[str]:
     md = ["## Hypotheses at every cell", "",
           f"{app['cells_inside']} of {app['cells_total']} cells lie inside the hypotheses' window. Constants: "
           + (", ".join(f"{k}={v:g}" for k, v in app["constants"].items()) or "none set") + f" ({app['constants_note']}). "
-          + (f"Assumed (qualitative, not evaluated): {', '.join(app['assumed'])}. " if app["assumed"] else "")
-          + "".join(f"Not evaluated by this design: {h} ({why}). " for h, why in app["skipped"].items()), ""]
+          + (f"Assumed (qualitative, not evaluated): {markdown_text(', '.join(app['assumed']))}. " if app["assumed"] else "")
+          + "".join(f"Not evaluated by this design: {markdown_text(h)} ({markdown_text(why)}). " for h, why in app["skipped"].items()), ""]
     if hyps:
         # the parsed formula (sympy syntax, as code), never the user's raw text: LaTeX or Markdown in it stays literal
-        md.append("Hypotheses: " + "; ".join(f"{h}: `{_hypothesis_text(app['per_hypothesis'][h])}` (fails at "
+        md.append("Hypotheses: " + "; ".join(f"{markdown_text(h)}: `{_hypothesis_text(app['per_hypothesis'][h])}` (fails at "
                                              f"{app['per_hypothesis'][h]['fails']} cells)" for h in hyps) + ".")
         md.append("")
     cols = list(app["cells"][0]["cell"])
@@ -498,7 +498,7 @@ def write_report(result, out: str) -> dict:
     """report.md, report.html and the PNGs of one comparison (a :class:`~simulate.compare.result.ComparisonResult`:
     its record, its per-bound analyses, its claim and what was measured); returns their paths."""
     claim, exp, results = result.claim, result.experiment, list(result.results)
-    summary = {**result.record.to_json(), "experiment_trajectory": exp.trajectory}  # the report is part of saving: JSON from here on
+    summary = {**result.record.as_json(), "experiment_trajectory": exp.trajectory}  # the report is part of saving: JSON from here on
     md = [f"# {claim.id}: theory against simulation", "",
           f"*{markdown_text(claim.title)}* ({markdown_text(claim.paper)}); status **{claim.status}**"
           + (f"; flags: {markdown_text(', '.join(claim.flags))}" if claim.flags else ""), "",
@@ -513,7 +513,7 @@ def write_report(result, out: str) -> dict:
     md += _rounds_table(summary)
     if summary.get("would_decide"):
         md += ["## What would decide the undecided exponents", ""]
-        md += [f"- {w['label']}, {w['variable']}: {w['text']}." for w in summary["would_decide"]]
+        md += [f"- {markdown_text(w['label'])}, {w['variable']}: {w['text']}." for w in summary["would_decide"]]
         md.append("")
     files = {}
     for i, (res, rj) in enumerate(zip(results, summary["results"])):

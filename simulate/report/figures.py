@@ -5,6 +5,7 @@ import base64
 import io
 import math
 import os
+import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Collection
@@ -81,7 +82,10 @@ def robust_accuracy_figure(curves: dict[str, tuple[np.ndarray, np.ndarray]], mar
 
 _PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>{{ title }}</title>
 <style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;}table{border-collapse:collapse;}
-td,th{border:1px solid #ccc;padding:4px 8px;font-size:13px;}img{max-width:100%;}</style></head>
+td,th{border:1px solid #ccc;padding:4px 8px;font-size:13px;vertical-align:top;}img{max-width:100%;}
+.badge{display:inline-block;padding:1px 8px;border-radius:9px;font-weight:bold;font-size:12px;white-space:nowrap;}
+.b-consistent{background:#d7f0d9;color:#1b5e20;}.b-inconsistent{background:#f8d3d0;color:#8e1b10;}
+.b-inconclusive{background:#e6e6e6;color:#444;}</style></head>
 <body>{{ body }}</body></html>"""
 
 
@@ -111,10 +115,15 @@ def _inside(base: str, path: str) -> bool:
     return os.path.commonpath([root, os.path.realpath(path)]) == root
 
 
+# a verdict in bold (``**consistent**``, written by the report itself; user text has its ``*`` escaped) as a coloured badge
+_BADGE = re.compile(r"<strong>(consistent|inconsistent|inconclusive)</strong>")
+
+
 def write_html(markdown: str, out: str, name: str, title: str, images: Collection[str] = ()) -> str:
     """A self-contained HTML page (a Jinja2 template around :func:`markdown_to_html`, with the report's own
     ``images`` inlined), written atomically."""
-    page = Environment(autoescape=True).from_string(_PAGE).render(title=title, body=Markup(markdown_to_html(markdown, out, images)))
+    body = _BADGE.sub(r'<span class="badge b-\1">\1</span>', markdown_to_html(markdown, out, images))
+    page = Environment(autoescape=True).from_string(_PAGE).render(title=title, body=Markup(body))
     path = os.path.join(out, name)
     write_text(path, page)
     return path
@@ -203,36 +212,46 @@ class ForestRow:
 
 
 def forest_figure(rows: list[ForestRow]):
-    """Per row and variable, the ratio's slope against the power and the log families of alternative factors
+    """Per row and direction (a variable, or a ray k = d^b of the window), the ratio's plain slope against the power
+    and the log families of alternative factors
     (estimate and +-2 se), in units of the row's target (the deviation a factor of log log x makes over the sweep's
     range: +-1, dashed), over the resolution (a grey bar: the deviation the sweep detects; a decision needs it
     inside +-1) and 0 (the claim's own function), in the verdict's colour; rows the index does not count have grey
-    labels. Slopes beyond the axis are arrows at its edge with their value.
+    labels. Slopes beyond the axis are arrows at its edge with their value. A direction the window bounds (FVBS23's
+    k alone) is drawn dotted and hollow and labelled "not deciding"; a direction whose ratio levels off with a
+    correction in the claim's scale says which (its plain slope then overstates the deviation the verdict judged).
 
     Pitfall avoided: slopes in raw units put a trajectory over 800 decades (resolution t^0.0009) and a grid over
     one decade (d^0.05) on scales 50 times apart; in units of their targets every row reads the same way, and a
     table of text hides which claims are pinned and which merely undecided."""
     from matplotlib.figure import Figure  # heavy: matplotlib (loaded on first use)
 
-    lines = [(r, v) for r in rows for v in r.function.resolution]
+    lines = [(r, d) for r in rows for d in dict.fromkeys(t.direction for t in r.function.tests if not t.part)]
     n = len(lines)
     fig = Figure(figsize=(10.0, max(2.6, 0.3 * n + 1.4)))
     ax = fig.subplots()
     lim = 4.0
-    for i, (r, v) in enumerate(lines):
+    labels = []
+    for i, (r, d) in enumerate(lines):
         y = n - 1 - i
         colour = VERDICT_COLOURS.get(r.verdict, "grey")
+        tests = [t for t in r.function.tests if t.direction == d and not t.part]
+        bounded = any(t.bounded for t in tests)
+        levels = next((c.term for c in r.function.corrections if c.variable == d and c.decision == "levels off"), None)
+        labels.append(f"{r.claim} {r.label}: {d}" + (" (bounded: not deciding)" if bounded else "")
+                      + (f" [levels off with {levels}]" if levels and not bounded else ""))
         for fam, dy, marker in (("power", 0.15, "o"), ("log", -0.15, "s")):
-            m = next((t for t in r.function.tests if t.variables == (v,) and t.family == fam), None)
+            m = next((t for t in tests if t.family == fam), None)
             if m is None or not m.target or not math.isfinite(m.target):
                 continue
             u = m.target
             if math.isfinite(m.resolution):
                 ax.barh(y + dy, 2 * min(m.resolution / u, lim), left=-min(m.resolution / u, lim), height=0.26, color="0.87", zorder=1)
             est, half = m.estimate / u, 2 * m.se / u
-            ax.plot([max(est - half, -lim), min(est + half, lim)], [y + dy] * 2, color=colour, lw=1.5, zorder=3)
+            ax.plot([max(est - half, -lim), min(est + half, lim)], [y + dy] * 2, color=colour, lw=1.5, zorder=3,
+                    ls=":" if bounded else "-")
             if abs(est) <= lim:
-                ax.plot(est, y + dy, marker, color=colour, ms=4, zorder=4)
+                ax.plot(est, y + dy, marker, color=colour, ms=4, zorder=4, mfc="white" if bounded else colour)
             else:
                 x = lim if est > 0 else -lim
                 ax.annotate(f"{est:.3g}", (x, y + dy), xytext=(-22 if x > 0 else 22, 0), textcoords="offset points", fontsize=6,
@@ -244,7 +263,7 @@ def forest_figure(rows: list[ForestRow]):
     ax.set_xlim(-lim, lim)
     ax.set_ylim(-0.7, n - 0.3)
     ax.set_yticks(range(n))
-    ax.set_yticklabels([f"{r.claim} {r.label}: {v}" for r, v in lines][::-1], fontsize=7)
+    ax.set_yticklabels(labels[::-1], fontsize=7)
     for tick, (r, _) in zip(ax.get_yticklabels(), lines[::-1]):
         if not r.counted:
             tick.set_color("0.55")

@@ -127,6 +127,37 @@ def run_reproduction(name: str, quick: bool = True, idx_dir: str | None = None,
     return Reproduction(name, m.title, quick, m.params, secs, tuple(m.criteria), figures, tuple(m.notes), dict(m.comparisons))
 
 
+@dataclass(frozen=True)
+class ReproductionOutcome:
+    """One reproduction of a suite: its result, or why it did not run (one line)."""
+
+    name: str
+    reproduction: Reproduction | None
+    error: str | None = None
+
+    def counts(self) -> tuple[int, int, int] | None:
+        """Rows consistent, inconsistent, inconclusive (None when it did not run)."""
+        if self.reproduction is None:
+            return None
+        rows = self.reproduction.rows
+        return tuple(sum(r["verdict"] == v for r in rows) for v in ("consistent", "inconsistent", "inconclusive"))  # type: ignore[return-value]
+
+
+def run_all(quick: bool, known: Mapping[str, Any], log=None) -> tuple[ReproductionOutcome, ...]:
+    """Every reproduction, reusing the comparisons in ``known``; one that is refused is an outcome with its error.
+    ``log`` receives one progress line per reproduction. Nothing is written (``Reproduction.save`` renders)."""
+    t0 = time.perf_counter()
+    out = []
+    for name in REPRODUCTIONS:
+        if log:
+            log(f"[{time.perf_counter() - t0:6.1f} s] reproducing {name} ...")
+        try:
+            out.append(ReproductionOutcome(name, run_reproduction(name, quick, known=known)))
+        except InputError as err:
+            out.append(ReproductionOutcome(name, None, str(err)))
+    return tuple(out)
+
+
 def comparison(m, claim_id: str, quick: bool, known: Mapping[str, Any], **fields):
     """The comparison of ``claim_id`` for the reproduction ``m``: the one in ``known`` (already run by the
     report, with its design and budget; ``m`` notes the reuse) or a fresh :func:`compare_claim` with ``fields``.
@@ -145,7 +176,7 @@ def comparison_rows(m, comparison, quantity: str, source: str, note: str = "", f
     """One criterion per bound of a comparison (only the primary one with ``first_only``), judged by the comparison itself."""
     from ibcheck.simulate.reproductions.criteria import Judged  # heavy: scipy (loaded on first use)
 
-    results = [b.to_json() for b in comparison.record.bounds]  # the reproduction's rows are written: JSON from here on
+    results = [b.as_json() for b in comparison.record.bounds]  # the reproduction's rows are written: JSON from here on
     for r in results[:1] if first_only else results:
         f = r["fits"][0]
         rd = f" [{r['reading']}]" if r["reading"] else ""

@@ -26,6 +26,7 @@ from functools import lru_cache
 import numpy as np
 from scipy import optimize, stats
 
+from ibcheck.theory.argtypes import refused
 from ibcheck.theory.errors import InputError
 
 RULES = ("obrien-fleming", "pocock")
@@ -39,7 +40,7 @@ def spending(rule: str, t: float, alpha: float = 0.05) -> float:
     * Pocock type: ``alpha ln(1 + (e - 1) t)`` (even over the looks).
     """
     if rule not in RULES:
-        raise InputError(f"--spending {rule!r} is not one of {', '.join(RULES)}")
+        raise refused("spending", rule, f"is not one of {', '.join(RULES)}")
     t = min(max(float(t), 0.0), 1.0)
     if t == 0:
         return 0.0
@@ -130,7 +131,7 @@ def boundaries(fractions: list[float], rule: str = "pocock", alpha: float = 0.05
     if not fr or any(not (0 < t <= 1) for t in fr) or any(b <= a for a, b in zip(fr, fr[1:])):
         raise InputError(f"information fractions {list(fractions)} must be increasing and in (0, 1]")
     if rule not in RULES:
-        raise InputError(f"--spending {rule!r} is not one of {', '.join(RULES)}")
+        raise refused("spending", rule, f"is not one of {', '.join(RULES)}")
     return list(_boundaries(fr, rule, float(alpha)))
 
 

@@ -25,7 +25,7 @@ class _Bounded:
     def __post_init__(self):
         _check(self)
 
-    def to_json(self) -> dict:
+    def as_json(self) -> dict:
         return {self.side: float(self.value)}
 
 
@@ -58,7 +58,7 @@ def _check(c) -> None:
 def encode(value):
     """A measure's result made JSON-ready: censored values become ``{"at_least": x}`` / ``{"at_most": x}``."""
     if isinstance(value, (AtLeast, AtMost)):
-        return value.to_json()
+        return value.as_json()
     if isinstance(value, dict):
         return {k: encode(v) for k, v in value.items()}
     if isinstance(value, list):

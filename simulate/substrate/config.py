@@ -55,7 +55,7 @@ class DataConfig:
         if self.kind == "clusters" and self.orthogonal and self.k > self.d:
             raise refused("k", self.k, f"is out of range: orthogonal means need k <= d={self.d}")
         if self.kind == "idx" and not (self.idx_images and self.idx_labels):
-            raise InputError("--data idx needs --idx-images FILE and --idx-labels FILE")
+            raise refused("kind", "idx", "needs idx_images and idx_labels (--idx-images FILE, --idx-labels FILE)")
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,7 @@ def make_dataset(cfg: RunConfig, seed: int) -> D.Dataset:
     if kind == "clusters":
         return D.clusters(dc.d, dc.k, dc.n, dc.sigma, seed, dc.orthogonal, dc.split, multiclass)
     if multiclass and kind not in ("digits", "idx"):
-        raise InputError(f"--setting multiclass needs k-class data: clusters, digits or idx, not {kind}")
+        raise refused("setting", "multiclass", f"needs k-class data: clusters, digits or idx, not {kind}")
     if kind == "sphere":
         return D.random_net_inputs(dc.d, dc.n, seed) if cfg.setting == "random-net" else D.sphere(dc.d, dc.n, seed)
     if kind == "gaussian":

@@ -102,8 +102,7 @@ def split_items(split: str | Sequence) -> list[int]:
             raise ValueError("not an integer")
         return [int(s) for s in parts]
     except (TypeError, ValueError):
-        raise InputError(f"--split {split!r} is not accepted: give {', '.join(SPLIT_WORDS)} or comma-separated ids such as 0,2",
-                         "split", split) from None
+        raise refused("split", split, f"is not accepted: give {', '.join(SPLIT_WORDS)} or comma-separated ids such as 0,2") from None
 
 
 def parse_split(k: int, split: str | Sequence[int] | None) -> tuple[int, ...]:
@@ -115,10 +114,10 @@ def parse_split(k: int, split: str | Sequence[int] | None) -> tuple[int, ...]:
     else:
         items = split_items(split)
         if not items or any(j < 0 or j >= k for j in items) or len(set(items)) != len(items):
-            raise InputError(f"--split {split!r} is out of range: give distinct cluster ids in 0..{k - 1}")
+            raise refused("split", split, f"is out of range: give distinct cluster ids in 0..{k - 1}")
         J = tuple(sorted(items))
     if len(J) in (0, k) and k > 1:
-        raise InputError(f"--split {split!r} leaves one class empty: J+ must be a proper subset of 0..{k - 1}")
+        raise refused("split", split, f"leaves one class empty: J+ must be a proper subset of 0..{k - 1}")
     return J
 
 
@@ -277,7 +276,7 @@ def _digit_split(split) -> tuple[int, ...]:
         return (0, 2, 4, 6, 8)
     items = split_items(split)
     if not items or any(j < 0 or j > 9 for j in items) or len(set(items)) in (0, 10):
-        raise InputError(f"--split {split!r} is out of range: give distinct digits in 0..9, not all of them")
+        raise refused("split", split, "is out of range: give distinct digits in 0..9, not all of them")
     return tuple(sorted(set(items)))
 
 

@@ -20,7 +20,6 @@ import torch
 from ibcheck.simulate.substrate.seeds import rng
 from ibcheck.solvers.networks import LinearClassifier, MulticlassReLU, RandomNet, TwoLayerReLU
 from ibcheck.theory.argtypes import refused, require_bool, require_float, require_int
-from ibcheck.theory.errors import InputError
 
 Setting = Literal["fa", "two-layer", "multiclass", "linear", "random-net"]
 SETTINGS: tuple[str, ...] = Setting.__args__  # type: ignore[attr-defined]
@@ -309,11 +308,11 @@ def init_model(cfg: ModelConfig, d: int, seeds: list[int], n_classes: int = 2):
         return TwoLayer(W, b, a, train_a=True, kind="two-layer")
     if cfg.setting == "multiclass":
         if n_classes < 2:
-            raise InputError("--setting multiclass needs a k-class task (k >= 2)")
+            raise refused("setting", "multiclass", "needs a k-class task (k >= 2)")
         return Multiclass(_normal((n_classes * cfg.width, d), s / np.sqrt(d), seeds, 1), n_classes)
     if cfg.setting == "linear":
         return Linear(_normal((d,), s / np.sqrt(d), seeds, 1))
-    raise InputError(f"--setting {cfg.setting} is not trainable")
+    raise refused("setting", cfg.setting, "is not trainable")
 
 
 def random_networks(cfg: ModelConfig, d: int, seeds: list[int]) -> list[RandomNet]:

@@ -159,6 +159,7 @@ def save_run(result: Run, out: str, overwrite: bool = False) -> str:
     """Write the run directory atomically; return its path."""
     check_out_dir(out, overwrite)
     parent = os.path.dirname(os.path.abspath(out))
+    os.makedirs(parent, exist_ok=True)  # --out a/b/run creates a/b too (checked writable above)
     tmp = tempfile.mkdtemp(prefix=".ibcheck-run-", dir=parent)
     try:
         _write(result, tmp)

@@ -94,7 +94,7 @@ def resolve_device(name: str) -> torch.device:
         return torch.device("cpu")
     if name.startswith("cuda"):
         if not torch.cuda.is_available():
-            raise InputError(f"--device {name}: CUDA is not available on this machine (use --device cpu)")
+            raise refused("device", name, ": CUDA is not available on this machine (use cpu)")
         return torch.device(name)
     raise refused("device", name, "is not one of cpu, cuda, cuda:N")
 

@@ -34,7 +34,7 @@ from ibcheck.simulate.experiments.registry import as_trajectory, check_user_valu
 from ibcheck.simulate.substrate.censored import encode
 from ibcheck.simulate.sweep.store import connect, done_keys, write_row  # the file's one owner: its schema and its SQL
 from ibcheck.simulate.sweep.tasks import Task
-from ibcheck.theory.argtypes import require_int
+from ibcheck.theory.argtypes import refused, require_int
 from ibcheck.theory.errors import InputError, RunFailure
 
 # (key, status, value, error text, seconds, failure kind): the kind of a failed task (the exception's class name,
@@ -215,7 +215,7 @@ def _run_dask(todo, record, scheduler, workers, job):
             try:
                 client = Client(scheduler, timeout=os.environ.get("IBCHECK_DASK_TIMEOUT", "10s"))
             except (OSError, TimeoutError) as err:
-                raise InputError(f"--scheduler {scheduler}: cannot reach a Dask scheduler there ({type(err).__name__})") from None
+                raise refused("scheduler", scheduler, f": cannot reach a Dask scheduler there ({type(err).__name__})") from None
         else:
             cluster = LocalCluster(n_workers=max(1, workers), threads_per_worker=1, processes=True, dashboard_address=None)
             client = Client(cluster)

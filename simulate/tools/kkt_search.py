@@ -212,7 +212,7 @@ class KKTPoints(Result):
         s = self.search
         return {"setting": c.data, "d": c.d, "k": c.k, "n": c.n, "width": c.width, "seed": c.seed, **clean(self.separability),
                 "policy": {"certified_at": POINT_TOL, "same_point_rtol": 1e-3},
-                "engine": clean({k: v for k, v in s.to_json().items() if k != "candidates"}) if s is not None else None,  # type: ignore[attr-defined]
+                "engine": clean({k: v for k, v in s.as_json().items() if k != "candidates"}) if s is not None else None,  # type: ignore[attr-defined]
                 "points": [clean(p) for p in self.points], "distinct_kkt_points_by_function": self.distinct,
                 "global": clean(g.as_json()) if g is not None else None}  # type: ignore[attr-defined]
 

@@ -41,7 +41,7 @@ class SearchLine:
     reached_known: int = 0
     distance: tuple[float, float] | None = None  # the uncertified ones: range of the relative distance to a known point
 
-    def to_json(self) -> dict:
+    def as_json(self) -> dict:
         return {"origin": self.origin, "tried": self.tried, "certified": self.certified, "new_points": self.new_points,
                 "reached_known": self.reached_known, "known_distance": list(self.distance) if self.distance else None}
 
@@ -97,7 +97,7 @@ class KKTCell:
         """The engine ran in full at every sample and its recall on this class is measured at RECALL_MIN or more."""
         return self.complete and self.recall is not None and self.recall >= RECALL_MIN
 
-    def to_json(self) -> dict:
+    def as_json(self) -> dict:
         return {"cell": dict(self.cell), "samples": self.samples, "samples_uncertified": self.samples_uncertified,
                 "networks_trained": self.networks_trained, "networks_certified": self.networks_certified,
                 "networks_polished": self.networks_polished, "max_eps": self.max_eps, "max_delta": self.max_delta,
@@ -109,7 +109,7 @@ class KKTCell:
                                 f"(largest {self.dual_lb:.4g}: above 1 proves a point not global)" if self.dual_lb is not None else
                                 "not computed"),
                 "not_global": list(self.not_global), "dual_lower_bound": self.dual_lb, "ties": list(self.ties),
-                "flip_norms": [list(f) for f in self.flip_norms], "search": [x.to_json() for x in self.search],
+                "flip_norms": [list(f) for f in self.flip_norms], "search": [x.as_json() for x in self.search],
                 "complete": self.complete, "recall": self.recall, "recall_note": self.recall_note,
                 "values": [list(v) for v in self.values], "spread": list(self.spread)}
 
@@ -131,7 +131,7 @@ class TransferCell:
     controls: Mapping[str, Mapping[str, object]] | None = None  # per control: fraction, lcb, failed (as it must)
     own_lcb: float | None = None  # each point's own z on fresh points: the smallest lower bound
 
-    def to_json(self) -> dict:
+    def as_json(self) -> dict:
         out = {"cell": dict(self.cell), "pairs": self.pairs, "fraction_min": self.fraction_min, "fraction_mean": self.fraction_mean,
                "target": self.target, "fraction_lcb": self.fraction_lcb, "fresh_points": self.fresh_points,
                "controls": {k: dict(v) for k, v in (self.controls or {}).items()}, "own_lcb": self.own_lcb}
@@ -152,7 +152,7 @@ class ReadingEvidence:
     attained: bool
     loose: tuple[str, ...]
 
-    def to_json(self) -> dict:
+    def as_json(self) -> dict:
         return {"verdict": self.verdict, "bounds": dict(self.bounds), "exponents": {k: dict(v) for k, v in self.exponents.items()},
                 "attained": self.attained, "loose": list(self.loose)}
 
@@ -165,8 +165,8 @@ class Reading:
     reason: str
     evidence: Mapping[str, ReadingEvidence]
 
-    def to_json(self) -> dict:
-        return {"reading": self.reading, "reason": self.reason, "evidence": {k: v.to_json() for k, v in self.evidence.items()}}
+    def as_json(self) -> dict:
+        return {"reading": self.reading, "reason": self.reason, "evidence": {k: v.as_json() for k, v in self.evidence.items()}}
 
 
 def _recall(cell: Mapping[str, float], vals: list[dict]) -> tuple[float | None, str]:

@@ -41,7 +41,7 @@ class SampleError:
     upper: float
     status: str  # "exceeds", "within", "unresolved"
 
-    def to_json(self) -> dict:
+    def as_json(self) -> dict:
         return {"cell": dict(self.cell), "seed": self.seed, "errors": self.errors, "points": self.points,
                 "rate": self.errors / self.points, "lower": self.lower, "upper": self.upper, "status": self.status}
 
@@ -69,11 +69,11 @@ class ProbabilityTest:
     def unresolved(self) -> int:
         return sum(s.status == "unresolved" for s in self.samples)
 
-    def to_json(self) -> dict:
+    def as_json(self) -> dict:
         return {"quantity": self.quantity, "eps": self.eps, "delta": self.delta, "alpha": self.alpha, "verdict": self.verdict,
                 "reason": self.reason, "samples": len(self.samples), "exceed": self.exceed, "unresolved": self.unresolved,
                 "p_value": self.p_value, "rate_upper": self.rate_upper, "samples_needed": self.samples_needed,
-                "per_sample": [s.to_json() for s in self.samples]}
+                "per_sample": [s.as_json() for s in self.samples]}
 
 
 def samples_needed(delta: float, alpha: float) -> int:

@@ -54,7 +54,7 @@ class Budget:
     gd_max: int | None = None  # more GD starts, up to this many, while the unseen mass is above ``saturation`` (None: gd)
     saturation: float = 0.1  # Good-Turing estimate of the chance that one more GD start finds a new point
 
-    def to_json(self) -> dict:
+    def as_json(self) -> dict:
         return {"gd": self.gd, "gd_steps": self.gd_steps, "programs": self.programs, "enumerate": self.enumerate,
                 "per_program": self.per_program, "cones": self.cones, "width": self.width, "ascent": self.ascent,
                 "slsqp": self.slsqp, **({"gd_max": self.gd_max, "saturation": self.saturation} if self.gd_max else {})}
@@ -82,7 +82,7 @@ class Candidate:
         """A KKT point of (P) under the engine's policy (:data:`.policy.POINT_TOL`)."""
         return self.solver_status == "optimal" and self.residual <= POINT_TOL and self.slackness <= POINT_TOL
 
-    def to_json(self) -> dict:
+    def as_json(self) -> dict:
         return {"origin": self.origin, "programs": self.programs, "trace": self.trace, "residual": self.residual,
                 "slackness": self.slackness, "solver_status": self.solver_status, "value": self.value, "ties": self.ties,
                 "point": self.point, "certified": self.certified, "known_distance": self.known_distance}
@@ -122,11 +122,11 @@ class KKTSearch:
                 acc[2] += 1
         return {k: (v[0], v[1], v[2]) for k, v in out.items()}
 
-    def to_json(self) -> dict:
+    def as_json(self) -> dict:
         return {"distinct": self.distinct, "values": list(self.values), "complete": self.complete, "planned": self.planned,
                 "unseen": self.unseen,
-                "seconds": self.seconds, "budget": self.budget.to_json(), "notes": list(self.notes),
-                "candidates": [c.to_json() for c in self.candidates]}
+                "seconds": self.seconds, "budget": self.budget.as_json(), "notes": list(self.notes),
+                "candidates": [c.as_json() for c in self.candidates]}
 
 
 def _certified(net: TwoLayerReLU, X, y) -> tuple:

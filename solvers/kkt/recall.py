@@ -51,7 +51,7 @@ class Recall:
     def recall(self) -> float:
         return self.found / self.known if self.known else float("nan")
 
-    def to_json(self) -> dict:
+    def as_json(self) -> dict:
         return {"k": self.k, "d_min": self.d_min, "d_max": self.d_max, "budget": self.budget, "instances": self.instances,
                 "known": self.known, "found": self.found, "recall": self.recall, "fingerprint": self.fingerprint,
                 "n_min": self.n_min, "n_max": self.n_max}
