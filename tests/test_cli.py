@@ -125,6 +125,9 @@ def test_bad_input_is_one_line_exit_2(cli, args, word):
 
 
 def test_bad_out_writes_nothing(cli, tmp_path):
-    target = tmp_path / "missing" / "g.dot"
+    (tmp_path / "afile").write_text("x")
+    target = tmp_path / "afile" / "g.dot"  # a parent that is a file: refused, nothing written
     res = cli("graph", "--format", "dot", "--out", str(target))
-    assert res.returncode == 2 and not target.exists()
+    assert res.returncode == 2 and (tmp_path / "afile").read_text() == "x"
+    made = tmp_path / "missing" / "g.dot"  # a missing parent is created, as --out promises
+    assert cli("graph", "--format", "dot", "--out", str(made)).returncode == 0 and made.is_file()
