@@ -55,3 +55,14 @@ def test_report_only_one_claim_writes_an_index_with_its_row(cli, tmp_path):
     assert "Reproductions" not in index  # --only: no reproductions
     assert (out / "scaling" / "scaling.md").is_file() and (out / "compare" / "SSTTM18.cor.robust_upper" / "summary.json").is_file()
     assert "<table>" in (out / "index.html").read_text()
+    # read at a glance (issue 37): the first table is one line per row (claim, quantity, a verdict badge, counted, one
+    # clause of reason), before the forest plot; the wide table is on its own page
+    lines = index.splitlines()
+    first_table = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    cols = [c.strip() for c in lines[first_table].strip().strip("|").split("|")]
+    assert cols[:4] == ["claim", "quantity", "verdict", "counted"] and len(cols) == 5, cols
+    assert "index_forest.png" not in index or index.index("| claim") < index.index("index_forest.png")
+    assert len(row.split("|")) == 7  # five columns, not fourteen
+    assert 'class="badge b-' in (out / "index.html").read_text()
+    wide = (out / "table.md").read_text()
+    assert "exponents (95% CI, descriptive)" in wide and "SSTTM18.cor.robust_upper/report.md" in wide

@@ -226,7 +226,8 @@ def forest_figure(rows: list[ForestRow]):
     table of text hides which claims are pinned and which merely undecided."""
     from matplotlib.figure import Figure  # heavy: matplotlib (loaded on first use)
 
-    lines = [(r, d) for r in rows for d in dict.fromkeys(t.direction for t in r.function.tests if not t.part)]
+    lines = [(r, d) for r in rows for d in dict.fromkeys(t.direction for t in r.function.tests if not t.part
+                                                          and t.target and math.isfinite(t.target))]  # a direction with a slope to draw
     n = len(lines)
     fig = Figure(figsize=(10.0, max(2.6, 0.3 * n + 1.4)))
     ax = fig.subplots()
@@ -272,8 +273,7 @@ def forest_figure(rows: list[ForestRow]):
     ax.grid(True, axis="x", alpha=0.3)
     handles = [matplotlib_patch(c, v) for v, c in VERDICT_COLOURS.items()] + [matplotlib_patch("0.87", "resolution")]
     ax.legend(handles=handles, fontsize=7, loc="lower right")
-    ax.set_title("Every row's test: the ratio of the measure to its claim's function (0 = the claim; grey labels: not counted)",
-                 fontsize=9)
+    ax.set_title("The ratio of the measure to the claim's function (0: the claim; grey labels: not counted)", fontsize=9)
     fig.tight_layout()
     return fig
 

@@ -40,16 +40,26 @@ def _wide_row(row: SuiteRow) -> dict:
             "extrapolated / trivial (not counted)": row.not_counted, "why": row.why}
 
 
-def one_sentence(reason: str, most: int = 180) -> str:
-    """The first clause of a verdict's reason (up to its first '; ' or '. '), at most ``most`` characters."""
-    head = re.split(r"; |\. (?=[A-Z])", reason.strip(), maxsplit=1)[0].rstrip(".")
-    return head if len(head) <= most else head[:most - 3].rsplit(" ", 1)[0] + " ..."
+def one_sentence(reason: str, most: int = 160, colon: bool = False) -> str:
+    """The first clause of a reason, read at a glance: parenthetical details dropped (the claim's report keeps them),
+    then the text up to the first top-level '; ' or '. ' (or ': ' with ``colon``), at most ``most`` characters.
+
+    Pitfall avoided: cutting at the first '; ' split "(d: d^0.047, (log d)^0.23; k: ...)" inside its parentheses."""
+    text, depth = [], 0
+    for ch in reason.strip():
+        depth += ch == "("
+        if depth == 0:
+            text.append(ch)
+        depth -= ch == ")" and depth > 0
+    flat = re.sub(r"\s+", " ", "".join(text)).replace(" ,", ",").replace(" .", ".").strip()
+    head = re.split(r"; |\. (?=[A-Z])" + ("|: " if colon else ""), flat, maxsplit=1)[0].rstrip(".: ")
+    return head if len(head) <= most else head[:most - 4].rsplit(" ", 1)[0] + " ..."
 
 
 def _glance_row(row: SuiteRow) -> dict:
     """A row of the at-a-glance table: the claim and quantity, a verdict badge, counted or not (and why not), and one
     sentence of the reason."""
-    counted = "yes" if row.counted else ("no" if row.not_counted == "-" else f"no: {row.not_counted.split(':')[0]}")
+    counted = "yes" if row.counted else ("no" if row.not_counted == "-" else f"no: {one_sentence(row.not_counted, 80, colon=True)}")
     return {"claim": _link(row.claim), "quantity": row.quantity, "verdict": f"**{row.verdict}**", "counted": counted,
             "why (first clause; the claim's report has all of it)": one_sentence(row.why)}
 
