@@ -24,8 +24,13 @@ def test_quick_compare_lpll25_nonrobust_is_consistent_with_a_failing_negative_co
     # A rerun reuses every cell of the sweep.
     again = json.loads(cli("compare", "LPLL25.thm.nonrobust", "--quick", "--out", str(out), "--json", check_rc=0).stdout)
     assert again["tasks"]["ran"] == 0 and again["tasks"]["skipped"] == s["tasks"]["tasks"]
+    # the summary contract (also checked on LL20's trajectory, marked slow)
+    assert {"cells_total", "cells_inside", "per_hypothesis"} <= set(s["applicability"])
+    assert {"has_power", "detectable_deviation"} <= set(s["power"])
+    assert isinstance(s["rounds"], list) and s["rounds"] and isinstance(s["failures"], list)
 
 
+@pytest.mark.slow  # 21 s: VYS22's KKT certification; the index's VYS22 rows (make report) show both readings too
 def test_ambiguous_claim_gets_a_verdict_per_reading(cli, tmp_path):
     s = json.loads(cli("compare", "VYS22.thm.main", "--quick", "--out", str(tmp_path / "v"), "--json", check_rc=0).stdout)
     assert set(s["readings"]) == {"eta_bound", "norm_bound"}

@@ -176,16 +176,16 @@ def test_report_folders_are_one_per_claim_id(isolated_registry, tmp_path):
     import random
 
     from ibcheck.theory.outdir import slug
-    ids = ["COL.thm.1", "COL_thm_1", "COL.thm_1"]
-    assert len({slug(i) for i in ids}) == 3
+    ids = ["COL.thm.1", "COL_thm_1"]
+    assert len({slug(i) for i in ids + ["COL.thm_1", "col.thm.1"]}) == 4
     for i, cid in enumerate(ids):
         ibcheck.register(_toy(cid))
         slope = 0.5 if i != 1 else 0.8  # the second claim's data violate it
 
         def measure(cell, seed, slope=slope):
             return {"radius": cell["d"] ** slope * (1 + 0.01 * random.Random(f"{cell}{seed}").gauss(0, 1))}
-        ibcheck.experiment(cid, grid={"d": [64, 128, 256, 512]}, seeds=3)(measure)
-    ibcheck.report(str(tmp_path / "r"), only=ids, budget=5, workers=1)
+        ibcheck.experiment(cid, grid={"d": [64, 256, 1024]}, seeds=2)(measure)
+    ibcheck.report(str(tmp_path / "r"), only=ids, workers=1)
     index = (tmp_path / "r" / "index.md").read_text()
     for cid in ids:
         summary = (tmp_path / "r" / "compare" / cid / "summary.json").read_text()

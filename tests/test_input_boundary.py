@@ -91,9 +91,9 @@ def test_a_dangling_link_at_the_store_is_refused_and_nothing_is_written_outside_
     (["compare", CLAIM, "--quick", "--workers", "100000"], "--workers 100000 is out of range"),
     (["compare", CLAIM, "--quick", "--budget", "1e308"], "--budget 1e308 is out of range"),
 ])
-def test_the_command_line_refuses_alike_in_one_line_writing_nothing(tmp_path, args, says):
+def test_the_command_line_refuses_alike_in_one_line_writing_nothing(tmp_path, cli, args, says):
     out = tmp_path / "o"
-    res = _cli(*args, "--out", str(out))
+    res = cli(*args, "--out", str(out))  # in process: the same main() a shell runs (the subprocess path is tested above)
     assert res.returncode == 2 and res.stderr.count("\n") == 1 and "Traceback" not in res.stderr, res.stderr
     assert says in res.stderr, res.stderr
     assert not out.exists()

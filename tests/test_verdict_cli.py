@@ -87,6 +87,7 @@ def test_calibrate_cli_writes_the_table(cli, tmp_path):
     assert cli("calibrate", "--trials", "0", "--out", str(tmp_path / "c2")).returncode == 2
 
 
+@pytest.mark.slow  # 23 s; the summary contract is also checked on LPLL25 (test_compare_cli), the flow control in test_verdict_regime
 def test_ll20_rates_over_hundreds_of_decades_are_not_inconsistent(cli, tmp_path):
     s = json.loads(cli("compare", "LL20.thm.rates", "--quick", "--out", str(tmp_path / "ll"), "--json", check_rc=0).stdout)
     loss = next(r for r in s["results"] if r["quantity"] == "train_loss")

@@ -160,6 +160,14 @@ def _cell_inside(res, summary: dict):
     return cell_inside
 
 
+MAX_RUN_LABELS = 10  # a trajectory plot names its first runs in the legend; the rest are counted
+
+
+def _natural(key: tuple) -> list:
+    """A sort key that reads the numbers in a label as numbers ("seed 2" before "seed 10")."""
+    return [int(t) if t.isdigit() else t for part in key for t in re.split(r"(\d+)", str(part))]
+
+
 def _loglog_figure(res, summary: dict, claim, out: str, tag: str) -> str:
     """Log-log: raw seeds faint, cell means bold (hollow outside the window), fitted line, theory slope dotted."""
     import matplotlib.pyplot as plt  # heavy: matplotlib
@@ -176,9 +184,11 @@ def _loglog_figure(res, summary: dict, claim, out: str, tag: str) -> str:
     for c in fit.cells:
         groups.setdefault((str(c.get("run")),) if by_run else tuple(round(c["log_" + o], 9) for o in others), []).append(c)
     colors = plt.get_cmap("viridis")(np.linspace(0, 0.85, max(1, len(groups))))
-    for (key, cells), col in zip(sorted(groups.items()), colors):
-        if by_run:
-            lab = f"run {key[0]}"
+    ordered = sorted(groups.items(), key=lambda kv: _natural(kv[0])) if by_run else sorted(groups.items())  # seed 2 before seed 10
+    for i, ((key, cells), col) in enumerate(zip(ordered, colors)):
+        if by_run:  # every run its own colour; past MAX_RUN_LABELS, one legend line says how many more
+            lab = f"run {key[0]}" if i < MAX_RUN_LABELS else (f"... {len(ordered) - MAX_RUN_LABELS} more runs, one colour each"
+                                                             if i == MAX_RUN_LABELS else None)
             raw = [r for r in srows if str(r.get("run")) == key[0]]
         else:
             lab = ", ".join(f"{o}={math.exp(k):.4g}" for o, k in zip(others, key)) or "cells"
@@ -188,7 +198,8 @@ def _loglog_figure(res, summary: dict, claim, out: str, tag: str) -> str:
         ys = np.array([c["mean_log"] for c in cells])
         ins = np.array([cell_inside(c) for c in cells])
         ax.plot(xs[ins] / L10, ys[ins] / L10, "o", color=col, ms=6, label=lab)
-        ax.plot(xs[~ins] / L10, ys[~ins] / L10, "o", mfc="none", color=col, ms=6, label=(lab + " (outside window)") if (~ins).any() else None)
+        ax.plot(xs[~ins] / L10, ys[~ins] / L10, "o", mfc="none", color=col, ms=6,
+                label=(lab + " (outside window)") if lab and (~ins).any() else None)
         _censor_arrows(ax, [r["log_" + v0] / L10 for r in raw], [r["lm"] / L10 for r in raw], [r["side"] for r in raw], col)
         # the fitted function with every term it states (log factors included), and the claim's own function (dotted,
         # its constant set by the cells' mean): a straight line would sit decades away for a claim with log terms

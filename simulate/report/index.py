@@ -133,7 +133,8 @@ def write_index(out: str, suite: SuiteResult, reproductions: Sequence[Reproducti
     """Render and save the report under ``out`` (see the module docstring); returns the path of index.html."""
     check_out(out)
     os.makedirs(out, exist_ok=True)
-    scaling_report(None, inside(out, "scaling"))
+    only = [name for name, _ in suite.comparisons] + [pc.claim for pc, _ in suite.probability] if suite.options.only else None
+    scaling_report(only, inside(out, "scaling"))  # with --only, the scaling of those claims alone
     for name, comparison in suite.comparisons:
         comparison.save(inside(out, "compare", slug(name)))
     for pc, _ in suite.probability:
