@@ -36,7 +36,7 @@ report-full: install
 test: install
 	$(BIN)/ruff check theory solvers simulate ibcheck tests bench
 	$(BIN)/mypy $(TYPED)
-	$(BIN)/python -m pytest -q -n 2
+	$(BIN)/python -m pytest -q -n 2 --dist worksteal
 
 test-slow: install
 	$(BIN)/python -m pytest -q -m slow

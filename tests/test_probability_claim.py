@@ -60,6 +60,7 @@ def test_fvbs23_3_1_is_measured_on_the_kkt_samples_inside_its_hypotheses_and_cou
     assert js["test"]["samples"] == 3 and js["cells_inside"] == 3 and js["measured_on"] == "FVBS23.thm.4_2"
 
 
+@pytest.mark.slow  # 13 s (FVBS23's KKT samples); the API path runs by default, and the CLI's flags are checked in test_edges_round4
 def test_the_cli_compares_fvbs23_3_1_and_writes_inside_out(cli, tmp_path):
     import json
 

@@ -107,6 +107,7 @@ def test_criteria_verdicts_come_from_their_rules():
         assert c.as_json()["rule"] == rule.text() and c.as_json()["verdict"] == verdict
 
 
+@pytest.mark.slow  # 15 s (SHNGS18's sweep); make report's reproductions reuse the suite's comparisons the same way
 def test_a_reproduction_reuses_the_reports_own_comparison_instead_of_sweeping_again():
     from ibcheck.simulate.compare.driver import compare_claim
     from ibcheck.simulate.reproductions import run_reproduction

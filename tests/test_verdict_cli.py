@@ -73,6 +73,7 @@ def test_predict_needs_its_columns_and_a_kind(cli, tmp_path):
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.slow  # 11 s (28 scenarios); the engine's calibration runs by default in test_verdict_engine
 def test_calibrate_cli_writes_the_table(cli, tmp_path):
     res = cli("calibrate", "--trials", "1", "--out", str(tmp_path / "cal"), check_rc=0)
     assert "| exact" in res.stdout and "wrong_d" in res.stdout
