@@ -68,6 +68,9 @@ def as_flags(err, args: argparse.Namespace, argv: list[str] | None = None, flags
     command's flags. ``flags`` are its option strings (aliases such as ``--width``/``--m``); the one the user
     typed in ``argv`` is named, with the value as typed. Any other error is its message."""
     name = getattr(err, "parameter", None)
+    key = None
+    if name and "[" in name:  # one entry of a mapping parameter, grid['d']: the flag --grid, the token d=...
+        name, key = name.split("[", 1)[0], name.split("[", 1)[1].rstrip("]").strip("'\"")
     if not name or not getattr(err, "problem", None) or not hasattr(args, name):
         return str(err)
     argv = argv or []
@@ -77,6 +80,8 @@ def as_flags(err, args: argparse.Namespace, argv: list[str] | None = None, flags
         opt, eq, rest = tok.partition("=")
         if opt in names:
             flag, value = opt, (rest if eq else argv[i + 1] if i + 1 < len(argv) else value)
+            if key is not None:  # the token of that entry among the flag's values
+                value = next((t for t in argv[i + 1:] if t.startswith(key + "=")), value)
     sep = "" if err.problem[:1] in ":;," else " "
     if isinstance(err.value, bool):  # a switch (--trajectory): the flag alone
         return f"{flag}{sep}{err.problem}"
@@ -153,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as err:
         if getattr(args, "created_out", False) and not isinstance(err, StoreInUse):
             _remove_created(getattr(args, "created_top", out))  # bad input leaves nothing behind (a store in use is another process's)
-        flags = _option_strings(parser, args.command, err.parameter)
+        flags = _option_strings(parser, args.command, (err.parameter or "").split("[", 1)[0] or None)
         print(f"ibcheck: error: {as_flags(err, args, list(argv if argv is not None else sys.argv[1:]), flags)}", file=sys.stderr)
         return 2
     except RunFailure as err:

@@ -333,3 +333,11 @@ def test_the_readme_is_a_first_screen_and_its_links_resolve():
         for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", body):
             if not target.startswith(("http://", "https://", "mailto:")):
                 assert os.path.exists(os.path.join(base, target)), (name, target)
+
+
+def test_a_grid_entry_is_named_as_its_flag_and_token(cli, tmp_path):
+    with pytest.raises(InputError) as err:
+        ibcheck.compare(STORE_CLAIM, grid={"d": [64, 1e300]}, progress=False)
+    assert str(err.value).startswith("grid['d']=")
+    res = cli("compare", STORE_CLAIM, "--grid", "d=64,1e300", "--out", str(tmp_path / "g"), check_rc=2)
+    assert res.stderr.startswith("ibcheck: error: --grid d=64,1e300 is out of range: grid values must be at most 2^53")
