@@ -9,6 +9,9 @@ Importing this module loads neither torch nor cvxpy; each call imports what it n
 """
 from __future__ import annotations
 
+import difflib
+import functools
+import inspect
 import numbers
 import os
 import sys
@@ -543,3 +546,29 @@ def claim_template(claim_id: str, file: str) -> str:
 __all__ = ["claims", "claim", "bounds", "window", "design", "growth", "train", "load_run", "radii", "kkt_points", "read_data", "kkt_certificate",
            "global_max_margin", "svm", "normalized_margin", "direction_error", "experiment", "compare", "compare_probability",
            "probability_claims", "verdict", "reproduce", "calibrate", "report", "kkt_trajectory", "robust_construction", "scaling_report", "claim_template"]
+
+
+def _arguments_checked(f):
+    """``f`` with its arguments bound first: an unknown keyword, or a missing or surplus argument, is an InputError
+    naming the call and what it accepts.
+
+    Pitfall avoided: ``ibcheck.compare("X", seed=3)`` was a bare TypeError, the one refusal of the API that was not an
+    InputError, and it did not say the keyword is ``seeds``."""
+    sig = inspect.signature(f)
+    accepted = ", ".join(n for n, p in sig.parameters.items() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
+
+    @functools.wraps(f)
+    def call(*args, **kwargs):
+        try:
+            sig.bind(*args, **kwargs)
+        except TypeError as err:
+            near = [difflib.get_close_matches(k, list(sig.parameters), n=1) for k in kwargs if k not in sig.parameters]
+            hint = f"; did you mean {near[0][0]}?" if near and near[0] else ""
+            raise InputError(f"{f.__name__}: {err}{hint} (it accepts: {accepted})") from None
+        return f(*args, **kwargs)
+
+    return call
+
+
+for _name in __all__:  # every public call refuses bad arguments as InputError, at the boundary
+    globals()[_name] = _arguments_checked(globals()[_name])

@@ -341,3 +341,18 @@ def test_a_grid_entry_is_named_as_its_flag_and_token(cli, tmp_path):
     assert str(err.value).startswith("grid['d']=")
     res = cli("compare", STORE_CLAIM, "--grid", "d=64,1e300", "--out", str(tmp_path / "g"), check_rc=2)
     assert res.stderr.startswith("ibcheck: error: --grid d=64,1e300 is out of range: grid values must be at most 2^53")
+
+
+def test_an_unknown_keyword_is_an_input_error_with_a_suggestion():
+    """ibcheck.compare("X", seed=3) was a bare TypeError."""
+    with pytest.raises(InputError, match=r"unexpected keyword argument 'seed'; did you mean seeds\?"):
+        ibcheck.compare(STORE_CLAIM, seed=3)
+    with pytest.raises(InputError, match="missing a required argument: 'claim'"):
+        ibcheck.compare()
+
+
+def test_save_returns_every_path_it_wrote(base_store, tmp_path):
+    import os
+    files = _compare(base_store).save(str(tmp_path / "deep" / "c"))
+    assert files["summary"].endswith("summary.json")
+    assert all(os.path.isfile(p) for p in files.values()), files

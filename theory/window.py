@@ -269,14 +269,14 @@ def _window(claim: Claim, free: str, at: Mapping[str, str] | str) -> Window:
                          f"{', '.join(v.name for v in claim.variables) or 'none'}")
     var = claim.variable(free)
     if free in raw:
-        raise InputError(f"--free {free} must not also be fixed in --at")
+        raise InputError(f"free={free!r} must not also be fixed in at (--free, --at)")
     point: Point = make_point(claim, raw)
     numeric = [(h.name, h.expr) for h in claim.hypotheses if h.expr is not None]
     qualitative = [f"{h.name}: {h.text}" for h in claim.hypotheses if h.expr is None]
     needed = sorted({s.name for _, e in numeric for s in e.free_symbols} - {free})
     missing = [n for n in needed if point.get(n) is None]
     if missing:
-        raise InputError(f"{claim.id} needs values for {', '.join(missing)} in --at (the window fixes every variable but {free})")
+        raise InputError(f"{claim.id} needs values for {', '.join(missing)} in at (--at; the window fixes every variable but {free})")
     # Exact ints stay ints; decimals keep their text so each precision re-reads them exactly.
     raw_vals = {n: (point.get(n) if isinstance(point.get(n), int) else (raw.get(n) or str(point.get(n)))) for n in needed}
     assumed = {c: v for c, v in point.assumed.items() if c in needed}

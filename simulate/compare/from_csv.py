@@ -75,7 +75,7 @@ def read_table(path: str, allowed: list[str] | None = None, required: tuple[str,
         raise refused("data", path, f": a column name is repeated in the header ({', '.join(header)})")
     for v in required:
         if v not in variables:
-            raise refused("data", path, f": missing column {v!r} (named in --predict); the columns are {', '.join(header)}")
+            raise refused("data", path, f": missing column {v!r} (named in predict, --predict); the columns are {', '.join(header)}")
     if allowed is not None:
         for v in variables:
             if v not in allowed:

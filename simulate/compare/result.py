@@ -135,8 +135,8 @@ class ComparisonResult(Result):
         for b in self.bounds:
             lines.append(f"{b.label}  {b.kind}({b.expr}): {b.verdict}")
             for t in b.terms:
-                lines.append(f"  {t.term:<14} predicted {t.predicted:>7.4g}  estimate {t.estimate:>8.4f}  95% CI [{t.ci[0]:.4f}, {t.ci[1]:.4f}]"
-                             f"  at {t.decision_level:.4g}: [{t.decision_ci[0]:.4f}, {t.decision_ci[1]:.4f}]  margin {t.margin:g}  {t.verdict}")
+                lines.append(f"  {t.term:<14} predicted {t.predicted:>7.4g}  estimate {t.estimate:>8.4f}  95% CI (t) [{t.ci[0]:.4f}, "
+                             f"{t.ci[1]:.4f}]  (descriptive: the verdict above comes from the ratio test in 'why')")
             lines.append(f"  why: {b.reason}")
         return "\n".join(lines) + "\n"
 
@@ -178,9 +178,12 @@ class ComparisonResult(Result):
         from ibcheck.simulate.report.comparison import write_report  # heavy: scipy (loaded on first use)
 
         os.makedirs(directory, exist_ok=True)
-        files = write_report(self, directory)
+        # every path as written (the plots' names joined to their folder, as the other files are), summary.json included
+        files = {k: os.path.join(directory, v) if isinstance(v, str) and not os.path.dirname(v) else v
+                 for k, v in write_report(self, directory).items()}
         files["parquet"] = _rows_parquet(self.rows, os.path.join(directory, "results.parquet"))
-        write_json(os.path.join(directory, "summary.json"), clean({**self.record.as_json(), "files": files}))
+        files["summary"] = os.path.join(directory, "summary.json")
+        write_json(files["summary"], clean({**self.record.as_json(), "files": files}))
         return files
 
 

@@ -511,7 +511,8 @@ def write_report(result, out: str) -> dict:
     claim, exp, results = result.claim, result.experiment, list(result.results)
     summary = {**result.record.as_json(), "experiment_trajectory": exp.trajectory}  # the report is part of saving: JSON from here on
     md = [f"# {claim.id}: theory against simulation", "",
-          f"*{markdown_text(claim.title)}* ({markdown_text(claim.paper)}); status **{claim.status}**"
+          (f"*{markdown_text(claim.title)}*" if claim.title else "A claim without a title")
+          + (f" ({markdown_text(claim.paper)})" if claim.paper else "") + f"; status **{claim.status}**"
           + (f"; flags: {markdown_text(', '.join(claim.flags))}" if claim.flags else ""), "",
           f"**Verdict: {summary['verdict']}**. {summary['reason']}", "",
           f"Experiment: {markdown_text(exp.description)}. Grid: {summary['grid']}, {summary['seeds']} seed(s) per cell at the start, "

@@ -96,11 +96,15 @@ def markdown_to_html(markdown: str, base: str, images: Collection[str] = ()) -> 
     Pitfall avoided: a report that links its PNGs breaks when the HTML file is copied alone; an inlined image
     travels with it. Only the images the report itself wrote are read: inlining every ``src`` would put any
     readable file a user's text names (``![x](/etc/hostname)`` in a path or a title) into the page. Raw HTML in
-    the Markdown is escaped, not passed through."""
+    the Markdown is escaped, not passed through. A link to a ``.md`` file with an ``.html`` beside it points to the HTML."""
     md = MarkdownIt("commonmark", {"html": False}).enable("table")
     tokens = md.parse(markdown)
     for tok in tokens:
         for child in tok.children or []:
+            href = str(child.attrGet("href") or "") if child.type == "link_open" else ""
+            if href.endswith(".md") and "://" not in href and _inside(base, os.path.join(base, href)) \
+                    and os.path.isfile(os.path.join(base, href[:-3] + ".html")):
+                child.attrSet("href", href[:-3] + ".html")  # a page links the HTML beside a Markdown file (a browser shows .md raw)
             if child.type == "image":
                 src = str(child.attrGet("src") or "")
                 path = os.path.join(base, src)
