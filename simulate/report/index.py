@@ -45,13 +45,25 @@ def one_sentence(reason: str, most: int = 160, colon: bool = False) -> str:
     then the text up to the first top-level '; ' or '. ' (or ': ' with ``colon``), at most ``most`` characters.
 
     Pitfall avoided: cutting at the first '; ' split "(d: d^0.047, (log d)^0.23; k: ...)" inside its parentheses."""
-    text, depth = [], 0
-    for ch in reason.strip():
-        depth += ch == "("
-        if depth == 0:
-            text.append(ch)
-        depth -= ch == ")" and depth > 0
-    flat = re.sub(r"\s+", " ", "".join(text)).replace(" ,", ",").replace(" .", ".").strip()
+    src = reason.strip()
+    groups, depth, start = [], 0, 0  # the top-level parenthetical groups, (start, end)
+    for i, ch in enumerate(src):
+        if ch == "(":
+            start = i if depth == 0 else start
+            depth += 1
+        elif ch == ")" and depth:
+            depth -= 1
+            if depth == 0:
+                groups.append((start, i + 1))
+    # an aside is dropped; a group that is part of a formula ((log T)^-0.45, g(x)) is kept
+    keep = [(a, b) for a, b in groups if (b < len(src) and (src[b] == "^" or src[b].isalnum())) or (a and src[a - 1].isalnum())]
+    out, at = [], 0
+    for a, b in groups:
+        if (a, b) not in keep:
+            out.append(src[at:a])
+            at = b
+    flat = re.sub(r"\s+", " ", "".join(out) + src[at:])
+    flat = re.sub(r" ([,.:;])", r"\1", flat).strip()
     head = re.split(r"; |\. (?=[A-Z])" + ("|: " if colon else ""), flat, maxsplit=1)[0].rstrip(".: ")
     return head if len(head) <= most else head[:most - 4].rsplit(" ", 1)[0] + " ..."
 
