@@ -160,7 +160,7 @@ def test_transfer_controls_fail_and_a_network_that_is_no_kkt_point_never_enters_
     from ibcheck.solvers.radius.universal import universal_directions
     from ibcheck.solvers.svm import hard_margin_svm
 
-    s = kkt_sample({"d": 256, "k": 4, "n": 100, "kkt_gd": 2, "kkt_enumerate": 0}, 0, "clusters", 2)
+    s = kkt_sample({"d": 128, "k": 4, "n": 60, "kkt_gd": 2, "kkt_enumerate": 0}, 0, "clusters", 2)
     ds = s.dataset
     X, y = ds.sample(FIT_POINTS, stream("claim-measure", 0, 4))
     Xf, yf = ds.sample(FRESH_POINTS, stream("kkt-test-points", 0, 4))
