@@ -65,7 +65,8 @@ def register(sub) -> None:
 
     p = sub.add_parser("report", help="the main job: bound scaling report + quick comparisons of every claim + an index page",
                        parents=[common(json=False, workers=2)])
-    p.add_argument("--quick", action="store_true", help="small grids (about 5 minutes on 2 cores)")
+    p.add_argument("--quick", action="store_true",
+                   help="small grids (about 16 minutes on 2 cores with --budget 200, most of it FVBS23.thm.4_2's KKT search)")
     p.add_argument("--only", nargs="+", default=None, metavar="CLAIM", help="only these claims (at least one; no reproductions)")
     _design_options(p, report=True)
     p.set_defaults(func=cmd_report)
