@@ -21,8 +21,10 @@ FAST = "SSTTM18.cor.robust_upper"  # a quick comparison of a few seconds
 
 
 def _cli(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "ibcheck.cli", *args], capture_output=True, text=True, cwd=ROOT,
-                          env={**os.environ, **(env or {})})
+    """The command line in process (the same main() a shell runs; a fresh interpreter per call cost 3.5 s each)."""
+    from tests.conftest import run_cli
+
+    return run_cli(*args, env=env)
 
 
 @pytest.mark.parametrize("expr, says", [("-d", "not positive"), ("0", "not positive"), ("oo", "not finite"),
