@@ -357,7 +357,8 @@ def compare(claim: str, grid: Mapping[str, Sequence[float]] | None = None, seeds
             constants: Mapping[str, float] | None = None, spending: Literal["pocock", "obrien-fleming"] = "pocock",
             progress: bool = False, margin_log: float | None = None, offsets: Literal["fit", "known"] = "fit",
             fit_from: Mapping[str, float] | None = None, scheduler: str | None = None, dask: bool = False,
-            max_seconds: float | None = None, include_outside: bool = False) -> ComparisonResult:
+            max_seconds: float | None = None, include_outside: bool = False,
+            log_corrections: bool = False) -> ComparisonResult:
     """Sweep the claim's experiment over ``grid`` x ``seeds`` (growing it in rounds within ``budget``
     seconds) and judge each bound by the ratio of the measure to the claim's own function, log factors
     included: consistent, inconsistent or inconclusive, each with its reason, the resolution (the smallest
@@ -378,7 +379,7 @@ def compare(claim: str, grid: Mapping[str, Sequence[float]] | None = None, seeds
     return compare_claim(claim, store=store, grid=grid, seeds=seeds, budget=budget, quick=quick, workers=workers, margin=margin,
                          progress=progress, inside_only=inside_only, constants=constants, spending=spending,
                          margin_log=margin_log, offsets=offsets, fit_from=fit_from, scheduler=scheduler, dask=dask,
-                         max_seconds=max_seconds, include_outside=include_outside)
+                         max_seconds=max_seconds, include_outside=include_outside, log_corrections=log_corrections)
 
 
 def probability_claims() -> tuple[str, ...]:
@@ -422,7 +423,7 @@ def design(claim: str, quick: bool = True, budget: float | None = None, seeds: i
 def verdict(data: str, claim: str | None = None, quantity: str | None = None, reading: str | None = None,
             predict: str | None = None, kind: Literal["O", "Omega", "Theta"] | None = None, margin: float | None = None,
             constants: Mapping[str, float] | None = None, margin_log: float | None = None, offsets: Literal["fit", "known"] = "fit",
-            fit_from: Mapping[str, float] | None = None, trajectory: bool = False) -> ComparisonResult:
+            fit_from: Mapping[str, float] | None = None, trajectory: bool = False, log_corrections: bool = False) -> ComparisonResult:
     """Judge your own measurements (a CSV with the variables, ``seed`` and ``value``) against a claim
     of the registry, or against a stated prediction (``predict="d=1/2,k=-1/2"`` or ``"t=0,log(t)=-1"``
     with ``kind``). ``trajectory=True``: each seed is one run measured along the fitted variable."""
@@ -436,7 +437,7 @@ def verdict(data: str, claim: str | None = None, quantity: str | None = None, re
         _text(pname, value, optional=True)
     # margins, offsets, fit_from, constants and trajectory are checked at the comparison's boundary (simulate.compare.inputs)
     return verdict_from_csv(os.fspath(data), claim, quantity, reading, predict, kind, margin, constants, margin_log, offsets,
-                            fit_from, trajectory)
+                            fit_from, trajectory, log_corrections)
 
 
 def _check_constants(constants) -> dict[str, float] | None:

@@ -232,3 +232,23 @@ def test_the_step_halving_control_keeps_only_points_that_follow_the_flow():
     assert [r["i"] for r in kept] == [0, 1, 2] and rec["outside"] == 2 and rec["inside"] == 3
     note = flow_note([Row({"run": 0}, 0, "ok", {"flow_control": rec}), Row({"run": 0}, 1, "ok", {"flow_control": rec})])
     assert note.startswith("step-halving control") and "6 of 10 points follow the flow" in note and "4 outside" in note
+
+
+def test_log_corrections_are_a_documented_option_of_verdict_and_compare(cli, tmp_path):
+    """Issue 36, item 2: logarithmic corrections only where the claim states a log factor, or where the user declares
+    one. A true Theta(sqrt d) with a correction 1 + 3/log d over 2^6..2^16: without the option the power family cannot
+    tell it (inconclusive, never a wrong verdict); with --log-corrections it levels off (consistent)."""
+    import json
+    import math
+    import random
+    rnd = random.Random(1)
+    rows = ["d,seed,value"] + [f"{2 ** e},{s},{math.sqrt(2 ** e) * (1 + 3 / math.log(2 ** e)) * math.exp(rnd.gauss(0, 0.02))}"
+                               for e in range(6, 17) for s in range(3)]
+    (tmp_path / "m.csv").write_text("\n".join(rows) + "\n")
+    base = ["verdict", "--data", str(tmp_path / "m.csv"), "--predict", "d=1/2", "--kind", "Theta", "--json"]
+    plain = json.loads(cli(*base, "--out", str(tmp_path / "a"), check_rc=0).stdout)
+    logs = json.loads(cli(*base, "--log-corrections", "--out", str(tmp_path / "b"), check_rc=0).stdout)
+    assert plain["verdict"] == "inconclusive" and "log(d)^-1" not in plain["reason"]
+    assert logs["verdict"] == "consistent" and "log(d)^-1" in logs["reason"]
+    from ibcheck.simulate.compare.driver import CompareOptions
+    assert CompareOptions(log_corrections=True).log_corrections is True

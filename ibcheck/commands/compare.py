@@ -80,6 +80,9 @@ def _fit_options(p) -> None:
                         "taken as known offsets and not tested (the report says so)")
     p.add_argument("--from", dest="fit_from", default=None, metavar="VAR=VALUE",
                    help="fit only rows with VAR >= VALUE, e.g. T=1e3 (late times); the report says so")
+    p.add_argument("--log-corrections", action="store_true",
+                   help="also try logarithmic corrections to scaling (1 + b/log x) where the claim states no log factor; by "
+                        "default only powers of the claim's own scale are tried, since a log correction mimics a missing log factor")
 
 
 def _design_options(p, report: bool = False) -> None:
@@ -121,7 +124,8 @@ def cmd_compare(args) -> int:
                          store=os.path.join(args.out, "sweep.sqlite"), workers=args.workers, margin=args.margin,
                          inside_only=args.inside_only, constants=parse_constants(args.constants), spending=args.spending,
                          progress=not args.json, margin_log=args.margin_log, offsets=args.offsets, fit_from=parse_from(args.fit_from),
-                         scheduler=args.scheduler, dask=args.dask, max_seconds=args.max_seconds, include_outside=args.include_outside)
+                         scheduler=args.scheduler, dask=args.dask, max_seconds=args.max_seconds, include_outside=args.include_outside,
+                         log_corrections=args.log_corrections)
     summary = {**result.as_json(), "files": result.save(args.out)}
     if args.json:
         print(dumps(summary, indent=2))
@@ -142,7 +146,8 @@ def _compare_probability(args) -> int:
                                  store=os.path.join(base, "sweep.sqlite"), workers=args.workers, constants=parse_constants(args.constants),
                                  progress=not args.json, scheduler=args.scheduler, dask=args.dask, max_seconds=args.max_seconds,
                                  margin=args.margin, margin_log=args.margin_log, offsets=args.offsets, fit_from=parse_from(args.fit_from),
-                                 spending=args.spending, inside_only=args.inside_only, include_outside=args.include_outside)
+                                 spending=args.spending, inside_only=args.inside_only, include_outside=args.include_outside,
+                                 log_corrections=args.log_corrections)
     pc.base_result.save(base)
     summary = {**pc.as_json(), "files": replace(pc, base_link="base/report.md").save(args.out)}
     if args.json:
@@ -167,7 +172,8 @@ def _print_results(summary: dict) -> None:
 def cmd_verdict(args) -> int:
     claim_out(args)
     result = api.verdict(args.data, args.claim, args.quantity, args.reading, args.predict, args.kind, args.margin,
-                         parse_constants(args.constants), args.margin_log, args.offsets, parse_from(args.fit_from), args.trajectory)
+                         parse_constants(args.constants), args.margin_log, args.offsets, parse_from(args.fit_from), args.trajectory,
+                         args.log_corrections)
     s = {**result.as_json(), "files": result.save(args.out)}
     if args.json:
         print(dumps(s, indent=2))

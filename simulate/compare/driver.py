@@ -97,7 +97,8 @@ def _data_rows(exp: Experiment, rows: list[Row], quantity: str, fit_vars: list[s
 
 def _analyze_all(exp: Experiment, claim, rows: list[Row], fit_vars: list[str], cell_vars: list[str], margin: float | None, alpha: float,
                  keep=None, bootstrap: bool = True, extrapolate: bool = True, offsets: str = "fit", restriction=None,
-                 margin_log: float | None = None, specs: tuple[BoundSpec, ...] | None = None) -> list[BoundAnalysis]:
+                 margin_log: float | None = None, specs: tuple[BoundSpec, ...] | None = None,
+                 log_corrections: bool = False) -> list[BoundAnalysis]:
     """Every testable bound of every measured quantity (``specs``, the design's), analysed at level ``alpha``."""
     results = []
     cones: dict = {}
@@ -109,7 +110,8 @@ def _analyze_all(exp: Experiment, claim, rows: list[Row], fit_vars: list[str], c
             cones[spec.toward_zero] = None if exp.trajectory else window_cone(exp, claim, rows, fit_vars, cell_vars, spec.toward_zero)
         an = analyze(data, fit_vars, spec.kind, spec.predicted(), spec.offset_table(), margin, alpha, bootstrap=bootstrap,
                      cells_used="all" if keep is None else "inside", extrapolate=extrapolate, trajectory=exp.trajectory,
-                     restriction=restriction, margin_log=margin_log, toward_zero=spec.toward_zero, cone=cones[spec.toward_zero])
+                     restriction=restriction, margin_log=margin_log, toward_zero=spec.toward_zero, cone=cones[spec.toward_zero],
+                     log_corrections=log_corrections)
         varied = {v for v in cell_vars if len({r.cell.get(v) for r in rows}) > 1}
         if (note := spec.untested_note(varied, exp.trajectory)):
             an.reason = f"{an.reason}; {note}"
@@ -159,7 +161,9 @@ class CompareOptions:
     tolerance for a power factor, replacing the sweep's resolution; ``inside_only`` fits only the cells where the hypotheses hold, with
     ``constants`` for the claim's unknown constants; ``bootstrap`` adds BCa intervals. ``margin_log`` is an
     explicit tolerance for a log factor; ``offsets="known"`` (explicit request) takes stated log factors as known instead
-    of fitting them; ``fit_from`` ({variable: x0}) fits only rows with variable >= x0 (late times)."""
+    of fitting them; ``fit_from`` ({variable: x0}) fits only rows with variable >= x0 (late times); ``log_corrections``
+    also tries logarithmic corrections to scaling (1 + b/log x) where the claim states no log factor (by default only
+    powers of the claim's own scale are tried: a log correction mimics a missing log factor)."""
 
     grid: Mapping[str, list] | None = None
     seeds: int | None = None
@@ -179,6 +183,7 @@ class CompareOptions:
     offsets: str = "fit"
     fit_from: Mapping[str, float] | None = None
     max_seconds: float | None = None
+    log_corrections: bool = False
 
     def __post_init__(self):
         """Every option checked at the boundary (:mod:`.inputs`), numbers stored as floats; the grid and the
@@ -194,7 +199,7 @@ class CompareOptions:
         set_("offsets", inputs.check_offsets(self.offsets))
         set_("spending", inputs.check_spending(self.spending))
         set_("fit_from", inputs.check_fit_from(self.fit_from))
-        for name in ("quick", "dask", "progress", "inside_only", "include_outside", "bootstrap"):
+        for name in ("quick", "dask", "progress", "inside_only", "include_outside", "bootstrap", "log_corrections"):
             inputs.check_bool(name, getattr(self, name))
         if self.inside_only and self.include_outside:  # one says fit only inside cells, the other to fit the outside ones too
             raise refused("include_outside", True, "is not accepted together with inside_only (--inside-only): one fits only the "
@@ -322,7 +327,8 @@ def _setup(claim_id: str, o: CompareOptions) -> _Setup:
     design = Design(claim.id, exp.name, {v: tuple(x) for v, x in grid.items()}, seeds, dict(fixed), version, tuple(fit_vars),
                     exp.trajectory, tuple(bound_specs(claim, fit_vars, tuple(exp.quantities), o.offsets)),
                     dict(o.fit_from or {}), o.margin, o.margin_log)
-    how = {"offsets": o.offsets, "restriction": dict(design.restriction), "margin_log": design.margin_log, "specs": design.bounds}
+    how = {"offsets": o.offsets, "restriction": dict(design.restriction), "margin_log": design.margin_log, "specs": design.bounds,
+           "log_corrections": o.log_corrections}
     if o.inside_only:
         _precheck_inside(claim, exp, grid, fixed, o.constants, fit_vars)
     runs = run_cell_keys(exp, claim, grid, o.constants)  # a window design: only its inside cells (None: the whole grid)

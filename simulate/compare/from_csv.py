@@ -234,7 +234,8 @@ def claim_bounds(claim, quantity: str | None, reading: str | None) -> list:
 
 def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | None = None, reading: str | None = None,
                      predict: str | None = None, kind: str | None = None, margin: float | None = None, constants: dict | None = None,
-                     margin_log: float | None = None, offsets: str = "fit", fit_from: dict | None = None, trajectory: bool = False):
+                     margin_log: float | None = None, offsets: str = "fit", fit_from: dict | None = None, trajectory: bool = False,
+                     log_corrections: bool = False):
     """Judge a CSV of measurements (columns: the variables, ``seed``, ``value``) against a claim of the
     registry, or against a stated prediction (``predict="d=1/2,k=-1/2"`` or ``"t=0,log(t)=-1"`` with
     ``kind``). Every exponent the claim states is fitted, log factors included (``offsets="known"``
@@ -251,6 +252,7 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
     margin, margin_log = inputs.check_margin("margin", margin), inputs.check_margin("margin_log", margin_log)
     offsets, fit_from = inputs.check_offsets(offsets), inputs.check_fit_from(fit_from)
     trajectory = inputs.check_bool("trajectory", trajectory)
+    log_corrections = inputs.check_bool("log_corrections", log_corrections)
     constants = inputs.check_constants(constants)
     claim, table, fvars, specs = _claim_and_specs(path, claim_id, quantity, reading, predict, kind, offsets, constants)
     for v in fit_from or {}:
@@ -275,7 +277,7 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
         cone = None if trajectory else claim_cone([claim], list(fvars), spec.toward_zero, held, dict(constants or {}))
         an = analyze(rows, fvars, spec.kind, spec.predicted(), spec.offset_table(), margin, margin_log=margin_log,
                      restriction=dict(fit_from or {}), trajectory=trajectory, extrapolate=not trajectory, toward_zero=spec.toward_zero,
-                     cone=cone)
+                     cone=cone, log_corrections=log_corrections)
         varied = {v for v in table.variables if len({r[v] for r in table.rows}) > 1}
         if (note := spec.untested_note(varied, trajectory)):
             an.reason = f"{an.reason}; {note}"

@@ -196,7 +196,7 @@ def analyze(rows: list[dict], variables: list[str], kind: str, predicted: dict[s
             offsets: dict[str, tuple[float, float]] | None = None, margin: float | None = None, alpha: float = 0.05,
             bootstrap: bool = True, cells_used: str = "all", extrapolate: bool = True, trajectory: bool = False,
             restriction: dict[str, float] | None = None, margin_log: float | None = None,
-            toward_zero: frozenset[str] = frozenset(), cone=None) -> Analysis:
+            toward_zero: frozenset[str] = frozenset(), cone=None, log_corrections: bool = False) -> Analysis:
     """Fit the exponents of ``rows`` along ``variables`` and judge them against ``predicted``.
 
     ``predicted`` is keyed by term: ``{"t": 0, "log(t)": -1}`` fits and tests both exponents (a
@@ -242,7 +242,7 @@ def analyze(rows: list[dict], variables: list[str], kind: str, predicted: dict[s
         chain = [(t.name, judgements[t.name]) for t in terms if t.variable == v]
         per_var[v] = judge_variable(kind, chain)
     ft = function_test(rows, list(variables), kind, {t.name: predicted.get(t.name, 0.0) for t in terms}, terms, alpha, offsets,
-                       toward_zero, trajectory, restriction, tolerance or None, cone=cone)
+                       toward_zero, trajectory, restriction, tolerance or None, log_corrections=log_corrections, cone=cone)
     verdict, reason = ft.verdict, ft.reason
     notes = list(ft.notes)
     if fit.unidentified:
