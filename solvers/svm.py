@@ -32,8 +32,7 @@ class SVMResult:
     def direction(self) -> np.ndarray:
         if self.w is None:
             raise ValueError(f"the SVM has no direction: its solver status is {self.status!r}")
-        u = self.w / np.abs(self.w).max()  # first to unit largest entry: ||w|| of a 1e-300 w underflows to 0
-        return u / np.linalg.norm(u)
+        return unit(self.w)
 
 
 def direction_error(w: np.ndarray, reference: np.ndarray) -> float:
@@ -42,11 +41,18 @@ def direction_error(w: np.ndarray, reference: np.ndarray) -> float:
     Pitfall avoided: comparing unnormalized vectors mixes the direction with the norm, which
     grows like log t under GD on separable data; only the direction converges (at rate 1/log t)."""
     w, reference = np.asarray(w, float).ravel(), np.asarray(reference, float).ravel()
-    mw, mr = float(np.abs(w).max(initial=0.0)), float(np.abs(reference).max(initial=0.0))
-    if mw == 0.0 or mr == 0.0:
+    if not (np.abs(w).max(initial=0.0) > 0 and np.abs(reference).max(initial=0.0) > 0):
         raise InputError("direction_error: a zero vector has no direction")
-    w, reference = w / mw, reference / mr  # unit largest entry first: squares of 1e-200 underflow
-    return float(np.linalg.norm(w / np.linalg.norm(w) - reference / np.linalg.norm(reference)))
+    return float(np.linalg.norm(unit(w) - unit(reference)))
+
+
+def unit(v: np.ndarray) -> np.ndarray:
+    """``v / ||v||`` at any scale: divided by its largest |entry| first.
+
+    Pitfall avoided: ``||v||`` of a 1e-200 vector underflows to 0 (and of a 1e200 one overflows), so the direction
+    came out NaN; the ratio to the largest entry is exact and its norm lies in [1, sqrt(len)]."""
+    u = v / np.abs(v).max()
+    return u / np.linalg.norm(u)
 
 
 def hard_margin_svm(X: np.ndarray, y: np.ndarray, bias: bool = True, sv_tol: float = 1e-7) -> SVMResult:

@@ -85,7 +85,7 @@ def _is_bool(value) -> bool:
     return isinstance(value, bool) or type(value).__name__ == "bool_"
 
 
-def _shown(value) -> str:
+def shown_value(value) -> str:
     s = repr(value)
     return s if len(s) <= 60 else s[:50] + "..." + s[-6:]
 
@@ -95,6 +95,6 @@ def refused(name: str, value, problem: str, shown: str | None = None) -> InputEr
     (``shown``: the value as the message shows it, default its repr)."""
     head, _, tail = problem.partition(": must")
     said = f"{head}: {name} must{tail}" if tail or problem.endswith(": must") else problem
-    text = shown if shown is not None else _shown(value)
+    text = shown if shown is not None else shown_value(value)
     sep = "" if said[:1] in ":;," else " "
     return InputError(f"{name}={text}{sep}{said}", parameter=name, value=value, problem=problem)

@@ -164,14 +164,9 @@ def _caller_frame():
     return f
 
 
-def _caller_module() -> str:
-    f = _caller_frame()
-    return str(f.f_globals.get("__name__", "?")) if f is not None else "?"
-
-
-def _built_at_module_level_of_a_user_module() -> bool:
-    """True when the claim is built by the top-level code of a module that is not ibcheck's own (``import my_claims``,
-    a notebook cell, a script): such a claim is registered at once, as the README says of a claims file.
+def _user_module_building() -> str | None:
+    """The module's name when the claim is built by the top-level code of a module that is not ibcheck's own (``import my_claims``,
+    a notebook cell, a script), else None: such a claim is registered at once, as the README says of a claims file.
 
     Pitfall avoided: ``import my_claims`` registered the file's experiments (their decorator does) but not its claims,
     so every later call said "unknown claim id". A claim built inside a function (a test, a helper) is not registered
@@ -180,8 +175,9 @@ def _built_at_module_level_of_a_user_module() -> bool:
     while f is not None and f.f_code.co_name in ("<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>"):
         f = f.f_back  # a comprehension at the top level: its own frame in Python < 3.12
     if f is None or f.f_code.co_name != "<module>":
-        return False
-    return not str(f.f_globals.get("__name__", "")).startswith("ibcheck.")
+        return None
+    name = str(f.f_globals.get("__name__", ""))
+    return None if name.startswith("ibcheck.") else name
 
 
 @dataclass(frozen=True)
@@ -230,8 +226,8 @@ class ClaimStatement:
                 raise InputError(f"claim {self.id}: bound reading {b.reading!r} not declared in readings")
         if _BUILT is not None:
             _BUILT.append(self)
-        elif REGISTER is not None and _built_at_module_level_of_a_user_module():
-            REGISTER(self, f"module {_caller_module()}")
+        elif REGISTER is not None and (module := _user_module_building()) is not None:
+            REGISTER(self, f"module {module}")
 
     @property
     def unverified(self) -> bool:

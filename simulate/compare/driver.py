@@ -58,7 +58,7 @@ from ibcheck.theory.outdir import check_out
 
 LN10 = math.log(10.0)
 __all__ = ["PARAMS", "TESTABLE", "BoundResult", "CompareOptions", "Comparison", "ComparisonResult", "TermResult", "compare_claim",
-           "compare_and_save"]
+           "compare_in"]
 
 
 def _initial_cells(grid: dict, seeds: int) -> dict[CellKey, int]:
@@ -500,17 +500,15 @@ def _precheck_inside(claim, exp: Experiment, grid: dict, fixed: dict, constants,
         _check_inside_count(app, fit_vars)
 
 
-def compare_and_save(claim_id: str, out: str, **options) -> tuple[ComparisonResult, dict[str, str]]:
-    """:func:`compare_claim` with its store in ``out`` (so a rerun resumes) and the report saved there;
-    returns the typed result and the files written."""
+def compare_in(claim_id: str, out: str, **options) -> ComparisonResult:
+    """:func:`compare_claim` with its store in the folder ``out`` (so a rerun resumes); nothing else is written. A folder
+    this call created is removed again if the claim is refused before any row (bad input leaves nothing behind)."""
     check_out(out)
     created = not os.path.isdir(out)
     os.makedirs(out, exist_ok=True)
     try:
-        comparison = compare_claim(claim_id, store=os.path.join(out, "sweep.sqlite"), **options)
+        return compare_claim(claim_id, store=os.path.join(out, "sweep.sqlite"), **options)
     except InputError:
-        if created:  # bad input leaves nothing behind
-
+        if created and os.listdir(out) in ([], ["sweep.sqlite"]):
             shutil.rmtree(out, ignore_errors=True)
         raise
-    return comparison, comparison.save(out)

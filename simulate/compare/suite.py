@@ -11,15 +11,13 @@ Markdown; with function-level imports counted, compare, report and the reproduct
 """
 from __future__ import annotations
 
-import os
-import shutil
 import sys
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence, cast
 
 from ibcheck.simulate.compare import inputs
-from ibcheck.simulate.compare.driver import compare_claim
+from ibcheck.simulate.compare.driver import compare_in
 from ibcheck.simulate.compare.probability import PROBABILITY_CLAIMS, ProbabilityComparison, probability_comparison
 from ibcheck.simulate.compare.record import BoundRecord, ComparisonRecord
 from ibcheck.simulate.compare.result import ComparisonResult
@@ -176,17 +174,11 @@ def run_suite(options: SuiteOptions, stores: str, log: Callable[[str], None] | N
 
 
 def _compare(name: str, folder: str, options: SuiteOptions, share: float | None) -> ComparisonResult:
-    """One comparison with its store in ``folder`` (created; removed again if the claim is refused before any row)."""
-    created = not os.path.isdir(folder)
-    os.makedirs(folder, exist_ok=True)
+    """One comparison with its store in ``folder`` (:func:`~ibcheck.simulate.compare.driver.compare_in`), its share of the
+    budget and the claim's own constants."""
     cs = {k: v for k, v in options.constants.items() if k in get_claim(name).constants} or None
-    try:
-        return compare_claim(name, store=os.path.join(folder, "sweep.sqlite"), quick=options.quick, workers=options.workers,
-                             progress=False, budget=share, inside_only=options.inside_only, constants=cs, spending=options.spending)
-    except InputError:
-        if created and os.listdir(folder) in ([], ["sweep.sqlite"]):
-            shutil.rmtree(folder, ignore_errors=True)
-        raise
+    return compare_in(name, folder, quick=options.quick, workers=options.workers, progress=False, budget=share,
+                      inside_only=options.inside_only, constants=cs, spending=options.spending)
 
 
 # -- the family: Holm across every row, then the counting rule ---------------------------------------------------

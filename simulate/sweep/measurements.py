@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from ibcheck.simulate.experiments.base import Row
 from ibcheck.simulate.substrate.censored import decode
 from ibcheck.simulate.sweep.tasks import cell_key
+from ibcheck.theory.argtypes import shown_value as _shown
 
 LN10 = math.log(10.0)
 MAX_POINTS = 1000  # the most points of one run a fit reads (evenly spaced in log of the scale; see thin_run)
@@ -122,12 +123,7 @@ def _unreadable_number(x) -> str | None:
     return None
 
 
-def _shown(x) -> str:
-    text = repr(x)
-    return text if len(text) <= 40 else text[:30] + "..."
-
-
-def _unreadable(value, quantities: tuple[str, ...], trajectory: bool, time_variable: str | None) -> str | None:
+def _unreadable(value, quantities: tuple[str, ...], trajectory: bool) -> str | None:
     """Why a stored ok row cannot be read for ``quantities``, or None."""
     if not isinstance(value, dict):
         return f"the stored value is {_shown(value)}, not a mapping of quantities"
@@ -162,8 +158,7 @@ def readable_rows(rows: list[Row], exp) -> list[Row]:
     table still said "failed 0, ok 36" and the cell mean moved (7.754 to 7.697)."""
     out = []
     for r in rows:
-        why = _unreadable(r.value, tuple(exp.quantities), bool(exp.trajectory), getattr(exp, "time_variable", None)) \
-            if r.status == "ok" else None
+        why = _unreadable(r.value, tuple(exp.quantities), bool(exp.trajectory)) if r.status == "ok" else None
         out.append(r if why is None else replace(r, status="failed", value=None, failure="UnreadableRow",
                                                  error=f"UnreadableRow: {why}"))
     return out
