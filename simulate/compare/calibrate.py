@@ -40,6 +40,7 @@ import numpy as np
 import sympy as sp
 from tqdm import tqdm
 
+from ibcheck.simulate.stats.separation import nearest_corrected, seeds_needed
 from ibcheck.simulate.substrate.seeds import stream
 from ibcheck.simulate.sweep.tasks import cell_key, data_hash
 from ibcheck.simulate.verdict.analysis import analyze
@@ -48,6 +49,7 @@ from ibcheck.theory.argtypes import require_float, require_int
 from ibcheck.theory.atomic import write_text
 from ibcheck.theory.cone import asymptotic_cone
 from ibcheck.theory.errors import InputError
+from ibcheck.theory.evaluate import relation_holds
 from ibcheck.theory.result import Result, plain
 from ibcheck.theory.variables import symbol
 
@@ -127,11 +129,16 @@ class Scenario:
     trajectory: bool = False
     kind: str = "Theta"
     predicted: dict = field(default_factory=lambda: dict(PREDICTED))
-    window: Callable[[float, float], bool] | None = None  # the claim's hypotheses: only these cells are fitted or added
-    hypotheses: tuple = ()  # the same hypotheses as sympy relations in d and k: the window's asymptotic cone (theory.cone)
+    hypotheses: tuple = ()  # the claim's hypotheses, sympy relations in d and k: only cells inside are fitted or added,
+    # and the window's asymptotic cone (theory.cone) comes from them
     grid: dict | None = None  # a fixed design of its own (GRID otherwise), with ``seeds`` per cell
     seeds: int | None = None
     times: tuple | None = None  # a trajectory's times (TIMES otherwise)
+
+    def inside(self, d: float, k: float) -> bool:
+        """Do the hypotheses hold at (d, k)? Decided by the one evaluation path of ``window`` and ``bounds``
+        (:func:`theory.evaluate.relation_holds`), so the window is stated once."""
+        return all(relation_holds(h, {"d": d, "k": k})[0] for h in self.hypotheses)
 
     def cone(self):
         if not self.hypotheses:
@@ -141,6 +148,7 @@ class Scenario:
 
 LOG_CLAIM = {"t": 0.0, "log(t)": -1.0}
 WIDE = {"d": [2 ** i for i in range(6, 17)], "k": [2, 4, 8]}  # 2^6 .. 2^16: the issue's power targets, 3 seeds, one look
+WIDER = {"d": [2 ** i for i in range(6, 21)], "k": [2, 4, 8]}  # 2^6 .. 2^20: where slower corrections are told from a log factor
 STEPS = tuple(sorted({float(round(10 ** (3 * i / 99))) for i in range(100)}))  # a trajectory's steps 1..1000, log-spaced
 
 
@@ -155,10 +163,15 @@ REGIME = [
     Scenario("missing_log_wide", _times(lambda d, k: 1 / math.log(d)), False, grid=WIDE, seeds=3, note="1/log d missing, d = 2^6..2^16"),
     Scenario("extra_log_wide", _times(lambda d, k: math.log(d)), False, grid=WIDE, seeds=3, note="log d extra, d = 2^6..2^16"),
     Scenario("correction_03", _times(lambda d, k: 1 + 5 * d ** -0.3), True, grid=WIDE, seeds=3, note="true, correction 1 + 5 d^-0.3, d = 2^6..2^16"),
+    Scenario("correction_03_below", _times(lambda d, k: 1 / (1 + 5 * d ** -0.3)), True, grid=WIDE, seeds=3,
+             note="true, correction (1 + 5 d^-0.3)^-1 from below, d = 2^6..2^16: reads as an extra log d"),
+    Scenario("correction_03_wide", _times(lambda d, k: 1 + 5 * d ** -0.3), True, grid=WIDER, seeds=3,
+             note="true, correction 1 + 5 d^-0.3, d = 2^6..2^20: the range tells corrections down to d^-1/4 from a log factor"),
+    Scenario("missing_log_wider", _times(lambda d, k: 1 / math.log(d)), False, grid=WIDER, seeds=3, note="1/log d missing, d = 2^6..2^20"),
     Scenario("capped_transient", _times(lambda d, k: 1 + 300 / d), True, kind="Omega", grid={"d": [2 ** i for i in range(6, 14)], "k": [2, 4, 8]},
              seeds=3, note="true Omega, 1 + 300/d: a transient beyond a correction's cap"),
     Scenario("additive_rays", _fvbs, True, kind="O", grid={"d": [2 ** i for i in range(6, 13)], "k": [2, 4, 8, 16]}, seeds=3,
-             window=lambda d, k: k * k <= d, hypotheses=(sp.LessThan(symbol("k") ** 2, symbol("d")),),
+             hypotheses=(sp.LessThan(symbol("k") ** 2, symbol("d")),),
              note="0.99 sqrt(d/k) + 1.47 against O(sqrt(d/k)) inside k <= sqrt(d): k alone bounded"),
     Scenario("late_rise", _times(lambda d, k: math.exp(0.04 * (math.log2(d) - 10) ** 2)), False, kind="O",
              grid={"d": [2 ** i for i in range(4, 17)], "k": [2, 4, 8]}, seeds=3, note="falls, then rises from d = 2^10: O violated late"),
@@ -176,7 +189,7 @@ SCENARIOS = {s.name: s for s in [
     Scenario("log_claim", _polylog, True, predicted={"d": 0.5, "log(d)": 2.0, "k": -0.5},
              note="ln(d)^2 factor stated in the claim and fitted"),
     Scenario("loose", _times(lambda d, k: d ** -0.2), True, kind="O", note="d^0.3 k^-1/2 against O(d^1/2 k^-1/2): loose, true"),
-    Scenario("window", _window, True, window=lambda d, k: k * k <= d, note="claim inside k <= sqrt(d); saturates outside",
+    Scenario("window", _window, True, note="claim inside k <= sqrt(d); saturates outside",
              hypotheses=(sp.LessThan(symbol("k") ** 2, symbol("d")),)),
     Scenario("wrong_d", _wrong_d, False, note="d exponent 0.75 (wrong by 0.25)"),
     Scenario("wrong_k", _wrong_k, False, note="k exponent -0.25 (wrong by 0.25)"),
@@ -192,6 +205,73 @@ SCENARIOS = {s.name: s for s in [
     Scenario("log_wrong_half", lambda rng: _series(lambda t: math.log(t) ** -0.5, rng), False, trajectory=True, kind="Theta",
              predicted=LOG_CLAIM, note="trajectory (log t)^-1/2, claim Theta(1/log t) (log exponent wrong by 0.5)"),
 ] + REGIME}
+
+
+# The issue's power targets (80% with 3 seeds over d = 2^6..2^16), each with the bound any test obeys at that design
+TARGET_W = 0.3  # the slowest correction a target asks to confirm (correction_03's d^-0.3): true claims may carry it
+NOISE_SD = 0.15  # the seed noise of _times, in log space
+
+
+@dataclass(frozen=True)
+class PowerTarget:
+    """A power target: ``scenario`` must get ``verdict`` in 80% of trials. ``log_factor(d)`` is the scenario's factor
+    beside the claim's function (k is exact); ``other`` is the truth it must be told apart from: the nearest
+    ``true`` curve (the claim times a correction ``c (1 + q d^-w)``, w >= TARGET_W) or the nearest ``false`` one (a
+    missing 1/log d times such a correction)."""
+
+    scenario: str
+    verdict: str
+    log_factor: Callable[[np.ndarray], np.ndarray]
+    other: str
+
+
+POWER_TARGETS = (
+    PowerTarget("power_062", "inconsistent", lambda d: 0.12 * np.log(d), "true"),
+    PowerTarget("missing_log_wide", "inconsistent", lambda d: -np.log(np.log(d)), "true"),
+    PowerTarget("extra_log_wide", "inconsistent", lambda d: np.log(np.log(d)), "true"),
+    PowerTarget("correction_03", "consistent", lambda d: np.log1p(5.0 * d ** -0.3), "false"),
+)
+
+
+@dataclass(frozen=True)
+class PowerLimit:
+    """What any test could reach on one power target at its design (:mod:`simulate.stats.separation`): the nearest
+    curve of the other truth, its distance ``delta`` (noise units), the Neyman-Pearson ``bound`` on the target's rate
+    when that curve gets the target's verdict at most 5% of the time, the seeds per cell and the top of the d range
+    (3 seeds) at which the bound reaches 80%."""
+
+    scenario: str
+    verdict: str
+    nearest: str
+    delta: float
+    bound: float
+    seeds_for_80: int
+    top_for_80: int | None  # log2 of the largest d, from 2^6 with 3 seeds; None past 2^40
+
+    def as_json(self) -> dict:
+        return {"scenario": self.scenario, "verdict": self.verdict, "nearest": self.nearest, "delta": self.delta,
+                "bound": self.bound, "seeds_for_80": self.seeds_for_80, "top_for_80": self.top_for_80}
+
+
+def _separation(t: PowerTarget, lo: int, hi: int, seeds: int, fine: bool = True):
+    d = 2.0 ** np.arange(lo, hi + 1)
+    base = -np.log(np.log(d)) if t.other == "false" else None
+    return nearest_corrected(t.log_factor(d), d, len(WIDE["k"]) * seeds, NOISE_SD, TARGET_W, base=base, fine=fine)
+
+
+def power_limit(t: PowerTarget, seeds: int = 3) -> PowerLimit:
+    """The bound any test obeys on target ``t`` over d = 2^6..2^16 with ``seeds`` seeds (alpha 0.05), and the design
+    that would lift it to 80%.
+
+    Pitfall avoided: a power target set without asking whether the design can meet it; where the nearest curve of the
+    other truth lies within the noise, no test can, and the shortfall is the design's, not the engine's."""
+    lo, hi = int(math.log2(WIDE["d"][0])), int(math.log2(WIDE["d"][-1]))
+    sep = _separation(t, lo, hi, seeds)
+    top = next((n for n in range(hi, 41) if _separation(t, lo, n, seeds, fine=False).power_bound() >= 0.80), None)  # coarse: quick
+    curve = sep.member.replace("x^", "d^")
+    nearest = f"sqrt(d) {curve}" if t.other == "true" else f"sqrt(d) / log(d) {curve}"
+    return PowerLimit(t.scenario, t.verdict, f"{nearest} ({t.other})", sep.delta, sep.power_bound(), seeds_needed(sep.delta, seeds),
+                      top)
 
 
 def cost(cell: dict) -> float:
@@ -248,8 +328,8 @@ def run_trial(sc: Scenario, seed: int, budget: float = DEFAULT_BUDGET, rule: str
                     values[(k, s)] = sc.draw(rng) if sc.trajectory else sc.draw(float(c["d"]), float(c["k"]), rng)
                     used += cost(c)
         rows = _rows(sc, values)
-        if sc.window is not None:  # inside the hypotheses only, as compare fits by default
-            rows = [r for r in rows if sc.window(float(r["d"]), float(r["k"]))]
+        if sc.hypotheses:  # inside the hypotheses only, as compare fits by default
+            rows = [r for r in rows if sc.inside(float(r["d"]), float(r["k"]))]
         keys = [f"{k}/{s}" for k, s in values]
 
         def judge(level):
@@ -258,8 +338,8 @@ def run_trial(sc: Scenario, seed: int, budget: float = DEFAULT_BUDGET, rule: str
 
         def plan_next(open_):
             plan = policy.next_round(open_, cells, cell_vars, cost, used, budget, MAX_GRID, sc.seeds or SEEDS, sc.trajectory)
-            if plan is not None and sc.window is not None:  # no round adds a cell outside the hypotheses
-                for k in [k for k in plan.new_cells if not sc.window(float(dict(k)["d"]), float(dict(k)["k"]))]:
+            if plan is not None and sc.hypotheses:  # no round adds a cell outside the hypotheses
+                for k in [k for k in plan.new_cells if not sc.inside(float(dict(k)["d"]), float(dict(k)["k"]))]:
                     del plan.new_cells[k]
             return plan
 
@@ -321,7 +401,8 @@ def calibrate(trials: int = 100, budget: float = DEFAULT_BUDGET, scenarios: list
     }
     return {"trials": trials, "budget": budget, "spending": "pocock", "design": {"grid": GRID, "seeds": SEEDS, "max_grid": MAX_GRID,
             "cost": "2 ms * (d/64) * (k/2) per task"}, "claim": "Theta(d^(1/2) k^(-1/2)) unless noted; the function test",
-            "scenarios": table, "targets": targets}
+            "scenarios": table, "targets": targets,
+            "limits": [dict(power_limit(t).as_json(), engine=table[t.scenario]["rates"][t.verdict]) for t in POWER_TARGETS if t.scenario in table]}
 
 
 def calibration_markdown(res: dict) -> str:
@@ -337,6 +418,18 @@ def calibration_markdown(res: dict) -> str:
         cells = " | ".join(f"{rt[v]:.0%} ({ob.get(v, 0):.0%})" for v in ("consistent", "inconsistent", "inconclusive"))
         lines.append(f"| {name}: {r['note']} | {r['truth']} | {cells} | {rt[right]:.0%} ({ob.get(right, 0):.0%}) | {r['mean_looks']:.1f} |")
     lines += ["", "Targets: " + "; ".join(f"{k}: {'met' if ok else '**not met**'}" for k, ok in res["targets"]["met"].items()) + "."]
+    if res.get("limits"):
+        lines += ["", "Power targets (80% with 3 seeds over d = 2^6..2^16) against what any test could reach there: the nearest "
+                  "curve of the other truth (corrections c (1 + q d^-w) with w >= 0.3, within the cap), its distance in noise "
+                  "units, and the Neyman-Pearson bound on the target's rate when that curve gets the target's verdict at most 5% "
+                  "of the time.", "",
+                  "| target | engine | any test at most | nearest curve of the other truth | distance | 80% needs |",
+                  "|---|---|---|---|---|---|"]
+        for lim in res["limits"]:
+            top = f"d up to 2^{lim['top_for_80']}" if lim["top_for_80"] is not None else "d beyond 2^40"
+            need = "met by the design" if lim["bound"] >= 0.80 else f"{lim['seeds_for_80']} seeds per cell, or {top} with 3"
+            lines.append(f"| {lim['scenario']} {lim['verdict']} | {lim['engine']:.0%} | {lim['bound']:.0%} | {lim['nearest']} | "
+                         f"{lim['delta']:.2f} | {need} |")
     return "\n".join(lines) + "\n"
 
 

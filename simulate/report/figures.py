@@ -233,18 +233,22 @@ def forest_figure(rows: list[ForestRow]):
     lines = [(r, d) for r in rows for d in dict.fromkeys(t.direction for t in r.function.tests if not t.part
                                                           and t.target and math.isfinite(t.target))]  # a direction with a slope to draw
     n = len(lines)
-    fig = Figure(figsize=(10.0, max(2.6, 0.3 * n + 1.4)))
-    ax = fig.subplots()
-    lim = 4.0
     labels = []
-    for i, (r, d) in enumerate(lines):
-        y = n - 1 - i
-        colour = VERDICT_COLOURS.get(r.verdict, "grey")
+    for r, d in lines:
         tests = [t for t in r.function.tests if t.direction == d and not t.part]
         bounded = any(t.bounded for t in tests)
         levels = next((c.term for c in r.function.corrections if c.variable == d and c.decision == "levels off"), None)
         labels.append(f"{r.claim} {r.label}: {d}" + (" (bounded: not deciding)" if bounded else "")
                       + (f" [levels off with {levels}]" if levels and not bounded else ""))
+    # the figure widens with its longest label (7 pt: about 0.055 in a character), so tight_layout never clips one
+    fig = Figure(figsize=(max(10.0, 6.0 + 0.055 * max(map(len, labels), default=0)), max(2.6, 0.3 * n + 1.4)))
+    ax = fig.subplots()
+    lim = 4.0
+    for i, (r, d) in enumerate(lines):
+        y = n - 1 - i
+        colour = VERDICT_COLOURS.get(r.verdict, "grey")
+        tests = [t for t in r.function.tests if t.direction == d and not t.part]
+        bounded = any(t.bounded for t in tests)
         for fam, dy, marker in (("power", 0.15, "o"), ("log", -0.15, "s")):
             m = next((t for t in tests if t.family == fam), None)
             if m is None or not m.target or not math.isfinite(m.target):

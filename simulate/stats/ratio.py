@@ -113,16 +113,18 @@ class Correction(Term):
         return self.p * math.log1p(b * z) if 1.0 + b * z > 0 else float("nan")
 
 
+FIRST = 3.0  # the largest factor (and 1/FIRST the smallest) a correction may make at the smallest-scale cell
 LAST = 0.25  # the largest |b z| a correction may have at the largest-scale cell
 GRID = 129  # the b values profiled at once
 FORMS = (("factor", 1.0), ("factor", 0.5), ("factor", 2.0), ("additive", 1.0))
-# the corrections tried along one variable: x^(-w) on a grid of w; b is profiled for each
-POWER_CORRECTIONS = tuple((form, p, "power", w / 4) for form, p in FORMS for w in range(2, 13))
+# the corrections tried along one variable: x^(-w) on a grid of w; b is profiled for each. Those slower than x^-1/2
+# (w < 1/2) are tried only where the design tells them from a log factor (function_test.slowest_decay)
+POWER_CORRECTIONS = tuple((form, p, "power", w) for form, p in FORMS for w in (0.25, 0.3, 0.35, 0.4, 0.45, *(i / 4 for i in range(2, 13))))
 # logarithmic corrections, (log x)^(-w) and log log x / log x: only where the claim states a log factor or the user asks
 LOG_CORRECTIONS = tuple((form, p, shape, w) for form, p in FORMS for shape, w in (("log", 0.5), ("log", 1.0), ("log", 2.0), ("loglog", 1.0)))
 # corrections in the claim's own scale g: y = g (c + b g^-omega) (an additive constant beside g is omega = 1, beside
 # sqrt(d/k) too); omega over [1/4, 3], of which those that decay along the direction at least as fast as the per-variable
-# family's slowest (v^-1/2) are tried (function_test.MIN_DECAY; measured: slower ones mimic a missing (log d)^1/2)
+# family's slowest are tried (function_test.slowest_decay: v^-1/2, or slower where the design tells them from a log factor)
 SCALE = "g(x)"  # the rows' key (log_g(x)) holding log g, the claim's own function
 OMEGAS = (0.25, 1 / 3, 0.5, 2 / 3, 0.75, 1.0, 1.5, 2.0, 3.0)
 SCALE_CORRECTIONS = tuple((form, 1.0, "power", w) for form in ("factor", "additive") for w in OMEGAS)
@@ -156,10 +158,10 @@ def _bounds(z: np.ndarray, end: int, corr: Correction) -> tuple[float, float]:
     would absorb the very deviation under test); an additive one the same in the ratio (log 3, log(1 + LAST))."""
     zmax, zend = float(z.max()), float(z[end])
     if corr.form == "additive":
-        a, e = math.log(3.0), math.log1p(LAST)
+        a, e = math.log(FIRST), math.log1p(LAST)
         return (max(-a / zmax, -e / zend), min(a / zmax, e / zend)) if zend > 0 else (-a / zmax, a / zmax)
     q = 1.0 / corr.p  # (1 + b z)^p within [1/3, 3] at the smallest scale, within 1 -+ LAST at the largest
-    lo, hi = (3.0 ** -q - 1.0) / zmax, (3.0 ** q - 1.0) / zmax
+    lo, hi = (FIRST ** -q - 1.0) / zmax, (FIRST ** q - 1.0) / zmax
     if zend > 0:
         lo, hi = max(lo, ((1.0 - LAST) ** q - 1.0) / zend), min(hi, ((1.0 + LAST) ** q - 1.0) / zend)
     return lo, hi

@@ -66,6 +66,7 @@ from ibcheck.simulate.stats.ratio import (
     ratio_rows,
     rays,
 )
+from ibcheck.simulate.stats.separation import slowest_separable
 from ibcheck.simulate.verdict.rules import LOWER, TWO, UPPER, Verdict
 from ibcheck.theory.errors import InputError
 
@@ -149,6 +150,8 @@ class CorrectionFit:
     p_trend_fit: float = 1.0  # the lack-of-fit p of the steady deviation (c + delta phi) against the seeds' own noise
     shape: Correction | None = field(default=None, compare=False, repr=False)  # the fitted correction itself (for plots)
     part: str = ""  # the part of the range it was fitted on: "" (whole), or the upper half ("d >= 512")
+    slowest: float = 0.5  # the slowest decay along the variable tried (slowest_decay): 1/2, or down to 1/4
+    slowest_bound: float = math.nan  # the Neyman-Pearson bound that allowed it (a log factor against those corrections)
 
     def as_json(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if k != "shape"}
@@ -168,6 +171,7 @@ class FunctionTest:
     tolerance: tuple[tuple[str, float], ...] = ()  # explicit user tolerances per family
     target_met: dict | None = None  # variable -> whether the log (log-log) resolution reaches a whole factor
     notes: tuple[str, ...] = ()
+    caveat: str = ""  # a violation that rests on corrections slower than v^-1/2 not being tried (_slow_caveat): why
 
     @property
     def resolution(self) -> dict[str, dict[str, float]]:
@@ -234,6 +238,7 @@ class FunctionTest:
 
 
 MIN_DECAY = 0.5  # a claim-scale correction g^-omega is tried along v where it decays at least like v^-1/2 (omega |dlog g/dlog v| >= 1/2)
+SLOW_DECAYS = (0.45, 0.4, 0.35, 0.3, 0.25)  # slower decays tried where the design tells them from a log factor (slowest_decay)
 CAP_TEXT = f"at most a factor 3 at the smallest scale, {1 + LAST:g} at the largest"  # the bounds a correction's b keeps
 LEVELS = 0.05  # the level at which a correction that fits better than a steady deviation is accepted
 SE_FLOOR = 1e-9  # an exponent is known to no better than this (exact data: the se is rounding error, not information)
@@ -432,6 +437,10 @@ def _range_test(rows: list[dict], variables: list[str], kind: str, predicted: di
         plain = _levelled(plain, decided, kind, corrected, plan=[(n, w) for n, w, _ in plans[order]], level=level, alpha=alpha, tol=t_tol)
         plain = [replace(d, target=goal.get(d.variables[0])) if len(d.variables) == 1 else d for d in plain]
         tests += plain
+    for v in dict.fromkeys(c.variable for c in corrections if c.slowest < MIN_DECAY):
+        c = next(c for c in corrections if c.variable == v and c.slowest < MIN_DECAY)
+        notes.append(f"along {v}, corrections as slow as {v}^-{c.slowest:g} were tried (the default slowest is {v}^-{MIN_DECAY:g}): "
+                     f"this design tells every one of them from a log factor of {v} (any test's power {c.slowest_bound:.0%})")
     for t in tests:
         if t.bounded and t.family == "power" and (t.rises or t.falls):
             notes.append(f"{t.direction} is a direction the window bounds ({cone.describe() if cone is not None else ''}): the ratio "
@@ -505,7 +514,7 @@ def _best_correction(v: str, ff: FamilyFit, toward_zero: frozenset[str], level: 
     cells = [c for c in ff.fit.cells if "residual" in c]
     cells, g_dir = _with_scale(cells, v, toward_zero, predicted, terms)
     shapes = POWER_CORRECTIONS + (LOG_CORRECTIONS if logs else ())
-    best = _best_fit(cells, others, alt, v, toward_zero, shapes, g_dir)
+    best, slowest, bound = _best_fit(cells, others, alt, v, toward_zero, shapes, g_dir)
     if best is None:
         return None
     corr = best.correction
@@ -517,7 +526,7 @@ def _best_correction(v: str, ff: FamilyFit, toward_zero: frozenset[str], level: 
         decision = "cannot tell"
     # b's standard error comes from the refit that judges the levelled directions (function_test), not from a fit here
     return CorrectionFit(v, ff.family, corr.name, corr.b, math.nan, best.wrss_level, best.wrss_trend, best.statistic, best.p_moving,
-                         best.p_level, decision, best.capped, best.p_trend_fit, corr), corr
+                         best.p_level, decision, best.capped, best.p_trend_fit, corr, slowest=slowest, slowest_bound=bound), corr
 
 
 def _levelling(cells: list[dict], others: list[Term], alt: Term) -> bool:
@@ -538,14 +547,49 @@ def _levelling(cells: list[dict], others: list[Term], alt: Term) -> bool:
     return lo * hi > 0 and abs(hi) < abs(lo)
 
 
+def slowest_decay(cells: list[dict], v: str, toward_zero: frozenset[str], pure: float) -> tuple[float, float]:
+    """The slowest decay along ``v`` a correction may have on these cells: MIN_DECAY (v^-1/2), or slower, down to
+    v^-1/4, where this design still tells every such correction from a log factor of v with 80% power (the
+    Neyman-Pearson bound at the cells' values of v, their seeds and the seeds' pooled noise ``pure``, a variance:
+    :func:`simulate.stats.separation.slowest_separable`). Returns (the decay, the bound; nan where not computed).
+    Trajectories (one run per cell) and cells without a noise estimate keep MIN_DECAY."""
+    if not cells or any("run" in c for c in cells) or not pure > 0:
+        return MIN_DECAY, math.nan
+    seeds: dict[float, int] = {}
+    for c in cells:
+        u = -c["log_" + v] if v in toward_zero else c["log_" + v]
+        seeds[round(u, 12)] = seeds.get(round(u, 12), 0) + max(int(c.get("n_seeds") or 1), 1)
+    us = sorted(seeds)
+    w, bound = slowest_separable(np.exp(us), [seeds[u] for u in us], math.sqrt(pure), SLOW_DECAYS)
+    return (w, bound) if w is not None else (MIN_DECAY, bound)
+
+
+def _slow_caveat(worst: DirectionTest, corrections: list[CorrectionFit]) -> str:
+    """The clause a violation carries where corrections slower than v^-1/2 were not tried because this design cannot tell
+    them from a log factor of v (:func:`slowest_decay`): the verdict rests on that convention, and the reason says so.
+
+    Pitfall avoided: a true claim whose ratio rises toward its limit as 1/(1 + 5 d^-0.3) reads as an extra log d over
+    2^6..2^16 (called inconsistent in most trials); the reason must not present that as the only reading."""
+    v = worst.variables[0]
+    c = next((c for c in corrections if c.variable == v and c.slowest >= MIN_DECAY and math.isfinite(c.slowest_bound)), None)
+    if c is None or c.slowest_bound >= 0.8:
+        return ""
+    return (f"unless the claim carries a correction slower than {v}^-{MIN_DECAY:g}: none was tried, since at this design no "
+            f"test tells one from a log factor of {v} (any test's power {c.slowest_bound:.0%}), and a wider range of {v} would")
+
+
 def _best_fit(cells: list[dict], others: list[Term], alt: Term, v: str, toward_zero: frozenset[str], shapes, g_dir: float):
-    """The best-levelling correction over ``shapes`` (and the claim-scale ones where g moves along v) on these cells."""
+    """The best-levelling correction over ``shapes`` (and the claim-scale ones where g moves along v) on these cells,
+    each decaying along v at least as fast as :func:`slowest_decay` allows; and that decay with its bound."""
     prof = LevelProfile(cells, others, alt)
-    tried = [prof.against(Correction(v, 0, v in toward_zero, shape=shape, w=w, form=form, p=p)) for form, p, shape, w in shapes]
+    slowest, bound = slowest_decay(cells, v, toward_zero, prof.pure if prof.pure_df >= 2 else 0.0)
+    tried = [prof.against(Correction(v, 0, v in toward_zero, shape=shape, w=w, form=form, p=p)) for form, p, shape, w in shapes
+             if shape != "power" or w >= slowest - 1e-9]
     if g_dir:
         tried += [prof.against(Correction(SCALE, 0, g_dir < 0, shape=shape, w=w, form=form, p=p)) for form, p, shape, w in SCALE_CORRECTIONS
-                  if w * abs(g_dir) >= MIN_DECAY]
-    return min((x for x in tried if x is not None), key=lambda x: x.wrss_level, default=None)
+                  if w * abs(g_dir) >= slowest - 1e-9]
+    best = min((x for x in tried if x is not None), key=lambda x: x.wrss_level, default=None)
+    return best, slowest, bound
 
 
 def _decide(kind: str, all_tests: list[DirectionTest], level: float, corrections: list[CorrectionFit], tol: dict,
@@ -581,7 +625,9 @@ def _decide(kind: str, all_tests: list[DirectionTest], level: float, corrections
         reason = (f"the ratio to the claim's function {how} along {worst.direction}{corr}: by {worst.factor(worst.estimate)} "
                   f"(+-2 se: [{lo:.3g}, {hi:.3g}]), significant at {level:.2g}; a {kind} bound forbids it"
                   + (f" beyond the tolerance {tol[worst.family]:g}" if worst.family in tol else ""))
-        return FunctionTest("inconsistent", reason, kind, tuple(all_tests), level, None, tuple(corrections), tol_t, target_met or None, tuple(notes))
+        caveat = _slow_caveat(worst, corrections)
+        return FunctionTest("inconsistent", reason + (f"; {caveat}" if caveat else ""), kind, tuple(all_tests), level, None, tuple(corrections),
+                            tol_t, target_met or None, tuple(notes), caveat)
     if open_ and open_[0].levels == "residual":
         t = open_[0]
         lo, hi = t.estimate - 2 * t.se, t.estimate + 2 * t.se
