@@ -276,3 +276,24 @@ def test_a_dead_local_worker_stops_the_sweep_with_one_line_and_a_rerun_resumes(t
     assert all(r[1] == "ok" for r in saved) and len(saved) < 12  # the lost tasks are not recorded as failures
     result = run_sweep(_tasks(n_cells=6, seeds=2), db, "test", progress=False)  # a rerun (normal code) resumes
     assert len(_rows(db)) == 12 and result["ran"] == 12 - len(saved)
+
+
+def test_progress_without_a_terminal_is_plain_lines_not_silence():
+    """Where stderr is not a terminal (a notebook's !ibcheck, a pipe), the sweep prints one plain line at most every
+    30 s and one at the end, instead of nothing."""
+    import io
+
+    from ibcheck.simulate.sweep.executor import LineProgress, _bar
+
+    out = io.StringIO()
+    p = LineProgress(3, every=1e9, stream=out)
+    for _ in range(3):
+        p.update(1)
+    assert out.getvalue().splitlines() == [out.getvalue().splitlines()[0]] and out.getvalue().startswith("sweep: 3/3 tasks, ")
+    out = io.StringIO()
+    p = LineProgress(3, every=0.0, stream=out)
+    for _ in range(3):
+        p.update(1)
+    assert [line.split(",")[0] for line in out.getvalue().splitlines()] == ["sweep: 1/3 tasks", "sweep: 2/3 tasks", "sweep: 3/3 tasks"]
+    assert isinstance(_bar(5, True), LineProgress)  # pytest's stderr is not a terminal
+    assert _bar(5, False) is None

@@ -420,9 +420,10 @@ def calibration_markdown(res: dict) -> str:
     lines += ["", "Targets: " + "; ".join(f"{k}: {'met' if ok else '**not met**'}" for k, ok in res["targets"]["met"].items()) + "."]
     if res.get("limits"):
         lines += ["", "Power targets (80% with 3 seeds over d = 2^6..2^16) against what any test could reach there: the nearest "
-                  "curve of the other truth (corrections c (1 + q d^-w) with w >= 0.3, within the cap), its distance in noise "
-                  "units, and the Neyman-Pearson bound on the target's rate when that curve gets the target's verdict at most 5% "
-                  "of the time.", "",
+                  "curve of the other truth (the claim times a correction of the engine's forms, (1 + q d^-w)^p or exp(q d^-w), "
+                  "with w >= 0.3 and within the cap), its distance in noise units, and the Neyman-Pearson bound on the target's "
+                  "rate when that curve gets the target's verdict at most 5% of the time. An engine above the bound gives that "
+                  "curve the target's verdict more often than 5% (correction_03_below).", "",
                   "| target | engine | any test at most | nearest curve of the other truth | distance | 80% needs |",
                   "|---|---|---|---|---|---|"]
         for lim in res["limits"]:

@@ -23,7 +23,7 @@ claim = ibcheck.Claim(
     paper="your paper",
     status="order",                            # "exact" when the constants are known
     variables=["d", "k"],                      # d, k, n, eps, delta, ... are ibcheck's; other names are positive reals
-    constants=["C"],                           # the paper's unnamed constants: 1 unless --constants C=0.5 (or constants={{"C": 0.5}})
+    constants=["C"],                           # unnamed constants: 1 unless set (compare/verdict: --constants C=0.5; window/bounds: --at C=0.5)
     hypotheses={{"H1": r"k \\leq \\sqrt{{d}}"}},     # sympy syntax (k <= sqrt(d)) or LaTeX, as in the paper
     bounds=[ibcheck.Bound("radius", latex=r"\\Theta(C \\sqrt{{d/k}})")],   # or ibcheck.Bound("radius", "Theta", "C*sqrt(d/k)")
 )
