@@ -61,3 +61,40 @@ def test_scaling_report_writes_markdown_and_pngs(tmp_path):
     import re
     for name in re.findall(r"\]\(([^)]+\.png)\)", text):
         assert name in pngs
+
+
+def test_an_html_page_links_the_html_of_a_sibling_report(tmp_path):
+    """The probability claim's report links its base claim's report.md in a sibling folder; its HTML must link the
+    report.html there (a browser shows .md raw). Nothing beyond the parent folder is rewritten."""
+    from ibcheck.simulate.report.figures import markdown_to_html
+
+    (tmp_path / "r" / "a").mkdir(parents=True)
+    (tmp_path / "r" / "b").mkdir()
+    (tmp_path / "r" / "b" / "report.html").write_text("<html></html>")
+    (tmp_path / "x.html").write_text("<html></html>")  # beyond the parent folder r/: left as it is
+    html = markdown_to_html("[base](../b/report.md) and [far](../../x.md)", str(tmp_path / "r" / "a"), ())
+    assert 'href="../b/report.html"' in html and 'href="../../x.md"' in html
+
+
+def test_the_forest_plot_keeps_its_longest_label_inside_the_saved_png():
+    """The index's forest plot, saved at 110 dpi, keeps every y label inside the image. Its layout used to be measured
+    at 100 dpi, where hinted 7 pt glyphs are narrower, and the longest label (SSTTM18.cor.robust_lower's, with its
+    correction) lost about ten characters at the left edge of the PNG."""
+    import math
+
+    import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from ibcheck.simulate.report.figures import SAVE_DPI, ForestRow, forest_figure
+    from ibcheck.simulate.verdict.analysis import analyze
+
+    rng = np.random.default_rng(0)
+    rows = [{"d": d, "k": k, "seed": s, "value": math.sqrt(d / k) * math.exp(0.1 * rng.standard_normal())}
+            for d in (64, 128, 256, 512) for k in (2, 4, 8) for s in range(3)]
+    ft = analyze(rows, ["d", "k"], "Theta", {"d": 0.5, "k": -0.5}, bootstrap=False, extrapolate=False).function
+    forest = [ForestRow(f"LPLL25.thm.nonrobust{i}", "flip_radius_median", "consistent", True, ft) for i in range(13)]
+    forest.append(ForestRow("SSTTM18.cor.robust_lower", "robust_sample_threshold: d [levels off with +g(x)^-0.75]", "consistent", True, ft))
+    fig = forest_figure(forest)
+    fig.set_dpi(SAVE_DPI)  # measured as the PNG is written
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    assert min(t.get_window_extent(renderer).x0 for t in fig.axes[0].get_yticklabels()) >= 0

@@ -81,3 +81,4 @@ def test_two_power_targets_are_beyond_any_test_at_their_design_and_two_are_withi
     assert 25 <= lim["missing_log_wide"].seeds_for_80 <= 40 and 8 <= lim["correction_03"].seeds_for_80 <= 12
     assert lim["correction_03"].nearest.endswith("(false)") and "log(d)" in lim["correction_03"].nearest
 
+

@@ -120,10 +120,11 @@ def new_figure(width: float = 6.4, height: float = 4.2):
     """A figure and its axes for ``Result.figure``, outside pyplot.
 
     Pitfall avoided: pyplot keeps every figure alive until closed and needs a backend; a bare
-    ``Figure`` needs neither, so figures built for display or saving never leak or pop up."""
+    ``Figure`` needs neither, so figures built for display or saving never leak or pop up. The figure has the dpi
+    its PNG is written at (110), so tight_layout measures hinted text as it will be drawn."""
     from matplotlib.figure import Figure  # heavy: matplotlib (loaded on first use)
 
-    fig = Figure(figsize=(width, height))
+    fig = Figure(figsize=(width, height), dpi=110)
     return fig, fig.subplots()
 
 

@@ -21,11 +21,13 @@ from ibcheck.theory.outdir import check_out, inside, slug
 from ibcheck.theory.registry import all_claims, get_claim
 from ibcheck.theory.result import markdown_table, new_figure
 
+SAVE_DPI = 110  # the dpi every PNG is written at (figure_png; theory.atomic.save_figure_file's default)
+
 
 def figure_png(fig) -> bytes:
     """A figure as PNG bytes (110 dpi), for a result that keeps its figures in memory until saved."""
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
+    fig.savefig(buf, format="png", dpi=SAVE_DPI)
     return buf.getvalue()
 
 
@@ -96,14 +98,15 @@ def markdown_to_html(markdown: str, base: str, images: Collection[str] = ()) -> 
     Pitfall avoided: a report that links its PNGs breaks when the HTML file is copied alone; an inlined image
     travels with it. Only the images the report itself wrote are read: inlining every ``src`` would put any
     readable file a user's text names (``![x](/etc/hostname)`` in a path or a title) into the page. Raw HTML in
-    the Markdown is escaped, not passed through. A link to a ``.md`` file with an ``.html`` beside it points to the HTML."""
+    the Markdown is escaped, not passed through. A link to a ``.md`` file with an ``.html`` beside it points to the HTML,
+    in the page's folder or a sibling folder (a probability claim links its base claim's report)."""
     md = MarkdownIt("commonmark", {"html": False}).enable("table")
     tokens = md.parse(markdown)
     for tok in tokens:
         for child in tok.children or []:
             href = str(child.attrGet("href") or "") if child.type == "link_open" else ""
-            if href.endswith(".md") and "://" not in href and _inside(base, os.path.join(base, href)) \
-                    and os.path.isfile(os.path.join(base, href[:-3] + ".html")):
+            if href.endswith(".md") and "://" not in href and _inside(os.path.dirname(os.path.abspath(base)), os.path.join(base, href)) \
+                    and os.path.isfile(os.path.join(base, href[:-3] + ".html")):  # a sibling report too (../claim/report.md)
                 child.attrSet("href", href[:-3] + ".html")  # a page links the HTML beside a Markdown file (a browser shows .md raw)
             if child.type == "image":
                 src = str(child.attrGet("src") or "")
@@ -241,7 +244,9 @@ def forest_figure(rows: list[ForestRow]):
         labels.append(f"{r.claim} {r.label}: {d}" + (" (bounded: not deciding)" if bounded else "")
                       + (f" [levels off with {levels}]" if levels and not bounded else ""))
     # the figure widens with its longest label (7 pt: about 0.055 in a character), so tight_layout never clips one
-    fig = Figure(figsize=(max(10.0, 6.0 + 0.055 * max(map(len, labels), default=0)), max(2.6, 0.3 * n + 1.4)))
+    # at the dpi it is saved at (110): hinted 7 pt glyphs are wider there than at 100 dpi, so a layout measured at
+    # 100 dpi cut the longest label at the left edge of the PNG
+    fig = Figure(figsize=(max(10.0, 6.0 + 0.055 * max(map(len, labels), default=0)), max(2.6, 0.3 * n + 1.4)), dpi=SAVE_DPI)
     ax = fig.subplots()
     lim = 4.0
     for i, (r, d) in enumerate(lines):
@@ -283,7 +288,20 @@ def forest_figure(rows: list[ForestRow]):
     ax.legend(handles=handles, fontsize=7, loc="lower right")
     ax.set_title("The ratio of the measure to the claim's function (0: the claim; grey labels: not counted)", fontsize=9)
     fig.tight_layout()
+    _fit_tick_labels(fig, ax)
     return fig
+
+
+def _fit_tick_labels(fig, ax, pad_px: float = 8.0) -> None:
+    """Widen the left margin until every y tick label is inside the figure, measured on a renderer at the figure's dpi
+    (the one it is saved at): the longest label of the index's forest plot was cut at the left edge."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # heavy: matplotlib (loaded on first use)
+
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    x0 = min((t.get_window_extent(renderer).x0 for t in ax.get_yticklabels() if t.get_text()), default=0.0)
+    if x0 < pad_px:
+        width = fig.get_figwidth() * fig.dpi
+        fig.subplots_adjust(left=min(fig.subplotpars.left + (pad_px - x0) / width, 0.8))
 
 
 def matplotlib_patch(colour, label: str):
