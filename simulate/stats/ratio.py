@@ -119,7 +119,8 @@ GRID = 129  # the b values profiled at once
 FORMS = (("factor", 1.0), ("factor", 0.5), ("factor", 2.0), ("additive", 1.0))
 # the corrections tried along one variable: x^(-w) on a grid of w; b is profiled for each. Those slower than x^-1/2
 # (w < 1/2) are tried only where the design tells them from a log factor (function_test.slowest_decay)
-POWER_CORRECTIONS = tuple((form, p, "power", w) for form, p in FORMS for w in (0.25, 0.3, 0.35, 0.4, 0.45, *(i / 4 for i in range(2, 13))))
+SLOW_DECAYS = (0.45, 0.4, 0.35, 0.3, 0.25)  # the decays slower than x^-1/2 that may be tried, fastest first
+POWER_CORRECTIONS = tuple((form, p, "power", w) for form, p in FORMS for w in (*SLOW_DECAYS[::-1], *(i / 4 for i in range(2, 13))))
 # logarithmic corrections, (log x)^(-w) and log log x / log x: only where the claim states a log factor or the user asks
 LOG_CORRECTIONS = tuple((form, p, shape, w) for form, p in FORMS for shape, w in (("log", 0.5), ("log", 1.0), ("log", 2.0), ("loglog", 1.0)))
 # corrections in the claim's own scale g: y = g (c + b g^-omega) (an additive constant beside g is omega = 1, beside

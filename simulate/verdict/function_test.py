@@ -57,6 +57,7 @@ from ibcheck.simulate.stats.ratio import (
     POWER_CORRECTIONS,
     SCALE,
     SCALE_CORRECTIONS,
+    SLOW_DECAYS,
     Alternative,
     Correction,
     FamilyFit,
@@ -238,7 +239,7 @@ class FunctionTest:
 
 
 MIN_DECAY = 0.5  # a claim-scale correction g^-omega is tried along v where it decays at least like v^-1/2 (omega |dlog g/dlog v| >= 1/2)
-SLOW_DECAYS = (0.45, 0.4, 0.35, 0.3, 0.25)  # slower decays tried where the design tells them from a log factor (slowest_decay)
+SEPARABLE = 0.80  # a slower correction is tried where a log factor stays told from it with this power (slowest_decay)
 CAP_TEXT = f"at most a factor 3 at the smallest scale, {1 + LAST:g} at the largest"  # the bounds a correction's b keeps
 LEVELS = 0.05  # the level at which a correction that fits better than a steady deviation is accepted
 SE_FLOOR = 1e-9  # an exponent is known to no better than this (exact data: the se is rounding error, not information)
@@ -560,7 +561,7 @@ def slowest_decay(cells: list[dict], v: str, toward_zero: frozenset[str], pure: 
         u = -c["log_" + v] if v in toward_zero else c["log_" + v]
         seeds[round(u, 12)] = seeds.get(round(u, 12), 0) + max(int(c.get("n_seeds") or 1), 1)
     us = sorted(seeds)
-    w, bound = slowest_separable(np.exp(us), [seeds[u] for u in us], math.sqrt(pure), SLOW_DECAYS)
+    w, bound = slowest_separable(np.exp(us), [seeds[u] for u in us], math.sqrt(pure), SLOW_DECAYS, power=SEPARABLE)
     return (w, bound) if w is not None else (MIN_DECAY, bound)
 
 
@@ -572,7 +573,7 @@ def _slow_caveat(worst: DirectionTest, corrections: list[CorrectionFit]) -> str:
     2^6..2^16 (called inconsistent in most trials); the reason must not present that as the only reading."""
     v = worst.variables[0]
     c = next((c for c in corrections if c.variable == v and c.slowest >= MIN_DECAY and math.isfinite(c.slowest_bound)), None)
-    if c is None or c.slowest_bound >= 0.8:
+    if c is None or c.slowest_bound >= SEPARABLE:
         return ""
     return (f"unless the claim carries a correction slower than {v}^-{MIN_DECAY:g}: none was tried, since at this design no "
             f"test tells one from a log factor of {v} (any test's power {c.slowest_bound:.0%}), and a wider range of {v} would")
