@@ -53,7 +53,7 @@ def check_labels(y, n: int, name: str = "y") -> np.ndarray:
     bad = ~np.isin(v, (-1.0, 1.0))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"{name}[{i}] = {v[i]:g}: labels must be -1 or +1 (map your classes to -1/+1 first)")
+        raise InputError(f"{name}[{i}] = {v[i]:g}: labels must be -1 or +1 (map your classes to -1/+1 first)", name, float(v[i]))
     return v
 
 

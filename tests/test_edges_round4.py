@@ -356,3 +356,19 @@ def test_save_returns_every_path_it_wrote(base_store, tmp_path):
     files = _compare(base_store).save(str(tmp_path / "deep" / "c"))
     assert files["summary"].endswith("summary.json")
     assert all(os.path.isfile(p) for p in files.values()), files
+
+
+def test_refusals_of_one_value_carry_it_for_scripts():
+    """InputError.parameter/value name what was refused where one parameter was: svm's labels, an unknown variable
+    in ``at``; an unknown claim id carries the id (the parameter's name differs between calls: claim, id)."""
+    import ibcheck
+
+    with pytest.raises(ibcheck.InputError) as e:
+        ibcheck.svm([[1.0, 2.0], [3.0, 4.0]], [1, 2])
+    assert (e.value.parameter, e.value.value) == ("y", 2.0)
+    with pytest.raises(ibcheck.InputError) as e:
+        ibcheck.bounds("LPLL25.thm.nonrobust", at={"zz": 3})
+    assert (e.value.parameter, e.value.value) == ("at", "zz")
+    with pytest.raises(ibcheck.InputError) as e:
+        ibcheck.compare("NOPE.thm.1")
+    assert e.value.value == "NOPE.thm.1" and "unknown claim id" in str(e.value)

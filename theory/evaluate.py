@@ -98,7 +98,7 @@ def make_point(claim: Claim, raw: Mapping[str, str], allow: tuple[str, ...] = ()
             values[name] = text
         else:
             accepted = ", ".join(list(known) + list(claim.constants)) or "none"
-            raise InputError(f"unknown variable {name!r} for {claim.id}: accepted variables are {accepted}")
+            raise InputError(f"unknown variable {name!r} for {claim.id}: accepted variables are {accepted}", "at", name)
     assumed = {c: 1 for c in claim.constants if c not in values}
     return Point(values, assumed)
 

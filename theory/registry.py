@@ -85,7 +85,7 @@ class Registry:
             return self.claims[claim_id]
         near = self.suggest(claim_id)
         hint = f"; did you mean {', '.join(near)}?" if near else ""
-        raise InputError(f"unknown claim id {claim_id!r}{hint} (see `ibcheck claims`)")
+        raise InputError(f"unknown claim id {claim_id!r}{hint} (see `ibcheck claims`)", value=claim_id)
 
 
 _STACK: list[Registry] = [Registry()]
