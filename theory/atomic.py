@@ -57,7 +57,10 @@ def write_json(path: str, obj, indent: int | None = 2) -> None:
     write_text(path, dumps(obj, indent=indent) + ("\n" if indent else ""))
 
 
-def save_figure_file(fig, path: str, dpi: int = 110) -> None:
+FIGURE_DPI = 110  # the dpi every saved figure is written at (and laid out at: theory.result.new_figure)
+
+
+def save_figure_file(fig, path: str, dpi: int = FIGURE_DPI) -> None:
     """``fig.savefig`` through a temp file (the format taken from the name's extension)."""
     fmt = os.path.splitext(path)[1].lstrip(".") or "png"
     with atomic_file(path, "wb") as f:

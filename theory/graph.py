@@ -14,6 +14,7 @@ from typing import Mapping
 
 import networkx as nx
 
+from .atomic import FIGURE_DPI
 from .claim import Claim
 from .evaluate import evaluate_claim, make_point
 from .registry import all_claims, get_claim
@@ -166,6 +167,6 @@ def render_png(g: nx.DiGraph, path: str) -> str:
                  "edges point to what a claim rests on")
     ax.axis("off")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=FIGURE_DPI)
     plt.close(fig)
     return "matplotlib"

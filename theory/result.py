@@ -19,7 +19,7 @@ import os
 import re
 from typing import Any, ClassVar
 
-from .atomic import save_figure_file, write_text
+from .atomic import FIGURE_DPI, save_figure_file, write_text
 from .jsonsafe import dumps, plain
 from .outdir import check_out
 
@@ -124,7 +124,7 @@ def new_figure(width: float = 6.4, height: float = 4.2):
     its PNG is written at (110), so tight_layout measures hinted text as it will be drawn."""
     from matplotlib.figure import Figure  # heavy: matplotlib (loaded on first use)
 
-    fig = Figure(figsize=(width, height), dpi=110)
+    fig = Figure(figsize=(width, height), dpi=FIGURE_DPI)
     return fig, fig.subplots()
 
 

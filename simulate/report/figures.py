@@ -16,12 +16,12 @@ from markdown_it import MarkdownIt
 from markupsafe import Markup
 
 from ibcheck.theory import scaling as S
-from ibcheck.theory.atomic import save_figure_file, write_text
+from ibcheck.theory.atomic import FIGURE_DPI, save_figure_file, write_text
 from ibcheck.theory.outdir import check_out, inside, slug
 from ibcheck.theory.registry import all_claims, get_claim
 from ibcheck.theory.result import markdown_table, new_figure
 
-SAVE_DPI = 110  # the dpi every PNG is written at (figure_png; theory.atomic.save_figure_file's default)
+SAVE_DPI = FIGURE_DPI  # the dpi every PNG is written at (theory.atomic); figures are laid out at it too
 
 
 def figure_png(fig) -> bytes:
@@ -236,10 +236,11 @@ def forest_figure(rows: list[ForestRow]):
     lines = [(r, d) for r in rows for d in dict.fromkeys(t.direction for t in r.function.tests if not t.part
                                                           and t.target and math.isfinite(t.target))]  # a direction with a slope to draw
     n = len(lines)
-    labels = []
+    labels, drawn = [], []
     for r, d in lines:
         tests = [t for t in r.function.tests if t.direction == d and not t.part]
         bounded = any(t.bounded for t in tests)
+        drawn.append((tests, bounded))
         levels = next((c.term for c in r.function.corrections if c.variable == d and c.decision == "levels off"), None)
         labels.append(f"{r.claim} {r.label}: {d}" + (" (bounded: not deciding)" if bounded else "")
                       + (f" [levels off with {levels}]" if levels and not bounded else ""))
@@ -249,11 +250,9 @@ def forest_figure(rows: list[ForestRow]):
     fig = Figure(figsize=(max(10.0, 6.0 + 0.055 * max(map(len, labels), default=0)), max(2.6, 0.3 * n + 1.4)), dpi=SAVE_DPI)
     ax = fig.subplots()
     lim = 4.0
-    for i, (r, d) in enumerate(lines):
+    for i, ((r, _), (tests, bounded)) in enumerate(zip(lines, drawn)):
         y = n - 1 - i
         colour = VERDICT_COLOURS.get(r.verdict, "grey")
-        tests = [t for t in r.function.tests if t.direction == d and not t.part]
-        bounded = any(t.bounded for t in tests)
         for fam, dy, marker in (("power", 0.15, "o"), ("log", -0.15, "s")):
             m = next((t for t in tests if t.family == fam), None)
             if m is None or not m.target or not math.isfinite(m.target):

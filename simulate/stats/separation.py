@@ -91,12 +91,13 @@ def _within_cap(form: str, f: np.ndarray) -> np.ndarray:
     return ok & (last >= math.log1p(-LAST) - 1e-12) & (last <= math.log1p(LAST) + 1e-12)
 
 
-def _nearest_by_w(log_y, x, n, ws, qs, base) -> np.ndarray:
+def _nearest_by_w(log_y, x, n, ws, qs, base) -> tuple[np.ndarray, list]:
     """Per w in ``ws``: the smallest weighted residual sum of squares of ``log_y - base - log F`` (intercept profiled)
     over the engine's correction forms (FORMS: ``(1 + q x^-w)^p`` for p in 1/2, 1, 2, and ``exp(q x^-w)``) and ``q``
-    in ``+-qs`` within the cap; inf where none is within it."""
+    in ``+-qs`` within the cap (inf where none is within it), and the member reaching it, (form, p, q)."""
     wt = n / n.sum()
     out = np.full(len(ws), np.inf)
+    members: list = [None] * len(ws)
     for i, w in enumerate(ws):
         z = x ** -w
         for form, p in FORMS:
@@ -107,8 +108,11 @@ def _nearest_by_w(log_y, x, n, ws, qs, base) -> np.ndarray:
                     continue
                 resid = log_y - base - f[ok]
                 resid -= (resid * wt).sum(axis=1, keepdims=True)
-                out[i] = min(out[i], float((n * resid ** 2).sum(axis=1).min()))
-    return out
+                e = (n * resid ** 2).sum(axis=1)
+                j = int(e.argmin())
+                if e[j] < out[i]:
+                    out[i], members[i] = float(e[j]), (form, p, float(sign * qs[ok][j]))
+    return out, members
 
 
 def _design(log_y, x, n_obs, base):
@@ -136,27 +140,12 @@ def nearest_corrected(log_y, x, n_obs, sigma: float, w_min: float, base=None, fi
     log_y, x, n, base_v = _design(log_y, x, n_obs, base)
     wgrid, qgrid = (W_GRID, Q_GRID) if fine else (SLOW_W, SLOW_Q)
     ws = wgrid[wgrid >= w_min - 1e-12]
-    ss = _nearest_by_w(log_y, x, n, ws, qgrid, base_v)
+    ss, members = _nearest_by_w(log_y, x, n, ws, qgrid, base_v)
     i = int(ss.argmin())
     if not math.isfinite(ss[i]):
         raise ValueError(f"no correction within the cap for w >= {w_min}")
-    w = float(ws[i])
-    wt = n / n.sum()
-    best = (math.inf, "factor", 1.0, math.nan)
-    for form, p in FORMS:  # the member itself, for its description
-        for sign in (1.0, -1.0):
-            f = _log_factor(form, p, sign * qgrid, x ** -w)
-            ok = _within_cap(form, f)
-            if ok.any():
-                resid = log_y - base_v - f[ok]
-                resid -= (resid * wt).sum(axis=1, keepdims=True)
-                e = (n * resid ** 2).sum(axis=1)
-                j = int(e.argmin())
-                if e[j] < best[0]:
-                    best = (float(e[j]), form, p, float(sign * qgrid[ok][j]))
-    return Separation(math.sqrt(ss[i]) / sigma, w, best[3], w_min, best[1], best[2])
-
-
+    form, p, q = members[i]
+    return Separation(math.sqrt(ss[i]) / sigma, float(ws[i]), q, w_min, form, p)
 
 
 def slowest_separable(x, n_obs, sigma: float, candidates=(0.45, 0.4, 0.35, 0.3, 0.25), power: float = 0.80,
@@ -173,10 +162,10 @@ def slowest_separable(x, n_obs, sigma: float, candidates=(0.45, 0.4, 0.35, 0.3, 
     if len(x) < 3 or not np.all(x > 1.0) or not sigma > 0:
         return None, math.nan
     n = np.asarray(n_obs, dtype=float) * np.ones_like(x)
-    suffix = _log_factor_distances(tuple(np.round(x, 12)), tuple(n), min(candidates))
+    ws, suffix = _log_factor_distances(tuple(np.round(x, 12)), tuple(n), min(candidates))
     chosen, bound = None, math.nan
     for w in sorted(candidates, reverse=True):
-        b = np_power(math.sqrt(float(suffix[int(np.searchsorted(SLOW_W[SLOW_W >= min(candidates) - 1e-12], w - 1e-9))])) / sigma, alpha)
+        b = np_power(math.sqrt(float(suffix[int(np.searchsorted(ws, w - 1e-9))])) / sigma, alpha)
         if b < power:
             return chosen, (b if chosen is None else bound)
         chosen, bound = w, b
@@ -184,14 +173,15 @@ def slowest_separable(x, n_obs, sigma: float, candidates=(0.45, 0.4, 0.35, 0.3, 
 
 
 @lru_cache(maxsize=256)
-def _log_factor_distances(x: tuple, n: tuple, floor: float) -> np.ndarray:
-    """Per w of SLOW_W at or above ``floor``: the least squared distance (unit noise) from a log factor ``(log x)^+-1``
-    to a correction decaying at least like x^-w. It does not depend on the noise, so a design seen before costs nothing."""
+def _log_factor_distances(x: tuple, n: tuple, floor: float) -> tuple[np.ndarray, np.ndarray]:
+    """(the w of SLOW_W at or above ``floor``, per w the least squared distance (unit noise) from a log factor
+    ``(log x)^+-1`` to a correction decaying at least like x^-w). It does not depend on the noise, so a design seen
+    before costs nothing."""
     xs, ns = np.array(x), np.array(n)
     lx = np.log(np.log(xs))
     ws = SLOW_W[SLOW_W >= floor - 1e-12]
     ss = np.full(len(ws), np.inf)
     for sign in (1.0, -1.0):
         log_y, xo, no, base_v = _design(sign * lx, xs, ns, None)
-        ss = np.minimum(ss, _nearest_by_w(log_y, xo, no, ws, SLOW_Q, base_v))
-    return np.minimum.accumulate(ss[::-1])[::-1]  # the nearest member with w at least ws[i]
+        ss = np.minimum(ss, _nearest_by_w(log_y, xo, no, ws, SLOW_Q, base_v)[0])
+    return ws, np.minimum.accumulate(ss[::-1])[::-1]  # the nearest member with w at least ws[i]
