@@ -30,7 +30,9 @@ from ibcheck.theory.variables import Variable  # noqa: E402
 
 from .api import (  # noqa: E402
     bounds,
+    calibrate,
     claim,
+    claim_template,
     claims,
     compare,
     compare_probability,
@@ -41,11 +43,16 @@ from .api import (  # noqa: E402
     growth,
     kkt_certificate,
     kkt_points,
+    kkt_trajectory,
     load_run,
     normalized_margin,
+    probability_claims,
     radii,
+    read_data,
     report,
     reproduce,
+    robust_construction,
+    scaling_report,
     svm,
     train,
     verdict,
@@ -68,4 +75,6 @@ def __getattr__(name: str):
 __all__ = ["Bound", "Claim", "Hypothesis", "Variable", "load_claims", "register", "Registry", "using_registry",
            "claims", "claim", "bounds", "window", "design", "growth", "train", "load_run", "radii", "kkt_points", "kkt_certificate",
            "global_max_margin", "svm", "normalized_margin", "direction_error", "AtLeast", "AtMost",
-           "experiment", "compare", "compare_probability", "verdict", "reproduce", "report", "InputError", "RunFailure", *_CONFIGS]
+           "experiment", "compare", "compare_probability", "verdict", "reproduce", "report", "calibrate", "claim_template",
+           "kkt_trajectory", "probability_claims", "read_data", "robust_construction", "scaling_report", "InputError", "RunFailure",
+           *_CONFIGS]

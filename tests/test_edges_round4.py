@@ -372,3 +372,18 @@ def test_refusals_of_one_value_carry_it_for_scripts():
     with pytest.raises(ibcheck.InputError) as e:
         ibcheck.compare("NOPE.thm.1")
     assert e.value.value == "NOPE.thm.1" and "unknown claim id" in str(e.value)
+
+
+def test_every_call_of_the_api_is_in_the_package_namespace():
+    """Every command calls the API, so every API call is ``ibcheck.<name>``: ``ibcheck calibrate`` is
+    ``ibcheck.calibrate(...)`` (seven calls, calibrate among them, were only under ibcheck.api). Importing them loads
+    neither torch nor cvxpy."""
+    import subprocess
+    import sys
+
+    import ibcheck
+    import ibcheck.api as api
+
+    assert [n for n in api.__all__ if not hasattr(ibcheck, n) or n not in ibcheck.__all__] == []
+    code = "import sys, ibcheck; print(any(m in sys.modules for m in ('torch', 'cvxpy')))"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
