@@ -29,6 +29,7 @@ import scipy.sparse as sparse
 
 from ..networks import TwoLayerReLU
 from .global_opt import augment
+from .gram import gram_cone_program
 
 
 @dataclass(frozen=True)
@@ -135,7 +136,8 @@ def _cone_program(L: np.ndarray, y: np.ndarray, D: np.ndarray, s: np.ndarray):
     cone (D, s), the multipliers those of ``min sum_j ||v_j||`` (one set shared by every neuron).
 
     Solved one group of coupled neurons at a time (:func:`_components`), a lone neuron by
-    :func:`_single_neuron`: exact, since the objective is a sum over neurons and only a margin constraint couples two
+    :func:`_single_neuron`, a group by :func:`.gram.gram_cone_program` (exact and verified; Clarabel,
+    :func:`_block_program`, where it cannot verify its answer): exact, since the objective is a sum over neurons and only a margin constraint couples two
     of them (the joint program's multipliers are then the groups' own). A point on which no neuron fires makes the cone
     infeasible (its margin is 0)."""
     n, r = L.shape
@@ -149,7 +151,9 @@ def _cone_program(L: np.ndarray, y: np.ndarray, D: np.ndarray, s: np.ndarray):
             status, v, wall, lg = _single_neuron(L, y, D[:, group[0]] > 0, float(s[group[0]]))
             Vg, nug = (None, None) if v is None else (v[None, :], wall[:, None])
         else:
-            status, Vg, nug, lg = _block_program(L, y, D[:, group], s[group], np.flatnonzero((D[:, group] > 0).any(axis=1)))
+            rows = np.flatnonzero((D[:, group] > 0).any(axis=1))
+            out = gram_cone_program(L, y, D[:, group], s[group], rows)
+            status, Vg, nug, lg = out if out is not None else _block_program(L, y, D[:, group], s[group], rows)
         if Vg is None:
             return status, None, None, None
         V[group], nu[:, group] = Vg, nug

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 RECALL_FILE = Path(__file__).with_name("recall.json")
-ENGINE_SOURCES = ("engine.py", "polish.py", "gd.py", "cones.py", "certificate.py", "policy.py", "jacobian.py")
+ENGINE_SOURCES = ("engine.py", "polish.py", "gram.py", "gd.py", "cones.py", "certificate.py", "policy.py", "jacobian.py")
 RECALL_MIN = 0.9  # a claim about every KKT point counts only where the engine's recall on its class is at least this
 
 
