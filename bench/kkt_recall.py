@@ -17,7 +17,10 @@ claim about every KKT point counts only where the recall on its class is at leas
 ``--fixture`` also writes ``tests/data/kkt_planted.npz``: the known points of the first k = 4 and the first k = 8
 instance with three or more, which a test checks the engine still finds.
 
-Usage: ``python bench/kkt_recall.py [--quick] [--fixture]``.
+``--cells 2,4,6`` measures instead at FVBS23.thm.4_2's quick cells themselves (their own n, 62-288), under the quick
+budget only: a class record per k over that n range, kept beside the small-n records.
+
+Usage: ``python bench/kkt_recall.py [--quick] [--fixture] [--cells 2,4,6 [--seeds S]]``.
 """
 from __future__ import annotations
 
@@ -48,6 +51,19 @@ INSTANCES = SEVERAL + [(d, k, n, seed) for k, ns in ((4, (12, 20)), (8, (24, 32)
 QUICK = SEVERAL + [(64, 4, 12, 0), (64, 4, 20, 0), (1024, 4, 12, 0), (1024, 4, 20, 0), (64, 8, 24, 0), (64, 8, 24, 1),
                    (64, 8, 32, 0), (1024, 8, 24, 0)]
 FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "data" / "kkt_planted.npz"
+
+
+def cell_instances(ks: str, seeds: int) -> list[tuple[int, int, int, int]]:
+    """(d, k, n, seed) at FVBS23.thm.4_2's quick cells with these k: the smallest and largest d of the quick grid, n the
+    cell's own (the smallest inside the window), so a recall class covers the n that make report's cells have."""
+    exp = EXPERIMENTS["FVBS23.thm.4_2"]
+    ds_ = exp.quick_grid["d"]
+    out = []
+    for k in [int(x) for x in ks.split(",") if x]:
+        for d in (min(ds_), max(ds_)):
+            p = design(TrainedNetwork, {**exp.fixed_at(True), "d": d, "k": k})
+            out += [(d, k, int(p.n_per_cluster) * k, seed) for seed in range(seeds)]
+    return out
 
 
 def budgets() -> dict[str, Budget]:
@@ -100,14 +116,19 @@ def main() -> None:
     ap.add_argument("--slsqp", type=int, default=12, help="SLSQP starts per instance (the independent cross-check)")
     ap.add_argument("--k", default="", help="only these k (comma-separated); the other classes on record are kept")
     ap.add_argument("--extra-k", default="", help="also planted instances at these k (e.g. 2,6: the quick grid's), d = 64 and 1024")
+    ap.add_argument("--cells", default="", help="instead: instances at FVBS23.thm.4_2's quick cells with these k (e.g. 2,4,6), "
+                    "at the cells' own n, smallest and largest d of the quick grid; the FVBS23 quick budget only")
+    ap.add_argument("--seeds", type=int, default=1, help="samples per cell with --cells")
     args = ap.parse_args()
     bs = budgets()
+    if args.cells:
+        bs = {"FVBS23 quick": bs["FVBS23 quick"]}
     per_class: dict[tuple, dict] = {}
     fixture: dict[str, np.ndarray] = {}
     rows = []
     several: dict[str, list[int]] = {}
     print(f"engine fingerprint {engine_fingerprint()}; budgets: " + "; ".join(f"{k}: {json.dumps(b.as_json())}" for k, b in bs.items()))
-    todo = list(QUICK if args.quick else INSTANCES)
+    todo = list(QUICK if args.quick else INSTANCES) if not args.cells else cell_instances(args.cells, args.seeds)
     for k in [int(x) for x in args.extra_k.split(",") if x]:
         todo += [(d, k, n, 0) for d in (64, 1024) for n in (3 * k, 5 * k)]
     if args.k:
@@ -161,9 +182,15 @@ def main() -> None:
     # merge with the classes on record measured by this same engine (another k, or another budget)
     old = json.loads(RECALL_FILE.read_text()) if RECALL_FILE.exists() else {}
     if old.get("fingerprint") == engine_fingerprint():
-        mine = {(c["k"], json.dumps(c["budget"], sort_keys=True)) for c in per_class.values()}
-        kept = [c for c in old.get("classes", []) if (c["k"], json.dumps(c["budget"], sort_keys=True)) not in mine]
-        rows = [r for r in old.get("instances", []) if r["k"] not in {c["k"] for c in per_class.values()}] + rows
+        def overlaps(c) -> bool:  # the same k and budget over an overlapping n range: this run's record replaces it
+            return any(c["k"] == a["k"] and c["budget"] == a["budget"] and c.get("n_min", 0) <= a["n_max"]
+                       and a["n_min"] <= c.get("n_max", 10**9) for a in per_class.values())
+
+        def replaced(r) -> bool:
+            return any(r["k"] == a["k"] and a["n_min"] <= r["n"] <= a["n_max"] for a in per_class.values())
+
+        kept = [c for c in old.get("classes", []) if not overlaps(c)]
+        rows = [r for r in old.get("instances", []) if not replaced(r)] + rows
     else:
         kept = []
     RECALL_FILE.write_text(json.dumps({"fingerprint": engine_fingerprint(), "instances": rows,

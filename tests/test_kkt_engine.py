@@ -229,3 +229,23 @@ def test_a_recall_is_read_only_inside_the_measured_sample_sizes(tmp_path):
     assert recall_for(2048, 8, budget, path, n=40)[0] is None  # d outside as before
     path.write_text(json.dumps({"classes": [{**rec, "n_min": 0, "n_max": 0}]}))
     assert recall_for(256, 8, budget, path, n=246)[0] == pytest.approx(0.95)
+
+
+def test_a_recall_measured_at_the_cells_own_n_is_read_there_and_the_small_n_one_below(tmp_path):
+    """bench/kkt_recall.py --cells keeps a second record per (k, budget) over the cells' n beside the small-n one: each
+    cell reads the record whose n range holds its n, whichever comes first in the file."""
+    import json
+
+    from ibcheck.solvers.kkt.recall import engine_fingerprint, recall_for
+
+    budget = Budget().as_json()
+    small = {"k": 6, "d_min": 64, "d_max": 1024, "budget": budget, "instances": 4, "known": 10, "found": 9,
+             "fingerprint": engine_fingerprint(), "n_min": 18, "n_max": 30}
+    cells = {**small, "d_min": 256, "d_max": 1024, "known": 8, "found": 4, "n_min": 184, "n_max": 288}
+    path = tmp_path / "recall.json"
+    for order in ([small, cells], [cells, small]):
+        path.write_text(json.dumps({"classes": order}))
+        assert recall_for(512, 6, budget, path, n=234)[0] == pytest.approx(0.5)
+        assert recall_for(512, 6, budget, path, n=24)[0] == pytest.approx(0.9)
+        r, why = recall_for(512, 6, budget, path, n=100)
+        assert r is None and "n = 100" in why

@@ -88,7 +88,8 @@ def recall_for(d: int, k: int, budget: dict, path: Path = RECALL_FILE, n: int | 
     if not inside:
         lo, hi = min(r.d_min for r in fresh), max(r.d_max for r in fresh)
         return None, f"recall measured at d = {lo}-{hi} only, not at d = {d}"
-    r = inside[0]
+    covering = [r for r in inside if n is None or not r.n_max or r.n_min <= int(n) <= r.n_max]
+    r = covering[0] if covering else inside[0]  # the record measured at this cell's n, where there is one
     if n is not None and r.n_max and not r.n_min <= int(n) <= r.n_max:
         return None, (f"recall measured at n = {r.n_min}-{r.n_max} only (k = {k}, d = {r.d_min}-{r.d_max}), not at this "
                       f"cell's n = {n}")
