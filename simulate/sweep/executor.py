@@ -77,12 +77,19 @@ class Executor:
 
 
 def _init_worker() -> None:
-    """Die with the parent (Linux) and use one torch thread per worker."""
+    """Die with the parent (Linux) and use one thread per worker: torch's, and the BLAS's that numpy and scipy call.
+
+    Pitfall avoided: OMP_NUM_THREADS is read when OpenBLAS loads, and a spawned worker has loaded numpy (to unpickle
+    this very function) before it runs; two workers then ran two BLAS threads each on two cores, and the KKT engine's
+    Cholesky factors (solvers/kkt/gram.py) ran 2.5-4x slower than alone."""
     try:
         ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except OSError:
         pass
     os.environ["OMP_NUM_THREADS"] = "1"
+    from threadpoolctl import threadpool_limits  # the BLAS already loaded: limited in place
+
+    threadpool_limits(limits=1)
     try:
         import torch  # heavy: torch (a worker sets its threads)
 
