@@ -249,3 +249,36 @@ def test_a_recall_measured_at_the_cells_own_n_is_read_there_and_the_small_n_one_
         assert recall_for(512, 6, budget, path, n=24)[0] == pytest.approx(0.9)
         r, why = recall_for(512, 6, budget, path, n=100)
         assert r is None and "n = 100" in why
+
+
+def test_the_tie_residuals_on_the_qr_equal_nnls_on_the_full_jacobian(small):
+    """eps_relu0 / eps_relu1 (every tie at ReLU'(0) = 0, or at 1) are computed on the certificate's QR, exactly: they
+    equal scipy's NNLS on the full (parameters x active points) system, the definition."""
+    from scipy.optimize import nnls
+
+    from ibcheck.solvers.kkt.jacobian import margin_jacobian, tie_columns
+
+    ds, res = small
+    tied = [c for c in res.candidates if c.certified and c.ties > 0]
+    assert tied
+    cert = kkt_certificate(tied[0].net, ds.X, ds.y)
+    assert cert.n_ties > 0
+    net = cert.scaled
+    theta = net.params()
+    Z = net.preactivations(ds.X)
+    q = ds.y * (np.maximum(Z, 0.0) @ net.a)
+    active = np.flatnonzero(q <= 1 + 1e-6)
+    tie = np.zeros_like(Z, dtype=bool)
+    tie[active] = np.abs(Z[active]) <= 1e-9 * (1 + np.abs(Z).max())
+    sigma = ((Z[active] > 0) & ~tie[active]).astype(float)
+    H = margin_jacobian(net, ds.X[active], ds.y[active], sigma=sigma)[1].T
+    ties = [(int(i), int(j)) for i, j in zip(*np.nonzero(tie))]
+    T = tie_columns(net, ds.X, ds.y, ties)
+    H1 = H.copy()
+    owner = {int(i): r for r, i in enumerate(active)}
+    for col, (i, _) in enumerate(ties):
+        H1[:, owner[i]] += T[:, col]
+    tn = np.linalg.norm(theta)
+    for got, M in ((cert.eps_relu0, H), (cert.eps_relu1, H1)):
+        want = nnls(M / np.abs(M).max(), theta / tn, maxiter=5000)[1]
+        assert got == pytest.approx(min(want, 1.0), rel=1e-6, abs=1e-12)
