@@ -156,7 +156,7 @@ def _nnqp(K: np.ndarray, c: Constraints, rho: np.ndarray, passive: np.ndarray, m
         order = np.argsort(-w)[:batch]
         order = order[w[order] > FEAS_TOL]
         if not len(order):
-            out = np.zeros(len(c.h), bool)
+            out: np.ndarray = np.zeros(len(c.h), bool)
             out[f.F] = True
             return mu, out, "optimal"
         added = f.add([int(p) for p in order])
