@@ -28,6 +28,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 
 import cloudpickle
+from threadpoolctl import threadpool_limits
 from tqdm import tqdm
 
 from ibcheck.simulate.experiments.registry import as_trajectory, check_user_value, experiment_for
@@ -87,9 +88,7 @@ def _init_worker() -> None:
     except OSError:
         pass
     os.environ["OMP_NUM_THREADS"] = "1"
-    from threadpoolctl import threadpool_limits  # the BLAS already loaded: limited in place
-
-    threadpool_limits(limits=1)
+    threadpool_limits(limits=1)  # the BLAS already loaded: limited in place
     try:
         import torch  # heavy: torch (a worker sets its threads)
 
