@@ -27,11 +27,20 @@ def _pow2(lo, hi, step=1):
 
 
 def test_a_missing_log_factor_does_not_pass():
-    """sqrt(d)/log d against Theta(sqrt(d)) over d = 2^14..2^24: the band engine passed it (power 0.42 in 0.5 +- 0.1)."""
+    """sqrt(d)/log d against Theta(sqrt(d)) over d = 2^14..2^24: the band engine passed it (power 0.42 in 0.5 +- 0.1).
+    It is not consistent; nor is it inconsistent here, since a true claim may carry a correction as slow as d^-0.3 and
+    the nearest such curve, sqrt(d) (1 + 56 d^-0.3)^(1/2), lies 0.97 noise units from it at this design: no test that
+    calls that true curve inconsistent at most 5% of the time rejects this one in more than 25% of trials
+    (simulate.stats.separation.nearest_corrected). Over 2^14..2^40 the design tells them, and it is rejected."""
+    from ibcheck.simulate.stats.separation import nearest_corrected
+
     an = analyze(_rows(lambda d: d ** 0.5 / math.log(d), _pow2(14, 24, 2)), ["d"], "Theta", {"d": 0.5}, bootstrap=False)
     assert an.term_verdict == "consistent"  # the old engine
-    assert an.verdict == "inconsistent", an.reason
-    assert "log d" in an.reason
+    assert an.verdict == "inconclusive" and "correction to scaling" in an.reason, an.reason
+    d = 2.0 ** np.arange(14, 25, 2)
+    assert nearest_corrected(-np.log(np.log(d)), d, 3, 0.05, 0.3).delta < 1.645  # below any 5% test's threshold
+    wide = analyze(_rows(lambda d: d ** 0.5 / math.log(d), _pow2(14, 40, 2)), ["d"], "Theta", {"d": 0.5}, bootstrap=False)
+    assert wide.verdict == "inconsistent" and "log d" in wide.reason, wide.reason
 
 
 def test_a_missing_log_log_factor_is_caught_where_the_claim_states_log_factors():
@@ -85,7 +94,7 @@ def test_a_loose_bound_is_consistent_and_not_attained():
     assert bad.verdict == "inconsistent"
 
 
-@pytest.mark.parametrize("b, w", [(3.0, 0.5), (-0.5, 1.0), pytest.param(1.0, 1.0, marks=pytest.mark.slow),
+@pytest.mark.parametrize("b, w", [(3.0, 0.5), (-0.5, 1.0), (1.0, 0.3), (-0.5, 0.3), pytest.param(1.0, 1.0, marks=pytest.mark.slow),
                                   pytest.param(3.0, 1.0, marks=pytest.mark.slow)])  # the slowest decay, a negative b; the rest slow
 def test_a_vanishing_correction_is_not_called_a_violation(b, w):
     """sqrt(d) (1 + b d^-w) against Theta(sqrt(d)) over d = 16..2048: over 10 draws, never inconsistent."""

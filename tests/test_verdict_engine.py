@@ -235,7 +235,8 @@ def test_calibration_at_six_trials_on_the_deciding_scenarios():
         assert r["counts"][bad] == 0, (name, r)
     assert sc["exact"]["counts"]["consistent"] >= 5 and sc["wrong_d"]["counts"]["inconsistent"] >= 5
     assert sc["log_claim"]["rates"]["consistent"] > sc["log_claim"]["band_rule_rates"]["consistent"]
-    assert sc["ray"]["rates"]["inconsistent"] > sc["ray"]["band_rule_rates"]["inconsistent"]
+    # (the ray, d^0.6 k^-0.6 over d = 64..256, is no longer decided more often than by the band rule: a correction as
+    # slow as d^-0.3 describes a d^0.1 move over two octaves, docs/verdict.md#calibration)
 
 
 @pytest.mark.slow
@@ -251,9 +252,6 @@ def test_calibration_of_the_regime_classes():
     sc = res["scenarios"]
     for name, r in sc.items():
         bad = "inconsistent" if r["truth"] == "true" else "consistent"
-        if name == "correction_03_below":  # the measured failure (docs/verdict.md): each violation names its caveat
-            assert all("slower than d^-0.5" in e["reason"] for e in r["examples"] if e["verdict"] == "inconsistent"), r
-            continue
         assert r["counts"][bad] == 0, (name, r)
     for name in ("power_062", "late_rise", "transient_steps"):
         assert sc[name]["counts"]["inconsistent"] == 3, (name, sc[name])
@@ -267,14 +265,12 @@ def test_calibration_targets_at_small_n():
     sc = res["scenarios"]
     for name, r in sc.items():  # at 20 trials, at most one error of either kind (5%) in every scenario
         bad = "inconsistent" if r["truth"] == "true" else "consistent"
-        if name == "correction_03_below":  # the measured failure (docs/verdict.md): its violations carry the caveat
-            assert all("slower than d^-0.5" in e["reason"] for e in r["examples"] if e["verdict"] == "inconsistent"), r
-            continue
         assert r["counts"][bad] <= 1, (name, r)
     assert sc["exact"]["counts"]["consistent"] >= 16
-    # the function test decides what the band rule could not: a fitted log factor, a ray, a window
+    # the function test decides what the band rule could not: a fitted log factor, a window
     assert sc["log_claim"]["rates"]["consistent"] > sc["log_claim"]["band_rule_rates"]["consistent"]
-    assert sc["ray"]["rates"]["inconsistent"] > sc["ray"]["band_rule_rates"]["inconsistent"]
+    # (the ray, d^0.6 k^-0.6 over d = 64..256, is no longer decided more often than by the band rule: a correction as
+    # slow as d^-0.3 describes a d^0.1 move over two octaves, docs/verdict.md#calibration)
 
 
 def test_rounds_favour_large_scales_over_cheap_small_cells():

@@ -44,6 +44,7 @@ from ibcheck.simulate.stats.separation import nearest_corrected, seeds_needed
 from ibcheck.simulate.substrate.seeds import stream
 from ibcheck.simulate.sweep.tasks import cell_key, data_hash
 from ibcheck.simulate.verdict.analysis import analyze
+from ibcheck.simulate.verdict.function_test import MIN_DECAY
 from ibcheck.simulate.verdict.sequential import SequentialPolicy
 from ibcheck.theory.argtypes import require_float, require_int
 from ibcheck.theory.atomic import write_text
@@ -208,7 +209,7 @@ SCENARIOS = {s.name: s for s in [
 
 
 # The issue's power targets (80% with 3 seeds over d = 2^6..2^16), each with the bound any test obeys at that design
-TARGET_W = 0.3  # the slowest correction a target asks to confirm (correction_03's d^-0.3): true claims may carry it
+TARGET_W = MIN_DECAY  # the slowest correction a target asks to confirm (correction_03's d^-0.3): the engine always tries it
 NOISE_SD = 0.15  # the seed noise of _times, in log space
 
 

@@ -190,9 +190,8 @@ def _evidence(b: BoundRecord, rec: ComparisonRecord, family_rejected: bool | Non
         keys = {tuple(sorted(c["cell"].items())) for c in (app.cells if app else []) if c.get("inside")}
         kkt = certified_everywhere(rec.kkt.cells, keys)
         several = every_point_searched(rec.kkt.cells, keys)
-    ft = b.analysis.function
     return RowEvidence(b.verdict, app.inside if app else 0, app.total if app else 0, b.trivial, rec.offsets, kkt, several,
-                       family_rejected, ft.caveat if ft is not None else "")
+                       family_rejected)
 
 
 def kkt_text(rec: ComparisonRecord) -> str:

@@ -117,15 +117,15 @@ FIRST = 3.0  # the largest factor (and 1/FIRST the smallest) a correction may ma
 LAST = 0.25  # the largest |b z| a correction may have at the largest-scale cell
 GRID = 129  # the b values profiled at once
 FORMS = (("factor", 1.0), ("factor", 0.5), ("factor", 2.0), ("additive", 1.0))
-# the corrections tried along one variable: x^(-w) on a grid of w; b is profiled for each. Those slower than x^-1/2
-# (w < 1/2) are tried only where the design tells them from a log factor (function_test.slowest_decay)
-SLOW_DECAYS = (0.45, 0.4, 0.35, 0.3, 0.25)  # the decays slower than x^-1/2 that may be tried, fastest first
+# the corrections tried along one variable: x^(-w) on a grid of w; b is profiled for each. Every one down to x^-0.3 is
+# tried (function_test.MIN_DECAY); x^-1/4 only where the design tells it from a log factor (function_test.slowest_decay)
+SLOW_DECAYS = (0.45, 0.4, 0.35, 0.3, 0.25)  # the decays slower than x^-1/2 on the grid, fastest first
 POWER_CORRECTIONS = tuple((form, p, "power", w) for form, p in FORMS for w in (*SLOW_DECAYS[::-1], *(i / 4 for i in range(2, 13))))
 # logarithmic corrections, (log x)^(-w) and log log x / log x: only where the claim states a log factor or the user asks
 LOG_CORRECTIONS = tuple((form, p, shape, w) for form, p in FORMS for shape, w in (("log", 0.5), ("log", 1.0), ("log", 2.0), ("loglog", 1.0)))
 # corrections in the claim's own scale g: y = g (c + b g^-omega) (an additive constant beside g is omega = 1, beside
 # sqrt(d/k) too); omega over [1/4, 3], of which those that decay along the direction at least as fast as the per-variable
-# family's slowest are tried (function_test.slowest_decay: v^-1/2, or slower where the design tells them from a log factor)
+# family's slowest are tried (function_test.slowest_decay: v^-0.3, or v^-1/4 where the design tells it from a log factor)
 SCALE = "g(x)"  # the rows' key (log_g(x)) holding log g, the claim's own function
 OMEGAS = (0.25, 1 / 3, 0.5, 2 / 3, 0.75, 1.0, 1.5, 2.0, 3.0)
 SCALE_CORRECTIONS = tuple((form, 1.0, "power", w) for form in ("factor", "additive") for w in OMEGAS)

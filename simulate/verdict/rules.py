@@ -261,7 +261,6 @@ class RowEvidence:
     kkt_certified: bool | None = None  # None: the claim speaks of no KKT point
     kkt_search: str | None = None  # a claim about every KKT point: why the engine's search does not count (None: it does)
     family_rejected: bool | None = None  # an inconsistent row: does its violation survive Holm across the index's rows?
-    caveat: str = ""  # an inconsistent row whose violation rests on corrections the design could not try (FunctionTest.caveat)
 
 
 def counted(e: RowEvidence) -> tuple[bool, str]:
@@ -271,8 +270,7 @@ def counted(e: RowEvidence) -> tuple[bool, str]:
     hypotheses; for a claim about KKT points, every inside cell holds certified KKT points; and it tests the
     claim's own exponents (log exponents fitted, not taken as known offsets; not a trivial row); a claim about every KKT
     point also needs the KKT engine run in full at every inside cell with a measured recall of 90% or more on its class
-    (:func:`~ibcheck.simulate.verdict.kkt.every_point_searched`). An inconsistent row whose violation rests on
-    corrections slower than x^-1/2 not being tried (the design cannot tell them from a log factor) is not counted."""
+    (:func:`~ibcheck.simulate.verdict.kkt.every_point_searched`)."""
     if not e.cells_total or e.cells_inside / e.cells_total < MIN_INSIDE:
         return False, f"extrapolated: {e.cells_inside}/{e.cells_total} cells inside the hypotheses (at least {MIN_INSIDE:.0%} needed)"
     if e.trivial:
@@ -285,8 +283,6 @@ def counted(e: RowEvidence) -> tuple[bool, str]:
         return False, "a cell inside the hypotheses holds no certified KKT point"
     if e.kkt_search:
         return False, e.kkt_search
-    if e.verdict == "inconsistent" and e.caveat:
-        return False, "the violation holds " + e.caveat
     if e.verdict == "inconsistent" and e.family_rejected is False:
         return False, "inconsistent at its own level, not at the family level across the index's rows (Holm, 0.05)"
     return True, f"{e.cells_inside}/{e.cells_total} cells inside" + (", certified KKT points at every cell" if e.kkt_certified else "")
