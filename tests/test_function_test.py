@@ -94,8 +94,9 @@ def test_a_loose_bound_is_consistent_and_not_attained():
     assert bad.verdict == "inconsistent"
 
 
-@pytest.mark.parametrize("b, w", [(3.0, 0.5), (-0.5, 1.0), (1.0, 0.3), (-0.5, 0.3), pytest.param(1.0, 1.0, marks=pytest.mark.slow),
-                                  pytest.param(3.0, 1.0, marks=pytest.mark.slow)])  # the slowest decay, a negative b; the rest slow
+@pytest.mark.parametrize("b, w", [(3.0, 0.5), (-0.5, 1.0), (-0.5, 0.3), pytest.param(1.0, 0.3, marks=pytest.mark.slow),
+                                  pytest.param(1.0, 1.0, marks=pytest.mark.slow), pytest.param(3.0, 1.0, marks=pytest.mark.slow)])
+# (-0.5, 0.3): the slowest correction a true claim may carry (MIN_DECAY), from below, where it reads as an extra log
 def test_a_vanishing_correction_is_not_called_a_violation(b, w):
     """sqrt(d) (1 + b d^-w) against Theta(sqrt(d)) over d = 16..2048: over 10 draws, never inconsistent."""
     verdicts = [analyze(_rows(lambda d: d ** 0.5 * (1 + b * d ** -w), _pow2(4, 11), seed=s), ["d"], "Theta", {"d": 0.5},

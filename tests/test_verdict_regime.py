@@ -293,3 +293,19 @@ def test_a_true_slow_correction_from_below_is_never_a_violation_and_a_violation_
                   {"d": 0.5, "k": -0.5}, bootstrap=False, extrapolate=False)
     assert bad.verdict == "inconsistent", bad.reason
     assert "beyond every correction to scaling that decays like d^-0.3 or faster" in bad.reason, bad.reason
+
+
+def test_a_slow_correction_excuses_a_move_but_never_levels_it(monkeypatch):
+    """A correction slower than the design tells from a log factor (here d^-0.3 at d = 64..256) may keep a move from
+    being a violation, never make it consistent: a false claim whose data carry log log d (the calibration's
+    extra_loglog, its trial 60) is levelled by +d^-0.3 alone. As evidence for the claim, that correction made the trial
+    consistent (measured over 300 trials: 15 consistent, against 7 with this rule)."""
+    import ibcheck.simulate.verdict.function_test as ft
+    from ibcheck.simulate.compare.calibrate import SCENARIOS, run_trial
+    from ibcheck.simulate.substrate.seeds import stream
+
+    sd = stream("calibration", 0, list(SCENARIOS).index("extra_loglog"), 60)
+    tr = run_trial(SCENARIOS["extra_loglog"], sd)
+    assert tr.verdict == "inconclusive" and "+d^-0.3" in tr.reason, tr.reason
+    monkeypatch.setattr(ft, "EVIDENCE_DECAY", ft.MIN_DECAY)  # the rule undone: every correction tried is evidence
+    assert run_trial(SCENARIOS["extra_loglog"], sd).verdict == "consistent"

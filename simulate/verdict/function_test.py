@@ -241,6 +241,10 @@ class FunctionTest:
 # correction_03, 1 + 5 d^-0.3, and its mirror from below). A violation must survive every such correction; a claim-scale
 # one g^-omega is tried along v where it decays at least that fast (omega |dlog g/dlog v| >= 0.3)
 MIN_DECAY = 0.3
+# the slowest decay a correction may have and still level a ratio (evidence for the claim: a consistent verdict), where
+# the design does not tell slower ones from a log factor (slowest_decay); between it and MIN_DECAY a correction excuses
+# a move (inconclusive), never more: a slow correction mimics a log log factor as well as a log one
+EVIDENCE_DECAY = 0.5
 SEPARABLE = 0.80  # a slower correction is tried where a log factor stays told from it with this power (slowest_decay)
 CAP_TEXT = f"at most a factor 3 at the smallest scale, {1 + LAST:g} at the largest"  # the bounds a correction's b keeps
 LEVELS = 0.05  # the level at which a correction that fits better than a steady deviation is accepted
@@ -517,11 +521,14 @@ def _best_correction(v: str, ff: FamilyFit, toward_zero: frozenset[str], level: 
     cells = [c for c in ff.fit.cells if "residual" in c]
     cells, g_dir = _with_scale(cells, v, toward_zero, predicted, terms)
     shapes = POWER_CORRECTIONS + (LOG_CORRECTIONS if logs else ())
-    best, slowest, bound = _best_fit(cells, others, alt, v, toward_zero, shapes, g_dir)
+    best, ev, slowest, bound = _best_fit(cells, others, alt, v, toward_zero, shapes, g_dir)
     if best is None:
         return None
+    # a violation must beat every correction tried (down to v^-MIN_DECAY); only one that decays as fast as the design
+    # tells from a log factor may level the ratio (a slower one excuses a move, never makes it consistent)
+    decision = "keeps moving" if best.p_moving < level else "levels off" if ev is not None and ev.p_level < LEVELS else "cannot tell"
+    best = ev if decision == "levels off" and ev is not None else best
     corr = best.correction
-    decision = "keeps moving" if best.p_moving < level else "levels off" if best.p_level < LEVELS else "cannot tell"
     if best.capped and not (decision == "keeps moving" and (best.p_trend_fit >= LEVELS or not _levelling(cells, others, alt))):
         # a correction stretched to its cap is no evidence for the claim; against the claim, only a steady deviation that
         # fits the data (no lack of fit at the violation level) and beats the largest correction allowed: a curved ratio
@@ -551,21 +558,21 @@ def _levelling(cells: list[dict], others: list[Term], alt: Term) -> bool:
 
 
 def slowest_decay(cells: list[dict], v: str, toward_zero: frozenset[str], pure: float) -> tuple[float, float]:
-    """The slowest decay along ``v`` a correction may have on these cells: MIN_DECAY (v^-0.3), or slower,
-    v^-1/4, where this design still tells every such correction from a log factor of v with 80% power (the
-    Neyman-Pearson bound at the cells' values of v, their seeds and the seeds' pooled noise ``pure``, a variance:
-    :func:`simulate.stats.separation.slowest_separable`). Returns (the decay, the bound; nan where not computed).
-    Trajectories (one run per cell) and cells without a noise estimate keep MIN_DECAY."""
+    """The slowest decay along ``v`` a correction may have on these cells and still level the ratio (evidence for the
+    claim): EVIDENCE_DECAY (v^-1/2), or slower, down to v^-1/4, where this design still tells every such correction
+    from a log factor of v with 80% power (the Neyman-Pearson bound at the cells' values of v, their seeds and the
+    seeds' pooled noise ``pure``, a variance: :func:`simulate.stats.separation.slowest_separable`). Returns (the
+    decay, the bound; nan where not computed). Trajectories (one run per cell) and cells without a noise estimate keep
+    EVIDENCE_DECAY. (Corrections down to v^-MIN_DECAY are tried everywhere; those slower than this decay only excuse.)"""
     if not cells or any("run" in c for c in cells) or not pure > 0:
-        return MIN_DECAY, math.nan
+        return EVIDENCE_DECAY, math.nan
     seeds: dict[float, int] = {}
     for c in cells:
         u = -c["log_" + v] if v in toward_zero else c["log_" + v]
         seeds[round(u, 12)] = seeds.get(round(u, 12), 0) + max(int(c.get("n_seeds") or 1), 1)
     us = sorted(seeds)
-    slower = tuple(w for w in SLOW_DECAYS if w < MIN_DECAY - 1e-9)
-    w, bound = slowest_separable(np.exp(us), [seeds[u] for u in us], math.sqrt(pure), slower, power=SEPARABLE)
-    return (w, bound) if w is not None else (MIN_DECAY, bound)
+    w, bound = slowest_separable(np.exp(us), [seeds[u] for u in us], math.sqrt(pure), SLOW_DECAYS, power=SEPARABLE)
+    return (w, bound) if w is not None else (EVIDENCE_DECAY, bound)
 
 
 def _against(worst: DirectionTest, corrections: list[CorrectionFit]) -> str:
@@ -602,16 +609,20 @@ def _beyond(worst: DirectionTest, corrections: list[CorrectionFit]) -> str:
 
 def _best_fit(cells: list[dict], others: list[Term], alt: Term, v: str, toward_zero: frozenset[str], shapes, g_dir: float):
     """The best-levelling correction over ``shapes`` (and the claim-scale ones where g moves along v) on these cells,
-    each decaying along v at least as fast as :func:`slowest_decay` allows; and that decay with its bound."""
+    each decaying along v at least like v^-MIN_DECAY; the best of those that also decay as fast as
+    :func:`slowest_decay` allows (the ones that may level a ratio: evidence for the claim); the slowest decay tried
+    and the bound of :func:`slowest_decay`."""
     prof = LevelProfile(cells, others, alt)
-    slowest, bound = slowest_decay(cells, v, toward_zero, prof.pure if prof.pure_df >= 2 else 0.0)
-    tried = [prof.against(Correction(v, 0, v in toward_zero, shape=shape, w=w, form=form, p=p)) for form, p, shape, w in shapes
-             if shape != "power" or w >= slowest - 1e-9]
+    evidence, bound = slowest_decay(cells, v, toward_zero, prof.pure if prof.pure_df >= 2 else 0.0)
+    slowest = min(evidence, MIN_DECAY)
+    tried = [(w if shape == "power" else math.inf, prof.against(Correction(v, 0, v in toward_zero, shape=shape, w=w, form=form, p=p)))
+             for form, p, shape, w in shapes if shape != "power" or w >= slowest - 1e-9]
     if g_dir:
-        tried += [prof.against(Correction(SCALE, 0, g_dir < 0, shape=shape, w=w, form=form, p=p)) for form, p, shape, w in SCALE_CORRECTIONS
-                  if w * abs(g_dir) >= slowest - 1e-9]
-    best = min((x for x in tried if x is not None), key=lambda x: x.wrss_level, default=None)
-    return best, slowest, bound
+        tried += [(w * abs(g_dir), prof.against(Correction(SCALE, 0, g_dir < 0, shape=shape, w=w, form=form, p=p)))
+                  for form, p, shape, w in SCALE_CORRECTIONS if w * abs(g_dir) >= slowest - 1e-9]
+    best = min((x for _, x in tried if x is not None), key=lambda x: x.wrss_level, default=None)
+    ev = min((x for decay, x in tried if x is not None and decay >= evidence - 1e-9), key=lambda x: x.wrss_level, default=None)
+    return best, ev, slowest, bound
 
 
 def _decide(kind: str, all_tests: list[DirectionTest], level: float, corrections: list[CorrectionFit], tol: dict,
