@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from typing import TYPE_CHECKING, Sequence
 
 from ibcheck.simulate.report.figures import forest_figure, scaling_report, write_html
@@ -144,6 +145,7 @@ def _how_to_read(suite: SuiteResult) -> list[str]:
 def write_index(out: str, suite: SuiteResult, reproductions: Sequence[ReproductionOutcome] = (), seconds: float | None = None) -> str:
     """Render and save the report under ``out`` (see the module docstring); returns the path of index.html."""
     check_out(out)
+    t_write = time.perf_counter()
     os.makedirs(out, exist_ok=True)
     only = [name for name, _ in suite.comparisons] + [pc.claim for pc, _ in suite.probability] if suite.options.only else None
     scaling_report(only, inside(out, "scaling"))  # with --only, the scaling of those claims alone
@@ -157,11 +159,12 @@ def write_index(out: str, suite: SuiteResult, reproductions: Sequence[Reproducti
     o = suite.options  # claim ids hold no backtick (their pattern), so the command is a literal code span
     command = "ibcheck report" + (" --quick" if o.quick else "") + (f" --budget {o.budget:g}" if o.budget else "") \
         + (" --only " + " ".join(o.only) if o.only else "")
-    took = f" in {seconds:.0f} s" if seconds is not None else ""
+    writing = time.perf_counter() - t_write  # the reports and figures saved above: part of the command's time too
+    took = f" in {seconds + writing:.0f} s (computing {seconds:.0f} s, writing {writing:.0f} s)" if seconds is not None else ""
     not_run = [{"claim": _link(n.claim), "quantity": "-", "verdict": "not run", "counted": "no",
                 "why (first clause; the claim's report has all of it)": one_sentence(n.why)} for n in suite.not_run]
     md = ["# ibcheck report", "",
-          f"`{command}`{took} (comparisons {suite.seconds:.0f} s). " + _summary_line(suite), "",
+          f"`{command}`{took}; comparisons {suite.seconds:.0f} s. " + _summary_line(suite), "",
           markdown_table([_glance_row(r) for r in suite.rows] + not_run), ""]
     images = []
     if suite.forest:
