@@ -243,8 +243,9 @@ def test_calibration_of_the_regime_classes():
     """Issue 36's classes at 3 trials each (20 s: -m slow; tests/test_verdict_regime.py has each class at one seed by
     default): no error of either kind, and the classes the engine now decides (d^0.62 over
     2^6..2^16, a late rise under O, a transient before a violation, an additive constant inside k <= sqrt(d)) decided.
-    Measured at 20 trials: power_062 20/20, extra_log_wide 18/20, late_rise 20/20, transient_steps 20/20 inconsistent;
-    additive_rays 20/20 consistent; missing_log_wide, correction_03 and capped_transient 20/20 inconclusive."""
+    Measured at 20 trials (b09cced): power_062 19/20, extra_log_wide 7/20 inconsistent (90% and 34% at 100 trials: a
+    correction as slow as d^-0.3 is tried, docs/verdict.md#calibration); additive_rays 20/20 consistent;
+    correction_03_below, missing_log_wide and correction_03 20/20 inconclusive."""
     from ibcheck.simulate.compare.calibrate import REGIME
 
     res = calibrate(trials=3, seed=3, scenarios=[s.name for s in REGIME])
@@ -252,8 +253,9 @@ def test_calibration_of_the_regime_classes():
     for name, r in sc.items():
         bad = "inconsistent" if r["truth"] == "true" else "consistent"
         assert r["counts"][bad] == 0, (name, r)
-    for name in ("power_062", "late_rise", "transient_steps"):
+    for name in ("late_rise", "transient_steps"):
         assert sc[name]["counts"]["inconsistent"] == 3, (name, sc[name])
+    assert sc["power_062"]["counts"]["inconsistent"] >= 2, sc["power_062"]  # 90% power: 2 of these 3 trials
     assert sc["additive_rays"]["counts"]["consistent"] == 3, sc["additive_rays"]
 
 
