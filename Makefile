@@ -6,6 +6,10 @@ STAMP  := $(VENV)/.installed
 # torch is pinned here: 2.13.0 is the CPU build available locally; an unpinned
 # torch would pull a multi-GB CUDA build.
 TORCH  := torch==2.13.0
+# pip byte-compiles one file at a time (about 43 s of a 70 s install); compileall on every core, leaving out the
+# packages' own test suites (never imported here), takes about 18 s on 2 cores. (The folder is asked of the venv's
+# python when the line runs: make expands a whole recipe before its first line, when the venv may not exist yet.)
+SITE   := import sysconfig; print(sysconfig.get_path("purelib"))
 REPORT_DIR ?= report
 # every module of the package is type-checked in make test (0 errors, no blanket ignores)
 TYPED  := ibcheck theory solvers simulate
@@ -17,8 +21,9 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet $(TORCH)
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet --no-compile $(TORCH)
+	$(BIN)/python -m pip install --quiet --no-compile -e '.[test]'
+	$(BIN)/python -m compileall -q -j 0 -x '/(tests?|testing)/' "$$($(BIN)/python -c '$(SITE)')" > /dev/null
 	touch $(STAMP)
 
 # The comparisons share a 200 s budget (work, in reference seconds): each sweep grows in rounds until it decides.
