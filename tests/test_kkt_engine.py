@@ -282,3 +282,24 @@ def test_the_tie_residuals_on_the_qr_equal_nnls_on_the_full_jacobian(small):
     for got, M in ((cert.eps_relu0, H), (cert.eps_relu1, H1)):
         want = nnls(M / np.abs(M).max(), theta / tn, maxiter=5000)[1]
         assert got == pytest.approx(min(want, 1.0), rel=1e-6, abs=1e-12)
+
+
+def test_the_recall_bench_measures_the_cells_at_their_own_n():
+    """bench/kkt_recall.py --cells plants its instances at the n the sweep picks at each FVBS23.thm.4_2 cell (the
+    smallest inside the window: 123 at d = 256 and 193 at d = 1024 for k = 4), not at the design's default
+    n_per_cluster k (160), which no cell has: a recall measured there would cover no cell."""
+    import importlib.util
+    from pathlib import Path
+
+    from ibcheck.simulate.experiments.registry import EXPERIMENTS
+
+    spec = importlib.util.spec_from_file_location("kkt_recall_bench", Path(__file__).parents[1] / "bench" / "kkt_recall.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    exp = EXPERIMENTS["FVBS23.thm.4_2"]
+    got = bench.cell_instances("4", 2)
+    ds = exp.quick_grid["d"]
+    want = [(d, 4, exp.settings_at({"d": d, "k": 4})["n"], s) for d in (min(ds), max(ds)) for s in (0, 1)]
+    assert got == want
+    assert [n for _, _, n, _ in got] == [123, 123, 193, 193]  # k ln^2 d, rounded up

@@ -203,8 +203,9 @@ def _newton_norms(K: np.ndarray, c: Constraints, F: np.ndarray, t: np.ndarray, l
         except (np.linalg.LinAlgError, ValueError):
             return None
         x = sla.cho_solve(fac, c.h[F], check_finite=False)
-        B = np.zeros((n, m))
-        np.add.at(B, ptF, x[:, None] * AF)
+        mu = np.zeros(len(c.h))
+        mu[F] = x
+        B = _beta(c, mu, n)
         KB = K @ B
         phi = np.einsum("ij,ij->j", B, KB)[idx] - 1.0
         if np.abs(phi).max() <= NORM_TOL:
@@ -292,6 +293,6 @@ def _verified(L, K, c: Constraints, F, t, xF, live, D):
             return None
     V = (B * tt).T @ L  # v_j = t_j L^T beta_j
     lam = np.zeros(n)
-    np.add.at(lam, c.pt[:c.n_margin], mu[:c.n_margin])
+    lam[c.pt[:c.n_margin]] = mu[:c.n_margin]  # one margin per point
     nu = mu[c.n_margin:].reshape(n, m)
     return "optimal", V, np.where(live[None, :], nu, 0.0), lam
