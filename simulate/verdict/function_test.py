@@ -74,6 +74,15 @@ from ibcheck.theory.errors import InputError
 POWER = 0.95  # the resolution is the deviation detected with this probability
 TARGET = 1.0  # a whole factor: the log-log family's target (the others are derived from it, see targets())
 
+# the slowest decay a correction always has: v^-0.3, the slowest a true claim is held to carry (the calibration's
+# correction_03, 1 + 5 d^-0.3, and its mirror from below). A violation must survive every such correction; a claim-scale
+# one g^-omega is tried along v where it decays at least that fast (omega |dlog g/dlog v| >= 0.3)
+MIN_DECAY = 0.3
+# the slowest decay a correction may have and still level a ratio (evidence for the claim: a consistent verdict), where
+# the design does not tell slower ones from a log factor (slowest_decay); between it and MIN_DECAY a correction excuses
+# a move (inconclusive), never more: a slow correction mimics a log log factor as well as a log one
+EVIDENCE_DECAY = 0.5
+
 
 @dataclass(frozen=True)
 class DirectionTest:
@@ -151,7 +160,7 @@ class CorrectionFit:
     p_trend_fit: float = 1.0  # the lack-of-fit p of the steady deviation (c + delta phi) against the seeds' own noise
     shape: Correction | None = field(default=None, compare=False, repr=False)  # the fitted correction itself (for plots)
     part: str = ""  # the part of the range it was fitted on: "" (whole), or the upper half ("d >= 512")
-    slowest: float = 0.3  # the slowest decay along the variable tried (slowest_decay): 0.3 (MIN_DECAY), or 1/4
+    slowest: float = MIN_DECAY  # the slowest decay along the variable tried: MIN_DECAY, or 1/4 (slowest_decay)
     slowest_bound: float = math.nan  # the Neyman-Pearson bound that allowed it (a log factor against those corrections)
 
     def as_json(self) -> dict:
@@ -237,14 +246,6 @@ class FunctionTest:
                 "notes": list(self.notes)}
 
 
-# the slowest decay a correction always has: v^-0.3, the slowest a true claim is held to carry (the calibration's
-# correction_03, 1 + 5 d^-0.3, and its mirror from below). A violation must survive every such correction; a claim-scale
-# one g^-omega is tried along v where it decays at least that fast (omega |dlog g/dlog v| >= 0.3)
-MIN_DECAY = 0.3
-# the slowest decay a correction may have and still level a ratio (evidence for the claim: a consistent verdict), where
-# the design does not tell slower ones from a log factor (slowest_decay); between it and MIN_DECAY a correction excuses
-# a move (inconclusive), never more: a slow correction mimics a log log factor as well as a log one
-EVIDENCE_DECAY = 0.5
 SEPARABLE = 0.80  # a slower correction is tried where a log factor stays told from it with this power (slowest_decay)
 CAP_TEXT = f"at most a factor 3 at the smallest scale, {1 + LAST:g} at the largest"  # the bounds a correction's b keeps
 LEVELS = 0.05  # the level at which a correction that fits better than a steady deviation is accepted
@@ -527,7 +528,9 @@ def _best_correction(v: str, ff: FamilyFit, toward_zero: frozenset[str], level: 
     # a violation must beat every correction tried (down to v^-MIN_DECAY); only one that decays as fast as the design
     # tells from a log factor may level the ratio (a slower one excuses a move, never makes it consistent)
     decision = "keeps moving" if best.p_moving < level else "levels off" if ev is not None and ev.p_level < LEVELS else "cannot tell"
-    best = ev if decision == "levels off" and ev is not None else best
+    if decision == "levels off":
+        assert ev is not None  # "levels off" is decided on ev
+        best = ev
     corr = best.correction
     if best.capped and not (decision == "keeps moving" and (best.p_trend_fit >= LEVELS or not _levelling(cells, others, alt))):
         # a correction stretched to its cap is no evidence for the claim; against the claim, only a steady deviation that
