@@ -172,3 +172,19 @@ def test_transfer_controls_fail_and_a_network_that_is_no_kkt_point_never_enters_
     sv = hard_margin_svm(ds.X, ds.y)
     lin = TwoLayerReLU(W=np.vstack([sv.w, -sv.w]), a=np.array([1.0, -1.0]), b=np.array([sv.b, -sv.b]))
     assert not is_point(kkt_certificate(lin, ds.X, ds.y))
+
+
+def test_the_kkt_table_shows_what_a_recall_rests_on():
+    """A claim's KKT table gives the recall with its count (6/6 reads differently from 150/150), and an unmeasured
+    recall with why."""
+    from ibcheck.simulate.report.comparison import _kkt_section
+
+    base = {"networks_certified": 8, "networks_trained": 16, "distinct": [1, 1], "ties": [5, 9], "max_eps": 1e-12,
+            "complete": True, "flip_norms": [[9.5], [9.4]], "spread": []}
+    note = "6/6 known points on 6 planted instances at k = 4, d = 256-1024, n = 123-193"
+    summary = {"kkt": [{**base, "cell": {"d": 256, "k": 4}, "recall": 1.0, "recall_note": note},
+                       {**base, "cell": {"d": 256, "k": 8}, "recall": None,
+                        "recall_note": "recall measured at n = 24-64 only (k = 8, d = 64-1024), not at this cell's n = 246"}]}
+    text = "\n".join(_kkt_section(summary))
+    assert f"100% ({note})" in text
+    assert "unmeasured: recall measured at n = 24-64 only" in text

@@ -365,6 +365,17 @@ def _cell_table(summary: dict, results: list[BoundAnalysis]) -> list[str]:
                                 + [f"{q.label} (geometric mean)", "seeds"]), ""]
 
 
+def _recall_text(cell: dict) -> str:
+    """The recall column: the share and what it rests on (``6/6 known points on 6 planted instances at k = 4, ...``), or
+    why there is none.
+
+    Pitfall avoided: "100%" alone reads the same on 6/6 as on 150/150; the count is the evidence."""
+    note = cell.get("recall_note") or ""
+    if cell.get("recall") is None:
+        return "unmeasured" + (f": {note}" if note else "")
+    return _fmt(cell["recall"], ".0%") + (f" ({note})" if note else "")
+
+
 def _kkt_section(summary: dict) -> list[str]:
     """Claims about every KKT point: per cell, the certified networks, the distinct points per sample, what the
     certificates rest on (ties), each distinct point's flip norm, and the transfer test on fresh points with its
@@ -386,7 +397,7 @@ def _kkt_section(summary: dict) -> list[str]:
                      "ties": f"{min(c['ties'])}-{max(c['ties'])}" if c.get("ties") else "-",
                      "largest residual": _fmt(c.get("max_eps"), ".1e"),
                      "engine ran in full": "yes" if c.get("complete") else "no",
-                     "recall on its class": (_fmt(c.get("recall"), ".0%") if c.get("recall") is not None else "unmeasured"),
+                     "recall on its class": _recall_text(c),
                      "flip norms of the distinct points (samples split by ;)": "; ".join(norms) or "-",
                      "spread (largest / smallest)": ", ".join(f"{x:.3g}" for x in c.get("spread") or []) or "-",
                      "own z on fresh points (bound)": _fmt(t.get("own_lcb"), ".3f"),
