@@ -12,12 +12,14 @@ by the one same-point test:
 Then each budget the comparisons use (FVBS23.thm.4_2's quick and full designs, and the engine's default) runs on the
 same instance, and its recall is the fraction of the known points it finds. The per-class records (k, d range,
 budget) go to ``solvers/kkt/recall.json``, stamped with the engine's fingerprint: the report reads them back and a
-claim about every KKT point counts only where the recall on its class is at least 90%.
+claim about every KKT point counts only where the recall on its class is at least 90%. Every instance the same engine
+measured is kept, and the classes are recomputed from all of them: runs add up (seeds may be run one at a time), and
+an instance measured again counts once, at its newest measurement.
 
 ``--fixture`` also writes ``tests/data/kkt_planted.npz``: the known points of the first k = 4 and the first k = 8
 instance with three or more, which a test checks the engine still finds.
 
-``--cells 2,4,6`` measures instead at FVBS23.thm.4_2's quick cells themselves (their own n, 62-288), under the quick
+``--cells 2,4,6`` measures instead at FVBS23.thm.4_2's quick cells themselves (their own n, 62-289), under the quick
 budget only: a class record per k over that n range, kept beside the small-n records.
 
 Usage: ``python bench/kkt_recall.py [--quick] [--fixture] [--cells 2,4,6 [--seeds S]]``.
@@ -114,6 +116,40 @@ def found_fraction(known: list, points: list, probes) -> int:
     return sum(any(function_distance(k.forward(probes), f) <= SAME_POINT_RTOL for f in fs) for k in known)
 
 
+def _key(row: dict) -> tuple:
+    """An instance's identity: its set ("planted" or "cells": a record written before sets were kept is "cells" where it
+    measured the quick budget alone, as --cells does), d, k, n and seed."""
+    return (row.get("set") or ("cells" if "default found" not in row else "planted"), row["d"], row["k"], row["n"], row["seed"])
+
+
+def merged_rows(old: list[dict], new: list[dict]) -> list[dict]:
+    """The instances on record (measured by the same engine) with this run's added; an instance measured again is this
+    run's. Each row keeps its set.
+
+    Pitfall avoided: a run replaced every recorded class of its k over an overlapping n range, so three seeds run one at a
+    time left the last seed's record alone; now every instance measured stays and the classes are recomputed."""
+    fresh = {_key(r) for r in new}
+    return [{**r, "set": _key(r)[0]} for r in old if _key(r) not in fresh] + [{**r, "set": _key(r)[0]} for r in new]
+
+
+def recall_classes(rows: list[dict], bs: dict[str, Budget], fingerprint: str) -> list[dict]:
+    """One recall class per (set, k, budget measured): its d and n ranges, instances, known and found points."""
+    out: dict[tuple, dict] = {}
+    for r in rows:
+        for name, b in bs.items():
+            if f"{name} found" not in r:
+                continue
+            acc = out.setdefault((_key(r)[0], r["k"], name), {"k": r["k"], "d_min": r["d"], "d_max": r["d"], "budget": b.as_json(),
+                                                              "instances": 0, "known": 0, "found": 0, "fingerprint": fingerprint,
+                                                              "n_min": r["n"], "n_max": r["n"]})
+            acc["d_min"], acc["d_max"] = min(acc["d_min"], r["d"]), max(acc["d_max"], r["d"])
+            acc["n_min"], acc["n_max"] = min(acc["n_min"], r["n"]), max(acc["n_max"], r["n"])
+            acc["instances"] += 1
+            acc["known"] += r["known"]
+            acc["found"] += r[f"{name} found"]
+    return list(out.values())
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="8 instances: k = 4 at d = 64 and 1024, k = 8 mostly at d = 64")
@@ -148,7 +184,8 @@ def main() -> None:
         sq = slsqp_points(ds.X, ds.y, k, args.slsqp, seed)
         known = union([list(ref.points), sq], probes)
         sq_alone = found_fraction(known, sq, probes)
-        line = {"d": d, "k": k, "n": n, "seed": seed, "known": len(known), "reference": ref.distinct, "slsqp": sq_alone,
+        line = {"set": "cells" if args.cells else "planted", "d": d, "k": k, "n": n, "seed": seed, "known": len(known),
+                "reference": ref.distinct, "slsqp": sq_alone,
                 "reference_seconds": round(t_ref, 1)}
         for name, b in bs.items():
             t = time.perf_counter()
@@ -185,22 +222,12 @@ def main() -> None:
               f"on {acc['instances']} instances")
     print("instances with 3 or more known points (the issue's done-when): "
           + "; ".join(f"{name}: {f}/{t} = {f / t:.0%}" for name, (f, t) in several.items() if t))
-    # merge with the classes on record measured by this same engine (another k, or another budget)
+    # merge with the instances on record measured by this same engine; every class is recomputed from all of them
     old = json.loads(RECALL_FILE.read_text()) if RECALL_FILE.exists() else {}
-    if old.get("fingerprint") == engine_fingerprint():
-        def overlaps(c) -> bool:  # the same k and budget over an overlapping n range: this run's record replaces it
-            return any(c["k"] == a["k"] and c["budget"] == a["budget"] and c.get("n_min", 0) <= a["n_max"]
-                       and a["n_min"] <= c.get("n_max", 10**9) for a in per_class.values())
-
-        def replaced(r) -> bool:
-            return any(r["k"] == a["k"] and a["n_min"] <= r["n"] <= a["n_max"] for a in per_class.values())
-
-        kept = [c for c in old.get("classes", []) if not overlaps(c)]
-        rows = [r for r in old.get("instances", []) if not replaced(r)] + rows
-    else:
-        kept = []
+    kept = old.get("instances", []) if old.get("fingerprint") == engine_fingerprint() else []
+    rows = merged_rows(kept, rows)
     RECALL_FILE.write_text(json.dumps({"fingerprint": engine_fingerprint(), "instances": rows,
-                                       "classes": kept + list(per_class.values())}, indent=1) + "\n")
+                                       "classes": recall_classes(rows, budgets(), engine_fingerprint())}, indent=1) + "\n")
     print(f"written {RECALL_FILE}")
     if args.fixture and fixture:
         FIXTURE.parent.mkdir(parents=True, exist_ok=True)

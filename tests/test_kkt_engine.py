@@ -284,22 +284,49 @@ def test_the_tie_residuals_on_the_qr_equal_nnls_on_the_full_jacobian(small):
         assert got == pytest.approx(min(want, 1.0), rel=1e-6, abs=1e-12)
 
 
-def test_the_recall_bench_measures_the_cells_at_their_own_n():
-    """bench/kkt_recall.py --cells plants its instances at the n the sweep picks at each FVBS23.thm.4_2 cell (the
-    smallest inside the window: 123 at d = 256 and 193 at d = 1024 for k = 4), not at the design's default
-    n_per_cluster k (160), which no cell has: a recall measured there would cover no cell."""
+def _recall_bench():
+    """bench/kkt_recall.py as a module (bench/ is not a package)."""
     import importlib.util
-    from pathlib import Path
-
-    from ibcheck.simulate.experiments.registry import EXPERIMENTS
 
     spec = importlib.util.spec_from_file_location("kkt_recall_bench", Path(__file__).parents[1] / "bench" / "kkt_recall.py")
     assert spec is not None and spec.loader is not None
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
+    return bench
+
+
+def test_the_recall_bench_measures_the_cells_at_their_own_n():
+    """bench/kkt_recall.py --cells plants its instances at the n the sweep picks at each FVBS23.thm.4_2 cell (the
+    smallest inside the window: 123 at d = 256 and 193 at d = 1024 for k = 4), not at the design's default
+    n_per_cluster k (160), which no cell has: a recall measured there would cover no cell."""
+    from ibcheck.simulate.experiments.registry import EXPERIMENTS
+
+    bench = _recall_bench()
     exp = EXPERIMENTS["FVBS23.thm.4_2"]
     got = bench.cell_instances("4", 2)
     ds = exp.quick_grid["d"]
     want = [(d, 4, exp.settings_at({"d": d, "k": 4})["n"], s) for d in (min(ds), max(ds)) for s in (0, 1)]
     assert got == want
     assert [n for _, _, n, _ in got] == [123, 123, 193, 193]  # k ln^2 d, rounded up
+
+
+def test_recall_runs_add_up_and_an_instance_measured_again_is_replaced():
+    """bench/kkt_recall.py keeps every instance the same engine measured: seeds run one at a time give the classes of
+    one run with all of them, an instance measured again counts once (its newest measurement), and the planted and the
+    cells' instances stay separate classes."""
+    bench = _recall_bench()
+    bs = {"FVBS23 quick": Budget(gd=4)}
+
+    def row(seed, found, set_="cells", n=123):
+        return {"set": set_, "d": 256, "k": 4, "n": n, "seed": seed, "known": 1, "FVBS23 quick found": found}
+
+    together = bench.recall_classes(bench.merged_rows([], [row(0, 1), row(1, 1), row(2, 0)]), bs, "fp")
+    one_by_one: list[dict] = []
+    for r in ([row(0, 1)], [row(1, 1)], [row(2, 0)]):
+        one_by_one = bench.merged_rows(one_by_one, r)
+    assert bench.recall_classes(one_by_one, bs, "fp") == together
+    assert [(c["instances"], c["known"], c["found"]) for c in together] == [(3, 3, 2)]
+    again = bench.merged_rows(one_by_one, [row(2, 1)])  # seed 2 measured again: it replaces the earlier row
+    assert [(c["instances"], c["found"]) for c in bench.recall_classes(again, bs, "fp")] == [(3, 3)]
+    both = bench.merged_rows(again, [row(0, 1, "planted", n=40)])
+    assert sorted((c["n_min"], c["n_max"]) for c in bench.recall_classes(both, bs, "fp")) == [(40, 40), (123, 123)]
