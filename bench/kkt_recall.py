@@ -134,6 +134,11 @@ def merged_rows(old: list[dict], new: list[dict]) -> list[dict]:
 
 def recall_classes(rows: list[dict], bs: dict[str, Budget], fingerprint: str) -> list[dict]:
     """One recall class per (set, k, budget measured): its d and n ranges, instances, known and found points."""
+    return list(classes_by_key(rows, bs, fingerprint).values())
+
+
+def classes_by_key(rows: list[dict], bs: dict[str, Budget], fingerprint: str) -> dict[tuple, dict]:
+    """:func:`recall_classes` keyed by (set, k, budget name)."""
     out: dict[tuple, dict] = {}
     for r in rows:
         for name, b in bs.items():
@@ -147,7 +152,7 @@ def recall_classes(rows: list[dict], bs: dict[str, Budget], fingerprint: str) ->
             acc["instances"] += 1
             acc["known"] += r["known"]
             acc["found"] += r[f"{name} found"]
-    return list(out.values())
+    return out
 
 
 def main() -> None:
@@ -164,11 +169,11 @@ def main() -> None:
     bs = budgets()
     if args.cells:
         bs = {"FVBS23 quick": bs["FVBS23 quick"]}
-    per_class: dict[tuple, dict] = {}
+    fp = engine_fingerprint()
     fixture: dict[str, np.ndarray] = {}
     rows = []
     several: dict[str, list[int]] = {}
-    print(f"engine fingerprint {engine_fingerprint()}; budgets: " + "; ".join(f"{k}: {json.dumps(b.as_json())}" for k, b in bs.items()))
+    print(f"engine fingerprint {fp}; budgets: " + "; ".join(f"{k}: {json.dumps(b.as_json())}" for k, b in bs.items()))
     todo = list(QUICK if args.quick else INSTANCES) if not args.cells else cell_instances(args.cells, args.seeds)
     for k in [int(x) for x in args.extra_k.split(",") if x]:
         todo += [(d, k, n, 0) for d in (64, 1024) for n in (3 * k, 5 * k)]
@@ -195,14 +200,6 @@ def main() -> None:
             line[name] = f"{hit}/{len(known)} in {sec:.1f}s"
             line[f"{name} found"] = hit
             line[f"{name} slsqp first"] = got.by_origin().get("slsqp:random", (0, 0, 0))[2]  # points no earlier source reached
-            key = (k, name)
-            acc = per_class.setdefault(key, {"k": k, "d_min": d, "d_max": d, "budget": b.as_json(), "instances": 0, "known": 0,
-                                             "found": 0, "fingerprint": engine_fingerprint(), "n_min": n, "n_max": n})
-            acc["d_min"], acc["d_max"] = min(acc["d_min"], d), max(acc["d_max"], d)
-            acc["n_min"], acc["n_max"] = min(acc["n_min"], n), max(acc["n_max"], n)
-            acc["instances"] += 1
-            acc["known"] += len(known)
-            acc["found"] += hit
         rows.append(line)
         print(json.dumps(line), flush=True)
         if len(known) >= 3:
@@ -216,7 +213,7 @@ def main() -> None:
             for j, net in enumerate(known):
                 fixture[f"{tag}_p{j}_W"], fixture[f"{tag}_p{j}_a"], fixture[f"{tag}_p{j}_b"] = net.W, net.a, net.b
     print("\nrecall per class (known points found / known points):")
-    for (k, name), acc in sorted(per_class.items()):
+    for (_, k, name), acc in sorted(classes_by_key(rows, bs, fp).items()):  # this run's instances
         r = acc["found"] / acc["known"] if acc["known"] else math.nan
         print(f"  k = {k}, d = {acc['d_min']}-{acc['d_max']}, budget {name}: {acc['found']}/{acc['known']} = {r:.0%} "
               f"on {acc['instances']} instances")
@@ -224,10 +221,10 @@ def main() -> None:
           + "; ".join(f"{name}: {f}/{t} = {f / t:.0%}" for name, (f, t) in several.items() if t))
     # merge with the instances on record measured by this same engine; every class is recomputed from all of them
     old = json.loads(RECALL_FILE.read_text()) if RECALL_FILE.exists() else {}
-    kept = old.get("instances", []) if old.get("fingerprint") == engine_fingerprint() else []
+    kept = old.get("instances", []) if old.get("fingerprint") == fp else []
     rows = merged_rows(kept, rows)
-    RECALL_FILE.write_text(json.dumps({"fingerprint": engine_fingerprint(), "instances": rows,
-                                       "classes": recall_classes(rows, budgets(), engine_fingerprint())}, indent=1) + "\n")
+    RECALL_FILE.write_text(json.dumps({"fingerprint": fp, "instances": rows, "classes": recall_classes(rows, budgets(), fp)},
+                                      indent=1) + "\n")
     print(f"written {RECALL_FILE}")
     if args.fixture and fixture:
         FIXTURE.parent.mkdir(parents=True, exist_ok=True)
