@@ -181,7 +181,7 @@ def test_the_kkt_table_shows_what_a_recall_rests_on():
 
     base = {"networks_certified": 8, "networks_trained": 16, "distinct": [1, 1], "ties": [5, 9], "max_eps": 1e-12,
             "complete": True, "flip_norms": [[9.5], [9.4]], "spread": []}
-    note = "6/6 known points on 6 planted instances at k = 4, d = 256-1024, n = 123-193"
+    note = "6/6 known points on 6 planted instances at k = 4, d = 256-1024, n = 123-193; 95% lower bound 61%"
     summary = {"kkt": [{**base, "cell": {"d": 256, "k": 4}, "recall": 1.0, "recall_note": note},
                        {**base, "cell": {"d": 256, "k": 8}, "recall": None,
                         "recall_note": "recall measured at n = 24-64 only (k = 8, d = 64-1024), not at this cell's n = 246"}]}

@@ -223,7 +223,9 @@ def test_a_recall_is_read_only_inside_the_measured_sample_sizes(tmp_path):
            "fingerprint": engine_fingerprint(), "n_min": 12, "n_max": 64}
     path = tmp_path / "recall.json"
     path.write_text(json.dumps({"classes": [rec]}))
-    assert recall_for(256, 8, budget, path, n=40)[0] == pytest.approx(0.95)
+    r, why = recall_for(256, 8, budget, path, n=40)
+    assert r == pytest.approx(0.95)
+    assert why.endswith("19/20 known points on 2 planted instances at k = 8, d = 64-1024, n = 12-64; 95% lower bound 78%")
     r, why = recall_for(256, 8, budget, path, n=246)
     assert r is None and "n = 12-64" in why and "n = 246" in why
     assert recall_for(2048, 8, budget, path, n=40)[0] is None  # d outside as before
@@ -330,3 +332,27 @@ def test_recall_runs_add_up_and_an_instance_measured_again_is_replaced():
     assert [(c["instances"], c["found"]) for c in bench.recall_classes(again, bs, "fp")] == [(3, 3)]
     both = bench.merged_rows(again, [row(0, 1, "planted", n=40)])
     assert sorted((c["n_min"], c["n_max"]) for c in bench.recall_classes(both, bs, "fp")) == [(40, 40), (123, 123)]
+
+
+def test_the_engine_fingerprint_hashes_code_not_comments():
+    """A comment or a docstring corrected keeps the recall measured; a changed constant, name or string stales it."""
+    from ibcheck.solvers.kkt.recall import code_of
+
+    src = ('"""Module doc."""\nimport numpy as np  # why\n\n\ndef f(a):\n    """Doc\n    on two lines."""\n'
+           '    # a whole-line comment\n    s = "kept"  # and why\n    return a + 1   \n')
+    same = src.replace("# why", "# another reason").replace("Doc\n", "A better doc\n").replace("Module doc.", "M.")
+    assert code_of(src) == code_of(same) == 'import numpy as np\ndef f(a):\n    s = "kept"\n    return a + 1'
+    for changed in (src.replace("a + 1", "a + 2"), src.replace('"kept"', '"other"'), src.replace("np", "numpy")):
+        assert code_of(changed) != code_of(src)
+
+
+def test_the_recall_on_record_was_measured_with_this_engine():
+    """recall.json's fingerprint is the engine's: an engine change without a recall rerun fails here, not silently in the
+    report (where every claim about every KKT point would become uncounted)."""
+    import json
+
+    from ibcheck.solvers.kkt.recall import RECALL_FILE, engine_fingerprint
+
+    data = json.loads(RECALL_FILE.read_text())
+    assert data["fingerprint"] == engine_fingerprint()
+    assert {c["fingerprint"] for c in data["classes"]} == {engine_fingerprint()}

@@ -138,7 +138,8 @@ def _how_to_read(suite: SuiteResult) -> list[str]:
             "cells are inside the claim's hypotheses (constants 1 unless --constants sets them), its cells hold certified "
             "KKT points where the claim speaks of KKT points (where it speaks of every KKT point: the KKT engine ran in full "
             f"at every inside cell, with a measured recall of at least {RECALL_MIN:.0%} on planted instances of the cell's "
-            "class), it is not trivial, and it tests the claim's own exponents, log factors included. Across the rows, the family-wise error of the "
+            "class, a point estimate whose 95% lower bound the claim's KKT table shows), it is not trivial, and it tests "
+            "the claim's own exponents, log factors included. Across the rows, the family-wise error of the "
             f"inconsistent rows is at most 0.05 (Holm's step-down over all {len(suite.rows)} rows).", ""]
 
 

@@ -205,8 +205,9 @@ def _patterns(X, y, cluster, starts, budget: Budget, span, rng, gd_inits: list) 
 
 SLSQP_MAX = 1000  # parameters (in the data's span: width x (rank + 1)) beyond which SLSQP (dense quasi-Newton) is not a
 # pattern source. Pitfall avoided: SLSQP on the raw weights cost 11 s of a 16 s sample at d = 256 (width x (d + 2)); at
-# 2000, SLSQP in the span was 59% of FVBS23.thm.4_2's quick sweep (203 of 345 s, all of it at k = 4: 1256-1552
-# parameters at d = 512-1024, n = 156-193), and on those six samples it reached no point the other sources missed
+# 2000, SLSQP in the span was 59% of FVBS23.thm.4_2's quick sweep (203 of 345 s: about 160 s at k = 4, d = 512-1024,
+# n = 156-193, 1256-1552 parameters, where it no longer runs; the rest at d = 256, k = 4, 992 parameters, and at k = 2),
+# and on the six k = 4 samples it reached no point the other sources missed
 
 
 def search(X: np.ndarray, y: np.ndarray, cluster: np.ndarray | None = None, starts: tuple = (), budget: Budget = Budget(),
