@@ -22,7 +22,7 @@ instance with three or more, which a test checks the engine still finds.
 ``--cells 2,4,6`` measures instead at FVBS23.thm.4_2's quick cells themselves (their own n, 62-289), under the quick
 budget only: a class record per k over that n range, kept beside the small-n records.
 
-Usage: ``python bench/kkt_recall.py [--quick] [--fixture] [--cells 2,4,6 [--seeds S]]``.
+Usage: ``python bench/kkt_recall.py [--quick] [--fixture] [--cells 2,4,6 [--seeds S] [--first-seed F]]``.
 """
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ QUICK = SEVERAL + [(64, 4, 12, 0), (64, 4, 20, 0), (1024, 4, 12, 0), (1024, 4, 2
 FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "data" / "kkt_planted.npz"
 
 
-def cell_instances(ks: str, seeds: int) -> list[tuple[int, int, int, int]]:
+def cell_instances(ks: str, seeds: int, first: int = 0) -> list[tuple[int, int, int, int]]:
     """(d, k, n, seed) at FVBS23.thm.4_2's quick cells with these k: the smallest and largest d of the quick grid, n the
     cell's own (the smallest inside the window, as the sweep picks it), so a recall class covers the n that make
     report's cells have.
@@ -69,7 +69,7 @@ def cell_instances(ks: str, seeds: int) -> list[tuple[int, int, int, int]]:
         for d in (min(ds_), max(ds_)):
             cell = {**exp.fixed_at(True), "d": d, "k": k}
             n = exp.settings_at(cell).get("n", design(TrainedNetwork, cell).n_per_cluster * k)
-            out += [(d, k, int(n), seed) for seed in range(seeds)]
+            out += [(d, k, int(n), seed) for seed in range(first, first + seeds)]
     return out
 
 
@@ -165,6 +165,7 @@ def main() -> None:
     ap.add_argument("--cells", default="", help="instead: instances at FVBS23.thm.4_2's quick cells with these k (e.g. 2,4,6), "
                     "at the cells' own n, smallest and largest d of the quick grid; the FVBS23 quick budget only")
     ap.add_argument("--seeds", type=int, default=1, help="samples per cell with --cells")
+    ap.add_argument("--first-seed", type=int, default=0, help="the first sample's seed with --cells (the runs add up)")
     args = ap.parse_args()
     bs = budgets()
     if args.cells:
@@ -174,7 +175,7 @@ def main() -> None:
     rows = []
     several: dict[str, list[int]] = {}
     print(f"engine fingerprint {fp}; budgets: " + "; ".join(f"{k}: {json.dumps(b.as_json())}" for k, b in bs.items()))
-    todo = list(QUICK if args.quick else INSTANCES) if not args.cells else cell_instances(args.cells, args.seeds)
+    todo = list(QUICK if args.quick else INSTANCES) if not args.cells else cell_instances(args.cells, args.seeds, args.first_seed)
     for k in [int(x) for x in args.extra_k.split(",") if x]:
         todo += [(d, k, n, 0) for d in (64, 1024) for n in (3 * k, 5 * k)]
     if args.k:
@@ -190,7 +191,7 @@ def main() -> None:
         known = union([list(ref.points), sq], probes)
         sq_alone = found_fraction(known, sq, probes)
         line = {"set": "cells" if args.cells else "planted", "d": d, "k": k, "n": n, "seed": seed, "known": len(known),
-                "reference": ref.distinct, "slsqp": sq_alone,
+                "reference": ref.distinct, "slsqp": sq_alone, "slsqp_starts": args.slsqp,
                 "reference_seconds": round(t_ref, 1)}
         for name, b in bs.items():
             t = time.perf_counter()

@@ -310,6 +310,7 @@ def test_the_recall_bench_measures_the_cells_at_their_own_n():
     want = [(d, 4, exp.settings_at({"d": d, "k": 4})["n"], s) for d in (min(ds), max(ds)) for s in (0, 1)]
     assert got == want
     assert [n for _, _, n, _ in got] == [123, 123, 193, 193]  # k ln^2 d, rounded up
+    assert [s for *_, s in bench.cell_instances("4", 2, first=3)] == [3, 4, 3, 4]  # later seeds add up
 
 
 def test_recall_runs_add_up_and_an_instance_measured_again_is_replaced():
