@@ -14,38 +14,46 @@ def _traj_row(log10_T: float, **values) -> dict:
     return {"log10_T": float(log10_T), "T": 10 ** log10_T if log10_T < 300 else None, **values}
 
 
-FLOW_RTOL = 0.01  # the step-halving control: at equal T, log10 of the loss under eta/2 within 1% of its value under eta
+FLOW_RTOL = 0.05  # the step-halving control: at equal T, the loss under eta/2 within 5% of the loss under eta (|delta ln L|)
 
 
 def follows_flow(points: list[tuple[float, float]], half: list[tuple[float, float]], rtol: float = FLOW_RTOL) -> list[bool | None]:
     """The step-halving control of a GD run: for each (log10 T, log10 loss) of the run at step eta, does the run at
-    eta/2 (same data, init and schedule) reach the same loss at the same T, within ``rtol`` of |log10 loss|? None
-    where the half-step run does not reach that T (no evidence either way: the point is not kept).
+    eta/2 (same data, init and schedule) reach the same loss at the same T, within a factor ``exp(rtol)`` (the loss's
+    own scale: |delta ln loss| <= rtol)? A run leaves the flow for good at its first point that does not: a later
+    agreement is a crossing of the two runs, not the flow (False from there on). None where the half-step run does not
+    reach that T (no evidence either way: the point is not kept).
 
     A statement about gradient flow (or about GD under a step condition) holds only where the simulation follows the
-    flow: halving the step must change nothing. Pitfall avoided: a loss-based schedule that grows the step without
-    bound leaves the flow late in the run, and those rows then decided LL20's verdict."""
+    flow: halving the step must change nothing at the resolution of the measure. Pitfalls avoided: a loss-based
+    schedule that grows the step without bound leaves the flow late in the run, and those rows then decided LL20's
+    verdict; and a tolerance relative to |log10 loss| (1% of it) let the two runs differ by 3.5 decades at a loss of
+    1e-350, where LL20's runs at eta and eta/2 differ by 0.47 decades, the size of the deviation the verdict tests."""
     if len(half) < 2:
         return [None] * len(points)
     hx = np.array([p[0] for p in half], dtype=float)
     hy = np.array([p[1] for p in half], dtype=float)
     order = np.argsort(hx)
     hx, hy = hx[order], hy[order]
+    tol = rtol / np.log(10.0)  # in log10
     out: list[bool | None] = []
-    for lt, ly in points:
+    left = False
+    for lt, ly in sorted(points):
         if lt < hx[0] or lt > hx[-1]:
             out.append(None)
             continue
-        y_half = float(np.interp(lt, hx, hy))
-        out.append(abs(ly - y_half) <= rtol * max(abs(ly), 1.0))
-    return out
+        left = left or abs(ly - float(np.interp(lt, hx, hy))) > tol
+        out.append(not left)
+    back = {p: f for p, f in zip(sorted(points), out)}
+    return [back[p] for p in points]
 
 
 def _flow_kept(rows: list[dict], flags: list[bool | None]) -> tuple[list[dict], dict]:
     """The rows the control keeps (True), and its record: points, inside, outside, unresolved, the rule."""
     kept = [r for r, f in zip(rows, flags) if f is True]
     rec = {"points": len(rows), "inside": len(kept), "outside": sum(f is False for f in flags),
-           "unresolved": sum(f is None for f in flags), "rule": f"step halved, equal T: |delta log10 loss| <= {FLOW_RTOL:g} |log10 loss|"}
+           "unresolved": sum(f is None for f in flags), "rule": f"step halved, equal T: the loss within {FLOW_RTOL:.0%} (|delta ln loss| <= {FLOW_RTOL:g}) up to the run's first "
+                   "disagreement"}
     return kept, rec
 
 
@@ -81,8 +89,11 @@ def measure_shngs18(cell: dict, seed: int) -> dict:
     """SHNGS18.thm.direction: ||w(t)/||w(t)|| - w_svm/||w_svm|||| (the theorem's direction error), the
     training loss and ||w|| along GD on separable data (logistic loss), against T = sum of step sizes.
 
-    The loss-based schedule reaches losses near 1e-700, T near 1e700 (kept as log10); points with T >= 100 that the
-    step-halving control keeps (:func:`follows_flow`).
+    The loss-based step with a fixed alpha (eta_t = alpha / L; the theorem's time is T = sum of steps, the flow's) reaches
+    T near 1e180 in 6000 steps (kept as log10); points with T >= 100 that the step-halving control keeps
+    (:func:`follows_flow`). Pitfall avoided: alpha = 0.5 raised by 2^0.2 after every step that lowered the loss left the
+    flow from the first kept point (the loss at eta/2 more than 5% away at equal T); alpha = 0.2 held fixed follows it
+    over the whole run.
     """
     from ibcheck.simulate.substrate.models import ModelConfig  # heavy: torch (loaded on first use)
     from ibcheck.simulate.substrate.trainer import TrainConfig  # heavy: torch (loaded on first use)
@@ -92,11 +103,12 @@ def measure_shngs18(cell: dict, seed: int) -> dict:
     p = design(LongRun, cell)
     cfg = RunConfig(setting="linear", data=DataConfig(kind="separable", d=10, n=60, seed=seed, n_test=10),
                     model=ModelConfig("linear", width=1, init_scale=1e-3),
-                    train=TrainConfig(steps=p.steps, lr=p.lr, loss="logistic", reduction="mean", schedule=p.schedule,
+                    train=TrainConfig(steps=p.steps, lr=p.lr, loss="logistic", reduction="mean", schedule=p.schedule, up=p.up,
                                       target_log10_loss=p.target_log10_loss, checkpoints=p.records, records=p.records,
                                       spacing="linear" if p.schedule == "loss-based" else "log", progress=False), seeds=1, seed0=seed)
     res = run(cfg)
-    half = run(replace(cfg, train=replace(cfg.train, lr=p.lr / 2, checkpoints=0)))  # the step-halving control
+    # the step-halving control: eta/2 over twice the steps reaches the same T
+    half = run(replace(cfg, train=replace(cfg.train, lr=p.lr / 2, steps=2 * p.steps, checkpoints=0)))
     ds = res.datasets[0]
     svm = hard_margin_svm(ds.X, ds.y, bias=False)
     by_step = {r["step"]: r for r in res.trajectory}
