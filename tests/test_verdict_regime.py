@@ -325,3 +325,30 @@ def test_a_slow_correction_excuses_a_move_but_never_levels_it(monkeypatch):
     assert tr.verdict == "inconclusive" and "+d^-0.3" in tr.reason, tr.reason
     monkeypatch.setattr(ft, "EVIDENCE_DECAY", ft.MIN_DECAY)  # the rule undone: every correction tried is evidence
     assert run_trial(SCENARIOS["extra_loglog"], sd).verdict == "consistent"
+
+
+def test_the_collapse_plots_a_trajectory_past_float_and_a_constant_bound():
+    """The collapse figure once evaluated the claim's function in floats from the raw rows: 8 of the report's 17 were
+    empty (LL20's T reaches 1e800, kept as log T; a held value such as gamma is not in the rows). It now takes the
+    ratio figure's log rows: every seed row is a point, on slope 1 when the data follow the claim."""
+    from ibcheck.simulate.experiments.design import bound_specs
+    from ibcheck.simulate.report.comparison import collapse_points
+    from ibcheck.simulate.verdict.analysis import BoundAnalysis
+    from ibcheck.theory.claim import Bound, Claim
+    from ibcheck.theory.variables import T as T_VAR
+
+    c = Claim(id="TRJ26.thm.2", variables=(T_VAR,), bounds=(Bound("train_loss", "Theta", "1/(T*log(T))"),
+                                                             Bound("gap", "O", "1")))
+    rng = np.random.default_rng(0)
+    lts = np.linspace(5.0, 1840.0, 40)  # T up to e^1840: no float holds it
+    rows = [{"log_T": float(lt), "log_value": float(-lt - math.log(lt) + 0.05 * rng.normal()), "seed": s, "run": s}
+            for s in range(3) for lt in lts]
+    loss, gap = bound_specs(c, ["T"])
+    an = analyze(rows, ["T"], loss.kind, loss.predicted(), trajectory=True, bootstrap=False, extrapolate=False)
+    xs, ys, _, constant = collapse_points(BoundAnalysis(loss, an, tuple(rows)))
+    assert len(xs) == len(rows) and not constant and min(xs) < -700
+    slope = np.polyfit(xs, ys, 1)[0]
+    assert abs(slope - 1) < 0.01  # on the line of slope 1
+    an = analyze(rows, ["T"], gap.kind, gap.predicted(), trajectory=True, bootstrap=False, extrapolate=False)
+    xs, _, _, constant = collapse_points(BoundAnalysis(gap, an, tuple(rows)))
+    assert constant and len(xs) == len(rows) and max(xs) > 790  # against log10 T

@@ -52,8 +52,8 @@ def _flow_kept(rows: list[dict], flags: list[bool | None]) -> tuple[list[dict], 
     """The rows the control keeps (True), and its record: points, inside, outside, unresolved, the rule."""
     kept = [r for r, f in zip(rows, flags) if f is True]
     rec = {"points": len(rows), "inside": len(kept), "outside": sum(f is False for f in flags),
-           "unresolved": sum(f is None for f in flags), "rule": f"step halved, equal T: the loss within {FLOW_RTOL:.0%} (|delta ln loss| <= {FLOW_RTOL:g}) up to the run's first "
-                   "disagreement"}
+           "unresolved": sum(f is None for f in flags),
+           "rule": f"step halved, equal T: the loss within {FLOW_RTOL:.0%} (|delta ln loss| <= {FLOW_RTOL:g}) up to the run's first disagreement"}
     return kept, rec
 
 

@@ -22,6 +22,7 @@ from ibcheck.simulate.verdict.analysis import BoundAnalysis
 from ibcheck.theory.atomic import write_text
 from ibcheck.theory.result import markdown_table, markdown_text
 
+LN10 = math.log(10)
 PARAMS = {"L": "2"}
 # ---------------------------------------------------------------------------------------------
 # Figures and documents.
@@ -252,47 +253,52 @@ def _local_figure(res, out: str, tag: str) -> str:
     return name
 
 
+def collapse_points(res) -> tuple[list[float], list[float], list[int], bool]:
+    """(x, y, side, constant) of the collapse figure: y = log10 of each seed row's measure, x = log10 of the claim's
+    function g at it (stated exponents, constants 1), or log10 of the first variable where g is constant along the
+    swept variables (``constant``); side marks a censored row (+1 AtLeast, -1 AtMost). Rows where g or the measure is
+    undefined are left out."""
+    an = res.analysis
+    v0 = an.variables[0]
+    srows, _ = seed_rows(res.data, an.variables, an.offsets)
+    exps = {t.name: an.predicted.get(t.name, 0.0) for t in an.terms}
+    pts = [(_log_function(an.terms, exps, r) / LN10, r["lm"] / LN10, int(r["side"]), r["log_" + v0] / LN10) for r in srows]
+    pts = [p for p in pts if math.isfinite(p[0]) and math.isfinite(p[1]) and math.isfinite(p[3])]
+    constant = bool(pts) and max(p[0] for p in pts) - min(p[0] for p in pts) < 1e-12
+    return [p[3] if constant else p[0] for p in pts], [p[1] for p in pts], [p[2] for p in pts], constant
+
+
 def _collapse_figure(res, claim, out: str, tag: str) -> str:
-    """Collapse against the theory expression (constants = 1), where the raw values are floats."""
+    """Collapse: log10 of the measure against log10 of the claim's function g (its stated exponents, constants 1),
+    each seed's row, censored ones as arrows; on one line of slope 1 where the theory's form holds. A constant g (no
+    stated exponent along the swept variables) is plotted against the first variable instead, on one flat line.
+
+    Pitfall avoided: g evaluated in floats from the raw rows left 8 of 17 plots empty: along a trajectory T reaches
+    1e800 (kept as log10 T), and a claim's constants or held values (gamma) are not in the rows. The same log rows and
+    log g as the ratio figure are used here."""
     import matplotlib.pyplot as plt  # heavy: matplotlib
 
+    v0 = res.analysis.variables[0]
     b = res.bound
     expr = b.expr.subs({s: 1 for s in b.expr.free_symbols if s.name in claim.constants})
-    syms = sorted(expr.free_symbols, key=lambda s: s.name)
-    fixed = {**PARAMS, "c": "0.5"}
+    xs, ys, sides, constant = collapse_points(res)
     fig, ax = plt.subplots(figsize=(5.2, 4.2))
-    v0 = res.analysis.variables[0]
-    xs, ys, scale = [], [], []
-    for r in res.data:
-        try:
-            vals = {s.name: float(r.get(s.name, fixed.get(s.name, "nan"))) for s in syms}
-            xv = float(expr.subs({s: vals[s.name] for s in syms}))
-            yv = float(r["value"])
-            sv = float(r.get(v0, math.nan))
-        except (TypeError, ValueError, KeyError):
-            continue
-        if yv > 0 and math.isfinite(xv) and xv > 0:
-            xs.append(xv)
-            ys.append(yv)
-            scale.append(sv)
     title = "collapse: points on one line of slope 1 if the theory's form holds"
-    if xs and len(set(xs)) == 1:  # a constant bound (O(1)): every point has one abscissa; plot against scale instead
-        pts = [(x, y) for x, y in zip(scale, ys) if math.isfinite(x) and x > 0]
-        if pts:
-            ax.loglog([p[0] for p in pts], [p[1] for p in pts], "o", ms=4, alpha=0.6)
-            k = float(np.median([p[1] for p in pts]))
-            ax.axhline(k, color="k", ls="--", lw=1, label="flat (the constant bound)")
-        ax.set_xlabel(v0)
-        title = "collapse for a constant bound: points on one flat line if it holds"
-    elif xs:
-        ax.loglog(xs, ys, "o", ms=4, alpha=0.6)
+    if xs:
+        ax.scatter(xs, ys, s=10, alpha=0.5, color="tab:blue", label=f"each seed's row ({len(xs)})")
+        _censor_arrows(ax, xs, ys, sides, "tab:blue")
+        k = float(np.median([y - (0.0 if constant else x) for x, y in zip(xs, ys)]))
         lo, hi = min(xs), max(xs)
-        k = float(np.median(np.array(ys) / np.array(xs)))
-        ax.loglog([lo, hi], [k * lo, k * hi], "k--", lw=1, label="slope 1")
-        ax.set_xlabel(f"theory: {sp.sstr(expr)}")
+        ax.plot([lo, hi], [k, k] if constant else [k + lo, k + hi], "k--", lw=1,
+                label="flat (the constant bound)" if constant else "slope 1 (median offset)")
     else:
-        ax.set_xlabel(f"theory: {sp.sstr(expr)}")
-    ax.set_ylabel(res.quantity)
+        ax.text(0.5, 0.5, "no row with a finite measure and claim value", ha="center", va="center", transform=ax.transAxes)
+    if constant:
+        title = "collapse for a constant bound: points on one flat line if it holds"
+        ax.set_xlabel(f"log10 {v0}")
+    else:
+        ax.set_xlabel(f"log10 of the theory's function: {sp.sstr(expr)} (constants 1)")
+    ax.set_ylabel(f"log10 {res.quantity}")
     name = f"{tag}_collapse.png"
     save_figure(fig, ax, os.path.join(out, name), title, legend_fontsize=7)
     return name
