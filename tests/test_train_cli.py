@@ -93,3 +93,21 @@ def test_other_settings_run(cli, tmp_path):
         summary = json.loads(res.stdout)
         run = load_run(str(out))
         assert len(run.networks) == len(summary["seeds"]) == 1
+
+
+def test_an_out_path_through_a_missing_folder_and_dotdot_is_refused_and_nothing_made(cli, tmp_path):
+    """``nosuch/../../x/deeper/f.py``: the system cannot follow '..' after a folder that does not exist, while a lexical
+    reading drops both. The check once read it lexically and made the folders there, then the write failed at the
+    real path, naming a temp file and leaving the folders behind. Now refused first: one line, nothing made."""
+    base = tmp_path / "a"
+    base.mkdir()
+    for args in (["new-claim", "ABC25.thm.1", "--out", f"{base}/nosuch/../../esc/deeper/x.py"],
+                 ["compare", "LPLL25.thm.nonrobust", "--quick", "--out", f"{base}/nosuch/../../esc2/cmp"],
+                 [*SMALL, "--out", f"{base}/nosuch/../../esc3/run"]):
+        res = cli(*args)
+        assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr, res.stderr
+        assert f"{base}/nosuch does not exist, so the '..' after it cannot be followed" in res.stderr
+        assert ".tmp" not in res.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a"] and not any(base.iterdir())
+    ok = cli("new-claim", "ABC25.thm.1", "--out", f"{base}/../a/x.py")  # '..' after a folder that exists: followed
+    assert ok.returncode == 0 and (base / "x.py").exists()

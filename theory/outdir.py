@@ -56,6 +56,20 @@ def _nearest_existing(path: str) -> str:
     return p
 
 
+def _followable(path: str, flag: str) -> None:
+    """Refuse a path with a ``..`` right after a folder that does not exist: the system cannot follow it
+    (``nosuch/../x``), while a lexical reading (``os.path.abspath``) drops both, so the check and the folders made
+    for the output went to one place and the write failed at another, leaving those folders behind."""
+    cursor = "" if not os.path.isabs(path) else os.sep
+    for part in path.split(os.sep):
+        if part in ("", "."):
+            continue
+        if part == ".." and cursor and not os.path.isdir(cursor):
+            raise InputError(f"{flag} {path}: {cursor} does not exist, so the '..' after it cannot be followed "
+                             "(give the path without that part)")
+        cursor = os.path.join(cursor, part) if cursor else part
+
+
 def _probe(directory: str, flag: str, shown: str) -> None:
     try:
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=".ibcheck-probe-")
@@ -75,6 +89,7 @@ def check_out(path: object, kind: str = "dir", overwrite: bool = True, flag: str
     path = os.fspath(path)
     if "\x00" in path:
         raise InputError(f"{flag} {path!r} is not a path (it contains a NUL byte)")
+    _followable(path, flag)
     if kind == "dir":
         if os.path.exists(path) and not os.path.isdir(path):
             raise InputError(f"{flag} {path} exists and is not a directory")
@@ -92,6 +107,7 @@ def check_out(path: object, kind: str = "dir", overwrite: bool = True, flag: str
 def check_out_dir(out: str, overwrite: bool) -> None:
     """Fail early (one line) when the run directory cannot be written; missing parents are created later, like
     ``--out`` everywhere (the nearest existing ancestor must be a writable directory)."""
+    _followable(out, "--out")
     if os.path.exists(out) and not os.path.isdir(out):
         raise InputError(f"--out {out} exists and is not a directory")
     if os.path.isdir(out) and os.listdir(out) and not overwrite:
