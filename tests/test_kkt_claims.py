@@ -188,3 +188,12 @@ def test_the_kkt_table_shows_what_a_recall_rests_on():
     text = "\n".join(_kkt_section(summary))
     assert f"100% ({note})" in text
     assert "unmeasured: recall measured at n = 24-64 only" in text
+
+
+def test_a_claim_page_gives_its_grid_and_settings_as_text_not_python():
+    """The claim page once printed ``Grid: {'run': [0]}`` and ``Tasks: {'ok': 25}``."""
+    from ibcheck.simulate.report.comparison import _settings
+
+    assert _settings({"d": [64, 128.0], "k": [2, 4]}) == "d = 64, 128; k = 2, 4"
+    assert _settings({"ok": 25}) == "ok = 25" and _settings({}) == ""
+    assert "{" not in _settings({"target_log10_loss": -800, "up": 1.0}) and "'" not in _settings({"a": ["x"]})

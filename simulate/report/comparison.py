@@ -452,13 +452,23 @@ def _search_section(kkt: list[dict]) -> list[str]:
             markdown_table(rows), "", f"Global optimality: {glob}.", ""]
 
 
+def _settings(values: dict) -> str:
+    """``d = 64, 128, 256; k = 2, 4`` from ``{"d": [64, 128, 256], "k": [2, 4]}`` (a grid, fixed settings or task counts):
+    the page reads as text, not as a Python dict."""
+    def one(v) -> str:
+        if isinstance(v, (list, tuple)):
+            return ", ".join(one(x) for x in v)
+        return f"{v:g}" if isinstance(v, float) else str(v)
+    return markdown_text("; ".join(f"{k} = {one(v)}" for k, v in (values or {}).items()))
+
+
 def _rounds_table(summary: dict) -> list[str]:
     rounds = summary.get("rounds") or []
     if not summary.get("budget"):
         return [f"One look at level alpha = {summary['alpha']:g} (no --budget: a fixed design).", ""]
     label = summary["results"][0]["label"]
     md = ["## Rounds", "",
-          f"Budget {summary['budget']:g} s of work (reference seconds: each task weighted by the experiment's declared cost, the "
+          f"Budget {summary['budget']:.4g} s of work (reference seconds: each task weighted by the experiment's declared cost, the "
           f"same under any machine load); alpha spending: {summary['spending']} (Lan-DeMets), each look tested at the nominal level "
           "of the exact group-sequential boundary at the information fractions (work over budget) of all looks so far, so that the "
           "chance of any false decision over all looks is 0.05.", ""]
@@ -532,10 +542,10 @@ def write_report(result, out: str) -> dict:
           + (f" ({markdown_text(claim.paper)})" if claim.paper else "") + f"; status **{claim.status}**"
           + (f"; flags: {markdown_text(', '.join(claim.flags))}" if claim.flags else ""), "",
           f"**Verdict: {summary['verdict']}**. {summary['reason']}", "",
-          f"Experiment: {markdown_text(exp.description)}. Grid: {summary['grid']}, {summary['seeds']} seed(s) per cell at the start, "
-          f"fixed settings {summary['fixed']}.",
+          f"Experiment: {markdown_text(exp.description)}. Grid: {_settings(summary['grid'])}; {summary['seeds']} seed(s) per cell at "
+          f"the start; fixed settings: {_settings(summary['fixed']) or 'none'}.",
           _fit_text(summary, results), "",
-          f"Provenance: {markdown_text(summary['provenance'])}. Tasks: {summary['task_status']}.", ""]
+          f"Provenance: {markdown_text(summary['provenance'])}. Tasks: {_settings(summary['task_status'])}.", ""]
     md += _failures(summary)
     md += _cell_table(summary, results)
     md += _kkt_section(summary)

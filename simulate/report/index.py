@@ -122,8 +122,10 @@ def _summary_line(suite: SuiteResult) -> str:
     counts = {v: sum(r.verdict == v and r.counted for r in rows) for v in ("consistent", "inconsistent")}
     undecided = sum(r.verdict == "inconclusive" for r in rows)
     uncounted = sum(not r.counted and r.verdict != "inconclusive" for r in rows)
-    return (f"**Decided: {counts['consistent'] + counts['inconsistent']} of {len(rows)} rows** ({counts['consistent']} consistent, "
-            f"{counts['inconsistent']} inconsistent, {undecided} inconclusive, {uncounted} decided but not counted); "
+    badges = {v: sum(r.verdict == v for r in rows) for v in ("consistent", "inconsistent")}
+    return (f"**Decided and counted: {counts['consistent'] + counts['inconsistent']} of {len(rows)} rows** ({counts['consistent']} "
+            f"consistent, {counts['inconsistent']} inconsistent; the badges show {badges['consistent']} consistent and "
+            f"{badges['inconsistent']} inconsistent, of which {uncounted} are decided but not counted); {undecided} inconclusive; "
             f"{len(suite.decided)} of {suite.claims} claims have at least one counted row.")
 
 

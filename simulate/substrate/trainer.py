@@ -17,6 +17,7 @@ rate). Seeds that reach the target loss, or diverge, are frozen and reported, no
 from __future__ import annotations
 
 import math
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -274,4 +275,5 @@ def _progress(cfg: TrainConfig):
         from tqdm import tqdm  # heavy: tqdm, only with a progress bar
     except ImportError:  # pragma: no cover - tqdm is a dependency
         return None
-    return tqdm(total=cfg.steps, desc="GD", unit="step", leave=False, dynamic_ncols=True)
+    # a bar only on a terminal: elsewhere (a log, a pipe) its last erased line runs into what follows
+    return tqdm(total=cfg.steps, desc="GD", unit="step", leave=False, dynamic_ncols=True, disable=not sys.stderr.isatty())

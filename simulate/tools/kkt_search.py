@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import math
 import os
+import sys
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -271,7 +272,8 @@ def kkt_points(cfg: KKTSearchConfig, progress: bool = False) -> KKTPoints:
     if progress:
         from tqdm import tqdm  # heavy: tqdm (loaded on first use)
 
-        bar = tqdm(desc="KKT engine: patterns", unit="pattern", leave=False)
+        # a bar only on a terminal: elsewhere (a log, a pipe) its last erased line ran into the results
+        bar = tqdm(desc="KKT engine: patterns", unit="pattern", leave=False, disable=not sys.stderr.isatty())
     res = search(X, y, ds.cluster, tuple(starts), budget, seed=cfg.seed, progress=(bar.update if bar is not None else None))
     if bar is not None:
         bar.close()
