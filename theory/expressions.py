@@ -221,7 +221,7 @@ def parse_latex_formula(text: str, where: str = "formula") -> sp.Basic:
     if not isinstance(text, str) or len(text) > MAX_LENGTH:
         raise InputError(f"{where}: a LaTeX formula is a string of at most {MAX_LENGTH} characters")
     if re.search(r"\^\s*\{?\s*\d{4,}", text) or re.search(r"\d{%d,}" % (MAX_DIGITS + 1), text):
-        raise InputError(f"{where}: the LaTeX {_short(text)} has a number or an exponent too large to evaluate "
+        raise InputError(f"{where}: the LaTeX {_latex(text)} has a number or an exponent too large to evaluate "
                          f"(numbers have at most {MAX_DIGITS} digits, numeric exponents at most 3)")
     body = text.replace("\\,", " ").replace("\\;", " ").replace("\\!", "").replace("\\left", "").replace("\\right", "")
     body, placeholder = _no_differentials(body)
@@ -229,10 +229,10 @@ def parse_latex_formula(text: str, where: str = "formula") -> sp.Basic:
         raw = parse_latex(body, strict=True)
     except (LaTeXParsingError, Exception) as err:  # antlr's own errors are not all LaTeXParsingError
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise InputError(f"{where}: cannot parse the LaTeX {text!r} at position {_position(text)}: {first}") from None
+        raise InputError(f"{where}: cannot parse the LaTeX {_latex(text)}: {_bracket_hint(text)} (the parser: {first})") from None
     if raw.has(sp.zoo, sp.nan) or any(isinstance(a, sp.Pow) and a.exp.is_negative and a.base == 0 for a in sp.preorder_traversal(raw)):
         # \frac{d}{0} parses to d*zoo, which sstr writes as the symbol "zoo": refused here, with the words of the sympy path
-        raise InputError(f"{where}: cannot parse the LaTeX {text!r}: a division by zero (or an undefined value such as 0/0)")
+        raise InputError(f"{where}: cannot parse the LaTeX {_latex(text)}: a division by zero (or an undefined value such as 0/0)")
     renamed = {}
     for s in raw.free_symbols:  # C_1 and C_{1} as in a paper are the name C1 (sympy writes C_{1})
         m = re.fullmatch(r"([A-Za-z]+)_\{?([A-Za-z0-9]+)\}?", s.name)
@@ -281,6 +281,23 @@ def parse_latex_bound(text: str, where: str = "bound") -> tuple[str, sp.Basic]:
 
 def _where(where: str) -> str:
     return "" if where == "formula" else where + ": "
+
+
+def _latex(text: str) -> str:
+    """A LaTeX formula quoted as written: repr() doubles every backslash (``'k \\\\leq'``), which is not what was typed."""
+    one = " ".join(text.split())
+    return "'" + (one if len(one) <= 80 else one[:60] + "...") + "'"
+
+
+def _bracket_hint(text: str) -> str:
+    """Where parsing stopped, in words: an unclosed or unopened bracket, or the end of the formula."""
+    at = _position(text)
+    ch = text[at - 1] if 0 < at <= len(text) else ""
+    if ch in "([{":
+        return f"the {ch!r} at position {at} is never closed"
+    if ch in ")]}":
+        return f"the {ch!r} at position {at} closes nothing"
+    return f"parsing stopped at position {at} of {len(text)}"
 
 
 def _position(text: str) -> int:
