@@ -64,3 +64,12 @@ def test_bad_values_name_value_and_range(text, word):
     with pytest.raises(InputError) as e:
         at(text)
     assert word in str(e.value)
+
+
+def test_a_log10_beyond_float_is_given_as_its_decimal_text():
+    """At d = 1e999, exp(d/32) has about 1.36e997 digits: its log10 itself leaves float64. It once printed as inf beside
+    a hypothesis decided exactly; now the decimal text, and the decision stands."""
+    hv = {h.name: h for h in evaluate_claim(C42, at("d=1e999,k=10,n=1e50,eps=0.1,delta=0.1"))}
+    assert hv["H3"].holds is True
+    assert isinstance(hv["H3"].log10_rhs, str) and hv["H3"].log10_rhs.startswith("1.357") and hv["H3"].log10_rhs.endswith("e+997")
+    assert isinstance(hv["H3"].log10_lhs, float)

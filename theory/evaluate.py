@@ -8,6 +8,7 @@ be raised for the exact endpoint checks of :mod:`theory.window`.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
@@ -175,8 +176,8 @@ class HypothesisValue:
     expr: str
     text: str
     holds: bool | None
-    log10_lhs: float | None = None
-    log10_rhs: float | None = None
+    log10_lhs: float | str | None = None  # a str (decimal) where the log10 itself is beyond float64: log10_number
+    log10_rhs: float | str | None = None
     missing: list[str] = field(default_factory=list)
     assumed: dict[str, int] = field(default_factory=dict)
     qualitative: bool = False
@@ -266,8 +267,7 @@ def evaluate_hypothesis(h: Hypothesis, point: Point | None) -> HypothesisValue:
     values = {n: point.get(n) for n in names}
     holds, a, b = relation_holds(h.expr, values)
     out.holds = holds
-    out.log10_lhs = None if a is None else float(a)
-    out.log10_rhs = None if b is None else float(b)
+    out.log10_lhs, out.log10_rhs = log10_number(a), log10_number(b)
     return out
 
 
@@ -276,7 +276,18 @@ def evaluate_claim(claim: Claim, point: Point | None) -> list[HypothesisValue]:
     return [evaluate_hypothesis(h, point) for h in claim.hypotheses]
 
 
-def bound_value(expr: sp.Expr, point: Point | None) -> tuple[float | None, float | None]:
+def log10_number(x: mpmath.mpf | None) -> float | str | None:
+    """A log10 for JSON and print: a float where float64 holds it, else its decimal text (``"1.35736e+997"``).
+
+    Pitfall avoided: float() of the log10 of exp(d/32) at d = 1e999 is inf, so ``bounds`` printed "log10 rhs inf"
+    beside a hypothesis it had decided exactly in log space."""
+    if x is None:
+        return None
+    f = float(x)
+    return f if math.isfinite(f) else mpmath.nstr(x, 6)
+
+
+def bound_value(expr: sp.Expr, point: Point | None) -> tuple[float | None, float | str | None]:
     """(value, log10 value) of a bound expression at a point; None where a variable is missing.
 
     The value is None too when it is beyond float64's range; its log10 is still given.
@@ -293,4 +304,4 @@ def bound_value(expr: sp.Expr, point: Point | None) -> tuple[float | None, float
         return (float(mpmath.re(v)) if not isinstance(v, int) else float(v)), None
     lg_f = float(lg)
     value = float(mpmath.power(10, lg)) if abs(lg_f) < 300 else None
-    return value, lg_f
+    return value, log10_number(lg)

@@ -77,7 +77,7 @@ def bound_curves(claim: Claim) -> tuple[dict[str, str], list[tuple[str, list[flo
         ys = []
         for d in D_GRID:
             _, lg = bound_value(b.expr, make_point(claim, {**raw, "d": str(int(round(d)))}))
-            ys.append(10**lg if lg is not None and lg < 300 else float("nan"))
+            ys.append(10**lg if isinstance(lg, float) and lg < 300 else float("nan"))  # a str log10 is beyond float
         logp = ex["log_exponents"].get("d", "0")
         label = f"{b.quantity} {b.kind}({sp.sstr(b.expr)})" + (f" [{b.reading}]" if b.reading else "")
         curves.append((label + f"  slope {ex['exponents']['d']}" + (f", log^{logp} d" if logp != "0" else ""), ys))

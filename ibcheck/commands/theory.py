@@ -115,7 +115,7 @@ def _bounds_text(info: dict) -> str:
         state = {True: "holds", False: "FAILS", None: "-"}[h["holds"]]
         sides = ""
         if h["log10_lhs"] is not None or h["log10_rhs"] is not None:
-            fmt = lambda x: "-" if x is None else f"{x:.6g}"  # noqa: E731
+            fmt = lambda x: "-" if x is None else x if isinstance(x, str) else f"{x:.6g}"  # noqa: E731 (a str: beyond float)
             sides = f"  [log10 lhs {fmt(h['log10_lhs'])}, log10 rhs {fmt(h['log10_rhs'])}]"
         extra = f"  (needs {', '.join(h['missing'])})" if h["missing"] and info["point"] else ""
         assumed = f"  (assumes {', '.join(f'{k}=1' for k in h['assumed_constants'])})" if h["assumed_constants"] else ""
