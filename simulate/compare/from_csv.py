@@ -308,7 +308,7 @@ def _claim_and_specs(path: str, claim_id: str | None, quantity: str | None, read
         inputs.check_constants(constants, claim)
     else:
         if kind not in KINDS:
-            raise refused("kind", kind, f"is not one of {', '.join(KINDS)} (needed with predict, --predict)")
+            raise refused("kind", kind, f"is not one of {', '.join(KINDS)} (a prediction, --predict, needs the bound's kind)")
         if predict is None:
             raise InputError("give either a claim of the registry (claim, --claim) or a prediction (predict='d=1/2,...', --predict) with its kind")
         pred = parse_predict(predict)
