@@ -262,7 +262,7 @@ class ClaimStatement:
 
     @property
     def source(self) -> str:
-        return f"{self.paper}; seeds: {', '.join(self.seeds) or 'none (paper only)'}"
+        return f"{self.paper}; source texts: {', '.join(self.seeds) or 'none (the paper only)'}"
 
 
 def _normalize(claim: ClaimStatement) -> None:
