@@ -417,7 +417,8 @@ def _summary(setup: _Setup, swept: _Swept, results: list, statuses: dict, db: st
         "sweep", claim.id, claim.title, claim.status, tuple(claim.flags), exp.description,
         {v: sorted({dict(k)[v] for k in swept.cells}) for v in setup.cell_vars}, design.seeds, tuple(setup.fit_vars), o.margin,
         o.margin_log, o.offsets, dict(o.fit_from or {}) or None, bounds, app,
-        f"every number comes from {db}: rows keyed by (claim, experiment, cell, seed, fixed {fixed}, code {version})", statuses,
+        f"every number comes from {db}: rows keyed by (claim, experiment, cell, seed, the fixed settings "
+        f"({'; '.join(f'{k} = {v:g}' if isinstance(v, float) else f'{k} = {v}' for k, v in fixed.items()) or 'none'}), code {version})", statuses,
         constants=dict(o.constants or {}), fixed=fixed, initial_grid={v: list(x) for v, x in design.grid.items()}, rounds=tuple(rounds),
         budget=o.budget, spending=o.spending if o.budget else None, alpha=alpha,
         work=Work(work_used, o.budget, time.perf_counter() - t_start, o.max_seconds, swept.capped),
