@@ -155,7 +155,7 @@ def test_a_users_experiment_runs_on_the_sweep_machinery(tmp_path):
     assert errors == ["ValueError: no data here", "quantity 'radius' is nan, not a finite number (a bound is ibcheck.AtLeast(r) or "
                       "ibcheck.AtMost(r))",
                       "quantity 'radius' missing from the measure's result (it returned something else)"]
-    assert "'failed': 3" in (out / "report.md").read_text()
+    assert "Tasks: ok = 21; failed = 3." in (out / "report.md").read_text()
     again = json.loads(_cli("--claims", str(path), "compare", "TOY26.thm.2", "--out", str(out), "--json").stdout)
     assert again["tasks"]["ran"] == 0  # resumable: every row reused
 
