@@ -72,10 +72,11 @@ BUILTIN: dict[str, Experiment] = {e.name: e for e in [
                # swamps the log T factor the theorem states
                fixed={"target_log10_loss": -800, "lr": 0.002, "up": 1.0, "steps": 6000}, trajectory=True, seeds=8, quick_seeds=6, cost_model=(1.0, {})),
     Experiment("SHNGS18.thm.direction", "SHNGS18.thm.direction", ("direction_error", "train_loss", "param_norm"),
-               "linear model, GD with the loss-based step on separable data (logistic loss); T = sum of step sizes",
+               "linear model, GD with the loss-based step (eta = 0.2 / L, alpha held fixed) on separable data (logistic loss); T = sum of step sizes",
                measure_shngs18, design=LongRun, grid={"run": [0]}, quick_grid={"run": [0]}, fixed={"steps": 6000, "lr": 0.2, "up": 1.0, "records": 120},
                quick_fixed={"steps": 3000, "lr": 0.2, "up": 1.0, "records": 120},
-               trajectory=True, seeds=6, quick_seeds=4, cost_model=(3.0, {})),
+               # cost: the half-step control runs twice the steps (1.5x the work of one task before 2026-11-26: 3.0)
+               trajectory=True, seeds=6, quick_seeds=4, cost_model=(4.5, {})),
     Experiment("SSTTM18.cor.robust_upper", "SSTTM18.cor.robust_upper", ("robust_sample_threshold",),
                "Gaussian model, class-mean estimator, sigma = 0.0312 d^(1/4) (inside H1: sigma <= d^(1/4)/32)",
                measure_ssttm18, design=GaussianModel, grid={"d": [10**3, 10**4, 10**5, 10**6, 10**7]}, quick_grid={"d": [10**4, 10**5, 10**6]},
