@@ -101,20 +101,22 @@ def _ratio_figure(res, out: str, tag: str) -> str:
         ys = np.array([c[1] for c in cells])
         us = -lx if tz else lx
         ax.plot([xpos(x) for x in lx], ys / L10, "o", color="tab:blue", ms=4 if wide else 5, label="cell means")
-        base, mid = float(np.mean(ys)), float(np.mean(us))
+        corrected = _corrected_means(ax, an, claim, v0, xpos)
+        # judged on the corrected fit where a correction levelled the ratio: its trend is drawn through those means
+        base, mid = float(np.mean(corrected if corrected else ys)), float(np.mean(us))
         grid = np.linspace(us.min(), us.max(), 80)
         gx = [xpos(-g if tz else g) for g in grid]
         m = next((t for t in (ft.tests if ft else ()) if t.variables == (v0,) and t.family == "power"), None)
         if m is not None and math.isfinite(m.se):
             line = base + m.estimate * (grid - mid)
-            ax.plot(gx, line / L10, "-", color="tab:red", lw=1.5, label=f"trend {m.factor(m.estimate)}")
+            ax.plot(gx, line / L10, "-", color="tab:red", lw=1.5,
+                    label=f"trend {m.factor(m.estimate)}" + (" (correction taken off)" if corrected else ""))
             ax.fill_between(gx, (line - 2 * m.se * np.abs(grid - mid)) / L10, (line + 2 * m.se * np.abs(grid - mid)) / L10,
                             color="tab:red", alpha=0.12, label="slope +-2 se")
             if math.isfinite(m.resolution):
                 ax.fill_between(gx, (base - m.resolution * np.abs(grid - mid)) / L10, (base + m.resolution * np.abs(grid - mid)) / L10,
                                 color="0.5", alpha=0.12, label=f"resolution {m.factor()}")
         ax.axhline(base / L10, color="black", lw=0.8, ls=":", label="the claim (constant free)")
-        _corrected_means(ax, an, claim, v0, xpos)
     name = f"{tag}_ratio.png"
     how = f"{an.verdict}" + (f", attained: {ft.attained}" if ft and ft.attained is not None else "")
     ax.set_xlabel(f"log10 ln {v0}" if wide else f"log10 {v0}" + (" (tends to 0)" if tz else ""))
@@ -123,14 +125,17 @@ def _ratio_figure(res, out: str, tag: str) -> str:
     return name
 
 
-def _corrected_means(ax, an, claim: dict, v0: str, xpos) -> None:
+def _corrected_means(ax, an, claim: dict, v0: str, xpos) -> list[float]:
     """The cell means with the correction to scaling that levelled the ratio along ``v0`` taken off (hollow): what the
-    verdict judged, beside the raw trend. A correction in the claim's own scale reads log g at each cell."""
+    verdict judged, beside the raw means. A correction in the claim's own scale reads log g at each cell. Returns their
+    natural-log values (none without such a correction), the level the trend is drawn at.
+
+    Pitfall avoided: the trend judged on the corrected fit drawn at the raw means' level ran through neither set."""
     ft = an.function
     fits = [c for c in (ft.corrections if ft else ()) if c.variable == v0 and c.decision == "levels off" and c.shape is not None
             and not c.part]
     if not fits:
-        return
+        return []
     corr = fits[0].shape
     pts = []
     for c in an.fit.cells:
@@ -143,6 +148,7 @@ def _corrected_means(ax, an, claim: dict, v0: str, xpos) -> None:
     if pts:
         ax.plot([p[0] for p in pts], [p[1] for p in pts], "o", mfc="none", color="tab:green", ms=6,
                 label=f"cell means, correction {fits[0].term} taken off")
+    return [p[1] * math.log(10) for p in pts]
 
 
 def _cell_inside(res, summary: dict):
