@@ -33,6 +33,8 @@ def test_terms_are_named_like_predict():
     assert parse_predict("t=0,log(t)=-1") == {"t": 0.0, "log(t)": -1.0}
     with pytest.raises(ibcheck.InputError):
         parse_term("log(log(log(t)))")
+    with pytest.raises(ibcheck.InputError, match="one '=' in each .* got 'k=='"):  # not "'k=' is not a fit term"
+        parse_predict("d=1/2,k==")
 
 
 def test_a_constant_does_not_pass_O_one_over_log_t():

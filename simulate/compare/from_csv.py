@@ -161,8 +161,9 @@ def parse_predict(text: str) -> dict[str, float]:
     for part in _split_top(text.replace(" ", "")):
         if not part:
             continue
-        if "=" not in part:
-            raise refused("predict", text, f"expects TERM=exponent pairs separated by commas (e.g. t=0,log(t)=-1), got {part!r}")
+        if part.count("=") != 1:
+            raise refused("predict", text, f"expects TERM=exponent pairs separated by commas, one '=' in each (e.g. t=0,log(t)=-1), "
+                          f"got {part!r}")
         name, value = part.rsplit("=", 1)
         term = parse_term(name)
         if term.name in out:
