@@ -197,3 +197,12 @@ def test_a_claim_page_gives_its_grid_and_settings_as_text_not_python():
     assert _settings({"d": [64, 128.0], "k": [2, 4]}) == "d = 64, 128; k = 2, 4"
     assert _settings({"ok": 25}) == "ok = 25" and _settings({}) == ""
     assert "{" not in _settings({"target_log10_loss": -800, "up": 1.0}) and "'" not in _settings({"a": ["x"]})
+
+
+def test_the_wide_table_page_takes_the_window_width(tmp_path):
+    """table.html's 15 columns were cut off at the pages' 1100 pixels; it now takes the window's width."""
+    from ibcheck.simulate.report.figures import write_html
+
+    wide = open(write_html("| a | b |\n|---|---|\n| 1 | 2 |\n", str(tmp_path), "t.html", "t", wide=True)).read()
+    narrow = open(write_html("text\n", str(tmp_path), "n.html", "n")).read()
+    assert "max-width:98vw" in wide and "max-width:1100px" in narrow

@@ -83,7 +83,7 @@ def robust_accuracy_figure(curves: dict[str, tuple[np.ndarray, np.ndarray]], mar
 
 
 _PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>{{ title }}</title>
-<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;}table{border-collapse:collapse;}
+<style>body{font-family:sans-serif;max-width:{{ width }};margin:2em auto;}table{border-collapse:collapse;}
 td,th{border:1px solid #ccc;padding:4px 8px;font-size:13px;vertical-align:top;}img{max-width:100%;}
 .badge{display:inline-block;padding:1px 8px;border-radius:9px;font-weight:bold;font-size:12px;white-space:nowrap;}
 .b-consistent{background:#d7f0d9;color:#1b5e20;}.b-inconsistent{background:#f8d3d0;color:#8e1b10;}
@@ -126,11 +126,12 @@ def _inside(base: str, path: str) -> bool:
 _BADGE = re.compile(r"<strong>(consistent|inconsistent|inconclusive)</strong>")
 
 
-def write_html(markdown: str, out: str, name: str, title: str, images: Collection[str] = ()) -> str:
+def write_html(markdown: str, out: str, name: str, title: str, images: Collection[str] = (), wide: bool = False) -> str:
     """A self-contained HTML page (a Jinja2 template around :func:`markdown_to_html`, with the report's own
-    ``images`` inlined), written atomically."""
+    ``images`` inlined), written atomically. ``wide``: the page takes the window's width (a table of many columns,
+    whose last one was cut off at 1100 pixels)."""
     body = _BADGE.sub(r'<span class="badge b-\1">\1</span>', markdown_to_html(markdown, out, images))
-    page = Environment(autoescape=True).from_string(_PAGE).render(title=title, body=Markup(body))
+    page = Environment(autoescape=True).from_string(_PAGE).render(title=title, body=Markup(body), width="98vw" if wide else "1100px")
     path = os.path.join(out, name)
     write_text(path, page)
     return path

@@ -196,6 +196,6 @@ def write_index(out: str, suite: SuiteResult, reproductions: Sequence[Reproducti
              markdown_table([_wide_row(r) for r in suite.rows] + [{"claim": _link(n.claim), "verdict": "not run", "why": n.why}
                                                                    for n in suite.not_run]), ""]
     write_text(os.path.join(out, "table.md"), "\n".join(table) + "\n")
-    write_html("\n".join(table) + "\n", out, "table.html", "ibcheck report: the wide table")
+    write_html("\n".join(table) + "\n", out, "table.html", "ibcheck report: the wide table", wide=True)
     write_text(os.path.join(out, "index.md"), "\n".join(md) + "\n")
     return write_html("\n".join(md) + "\n", out, "index.html", "ibcheck report", images)
