@@ -352,3 +352,24 @@ def test_the_collapse_plots_a_trajectory_past_float_and_a_constant_bound():
     an = analyze(rows, ["T"], gap.kind, gap.predicted(), trajectory=True, bootstrap=False, extrapolate=False)
     xs, _, _, constant = collapse_points(BoundAnalysis(gap, an, tuple(rows)))
     assert constant and len(xs) == len(rows) and max(xs) > 790  # against log10 T
+
+
+def test_the_report_shows_the_step_halving_control_run_by_run(tmp_path):
+    """Issue 36: the report shows the control. Each run's gap ln L(eta) - ln L(eta/2) at equal T reaches summary.json
+    (FlowRun) and the claim page: a section saying how far each run follows the flow, and its figure."""
+    from ibcheck.simulate.compare.record import flow_runs
+    from ibcheck.simulate.experiments.base import Row
+    from ibcheck.simulate.experiments.trajectories import _flow_kept, follows_flow
+    from ibcheck.simulate.report.comparison import _flow_figure, _flow_section
+
+    main = [(t, -t) for t in (2.0, 3.0, 4.0, 5.0, 6.0)]
+    half = [(t, -t - (0.001 if t <= 4 else 0.5)) for t in (1.5, 2.0, 3.0, 4.0, 5.0, 6.0)]  # apart from T = 10^5 on
+    _, rec = _flow_kept([{"i": i} for i in range(5)], follows_flow(main, half), main, half)
+    runs = flow_runs([Row({"run": 0}, 1, "ok", {"flow_control": rec}), Row({"run": 0}, 0, "ok", {"flow_control": rec}),
+                      Row({"run": 0}, 2, "failed", {})], ["run"])
+    assert [r.seed for r in runs] == [0, 1] and runs[0].inside == (True, True, True, False, False)
+    assert abs(runs[0].gap[0] - 0.001 * math.log(10)) < 1e-6 and abs(runs[0].gap[-1] - 0.5 * math.log(10)) < 1e-4
+    flow = [r.as_json() for r in runs]
+    text = "\n".join(_flow_section(flow, "flow_control.png"))
+    assert "seed 0: follows the flow from T = 10^2 to 10^4 (3 of 5 points)" in text and "within 5%" in text
+    assert (tmp_path / _flow_figure(flow, str(tmp_path))).stat().st_size > 10_000

@@ -34,6 +34,7 @@ from ibcheck.simulate.compare.record import (
     Work,
     bound_record,
     failed_rows,
+    flow_runs,
     row_counts,
     would_decide,
 )
@@ -424,6 +425,7 @@ def _summary(setup: _Setup, swept: _Swept, results: list, statuses: dict, db: st
         work=Work(work_used, o.budget, time.perf_counter() - t_start, o.max_seconds, swept.capped),
         inside_only=o.inside_only, include_outside=o.include_outside,
         would_decide=would_decide(bounds, work_used, len(rows)), censored=counts, failures=failed_rows(rows, setup.cell_vars),
+        flow=flow_runs(rows, setup.cell_vars) if exp.trajectory else (),
         reading=decide_reading([ReadingInput.of(r) for r in results]),
         kkt=_kkt_record(exp, claim, rows, setup.cell_vars, setup.fit_vars, o.margin, alpha, swept.keep, setup.how) if exp.kkt else None,
         tasks=TaskCounts(swept.totals["tasks"], swept.totals["ran"], swept.totals["failed"]), seconds=time.perf_counter() - t_start,

@@ -56,6 +56,35 @@ class FailedRow:
         return {"cell": dict(self.cell), "seed": self.seed, "kind": self.kind, "error": self.error}
 
 
+@dataclass(frozen=True)
+class FlowRun:
+    """One GD run's step-halving control (a trajectory measure's ``flow_control``): at each point of the run, log10 T
+    and the gap ln L(eta) - ln L(eta/2) at equal T (None where the half-step run does not reach that T), whether the
+    point is kept (inside the flow), and the tolerance ``rtol`` on |gap|. The report plots it."""
+
+    cell: Mapping[str, float]
+    seed: int
+    log10_T: tuple[float, ...]
+    gap: tuple[float | None, ...]
+    inside: tuple[bool | None, ...]
+    rtol: float
+
+    def as_json(self) -> dict:
+        return {"cell": dict(self.cell), "seed": self.seed, "log10_T": list(self.log10_T), "gap": list(self.gap),
+                "inside": list(self.inside), "rtol": self.rtol}
+
+
+def flow_runs(rows: list[Row], cell_vars: list[str]) -> tuple[FlowRun, ...]:
+    """Every ok row's step-halving control series, where its measure recorded one."""
+    out = []
+    for r in rows:
+        fc = r.value.get("flow_control") if r.status == "ok" and isinstance(r.value, dict) else None
+        if isinstance(fc, dict) and fc.get("log10_T") is not None:
+            out.append(FlowRun(r.at(cell_vars), r.seed, tuple(fc["log10_T"]), tuple(fc["gap"]), tuple(fc.get("inside_flags") or ()),
+                               float(fc.get("rtol") or 0.0)))
+    return tuple(sorted(out, key=lambda f: (sorted(f.cell.items()), f.seed)))
+
+
 def failed_rows(rows: list[Row], cell_vars: list[str]) -> tuple[FailedRow, ...]:
     """The failed rows, each with its run (cell, seed), kind and first error line."""
     out = []
@@ -344,6 +373,7 @@ class ComparisonRecord(JsonText):
     would_decide: tuple[WouldDecide, ...] = ()
     censored: tuple[CellCount, ...] = ()
     failures: tuple[FailedRow, ...] = ()
+    flow: tuple[FlowRun, ...] = ()  # a trajectory's step-halving control, run by run
     reading: Reading | None = None
     kkt: KKTRecord | None = None
     tasks: TaskCounts | None = None
@@ -409,5 +439,5 @@ class ComparisonRecord(JsonText):
         return {**head, "censored": [c.as_json() for c in self.censored], "results": results,
                 "reading": self.reading.as_json() if self.reading else None, **(self.kkt.as_json() if self.kkt else {}),
                 "tasks": self.tasks.as_json() if self.tasks else None, "task_status": dict(self.task_status),
-                "failures": [f.as_json() for f in self.failures], "seconds": self.seconds,
+                "failures": [f.as_json() for f in self.failures], "flow_control": [f.as_json() for f in self.flow], "seconds": self.seconds,
                 "code_version": self.code_version, "fixed": dict(self.fixed), "design": dict(self.design or {}), "provenance": self.provenance}

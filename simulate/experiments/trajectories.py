@@ -17,43 +17,53 @@ def _traj_row(log10_T: float, **values) -> dict:
 FLOW_RTOL = 0.05  # the step-halving control: at equal T, the loss under eta/2 within 5% of the loss under eta (|delta ln L|)
 
 
-def follows_flow(points: list[tuple[float, float]], half: list[tuple[float, float]], rtol: float = FLOW_RTOL) -> list[bool | None]:
-    """The step-halving control of a GD run: for each (log10 T, log10 loss) of the run at step eta, does the run at
-    eta/2 (same data, init and schedule) reach the same loss at the same T, within a factor ``exp(rtol)`` (the loss's
-    own scale: |delta ln loss| <= rtol)? A run leaves the flow for good at its first point that does not: a later
-    agreement is a crossing of the two runs, not the flow (False from there on). None where the half-step run does not
-    reach that T (no evidence either way: the point is not kept).
-
-    A statement about gradient flow (or about GD under a step condition) holds only where the simulation follows the
-    flow: halving the step must change nothing at the resolution of the measure. Pitfalls avoided: a loss-based
-    schedule that grows the step without bound leaves the flow late in the run, and those rows then decided LL20's
-    verdict; and a tolerance relative to |log10 loss| (1% of it) let the two runs differ by 3.5 decades at a loss of
-    1e-350, where LL20's runs at eta and eta/2 differ by 0.47 decades, the size of the deviation the verdict tests."""
+def flow_gaps(points: list[tuple[float, float]], half: list[tuple[float, float]]) -> list[float | None]:
+    """ln L(eta) - ln L(eta/2) at equal T for each (log10 T, log10 loss) of the run at step eta, the half-step run's loss
+    interpolated in log10 T; None where the half-step run does not reach that T."""
     if len(half) < 2:
         return [None] * len(points)
     hx = np.array([p[0] for p in half], dtype=float)
     hy = np.array([p[1] for p in half], dtype=float)
     order = np.argsort(hx)
     hx, hy = hx[order], hy[order]
-    tol = rtol / np.log(10.0)  # in log10
-    out: list[bool | None] = []
+    return [None if lt < hx[0] or lt > hx[-1] else float((ly - np.interp(lt, hx, hy)) * np.log(10.0)) for lt, ly in points]
+
+
+def follows_flow(points: list[tuple[float, float]], half: list[tuple[float, float]], rtol: float = FLOW_RTOL) -> list[bool | None]:
+    """The step-halving control of a GD run: for each (log10 T, log10 loss) of the run at step eta, does the run at
+    eta/2 (same data, init and schedule) reach the same loss at the same T, within a factor ``exp(rtol)`` (the loss's
+    own scale: |delta ln loss| <= rtol, :func:`flow_gaps`)? A run leaves the flow for good at its first point that
+    does not: a later agreement is a crossing of the two runs, not the flow (False from there on). None where the
+    half-step run does not reach that T (no evidence either way: the point is not kept).
+
+    A statement about gradient flow (or about GD under a step condition) holds only where the simulation follows the
+    flow: halving the step must change nothing at the resolution of the measure. Pitfalls avoided: a loss-based
+    schedule that grows the step without bound leaves the flow late in the run, and those rows then decided LL20's
+    verdict; and a tolerance relative to |log10 loss| (1% of it) let the two runs differ by 3.5 decades at a loss of
+    1e-350, where LL20's runs at eta and eta/2 differ by 0.47 decades, the size of the deviation the verdict tests."""
+    gaps = flow_gaps(points, half)
+    out: list[bool | None] = [None] * len(points)
     left = False
-    for lt, ly in sorted(points):
-        if lt < hx[0] or lt > hx[-1]:
-            out.append(None)
+    for i in sorted(range(len(points)), key=lambda j: points[j]):
+        if gaps[i] is None:
             continue
-        left = left or abs(ly - float(np.interp(lt, hx, hy))) > tol
-        out.append(not left)
-    back = {p: f for p, f in zip(sorted(points), out)}
-    return [back[p] for p in points]
+        left = left or abs(gaps[i]) > rtol  # type: ignore[arg-type]
+        out[i] = not left
+    return out
 
 
-def _flow_kept(rows: list[dict], flags: list[bool | None]) -> tuple[list[dict], dict]:
-    """The rows the control keeps (True), and its record: points, inside, outside, unresolved, the rule."""
+def _flow_kept(rows: list[dict], flags: list[bool | None], points=None, half=None) -> tuple[list[dict], dict]:
+    """The rows the control keeps (True), and its record: points, inside, outside, unresolved, the rule, and (given the
+    run's ``points`` and its ``half``-step run) the series the report plots: log10 T and the gap ln L(eta) - ln L(eta/2)
+    at every point (None where unresolved)."""
     kept = [r for r, f in zip(rows, flags) if f is True]
     rec = {"points": len(rows), "inside": len(kept), "outside": sum(f is False for f in flags),
-           "unresolved": sum(f is None for f in flags),
+           "unresolved": sum(f is None for f in flags), "rtol": FLOW_RTOL,
            "rule": f"step halved, equal T: the loss within {FLOW_RTOL:.0%} (|delta ln loss| <= {FLOW_RTOL:g}) up to the run's first disagreement"}
+    if points is not None and half is not None:
+        rec["log10_T"] = [round(p[0], 6) for p in points]
+        rec["gap"] = [None if g is None else float(f"{g:.5g}") for g in flow_gaps(points, half)]
+        rec["inside_flags"] = list(flags)
     return kept, rec
 
 
@@ -78,10 +88,11 @@ def measure_ll20_rates(cell: dict, seed: int) -> dict:
     res = run(cfg)
     half = run(replace(cfg, train=replace(cfg.train, lr=p.lr / 2)))  # the step-halving control
     pts = [r for r in res.trajectory if r["step"] > 0 and r["train_accuracy"] == 1.0 and r["log10_loss_sum"] < 0 and r["log10_T"] >= 2]
-    flags = follows_flow([(r["log10_T"], r["log10_loss_sum"]) for r in pts],
-                         [(r["log10_T"], r["log10_loss_sum"]) for r in half.trajectory if r["step"] > 0])
+    mine = [(r["log10_T"], r["log10_loss_sum"]) for r in pts]
+    halved = [(r["log10_T"], r["log10_loss_sum"]) for r in half.trajectory if r["step"] > 0]
+    flags = follows_flow(mine, halved)
     rows = [_traj_row(r["log10_T"], log10_train_loss=r["log10_loss_sum"], param_norm=r["rho"]) for r in pts]
-    kept, control = _flow_kept(rows, flags)
+    kept, control = _flow_kept(rows, flags, mine, halved)
     return {"trajectory": kept, "status": res.summary[0]["status"], "flow_control": control}
 
 
@@ -122,6 +133,7 @@ def measure_shngs18(cell: dict, seed: int) -> dict:
         rows.append(_traj_row(r["log10_T"], direction_error=direction_error(w, svm.w),
                               log10_train_loss=r["log10_loss_mean"], param_norm=norm))
         pts.append((r["log10_T"], r["log10_loss_mean"]))
-    flags = follows_flow(pts, [(r["log10_T"], r["log10_loss_mean"]) for r in half.trajectory if r["step"] > 0])
-    kept, control = _flow_kept(rows, flags)
+    halved = [(r["log10_T"], r["log10_loss_mean"]) for r in half.trajectory if r["step"] > 0]
+    flags = follows_flow(pts, halved)
+    kept, control = _flow_kept(rows, flags, pts, halved)
     return {"trajectory": kept, "status": res.summary[0]["status"], "flow_control": control}

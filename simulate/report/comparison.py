@@ -556,11 +556,14 @@ def write_report(result, out: str) -> dict:
     md += _cell_table(summary, results)
     md += _kkt_section(summary)
     md += _rounds_table(summary)
+    files = {}
+    if summary.get("flow_control"):
+        files["flow_control"] = _flow_figure(summary["flow_control"], out)
+        md += _flow_section(summary["flow_control"], files["flow_control"])
     if summary.get("would_decide"):
         md += ["## What would decide the undecided exponents", ""]
         md += [f"- {markdown_text(w['label'])}, {w['variable']}: {w['text']}." for w in summary["would_decide"]]
         md.append("")
-    files = {}
     for i, (res, rj) in enumerate(zip(results, summary["results"])):
         an = res.analysis
         # a file name from a user's quantity and reading: only [A-Za-z0-9_-] (a path never leaves --out)
@@ -599,6 +602,47 @@ def write_report(result, out: str) -> dict:
     files["markdown"] = os.path.join(out, "report.md")
     files["html"] = write_html(text, out, "report.html", f"{claim.id}: theory against simulation", images=_images(files))
     return files
+
+
+def _flow_section(flow: list[dict], png: str) -> list[str]:
+    """The step-halving control in words and its figure: per run, how far it follows the flow."""
+    rtol = flow[0]["rtol"]
+    lines = []
+    for f in flow:
+        kept = [t for t, k in zip(f["log10_T"], f["inside"]) if k is True]
+        run = ", ".join(f"{k}={v:g}" for k, v in f["cell"].items())
+        lines.append(f"- {run}, seed {f['seed']}: " + (f"follows the flow from T = 10^{min(kept):.3g} to 10^{max(kept):.3g} "
+                                                        f"({len(kept)} of {len(f['log10_T'])} points)" if kept else
+                                                        f"no point follows the flow ({len(f['log10_T'])} points)"))
+    return ["## Step-halving control", "",
+            "Each run is repeated at half the step (same data, init and schedule). At equal T = sum of steps, a point is inside the "
+            f"theorem's regime where the two losses agree within {rtol:.0%} (|ln L(eta) - ln L(eta/2)| <= {rtol:g}), up to the run's "
+            "first disagreement; only those points are fitted.", "", *lines, "", f"![step-halving control]({png})", ""]
+
+
+def _flow_figure(flow: list[dict], out: str) -> str:
+    """|ln L(eta) - ln L(eta/2)| against log10 T, one line per run, the points kept filled, the tolerance dashed."""
+    import matplotlib.pyplot as plt  # heavy: matplotlib
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    for i, f in enumerate(flow):
+        pts = [(t, abs(g), k) for t, g, k in zip(f["log10_T"], f["gap"], f["inside"] or [None] * len(f["gap"])) if g is not None]
+        if not pts:
+            continue
+        c = f"C{i % 10}"
+        ax.plot([p[0] for p in pts], [max(p[1], 1e-8) for p in pts], "-", color=c, lw=0.8, alpha=0.6, label=f"seed {f['seed']}")
+        ins = [p for p in pts if p[2] is True]
+        ax.plot([p[0] for p in ins], [max(p[1], 1e-8) for p in ins], "o", color=c, ms=3)
+    rtol = flow[0]["rtol"]
+    ax.axhline(rtol, color="black", ls="--", lw=1, label=f"tolerance {rtol:g} (the loss within {rtol:.0%})")
+    ax.set_yscale("log")
+    if min((t for f in flow for t in f["log10_T"]), default=0.0) > 0:
+        ax.set_xscale("log")  # log10 T spans 2..800: the flow's part (2..30) would be a sliver
+    ax.set_xlabel("log10 T (sum of step sizes), log scale")
+    ax.set_ylabel("|ln L(eta) - ln L(eta/2)| at equal T")
+    name = "flow_control.png"
+    save_figure(fig, ax, os.path.join(out, name), "step-halving control: filled points follow the flow and are fitted", legend_fontsize=6)
+    return name
 
 
 def _images(files: dict) -> set[str]:
