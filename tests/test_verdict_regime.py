@@ -373,3 +373,15 @@ def test_the_report_shows_the_step_halving_control_run_by_run(tmp_path):
     text = "\n".join(_flow_section(flow, "flow_control.png"))
     assert "seed 0: follows the flow from T = 10^2 to 10^4 (3 of 5 points)" in text and "within 5%" in text
     assert (tmp_path / _flow_figure(flow, str(tmp_path))).stat().st_size > 10_000
+
+
+def test_a_from_past_every_run_says_how_far_the_runs_reach():
+    """LL20's runs follow the flow to T of about 1e13: --from T=1e20 leaves no point, and "give more seeds" was the
+    advice. The error now says how far the runs reach."""
+    import pytest
+
+    import ibcheck
+
+    rows = [{"log_T": float(lt), "log_value": float(-lt), "seed": s, "run": s} for s in range(3) for lt in np.linspace(5, 30, 20)]
+    with pytest.raises(ibcheck.InputError, match=r"no run has a point at T >= 1e\+20 \(the runs reach T = 1e13\): move --from"):
+        analyze(rows, ["T"], "O", {"T": -1.0}, trajectory=True, bootstrap=False, extrapolate=False, restriction={"T": 1e20})

@@ -268,6 +268,17 @@ def run_groups(srows: list[dict]) -> dict:
     return runs
 
 
+def _past_the_runs(rows: list[dict], restriction: dict[str, float], zero: frozenset) -> str:
+    """Why a --from left no point: how far the runs reach along each restricted variable (LL20's runs follow the flow
+    to T of about 1e13, so --from T=1e20 leaves none; "give more seeds" would not help)."""
+    parts = []
+    for v, x in restriction.items():
+        logs = [lx for lx in (log_of(r, v) for r in rows) if lx is not None]
+        end = (min(logs) if v in zero else max(logs)) if logs else None
+        parts.append(f"{v} {'<=' if v in zero else '>='} {x:.4g}" + (f" (the runs reach {v} = 1e{end / math.log(10):.3g})" if end is not None else ""))
+    return "no run has a point at " + ", ".join(parts) + ": move --from toward the runs' range"
+
+
 def _fit_runs(rows, terms: list[Term], names: list[str], offsets, level, restriction, n_total, zero: frozenset = frozenset()) -> Fit:
     """Per-run OLS along the trajectory, then the runs combined (see the module docstring)."""
     srows, dropped = seed_rows(rows, names, offsets, restriction, zero)
@@ -293,8 +304,9 @@ def _fit_runs(rows, terms: list[Term], names: list[str], offsets, level, restric
                            "mean_log": q["lm"], "sd_log": None, "n_seeds": 1, "seeds": [q["seed"]], "run": run, "residual": float(res),
                            "censored": 0, "identified": True})
     if len(ests) < 2:
+        why = _past_the_runs(rows, restriction, zero) if restriction and excluded > 0 and not srows else "give more seeds"
         raise InputError(f"{len(ests)} usable run(s): a trajectory fit combines the runs' own fits and needs at least 2 "
-                         f"(one run is one observation); give more seeds")
+                         f"(one run is one observation); {why}")
     est = combine_runs(ests)
     fit = _fit_from(est, terms, names, sorted(points, key=lambda c: [c["log_" + v] for v in names]), level)
     fit.trajectory, fit.runs, fit.per_run = True, len(ests), per_run
