@@ -206,3 +206,17 @@ def test_the_wide_table_page_takes_the_window_width(tmp_path):
     wide = open(write_html("| a | b |\n|---|---|\n| 1 | 2 |\n", str(tmp_path), "t.html", "t", wide=True)).read()
     narrow = open(write_html("text\n", str(tmp_path), "n.html", "n")).read()
     assert "max-width:98vw" in wide and "max-width:1100px" in narrow
+
+
+def test_the_index_headline_counts_what_it_says():
+    """A new user read "Decided: 12 of 18 rows (11 consistent ...)" beside 14 consistent badges: the headline now says
+    the counted rows, and how many more are decided but not counted."""
+    from types import SimpleNamespace as NS
+
+    from ibcheck.simulate.report.index import _summary_line
+
+    rows = [NS(verdict="consistent", counted=True)] * 13 + [NS(verdict="consistent", counted=False)] * 3 \
+        + [NS(verdict="inconclusive", counted=False)] * 2
+    line = _summary_line(NS(rows=rows, decided=frozenset(range(9)), claims=12))
+    assert line.startswith("**13 of 18 rows decided and counted** (13 consistent, 0 inconsistent); 3 more decided but not counted")
+    assert "2 inconclusive; 9 of 12 claims" in line

@@ -122,10 +122,9 @@ def _summary_line(suite: SuiteResult) -> str:
     counts = {v: sum(r.verdict == v and r.counted for r in rows) for v in ("consistent", "inconsistent")}
     undecided = sum(r.verdict == "inconclusive" for r in rows)
     uncounted = sum(not r.counted and r.verdict != "inconclusive" for r in rows)
-    badges = {v: sum(r.verdict == v for r in rows) for v in ("consistent", "inconsistent")}
-    return (f"**Decided and counted: {counts['consistent'] + counts['inconsistent']} of {len(rows)} rows** ({counts['consistent']} "
-            f"consistent, {counts['inconsistent']} inconsistent; the badges show {badges['consistent']} consistent and "
-            f"{badges['inconsistent']} inconsistent, of which {uncounted} are decided but not counted); {undecided} inconclusive; "
+    return (f"**{counts['consistent'] + counts['inconsistent']} of {len(rows)} rows decided and counted** ({counts['consistent']} "
+            f"consistent, {counts['inconsistent']} inconsistent); {uncounted} more decided but not counted (their badge shows the "
+            f"verdict, the counted column why not); {undecided} inconclusive; "
             f"{len(suite.decided)} of {suite.claims} claims have at least one counted row.")
 
 
