@@ -45,9 +45,10 @@ def follows_flow(points: list[tuple[float, float]], half: list[tuple[float, floa
     out: list[bool | None] = [None] * len(points)
     left = False
     for i in sorted(range(len(points)), key=lambda j: points[j]):
-        if gaps[i] is None:
+        gap = gaps[i]
+        if gap is None:
             continue
-        left = left or abs(gaps[i]) > rtol  # type: ignore[arg-type]
+        left = left or abs(gap) > rtol
         out[i] = not left
     return out
 
