@@ -359,12 +359,12 @@ def test_the_report_shows_the_step_halving_control_run_by_run(tmp_path):
     (FlowRun) and the claim page: a section saying how far each run follows the flow, and its figure."""
     from ibcheck.simulate.compare.record import flow_runs
     from ibcheck.simulate.experiments.base import Row
-    from ibcheck.simulate.experiments.trajectories import _flow_kept, follows_flow
+    from ibcheck.simulate.experiments.trajectories import _flow_kept, flow_gaps, follows_flow
     from ibcheck.simulate.report.comparison import _flow_figure, _flow_section
 
     main = [(t, -t) for t in (2.0, 3.0, 4.0, 5.0, 6.0)]
     half = [(t, -t - (0.001 if t <= 4 else 0.5)) for t in (1.5, 2.0, 3.0, 4.0, 5.0, 6.0)]  # apart from T = 10^5 on
-    _, rec = _flow_kept([{"i": i} for i in range(5)], follows_flow(main, half), main, half)
+    _, rec = _flow_kept([{"i": i} for i in range(5)], follows_flow(main, half), main, flow_gaps(main, half))
     runs = flow_runs([Row({"run": 0}, 1, "ok", {"flow_control": rec}), Row({"run": 0}, 0, "ok", {"flow_control": rec}),
                       Row({"run": 0}, 2, "failed", {})], ["run"])
     assert [r.seed for r in runs] == [0, 1] and runs[0].inside == (True, True, True, False, False)

@@ -185,8 +185,12 @@ def _num(x: Any) -> str:
     return s if len(s) <= 24 else s[:10] + "..." + s[-6:]
 
 
+def _clip(text: str) -> str:
+    return text if len(text) <= 80 else text[:60] + "..."
+
+
 def _short(text: str) -> str:
-    return repr(text) if len(text) <= 80 else repr(text[:60] + "...")
+    return repr(_clip(text))
 
 
 def as_sympy(value: Any, where: str = "formula") -> sp.Basic:
@@ -285,8 +289,7 @@ def _where(where: str) -> str:
 
 def _latex(text: str) -> str:
     """A LaTeX formula quoted as written: repr() doubles every backslash (``'k \\\\leq'``), which is not what was typed."""
-    one = " ".join(text.split())
-    return "'" + (one if len(one) <= 80 else one[:60] + "...") + "'"
+    return "'" + _clip(" ".join(text.split())) + "'"
 
 
 def _bracket_hint(text: str) -> str:

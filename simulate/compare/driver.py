@@ -34,8 +34,10 @@ from ibcheck.simulate.compare.record import (
     Work,
     bound_record,
     failed_rows,
+    flow_control_of,
     flow_runs,
     row_counts,
+    settings_text,
     would_decide,
 )
 from ibcheck.simulate.compare.result import BoundResult, Comparison, ComparisonResult, TermResult
@@ -129,8 +131,8 @@ def flow_note(rows: list[Row], keep=None, cell_vars=()) -> str | None:
     tot = {"points": 0, "inside": 0, "outside": 0, "unresolved": 0}
     rule = None
     for r in rows:
-        fc = r.value.get("flow_control") if r.status == "ok" and isinstance(r.value, dict) else None
-        if not isinstance(fc, dict) or (keep is not None and cell_key(r.at(list(cell_vars))) not in keep):
+        fc = flow_control_of(r)
+        if fc is None or (keep is not None and cell_key(r.at(list(cell_vars))) not in keep):
             continue
         rule = fc.get("rule", rule)
         for k in tot:
@@ -419,13 +421,13 @@ def _summary(setup: _Setup, swept: _Swept, results: list, statuses: dict, db: st
         {v: sorted({dict(k)[v] for k in swept.cells}) for v in setup.cell_vars}, design.seeds, tuple(setup.fit_vars), o.margin,
         o.margin_log, o.offsets, dict(o.fit_from or {}) or None, bounds, app,
         f"every number comes from {db}: rows keyed by (claim, experiment, cell, seed, the fixed settings "
-        f"({'; '.join(f'{k} = {v:g}' if isinstance(v, float) else f'{k} = {v}' for k, v in fixed.items()) or 'none'}), code {version})", statuses,
+        f"({settings_text(fixed) or 'none'}), code {version})", statuses,
         constants=dict(o.constants or {}), fixed=fixed, initial_grid={v: list(x) for v, x in design.grid.items()}, rounds=tuple(rounds),
         budget=o.budget, spending=o.spending if o.budget else None, alpha=alpha,
         work=Work(work_used, o.budget, time.perf_counter() - t_start, o.max_seconds, swept.capped),
         inside_only=o.inside_only, include_outside=o.include_outside,
         would_decide=would_decide(bounds, work_used, len(rows)), censored=counts, failures=failed_rows(rows, setup.cell_vars),
-        flow=flow_runs(rows, setup.cell_vars) if exp.trajectory else (),
+        flow=flow_runs(rows, setup.cell_vars),
         reading=decide_reading([ReadingInput.of(r) for r in results]),
         kkt=_kkt_record(exp, claim, rows, setup.cell_vars, setup.fit_vars, o.margin, alpha, swept.keep, setup.how) if exp.kkt else None,
         tasks=TaskCounts(swept.totals["tasks"], swept.totals["ran"], swept.totals["failed"]), seconds=time.perf_counter() - t_start,

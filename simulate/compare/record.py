@@ -56,6 +56,22 @@ class FailedRow:
         return {"cell": dict(self.cell), "seed": self.seed, "kind": self.kind, "error": self.error}
 
 
+def settings_text(values: Mapping | None) -> str:
+    """``d = 64, 128, 256; k = 2, 4`` from ``{"d": [64, 128, 256], "k": [2, 4]}`` (a grid, fixed settings or task counts):
+    the provenance line and the claim page read as text, not as a Python dict."""
+    def one(v) -> str:
+        if isinstance(v, (list, tuple)):
+            return ", ".join(one(x) for x in v)
+        return f"{v:g}" if isinstance(v, float) else str(v)
+    return "; ".join(f"{k} = {one(v)}" for k, v in (values or {}).items())
+
+
+def flow_control_of(row: Row) -> dict | None:
+    """The step-halving control a trajectory measure recorded on an ok row (None otherwise)."""
+    fc = row.value.get("flow_control") if row.status == "ok" and isinstance(row.value, dict) else None
+    return fc if isinstance(fc, dict) else None
+
+
 @dataclass(frozen=True)
 class FlowRun:
     """One GD run's step-halving control (a trajectory measure's ``flow_control``): at each point of the run, log10 T
@@ -78,8 +94,8 @@ def flow_runs(rows: list[Row], cell_vars: list[str]) -> tuple[FlowRun, ...]:
     """Every ok row's step-halving control series, where its measure recorded one."""
     out = []
     for r in rows:
-        fc = r.value.get("flow_control") if r.status == "ok" and isinstance(r.value, dict) else None
-        if isinstance(fc, dict) and fc.get("log10_T") is not None:
+        fc = flow_control_of(r)
+        if fc is not None and fc.get("log10_T") is not None:
             out.append(FlowRun(r.at(cell_vars), r.seed, tuple(fc["log10_T"]), tuple(fc["gap"]), tuple(fc.get("inside_flags") or ()),
                                float(fc.get("rtol") or 0.0)))
     return tuple(sorted(out, key=lambda f: (sorted(f.cell.items()), f.seed)))

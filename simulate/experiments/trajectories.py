@@ -41,7 +41,11 @@ def follows_flow(points: list[tuple[float, float]], half: list[tuple[float, floa
     schedule that grows the step without bound leaves the flow late in the run, and those rows then decided LL20's
     verdict; and a tolerance relative to |log10 loss| (1% of it) let the two runs differ by 3.5 decades at a loss of
     1e-350, where LL20's runs at eta and eta/2 differ by 0.47 decades, the size of the deviation the verdict tests."""
-    gaps = flow_gaps(points, half)
+    return flow_flags(points, flow_gaps(points, half), rtol)
+
+
+def flow_flags(points: list[tuple[float, float]], gaps: list[float | None], rtol: float = FLOW_RTOL) -> list[bool | None]:
+    """:func:`follows_flow` from the run's gaps (:func:`flow_gaps`), computed once by a measure that also records them."""
     out: list[bool | None] = [None] * len(points)
     left = False
     for i in sorted(range(len(points)), key=lambda j: points[j]):
@@ -53,17 +57,17 @@ def follows_flow(points: list[tuple[float, float]], half: list[tuple[float, floa
     return out
 
 
-def _flow_kept(rows: list[dict], flags: list[bool | None], points=None, half=None) -> tuple[list[dict], dict]:
+def _flow_kept(rows: list[dict], flags: list[bool | None], points=None, gaps=None) -> tuple[list[dict], dict]:
     """The rows the control keeps (True), and its record: points, inside, outside, unresolved, the rule, and (given the
-    run's ``points`` and its ``half``-step run) the series the report plots: log10 T and the gap ln L(eta) - ln L(eta/2)
-    at every point (None where unresolved)."""
+    run's ``points`` and their ``gaps``, :func:`flow_gaps`) the series the report plots: log10 T and the gap
+    ln L(eta) - ln L(eta/2) at every point (None where unresolved)."""
     kept = [r for r, f in zip(rows, flags) if f is True]
     rec = {"points": len(rows), "inside": len(kept), "outside": sum(f is False for f in flags),
            "unresolved": sum(f is None for f in flags), "rtol": FLOW_RTOL,
            "rule": f"step halved, equal T: the loss within {FLOW_RTOL:.0%} (|delta ln loss| <= {FLOW_RTOL:g}) up to the run's first disagreement"}
-    if points is not None and half is not None:
+    if points is not None and gaps is not None:
         rec["log10_T"] = [round(p[0], 6) for p in points]
-        rec["gap"] = [None if g is None else float(f"{g:.5g}") for g in flow_gaps(points, half)]
+        rec["gap"] = [None if g is None else float(f"{g:.5g}") for g in gaps]
         rec["inside_flags"] = list(flags)
     return kept, rec
 
@@ -91,9 +95,9 @@ def measure_ll20_rates(cell: dict, seed: int) -> dict:
     pts = [r for r in res.trajectory if r["step"] > 0 and r["train_accuracy"] == 1.0 and r["log10_loss_sum"] < 0 and r["log10_T"] >= 2]
     mine = [(r["log10_T"], r["log10_loss_sum"]) for r in pts]
     halved = [(r["log10_T"], r["log10_loss_sum"]) for r in half.trajectory if r["step"] > 0]
-    flags = follows_flow(mine, halved)
+    gaps = flow_gaps(mine, halved)
     rows = [_traj_row(r["log10_T"], log10_train_loss=r["log10_loss_sum"], param_norm=r["rho"]) for r in pts]
-    kept, control = _flow_kept(rows, flags, mine, halved)
+    kept, control = _flow_kept(rows, flow_flags(mine, gaps), mine, gaps)
     return {"trajectory": kept, "status": res.summary[0]["status"], "flow_control": control}
 
 
@@ -135,6 +139,6 @@ def measure_shngs18(cell: dict, seed: int) -> dict:
                               log10_train_loss=r["log10_loss_mean"], param_norm=norm))
         pts.append((r["log10_T"], r["log10_loss_mean"]))
     halved = [(r["log10_T"], r["log10_loss_mean"]) for r in half.trajectory if r["step"] > 0]
-    flags = follows_flow(pts, halved)
-    kept, control = _flow_kept(rows, flags, pts, halved)
+    gaps = flow_gaps(pts, halved)
+    kept, control = _flow_kept(rows, flow_flags(pts, gaps), pts, gaps)
     return {"trajectory": kept, "status": res.summary[0]["status"], "flow_control": control}

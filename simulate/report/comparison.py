@@ -15,6 +15,7 @@ import re
 import numpy as np
 import sympy as sp
 
+from ibcheck.simulate.compare.record import settings_text
 from ibcheck.simulate.report.figures import save_figure, write_html
 from ibcheck.simulate.stats.fit import seed_rows
 from ibcheck.simulate.stats.ratio import SCALE, log_claim
@@ -78,19 +79,18 @@ def _ratio_figure(res, out: str, tag: str) -> str:
     an = res.analysis
     ft = an.function
     v0 = an.variables[0]
-    L10 = math.log(10)
     srows, _ = seed_rows(res.data, an.variables, an.offsets)
     claim = {t.name: an.predicted.get(t.name, 0.0) for t in an.terms}
     tz = any(t.toward_zero for t in an.terms if t.variable == v0)
     us_all = [(-c["log_" + v0] if tz else c["log_" + v0]) for c in an.fit.cells]
-    wide = bool(us_all) and max(us_all) - min(us_all) > 30 * L10 and min(us_all) > 0
+    wide = bool(us_all) and max(us_all) - min(us_all) > 30 * LN10 and min(us_all) > 0
 
     def xpos(lx):
         u = -lx if tz else lx
-        return math.log10(u) if wide else lx / L10
+        return math.log10(u) if wide else lx / LN10
 
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    rs = [(xpos(r["log_" + v0]), (r["lm"] - _log_function(an.terms, claim, r)) / L10, r["side"]) for r in srows]
+    rs = [(xpos(r["log_" + v0]), (r["lm"] - _log_function(an.terms, claim, r)) / LN10, r["side"]) for r in srows]
     rs = [x for x in rs if math.isfinite(x[1]) and math.isfinite(x[0])]
     ax.scatter([x for x, _, _ in rs], [y for _, y, _ in rs], s=8, color="tab:blue", alpha=0.25, label="seeds")
     _censor_arrows(ax, [x for x, _, _ in rs], [y for _, y, _ in rs], [s for _, _, s in rs], "tab:blue")
@@ -100,7 +100,7 @@ def _ratio_figure(res, out: str, tag: str) -> str:
         lx = np.array([c[0] for c in cells])
         ys = np.array([c[1] for c in cells])
         us = -lx if tz else lx
-        ax.plot([xpos(x) for x in lx], ys / L10, "o", color="tab:blue", ms=4 if wide else 5, label="cell means")
+        ax.plot([xpos(x) for x in lx], ys / LN10, "o", color="tab:blue", ms=4 if wide else 5, label="cell means")
         corrected = _corrected_means(ax, an, claim, v0, xpos)
         # judged on the corrected fit where a correction levelled the ratio: its trend is drawn through those means
         base, mid = float(np.mean(corrected if corrected else ys)), float(np.mean(us))
@@ -109,14 +109,14 @@ def _ratio_figure(res, out: str, tag: str) -> str:
         m = next((t for t in (ft.tests if ft else ()) if t.variables == (v0,) and t.family == "power"), None)
         if m is not None and math.isfinite(m.se):
             line = base + m.estimate * (grid - mid)
-            ax.plot(gx, line / L10, "-", color="tab:red", lw=1.5,
+            ax.plot(gx, line / LN10, "-", color="tab:red", lw=1.5,
                     label=f"trend {m.factor(m.estimate)}" + (" (correction taken off)" if corrected else ""))
-            ax.fill_between(gx, (line - 2 * m.se * np.abs(grid - mid)) / L10, (line + 2 * m.se * np.abs(grid - mid)) / L10,
+            ax.fill_between(gx, (line - 2 * m.se * np.abs(grid - mid)) / LN10, (line + 2 * m.se * np.abs(grid - mid)) / LN10,
                             color="tab:red", alpha=0.12, label="slope +-2 se")
             if math.isfinite(m.resolution):
-                ax.fill_between(gx, (base - m.resolution * np.abs(grid - mid)) / L10, (base + m.resolution * np.abs(grid - mid)) / L10,
+                ax.fill_between(gx, (base - m.resolution * np.abs(grid - mid)) / LN10, (base + m.resolution * np.abs(grid - mid)) / LN10,
                                 color="0.5", alpha=0.12, label=f"resolution {m.factor()}")
-        ax.axhline(base / L10, color="black", lw=0.8, ls=":", label="the claim (constant free)")
+        ax.axhline(base / LN10, color="black", lw=0.8, ls=":", label="the claim (constant free)")
     name = f"{tag}_ratio.png"
     how = f"{an.verdict}" + (f", attained: {ft.attained}" if ft and ft.attained is not None else "")
     ax.set_xlabel(f"log10 ln {v0}" if wide else f"log10 {v0}" + (" (tends to 0)" if tz else ""))
@@ -144,11 +144,11 @@ def _corrected_means(ax, an, claim: dict, v0: str, xpos) -> list[float]:
             continue
         y = c["mean_log"] - _log_function(an.terms, claim, c) - corr.offset(lx, c.get("run"))
         if math.isfinite(y):
-            pts.append((xpos(c["log_" + v0]), y / math.log(10)))
+            pts.append((xpos(c["log_" + v0]), y / LN10))
     if pts:
         ax.plot([p[0] for p in pts], [p[1] for p in pts], "o", mfc="none", color="tab:green", ms=6,
                 label=f"cell means, correction {fits[0].term} taken off")
-    return [p[1] * math.log(10) for p in pts]
+    return [p[1] * LN10 for p in pts]
 
 
 def _cell_inside(res, summary: dict):
@@ -182,7 +182,6 @@ def _loglog_figure(res, summary: dict, claim, out: str, tag: str) -> str:
     an = res.analysis
     fit = an.fit
     v0, others = an.variables[0], an.variables[1:]
-    L10 = math.log(10)
     cell_inside = _cell_inside(res, summary)
     srows, _ = seed_rows(res.data, an.variables, an.offsets)
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
@@ -200,21 +199,21 @@ def _loglog_figure(res, summary: dict, claim, out: str, tag: str) -> str:
         else:
             lab = ", ".join(f"{o}={math.exp(k):.4g}" for o, k in zip(others, key)) or "cells"
             raw = [r for r in srows if all(abs(r["log_" + o] - k) < 1e-9 for o, k in zip(others, key))]
-        ax.scatter([r["log_" + v0] / L10 for r in raw], [r["lm"] / L10 for r in raw], s=8, color=col, alpha=0.25)
+        ax.scatter([r["log_" + v0] / LN10 for r in raw], [r["lm"] / LN10 for r in raw], s=8, color=col, alpha=0.25)
         xs = np.array([c["log_" + v0] for c in cells])
         ys = np.array([c["mean_log"] for c in cells])
         ins = np.array([cell_inside(c) for c in cells])
-        ax.plot(xs[ins] / L10, ys[ins] / L10, "o", color=col, ms=6, label=lab)
-        ax.plot(xs[~ins] / L10, ys[~ins] / L10, "o", mfc="none", color=col, ms=6,
+        ax.plot(xs[ins] / LN10, ys[ins] / LN10, "o", color=col, ms=6, label=lab)
+        ax.plot(xs[~ins] / LN10, ys[~ins] / LN10, "o", mfc="none", color=col, ms=6,
                 label=(lab + " (outside window)") if lab and (~ins).any() else None)
-        _censor_arrows(ax, [r["log_" + v0] / L10 for r in raw], [r["lm"] / L10 for r in raw], [r["side"] for r in raw], col)
+        _censor_arrows(ax, [r["log_" + v0] / LN10 for r in raw], [r["lm"] / LN10 for r in raw], [r["side"] for r in raw], col)
         # the fitted function with every term it states (log factors included), and the claim's own function (dotted,
         # its constant set by the cells' mean): a straight line would sit decades away for a claim with log terms
         fitted = np.array([fit.intercept + _log_function(an.terms, fit.estimate, c) for c in cells])
         claimed = np.array([_log_function(an.terms, an.predicted, c) for c in cells])
-        ax.plot(xs / L10, fitted / L10, "-", color=col, lw=1.5)
-        ax.plot(xs / L10, (claimed + float(np.mean(ys - claimed))) / L10, ":", color=col, lw=1.2)
-    ins_x = [c["log_" + v0] / L10 for c in fit.cells if cell_inside(c)]
+        ax.plot(xs / LN10, fitted / LN10, "-", color=col, lw=1.5)
+        ax.plot(xs / LN10, (claimed + float(np.mean(ys - claimed))) / LN10, ":", color=col, lw=1.2)
+    ins_x = [c["log_" + v0] / LN10 for c in fit.cells if cell_inside(c)]
     if ins_x and len(ins_x) < len(fit.cells):
         ax.axvspan(min(ins_x), max(ins_x), color="tab:green", alpha=0.08, label="hypotheses hold")
     elif not ins_x:
@@ -235,13 +234,12 @@ def _local_figure(res, out: str, tag: str) -> str:
 
     an = res.analysis
     v0 = an.variables[0]
-    L10 = math.log(10)
     fig, ax = plt.subplots(figsize=(6.0, 4.0))
     for v, col in zip(an.variables, plt.get_cmap("tab10").colors):
         le = an.drift[v].local
         if not le:
             continue
-        xs = [e.log_center / L10 for e in le]
+        xs = [e.log_center / LN10 for e in le]
         ys = [e.estimate for e in le]
         err = [[e.estimate - e.ci[0] if e.ci else 0 for e in le], [e.ci[1] - e.estimate if e.ci else 0 for e in le]]
         ax.errorbar(xs, ys, yerr=err, fmt="o-", color=col, capsize=3, label=f"local exponent in {v} (95% CI)")
@@ -316,10 +314,9 @@ def _residual_figure(res, out: str, tag: str) -> str:
 
     an = res.analysis
     fit, v0 = an.fit, an.variables[0]
-    L10 = math.log(10)
     fig, ax = plt.subplots(figsize=(5.2, 3.4))
     ax.axhline(0, color="gray", lw=1)
-    ax.plot([c["log_" + v0] / L10 for c in fit.cells], [c["residual"] for c in fit.cells], "o")
+    ax.plot([c["log_" + v0] / LN10 for c in fit.cells], [c["residual"] for c in fit.cells], "o")
     ax.set_xlabel(f"log10 {v0}")
     ax.set_ylabel("residual of mean log measure")
     curv = fit.curvature.get(v0)
@@ -459,13 +456,8 @@ def _search_section(kkt: list[dict]) -> list[str]:
 
 
 def _settings(values: dict) -> str:
-    """``d = 64, 128, 256; k = 2, 4`` from ``{"d": [64, 128, 256], "k": [2, 4]}`` (a grid, fixed settings or task counts):
-    the page reads as text, not as a Python dict."""
-    def one(v) -> str:
-        if isinstance(v, (list, tuple)):
-            return ", ".join(one(x) for x in v)
-        return f"{v:g}" if isinstance(v, float) else str(v)
-    return markdown_text("; ".join(f"{k} = {one(v)}" for k, v in (values or {}).items()))
+    """:func:`~simulate.compare.record.settings_text`, escaped for Markdown."""
+    return markdown_text(settings_text(values))
 
 
 def _rounds_table(summary: dict) -> list[str]:
