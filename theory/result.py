@@ -17,7 +17,7 @@ import html
 import io
 import os
 import re
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Mapping
 
 from .atomic import FIGURE_DPI, save_figure_file, write_text
 from .jsonsafe import dumps, plain
@@ -153,6 +153,16 @@ def _cell(text: str) -> str:
 
 
 _MARKDOWN_SPECIAL = set("\\`*_[]<>|")  # code, emphasis, links and images, raw HTML, table cells
+
+
+def settings_text(values: Mapping | None) -> str:
+    """``d = 64, 128, 256; k = 2, 4`` from ``{"d": [64, 128, 256], "k": [2, 4]}`` (a grid, fixed settings or task counts):
+    the provenance line and the claim page read as text, not as a Python dict."""
+    def one(v) -> str:
+        if isinstance(v, (list, tuple)):
+            return ", ".join(one(x) for x in v)
+        return f"{v:g}" if isinstance(v, float) else str(v)
+    return "; ".join(f"{k} = {one(v)}" for k, v in (values or {}).items())
 
 
 def markdown_text(text: object) -> str:

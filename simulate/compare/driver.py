@@ -37,7 +37,6 @@ from ibcheck.simulate.compare.record import (
     flow_control_of,
     flow_runs,
     row_counts,
-    settings_text,
     would_decide,
 )
 from ibcheck.simulate.compare.result import BoundResult, Comparison, ComparisonResult, TermResult
@@ -58,6 +57,7 @@ from ibcheck.theory.argtypes import refused
 from ibcheck.theory.claim import Claim
 from ibcheck.theory.errors import InputError
 from ibcheck.theory.outdir import check_out
+from ibcheck.theory.result import settings_text
 
 LN10 = math.log(10.0)
 __all__ = ["PARAMS", "TESTABLE", "BoundResult", "CompareOptions", "Comparison", "ComparisonResult", "TermResult", "compare_claim",

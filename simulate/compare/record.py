@@ -56,16 +56,6 @@ class FailedRow:
         return {"cell": dict(self.cell), "seed": self.seed, "kind": self.kind, "error": self.error}
 
 
-def settings_text(values: Mapping | None) -> str:
-    """``d = 64, 128, 256; k = 2, 4`` from ``{"d": [64, 128, 256], "k": [2, 4]}`` (a grid, fixed settings or task counts):
-    the provenance line and the claim page read as text, not as a Python dict."""
-    def one(v) -> str:
-        if isinstance(v, (list, tuple)):
-            return ", ".join(one(x) for x in v)
-        return f"{v:g}" if isinstance(v, float) else str(v)
-    return "; ".join(f"{k} = {one(v)}" for k, v in (values or {}).items())
-
-
 def flow_control_of(row: Row) -> dict | None:
     """The step-halving control a trajectory measure recorded on an ok row (None otherwise)."""
     fc = row.value.get("flow_control") if row.status == "ok" and isinstance(row.value, dict) else None

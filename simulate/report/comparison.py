@@ -15,13 +15,12 @@ import re
 import numpy as np
 import sympy as sp
 
-from ibcheck.simulate.compare.record import settings_text
 from ibcheck.simulate.report.figures import save_figure, write_html
 from ibcheck.simulate.stats.fit import seed_rows
 from ibcheck.simulate.stats.ratio import SCALE, log_claim
 from ibcheck.simulate.verdict.analysis import BoundAnalysis
 from ibcheck.theory.atomic import write_text
-from ibcheck.theory.result import markdown_table, markdown_text
+from ibcheck.theory.result import markdown_table, markdown_text, settings_text
 
 LN10 = math.log(10)
 PARAMS = {"L": "2"}
@@ -456,7 +455,7 @@ def _search_section(kkt: list[dict]) -> list[str]:
 
 
 def _settings(values: dict) -> str:
-    """:func:`~simulate.compare.record.settings_text`, escaped for Markdown."""
+    """:func:`~theory.result.settings_text`, escaped for Markdown."""
     return markdown_text(settings_text(values))
 
 
