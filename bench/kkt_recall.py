@@ -44,7 +44,9 @@ from ibcheck.solvers.kkt.policy import SAME_POINT_RTOL, distinct_groups, functio
 from ibcheck.solvers.kkt.recall import RECALL_FILE, engine_fingerprint
 from ibcheck.solvers.kkt.search import random_start, slsqp
 
-REFERENCE = Budget(gd=48, programs=8, enumerate=10**6)
+REFERENCE = Budget(gd=48, gd_max=192, saturation=0.02, programs=8, enumerate=10**6, probe=10**6)
+# at least 4x the deepest budget measured (FVBS23's quick design: 4-20 GD starts), every partition cone, and run until
+# its own Good-Turing estimate is at most 0.02 (or 192 starts); whether it got there is recorded per instance
 # the issue's own instances: k = 4 and k = 8 at d = 64-256, each with 3 or more known points (found by probing seeds and
 # n with the reference search: at k = 4 most samples hold one or two points)
 SEVERAL = [(64, 4, 40, 3), (64, 4, 48, 0), (64, 4, 48, 2), (128, 8, 48, 0), (128, 8, 64, 0)]
@@ -146,12 +148,15 @@ def classes_by_key(rows: list[dict], bs: dict[str, Budget], fingerprint: str) ->
                 continue
             acc = out.setdefault((_key(r)[0], r["k"], name), {"k": r["k"], "d_min": r["d"], "d_max": r["d"], "budget": b.as_json(),
                                                               "instances": 0, "known": 0, "found": 0, "fingerprint": fingerprint,
-                                                              "n_min": r["n"], "n_max": r["n"]})
+                                                              "n_min": r["n"], "n_max": r["n"], "reference": REFERENCE.as_json(),
+                                                              "reference_saturated": 0, "several": 0})
             acc["d_min"], acc["d_max"] = min(acc["d_min"], r["d"]), max(acc["d_max"], r["d"])
             acc["n_min"], acc["n_max"] = min(acc["n_min"], r["n"]), max(acc["n_max"], r["n"])
             acc["instances"] += 1
             acc["known"] += r["known"]
             acc["found"] += r[f"{name} found"]
+            acc["reference_saturated"] += r.get("reference_stop") == "saturated"
+            acc["several"] += r["known"] >= 2
     return out
 
 
@@ -192,7 +197,8 @@ def main() -> None:
         sq_alone = found_fraction(known, sq, probes)
         line = {"set": "cells" if args.cells else "planted", "d": d, "k": k, "n": n, "seed": seed, "known": len(known),
                 "reference": ref.distinct, "slsqp": sq_alone, "slsqp_starts": args.slsqp,
-                "reference_seconds": round(t_ref, 1)}
+                "reference_seconds": round(t_ref, 1), "reference_starts": ref.gd_starts,
+                "reference_unseen": round(float(ref.unseen), 4), "reference_stop": ref.stop}
         for name, b in bs.items():
             t = time.perf_counter()
             got = search(ds.X, ds.y, ds.cluster, (), b, seed=seed + 1000)  # another seed: not the reference's own GD starts

@@ -114,15 +114,15 @@ def test_every_distinct_point_certifies_again_from_scratch():
         assert np.isclose(cert.min_margin, 1.0, rtol=1e-6)  # stored at unit margin
 
 
-def test_every_kkt_point_counts_only_where_the_engine_ran_in_full_with_measured_recall():
+def test_every_kkt_point_counts_only_where_the_search_saturated_with_measured_recall():
     from ibcheck.simulate.verdict.kkt import KKTCell, every_point_searched
     from ibcheck.simulate.verdict.rules import RowEvidence, counted
 
-    def cell(d, distinct, complete=True, recall=0.95):
+    def cell(d, distinct, complete=True, recall=0.95, lower=0.85, unseen=0.0, stop="saturated"):
         return KKTCell({"d": d}, 2, 0, 4, 4, 0, 1e-7, None, 1e-6, 1e-6, distinct=distinct, complete=complete, recall=recall,
-                       recall_note="measured")
+                       recall_note="measured", recall_lower=lower, unseen=(unseen,) * len(distinct), stops=(stop,) * len(distinct))
 
-    one = (cell(4, (1, 1)), cell(8, (1, 1)))  # one point per sample counts: the search ran in full, recall measured
+    one = (cell(4, (1, 1)), cell(8, (1, 1)))  # one point per sample counts: the search saturated, recall measured
     assert every_point_searched(one) is None
     assert counted(RowEvidence("consistent", 2, 2, kkt_certified=True, kkt_search=every_point_searched(one)))[0]
     low = (cell(4, (2, 2)), cell(8, (3, 2), recall=0.8))
@@ -131,7 +131,13 @@ def test_every_kkt_point_counts_only_where_the_engine_ran_in_full_with_measured_
     ok, how = counted(RowEvidence("consistent", 2, 2, kkt_certified=True, kkt_search=why))
     assert not ok and "every-KKT-point not tested" in how
     assert "did not run in full" in (every_point_searched((cell(4, (2,), complete=False),)) or "")
-    assert "unmeasured" in (every_point_searched((cell(4, (2,), recall=None),)) or "")
+    assert "unmeasured" in (every_point_searched((cell(4, (2,), recall=None, lower=None),)) or "")
+    # a recall of 30/33 (91%) has a 95% lower bound of 78%: below 80%, it does not count
+    assert "lower bound below 80%" in (every_point_searched((cell(4, (2,), recall=30 / 33, lower=0.78),)) or "")
+    # an unsaturated search, or one stopped by its cap or its time, does not count whatever its recall
+    assert "did not saturate" in (every_point_searched((cell(4, (2,), unseen=0.1, stop="cap"),)) or "")
+    assert "did not saturate" in (every_point_searched((cell(4, (2,), unseen=0.0, stop="time"),)) or "")
+    assert "did not saturate" in (every_point_searched((cell(4, (2,), unseen=0.06),)) or "")
 
 
 def test_the_flip_norm_is_chosen_with_confidence_and_checked_on_fresh_points():

@@ -82,7 +82,7 @@ def test_kkt_runs_the_engine_on_clusters_and_on_a_users_file(cli, tmp_path):
     res = cli("kkt", "--d", "12", "--k", "4", "--n", "24", "--width", "6", "--starts", "2", "--out", str(out), "--json", check_rc=0)
     s = json.loads(res.stdout)
     starts = [p["start"] for p in s["points"]]
-    assert any(x.startswith("cone:partition") for x in starts) and any(x.startswith("gd:per-cluster") for x in starts)
+    assert any(x.startswith("cone:partition") for x in starts) and any(x.startswith(("gd:per-cluster", "gd:groups")) for x in starts)
     assert s["policy"]["certified_at"] == 1e-6 and s["distinct_kkt_points_by_function"] >= 1
     assert all(p["is_kkt"] == (p["point"] is not None) for p in s["points"])
     from ibcheck.simulate.substrate.data import clusters

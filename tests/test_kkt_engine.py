@@ -187,28 +187,35 @@ def test_the_kkt_command_reads_an_npz_or_csv_and_refuses_a_bad_file_in_one_line(
 
 
 def test_good_turing_counts_points_reached_once_over_starts():
-    from ibcheck.solvers.kkt.engine import good_turing
+    from ibcheck.solvers.kkt.engine import good_turing, saturated
 
     assert good_turing([0, 0, 1, None, 2]) == pytest.approx(2 / 5)  # points 1 and 2 reached once, 5 starts
     assert good_turing([0, 0, 0]) == 0.0
-    assert good_turing([None, None]) == 0.0
+    assert good_turing([None, None]) == 1.0  # no start reached a point: nothing is known yet, not "saturated"
     assert np.isnan(good_turing([]))
+    # saturated: the estimate at the level, from enough starts to resolve it (ceil(1 / level))
+    assert not saturated([0] * 4, 0.05) and saturated([0] * 20, 0.05) and not saturated([0] * 19 + [1], 0.02)
+    assert saturated([0] * 19 + [1], 0.05) and not saturated([None] * 50, 0.05)
 
 
-def test_more_gd_starts_run_until_the_unseen_mass_falls_and_are_capped():
-    """gd_max: GD starts beyond ``gd`` run only while the Good-Turing estimate is above ``saturation``, never past gd_max;
-    the estimate is returned with the search (it measures GD's own reach, not the engine's recall)."""
+def test_a_search_stops_only_at_its_unseen_estimate_or_its_cap():
+    """gd_max: GD starts beyond ``gd`` run while the search has not saturated (Good-Turing estimate above ``saturation``,
+    or fewer starts than resolve it), never past gd_max; the result says which stopped it."""
     ds = clusters(64, 8, 24, 1.0, seed=1)
     base = dict(enumerate=0, programs=8, slsqp=0, ascent=0)
     two = search(ds.X, ds.y, ds.cluster, (), Budget(gd=2, **base), seed=1)
-    assert two.unseen == 0.0  # both starts reached one point: saturated by the estimate
-    capped = search(ds.X, ds.y, ds.cluster, (), Budget(gd=2, gd_max=10, **base), seed=1)
-    assert capped.planned == two.planned and not capped.notes  # nothing more to run
-    one = search(ds.X, ds.y, ds.cluster, (), Budget(gd=1, **base), seed=1)
-    assert one.unseen == 1.0  # one start, one point reached once
-    more = search(ds.X, ds.y, ds.cluster, (), Budget(gd=1, gd_max=6, saturation=0.0, **base), seed=1)
-    assert one.planned < more.planned <= one.planned + 5 and any("more GD start" in note for note in more.notes)
-    assert more.distinct >= one.distinct and 0.0 <= more.unseen <= 1.0
+    assert two.stop == "cap" and two.gd_starts == 2 and not two.saturated  # two starts cannot resolve 0.02
+    capped = search(ds.X, ds.y, ds.cluster, (), Budget(gd=2, gd_max=10, saturation=0.2, **base), seed=1)
+    assert capped.gd_starts <= 10 and (capped.stop == "cap") == (capped.gd_starts == 10)
+    assert capped.saturated == (capped.unseen <= 0.2 and capped.gd_starts >= 5)
+    deep = search(ds.X, ds.y, ds.cluster, (), Budget(gd=2, gd_max=40, saturation=0.1, **base), seed=1)
+    assert deep.distinct >= capped.distinct
+    if deep.stop == "saturated":  # stopped at the first start where the estimate reached the level from >= 10 starts
+        assert deep.unseen <= 0.1 and deep.gd_starts >= 10
+    else:
+        assert deep.stop == "cap" and deep.gd_starts == 40 and deep.unseen > 0.1
+    timed = search(ds.X, ds.y, ds.cluster, (), Budget(gd=2, gd_max=40, saturation=0.01, seconds=0.0, **base), seed=1)
+    assert timed.stop == "time" and not timed.complete
 
 
 def test_a_recall_is_read_only_inside_the_measured_sample_sizes(tmp_path):
@@ -225,7 +232,7 @@ def test_a_recall_is_read_only_inside_the_measured_sample_sizes(tmp_path):
     path.write_text(json.dumps({"classes": [rec]}))
     r, why = recall_for(256, 8, budget, path, n=40)
     assert r == pytest.approx(0.95)
-    assert why.endswith("19/20 known points on 2 planted instances at k = 8, d = 64-1024, n = 12-64; 95% lower bound 78%")
+    assert why.endswith("19/20 known points on 2 instances at k = 8, d = 64-1024, n = 12-64; 95% lower bound 78%")
     r, why = recall_for(256, 8, budget, path, n=246)
     assert r is None and "n = 12-64" in why and "n = 246" in why
     assert recall_for(2048, 8, budget, path, n=40)[0] is None  # d outside as before

@@ -43,8 +43,9 @@ BUILTIN: dict[str, Experiment] = {e.name: e for e in [
                # 36 to bound the rate of samples above eps below delta = 0.1
                design=TrainedNetwork, seeds=3, quick_seeds=2,
                # the KKT engine's budget per sample (its recall under each budget: bench/kkt_recall.py, solvers/kkt/recall.json)
-               fixed={**_FVBS23_GD, "networks": 3, "kkt_gd": 8, "kkt_programs": 8, "kkt_enumerate": 225},
-               quick_fixed={**_FVBS23_GD, "networks": 2, "kkt_gd": 4, "kkt_programs": 8, "kkt_enumerate": 4},
+               # GD starts until the Good-Turing unseen estimate is at most 0.05 (the counting rule's level) from at least 20
+               fixed={**_FVBS23_GD, "networks": 3, "kkt_gd": 8, "kkt_programs": 8, "kkt_enumerate": 225, "kkt_gd_max": 40},
+               quick_fixed={**_FVBS23_GD, "networks": 2, "kkt_gd": 4, "kkt_programs": 8, "kkt_enumerate": 4, "kkt_gd_max": 20},
                # Assumption 2.2 (its recalled, unverified forms) is part of "inside": sigma = 1 (the data), max_mean_ip
                # measured on each sample's means, kappa = 1/2 stated here (the exponent was not read: "a small power of d")
                hypothesis_values=lambda cell: {"n": design(TrainedNetwork, cell).n_per_cluster * int(cell["k"]),

@@ -92,6 +92,10 @@ class KKTSample:
                 "kkt_budget": getattr(search, "budget").as_json(), "kkt_seconds": float(getattr(search, "seconds")),
                 # Good-Turing: the chance one more GD start reaches a new point (GD's own reach, not the engine's recall)
                 "kkt_gd_unseen": plain(float(getattr(search, "unseen", float("nan")))),
+                "kkt_stop": str(getattr(search, "stop", "")), "kkt_gd_starts": int(getattr(search, "gd_starts", 0)),
+                # per GD start: the largest objective (the flip norm on the sample's points) over the points found so far
+                "kkt_running_max": [plain(float(x)) for x in getattr(search, "running_max", ())],
+                "kkt_skipped": int(getattr(search, "skipped", 0)),
                 "kkt_gd_separating": self.gd_separating, "kkt_networks": nets}
 
 
@@ -120,11 +124,13 @@ def _two_layer_gd(cell, seed, kind, networks: int = 1, width: int | None = None,
 
 
 def search_budget(p: TrainedNetwork):
-    """The engine's budget for a design: ``kkt_gd`` GD starts of ``kkt_steps`` steps, ``kkt_programs`` cone programs per
-    pattern, every partition cone up to ``kkt_enumerate`` of them."""
+    """The engine's budget for a design: ``kkt_gd`` GD starts of ``kkt_steps`` steps, then more up to ``kkt_gd_max``
+    while the Good-Turing unseen estimate is above ``kkt_saturation``, ``kkt_programs`` cone programs per pattern, every
+    partition cone up to ``kkt_enumerate`` of them."""
     from ibcheck.solvers.kkt.engine import Budget  # heavy: cvxpy (loaded on first use)
 
-    return Budget(gd=p.kkt_gd, gd_steps=p.kkt_steps, programs=p.kkt_programs, enumerate=p.kkt_enumerate)
+    return Budget(gd=p.kkt_gd, gd_steps=p.kkt_steps, programs=p.kkt_programs, enumerate=p.kkt_enumerate,
+                  gd_max=p.kkt_gd_max, saturation=p.kkt_saturation)
 
 
 def kkt_sample(cell: dict, seed: int, kind: str, networks: int) -> KKTSample:

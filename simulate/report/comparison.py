@@ -405,6 +405,8 @@ def _kkt_section(summary: dict) -> list[str]:
                      "ties": f"{min(c['ties'])}-{max(c['ties'])}" if c.get("ties") else "-",
                      "largest residual": _fmt(c.get("max_eps"), ".1e"),
                      "engine ran in full": "yes" if c.get("complete") else "no",
+                     "search per sample (unseen estimate, stop)": ", ".join(
+                         f"{_fmt(u, '.2f')} ({st})" for u, st in zip(c.get("unseen") or [], c.get("stops") or [])) or "-",
                      "recall on its class": _recall_text(c),
                      "flip norms of the distinct points (samples split by ;)": "; ".join(norms) or "-",
                      "spread (largest / smallest)": ", ".join(f"{x:.3g}" for x in c.get("spread") or []) or "-",
@@ -415,8 +417,11 @@ def _kkt_section(summary: dict) -> list[str]:
             "The claim is about every KKT point of (P): per cell, the KKT engine's candidates (the trained networks and the "
             "engine's own pattern sources, below), each a KKT point only when its certificate holds at a relative residual "
             "of 1e-6 (ties by the Clarke rule), grouped into distinct points by function (outputs within 1e-3); whether the "
-            "engine ran in full and its measured recall on planted instances of the cell's (d, k) class "
-            "(bench/kkt_recall.py; the row counts only at 90% or more); the flip norm of each distinct point and their spread; "
+            "engine ran in full; per sample the Good-Turing estimate that one more GD start finds a new point and why the "
+            "starts stopped (saturated: at most 0.05 from at least 20 starts; cap: the budget's most starts); its measured "
+            "recall at the cell's (d, k, n) class against a deeper, saturated reference (bench/kkt_recall.py; the row counts "
+            "only where every sample saturated and the recall is 90% or more with a 95% lower bound of 80% or more); the "
+            "flip norm of each distinct point and their spread; "
             "each point's own z on 2000 fresh points and the transfer of the most robust point's z to every other point, with "
             "one-sided 95% bounds, against 1 - eps; the negative controls must fail. "
             "delta is not reported (multipliers on active points only: at most 1e-6 by construction). Recall notes: "
@@ -548,6 +553,12 @@ def write_report(result, out: str) -> dict:
     md += _kkt_section(summary)
     md += _rounds_table(summary)
     files = {}
+    if any(c.get("running_max") for c in summary.get("kkt") or []):
+        files["kkt_running_max"] = _running_max_figure(summary["kkt"], out)
+        md += ["### Does the largest flip norm stop rising?", "",
+               "Per sample, the largest flip norm (on the sample's own points) over the distinct KKT points found so far, "
+               "against the GD starts run: a curve still rising at its last start says the search may have missed a more "
+               "robust point.", "", f"![running maximum]({files['kkt_running_max']})", ""]
     if summary.get("flow_control"):
         files["flow_control"] = _flow_figure(summary["flow_control"], out)
         md += _flow_section(summary["flow_control"], files["flow_control"])
@@ -593,6 +604,26 @@ def write_report(result, out: str) -> dict:
     files["markdown"] = os.path.join(out, "report.md")
     files["html"] = write_html(text, out, "report.html", f"{claim.id}: theory against simulation", images=_images(files))
     return files
+
+
+def _running_max_figure(kkt: list[dict], out: str) -> str:
+    """Per sample, the running maximum of the flip norm over the points found, against GD starts (one line a sample,
+    coloured by cell)."""
+    import matplotlib.pyplot as plt  # heavy: matplotlib
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    for i, c in enumerate(kkt):
+        label = ", ".join(f"{k}={v:g}" for k, v in c["cell"].items())
+        for j, r in enumerate(c.get("running_max") or []):
+            pts = [(t + 1, x) for t, x in enumerate(r) if isinstance(x, (int, float)) and x == x]
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], "-", color=f"C{i % 10}", lw=0.9, alpha=0.8,
+                        label=label if j == 0 else None)
+    ax.set_xlabel("GD starts run")
+    ax.set_ylabel("largest flip norm over the points found")
+    name = "kkt_running_max.png"
+    save_figure(fig, ax, os.path.join(out, name), "the KKT search: the largest flip norm against starts", legend_fontsize=6, ncol=2)
+    return name
 
 
 def _flow_section(flow: list[dict], png: str) -> list[str]:

@@ -18,7 +18,7 @@ from ibcheck.simulate.experiments.base import Row
 from ibcheck.simulate.substrate.censored import decode
 from ibcheck.simulate.verdict.analysis import BoundAnalysis
 from ibcheck.simulate.verdict.rules import UPPER, Verdict, combine
-from ibcheck.solvers.kkt.recall import RECALL_MIN, recall_for
+from ibcheck.solvers.kkt.recall import RECALL_LOWER_MIN, RECALL_MIN, SATURATION_MAX, recall_record_for
 
 
 def _by_cell(rows: list[Row], cell_vars: list[str]) -> dict[tuple, list[Row]]:
@@ -91,11 +91,24 @@ class KKTCell:
     recall_note: str = ""  # how the recall was read (or why there is none)
     values: tuple[tuple[float, ...], ...] = ()  # per sample, per distinct point: 1/2 ||theta||^2 at unit margin
     spread: tuple[float, ...] = ()  # per sample with two or more exact flip norms: largest / smallest
+    unseen: tuple[float, ...] = ()  # per sample: the Good-Turing estimate that one more GD start finds a new point
+    stops: tuple[str, ...] = ()  # per sample: why its GD starts stopped ("saturated", "cap", "time", ...)
+    recall_lower: float | None = None  # the recall's one-sided 95% lower bound
+    running_max: tuple[tuple[float, ...], ...] = ()  # per sample: the largest flip norm so far against GD starts
+
+    @property
+    def saturated(self) -> bool:
+        """Every sample's search saturated: its GD starts stopped at a Good-Turing unseen estimate of at most
+        SATURATION_MAX (from enough starts to resolve it)."""
+        return bool(self.stops) and len(self.stops) == len(self.unseen) and all(
+            st == "saturated" and u <= SATURATION_MAX for st, u in zip(self.stops, self.unseen))
 
     @property
     def searched(self) -> bool:
-        """The engine ran in full at every sample and its recall on this class is measured at RECALL_MIN or more."""
-        return self.complete and self.recall is not None and self.recall >= RECALL_MIN
+        """The engine ran in full and saturated at every sample, and its recall on this class is measured at RECALL_MIN
+        or more with a 95% lower bound of RECALL_LOWER_MIN or more."""
+        return (self.complete and self.saturated and self.recall is not None and self.recall >= RECALL_MIN
+                and self.recall_lower is not None and self.recall_lower >= RECALL_LOWER_MIN)
 
     def as_json(self) -> dict:
         return {"cell": dict(self.cell), "samples": self.samples, "samples_uncertified": self.samples_uncertified,
@@ -111,7 +124,9 @@ class KKTCell:
                 "not_global": list(self.not_global), "dual_lower_bound": self.dual_lb, "ties": list(self.ties),
                 "flip_norms": [list(f) for f in self.flip_norms], "search": [x.as_json() for x in self.search],
                 "complete": self.complete, "recall": self.recall, "recall_note": self.recall_note,
-                "values": [list(v) for v in self.values], "spread": list(self.spread)}
+                "values": [list(v) for v in self.values], "spread": list(self.spread), "unseen": list(self.unseen),
+                "stops": list(self.stops), "saturated": self.saturated, "recall_lower": self.recall_lower,
+                "running_max": [list(r) for r in self.running_max]}
 
 
 @dataclass(frozen=True)
@@ -169,16 +184,16 @@ class Reading:
         return {"reading": self.reading, "reason": self.reason, "evidence": {k: v.as_json() for k, v in self.evidence.items()}}
 
 
-def _recall(cell: Mapping[str, float], vals: list[dict]) -> tuple[float | None, str]:
-
-
+def _recall(cell: Mapping[str, float], vals: list[dict]) -> tuple[float | None, float | None, str]:
+    """(recall, its 95% lower bound, how it was read) for a cell's rows."""
     budget = vals[0].get("kkt_budget") if vals else None
     if budget is None:
-        return None, "rows from before the KKT engine (no budget recorded)"
+        return None, None, "rows from before the KKT engine (no budget recorded)"
     if "d" not in cell or "k" not in cell:
-        return None, "no recall for data without clusters (planted instances are cluster samples)"
+        return None, None, "no recall for data without clusters (planted instances are cluster samples)"
     ns = {int(v["kkt_n"]) for v in vals if v.get("kkt_n") is not None}
-    return recall_for(int(cell["d"]), int(cell["k"]), budget, n=max(ns) if ns else None)
+    rec, note = recall_record_for(int(cell["d"]), int(cell["k"]), budget, n=max(ns) if ns else None)
+    return (None, None, note) if rec is None else (rec.recall, rec.lower, note)
 
 
 def kkt_cells(rows: list[Row], cell_vars: list[str]) -> tuple[KKTCell, ...]:
@@ -192,7 +207,7 @@ def kkt_cells(rows: list[Row], cell_vars: list[str]) -> tuple[KKTCell, ...]:
         uncertified = sum(1 for r in rs if r.status == "failed" and r.failure == "UncertifiedSample")
         eps = [v["kkt_eps"] for v in vals if v.get("kkt_eps") is not None]
         delta = [v["kkt_delta"] for v in vals if v.get("kkt_delta") is not None]
-        recall, note = _recall(cell, vals)
+        recall, lower, note = _recall(cell, vals)
         complete = bool(vals) and uncertified == 0 and all(bool(v.get("kkt_complete")) for v in vals)
         out.append(KKTCell(cell, len(rs), uncertified, sum(int(v.get("kkt_trained") or 0) for v in vals),
                            sum(int(v.get("kkt_certified") or 0) for v in vals), sum(int(v.get("kkt_polished") or 0) for v in vals),
@@ -204,7 +219,12 @@ def kkt_cells(rows: list[Row], cell_vars: list[str]) -> tuple[KKTCell, ...]:
                            tuple(int(v["kkt_not_global"]) for v in vals if v.get("kkt_not_global") is not None),
                            max((x for v in vals for x in v.get("kkt_dual_lb") or [] if x == x), default=None), search_lines(vals),
                            complete, recall, note, tuple(tuple(v.get("kkt_values") or []) for v in vals),
-                           tuple(float(v["kkt_flip_spread"]) for v in vals if v.get("kkt_flip_spread") is not None)))
+                           tuple(float(v["kkt_flip_spread"]) for v in vals if v.get("kkt_flip_spread") is not None),
+                           tuple(float(v["kkt_gd_unseen"]) if isinstance(v.get("kkt_gd_unseen"), (int, float)) else float("nan")
+                                 for v in vals),
+                           tuple(str(v.get("kkt_stop") or "not recorded") for v in vals), lower,
+                           tuple(tuple(float(x) for x in v.get("kkt_running_max") or [] if isinstance(x, (int, float)))
+                                 for v in vals)))
     return tuple(out)
 
 
@@ -216,20 +236,29 @@ def certified_everywhere(kkt: tuple[KKTCell, ...], inside: set[tuple] | None = N
 
 def every_point_searched(kkt: tuple[KKTCell, ...], inside: set[tuple] | None = None) -> str | None:
     """The counting rule's condition for a claim about every KKT point (None: it holds; else why not): at every (inside)
-    cell the engine ran in full on every sample, and its measured recall on planted instances of the cell's (d, k)
-    class is at least RECALL_MIN. One distinct point per sample counts where the search ran in full: one point can
-    be the truth (k = 4)."""
+    cell the engine ran in full on every sample, its GD starts saturated there (a Good-Turing unseen estimate of at most
+    SATURATION_MAX), and its measured recall on instances of the cell's (d, k, n) class is at least RECALL_MIN with a
+    95% lower bound of at least RECALL_LOWER_MIN. One distinct point per sample counts where the search saturated: one
+    point can be the truth (k = 4)."""
     cells = [c for c in kkt if inside is None or tuple(sorted(c.cell.items())) in inside]
     if not cells:
         return "no cell inside the hypotheses holds KKT points"
     partial = [c for c in cells if not c.complete]
     if partial:
         return f"the KKT engine did not run in full at {len(partial)} of {len(cells)} cells: every-KKT-point not tested"
-    low = [c for c in cells if c.recall is None or c.recall < RECALL_MIN]
+    open_ = [c for c in cells if not c.saturated]
+    if open_:
+        c = open_[0]
+        worst = max((u for u in c.unseen if u == u), default=float("nan"))
+        return (f"the KKT search did not saturate at {len(open_)} of {len(cells)} cells (e.g. "
+                f"{', '.join(f'{k}={v:g}' for k, v in c.cell.items())}: unseen estimate up to {worst:.2f}, stops "
+                f"{', '.join(sorted(set(c.stops)))}; a cell counts at {SATURATION_MAX:g} or less): every-KKT-point not tested")
+    low = [c for c in cells if c.recall is None or c.recall < RECALL_MIN or c.recall_lower is None or c.recall_lower < RECALL_LOWER_MIN]
     if low:
         c = low[0]
         what = c.recall_note if c.recall is None else f"recall {c.recall:.0%} ({c.recall_note})"
-        return (f"the KKT engine's recall is unmeasured or below {RECALL_MIN:.0%} at {len(low)} of {len(cells)} cells "
+        return (f"the KKT engine's recall is unmeasured, below {RECALL_MIN:.0%} or with a 95% lower bound below "
+                f"{RECALL_LOWER_MIN:.0%} at {len(low)} of {len(cells)} cells "
                 f"(e.g. {', '.join(f'{k}={v:g}' for k, v in c.cell.items())}: {what}): every-KKT-point not tested")
     return None
 

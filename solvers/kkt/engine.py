@@ -24,6 +24,7 @@ a near-KKT network (residual 1e-5 to 1e-3) is a candidate, never a point.
 """
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field, replace
 
@@ -51,13 +52,16 @@ class Budget:
     width: int | None = None  # random GD inits' width (data without clusters; None: 2 sqrt(n))
     ascent: int = 2  # split moves from the point with the largest objective (where an objective is given; clusters only)
     slsqp: int = 4  # SLSQP on (P) itself from random starts (width 2 x the GD width), where the parameters are at most SLSQP_MAX
-    gd_max: int | None = None  # more GD starts, up to this many, while the unseen mass is above ``saturation`` (None: gd)
-    saturation: float = 0.1  # Good-Turing estimate of the chance that one more GD start finds a new point
+    gd_max: int | None = None  # more GD starts, up to this many (the cap), while the unseen mass is above ``saturation`` (None: gd)
+    saturation: float = 0.02  # Good-Turing estimate of the chance that one more GD start finds a new point
+    seconds: float | None = None  # a time cap: no pattern starts past it (the search is then not complete)
+    probe: int = 4  # cones of one kind (leave-one-out, partition) tried before the rest run only where one certified
 
     def as_json(self) -> dict:
         return {"gd": self.gd, "gd_steps": self.gd_steps, "programs": self.programs, "enumerate": self.enumerate,
                 "per_program": self.per_program, "cones": self.cones, "width": self.width, "ascent": self.ascent,
-                "slsqp": self.slsqp, **({"gd_max": self.gd_max, "saturation": self.saturation} if self.gd_max else {})}
+                "slsqp": self.slsqp, **({"gd_max": self.gd_max, "saturation": self.saturation} if self.gd_max else {}),
+                **({"seconds": self.seconds} if self.seconds is not None else {})}
 
 
 @dataclass(frozen=True)
@@ -102,11 +106,19 @@ class KKTSearch:
     planned: int
     notes: tuple[str, ...] = field(default=())
     unseen: float = float("nan")  # Good-Turing: points reached once by GD starts / GD starts (nan: no GD start)
-
+    stop: str = ""  # why the GD starts stopped: "saturated", "cap" (gd_max reached first), "time" (Budget.seconds)
+    gd_starts: int = 0
+    running_max: tuple[float, ...] = ()  # per GD start: the largest objective over the points found so far (given one)
+    skipped: int = 0  # cones left out because their kind certified nothing in its first Budget.probe
 
     @property
     def distinct(self) -> int:
         return len(self.points)
+
+    @property
+    def saturated(self) -> bool:
+        """The GD starts stopped because the Good-Turing unseen estimate reached the budget's saturation level."""
+        return self.stop == "saturated"
 
     def by_origin(self) -> dict[str, tuple[int, int, int]]:
         """Per origin kind (the origin up to its first space): (candidates, certified, points first found there)."""
@@ -124,7 +136,8 @@ class KKTSearch:
 
     def as_json(self) -> dict:
         return {"distinct": self.distinct, "values": list(self.values), "complete": self.complete, "planned": self.planned,
-                "unseen": self.unseen,
+                "unseen": self.unseen, "stop": self.stop, "gd_starts": self.gd_starts, "saturated": self.saturated,
+                "running_max": list(self.running_max), "skipped": self.skipped, "by_origin": {k: list(v) for k, v in self.by_origin().items()},
                 "seconds": self.seconds, "budget": self.budget.as_json(), "notes": list(self.notes),
                 "candidates": [c.as_json() for c in self.candidates]}
 
@@ -211,10 +224,11 @@ SLSQP_MAX = 1000  # parameters (in the data's span: width x (rank + 1)) beyond w
 
 
 def search(X: np.ndarray, y: np.ndarray, cluster: np.ndarray | None = None, starts: tuple = (), budget: Budget = Budget(),
-           seed: int = 0, progress=None, objective=None) -> KKTSearch:
+           seed: int = 0, progress=None, objective=None, status=None) -> KKTSearch:
     """The KKT points of (P) on ``(X, y)`` (a two-layer ReLU network with biases, all layers trained): see the module
     docstring. ``starts``: (name, network) pairs whose patterns are polished first; ``progress``: called with 1 per
-    pattern done; ``objective``: a function of a point to ascend (e.g. a flip norm): ``budget.ascent`` split moves from
+    pattern done; ``status``: called after each pattern with (GD starts run, distinct points, unseen estimate);
+    ``objective``: a function of a point to ascend (e.g. a flip norm): ``budget.ascent`` split moves from
     the point where it is largest (:func:`ascend`). Inputs are checked by the caller (the API's boundary)."""
     from .polish import data_span  # heavy: cvxpy (loaded on first use)
 
@@ -242,41 +256,93 @@ def search(X: np.ndarray, y: np.ndarray, cluster: np.ndarray | None = None, star
             reached[key] = c.point if c.point is not None else _reached(c, probes, found_f)
         if origin.startswith("gd:"):
             hits.append(reached[key])
+            if objective is not None:  # the running maximum of the objective over the points found so far
+                scores.extend(float(objective(p)) for p in points[len(scores):])
+                running.append(max(scores, default=float("nan")))
 
+    def out_of_time() -> bool:
+        return budget.seconds is not None and time.perf_counter() - t0 > budget.seconds
+
+    running: list[float] = []
+    scores: list[float] = []  # the objective of each point found (in order)
+    tried: dict[str, list[int]] = {}  # per cone kind: (tried, certified)
+    skipped, stop, complete = 0, "", True
     for origin, D, s in patterns:
+        if out_of_time():
+            complete, stop = False, "time"
+            break
+        kind = origin.split(" ")[0]
+        acc = tried.setdefault(kind, [0, 0])
+        if kind in PROBED and acc[0] >= budget.probe and not acc[1]:
+            skipped += 1  # this kind certified nothing in its first probe cones at this sample's n: it does not pay here
+            continue
+        before = len(cands)
         run(origin, D, s)
+        acc[0] += 1
+        acc[1] += int(len(cands) > before and cands[-1].certified)
         if progress is not None:
             progress(1)
+        if status is not None:
+            status(len(hits), len(points), good_turing(hits))
+    if skipped:
+        notes.append(f"{skipped} cone(s) left out: their kind ({', '.join(k for k in PROBED if k in tried and not tried[k][1])}) "
+                     f"certified nothing in its first {budget.probe}")
     extra = 0
-    for init in gd_inits[budget.gd:]:  # more GD starts while the chance of a new point is above the saturation level
-        if good_turing(hits) <= budget.saturation:
-            break
-        D, s = gd_pattern(span[1], y, init, steps=budget.gd_steps)
-        run(init.name, D, s)
-        extra += 1
+    if complete:
+        for init in gd_inits[budget.gd:]:  # more GD starts while the chance of a new point is above the saturation level
+            if saturated(hits, budget.saturation):
+                break
+            if out_of_time():
+                complete, stop = False, "time"
+                break
+            D, s = gd_pattern(span[1], y, init, steps=budget.gd_steps)
+            run(init.name, D, s)
+            extra += 1
+            if progress is not None:
+                progress(1)
+            if status is not None:
+                status(len(hits), len(points), good_turing(hits))
+    unseen = good_turing(hits)
+    if not stop:
+        stop = "saturated" if saturated(hits, budget.saturation) else ("cap" if hits else "no GD start")
     if extra:
-        notes.append(f"{extra} more GD start(s) until the unseen mass fell to {good_turing(hits):.2f} (at most {budget.gd_max})")
-    if objective is not None and cluster is not None and points and budget.ascent:
+        notes.append(f"{extra} more GD start(s): the unseen mass {'fell to' if stop == 'saturated' else 'stood at'} {unseen:.2f} "
+                     f"after {len(hits)} (cap {budget.gd_max}, saturation {budget.saturation:g})")
+    if objective is not None and cluster is not None and points and budget.ascent and complete:
         cands += ascend(X, y, cluster, budget, span, probes, points, values, found_f, objective)
-    dup = len(patterns) + extra - sum(not c.origin.startswith("ascent") for c in cands)
-    if dup:
+    dup = len(patterns) - skipped + extra - sum(not c.origin.startswith("ascent") for c in cands)
+    if dup > 0:
         notes.append(f"{dup} pattern(s) repeated a cone already solved (solved once)")
-    return KKTSearch(tuple(cands), tuple(points), tuple(values), True, budget, time.perf_counter() - t0, len(patterns) + extra,
-                     tuple(notes), good_turing(hits))
+    return KKTSearch(tuple(cands), tuple(points), tuple(values), complete, budget, time.perf_counter() - t0,
+                     len(patterns) + extra, tuple(notes), unseen, stop, len(hits), tuple(running), skipped)
+
+
+PROBED = ("cone:leave-one-out", "cone:partition")  # cone kinds that run only where their first Budget.probe certified
+
+
+def saturated(hits: list[int | None], level: float) -> bool:
+    """Whether the GD starts have saturated at ``level``: the Good-Turing unseen estimate at most ``level`` from at least
+    ``ceil(1 / level)`` starts (fewer cannot resolve the level: from 4 starts that all reach one point the estimate
+    reads 0, while one start in 4 reaching a new point is 0.25)."""
+    return len(hits) >= math.ceil(1 / level - 1e-9) and good_turing(hits) <= level
 
 
 def good_turing(hits: list[int | None]) -> float:
     """Good and Turing's estimate of the chance that one more GD start reaches a point not yet found: the number of points
-    reached by exactly one start over the number of starts (``hits``: the point each start reached, None for none).
+    reached by exactly one start over the number of starts (``hits``: the point each start reached, None for none);
+    nan with no start, and 1 where no start reached a point (nothing is known yet of the points there are).
 
-    Pitfall avoided: a fixed number of starts reports 14 points where 49 exist (d = 64, k = 8, n = 24); the estimate says
-    how far from saturation the starts are, on the user's own sample, where no point is known in advance."""
+    Pitfalls avoided: a fixed number of starts reports 14 points where 49 exist (d = 64, k = 8, n = 24); the estimate says
+    how far from saturation the starts are, on the user's own sample, where no point is known in advance. Four starts
+    that certified nothing read 0/4 = 0, "saturated", on a sample holding 3 points (d = 256, k = 6, n = 185)."""
     if not hits:
         return float("nan")
     counts: dict[int, int] = {}
     for h in hits:
         if h is not None:
             counts[h] = counts.get(h, 0) + 1
+    if not counts:
+        return 1.0
     return sum(1 for v in counts.values() if v == 1) / len(hits)
 
 

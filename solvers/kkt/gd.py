@@ -42,7 +42,12 @@ def gd_pattern(L: np.ndarray, y: np.ndarray, init: Init, steps: int = 2000, lr: 
     rescaled to unit RMS row norm (the pattern does not depend on the scale; the init's pre-activations are kept), so one
     step size serves every d: at d = 64 it is 0.02 on the raw FVBS23 data, and a raw 0.02 diverged at d = 1024 (rows of
     norm 45); the output layer's gradient does not grow with d (pre-activations of order the init's scale): ``lr_out``.
-    A run whose loss stops being finite ends where it is."""
+    A run whose loss stops being finite ends where it is.
+
+    Measured (issue 48): at n = 1107 (d = 4096, k = 16) the 2000 steps cost 20-35 s a start, about 90% of it (a step is
+    O(n r m)); the pattern has not settled by then (50-90 of the n m entries change every 100 steps at d = 256, k = 8),
+    so stopping at a settled pattern saves nothing. The margins grow geometrically under the fixed step (1e49 after
+    2000 steps), so this GD behaves like a subgradient method on the smallest margin."""
     scale = float(np.sqrt(np.mean(np.sum(L * L, axis=1)))) or 1.0
     Ln = L / scale
     C, a = np.array(init.C, float) * scale, np.array(init.a, float)
@@ -62,27 +67,41 @@ def gd_pattern(L: np.ndarray, y: np.ndarray, init: Init, steps: int = 2000, lr: 
 
 def inits(Q: np.ndarray, X: np.ndarray, cluster: np.ndarray | None, y: np.ndarray, count: int,
           rng: np.random.Generator, bias: bool = True, width: int | None = None) -> list[Init]:
-    """``count`` initializations in span coordinates (``Q`` from :func:`.polish.data_span`): cycling over scale 1, 2, 3,
-    bias 0 and -0.5, and width one or two neurons per cluster (per-cluster inits: neuron j along the mean of cluster j
-    with a little noise, output weight its label times 0.3 scale; pre-activations on its own cluster of order the scale);
-    without clusters, Gaussian inits of width ``width`` (default 2 sqrt(n)), or twice that, at the same scales."""
+    """``count`` initializations in span coordinates (``Q`` from :func:`.polish.data_span`): cycling over width one or two
+    neurons per group, bias 0 and -0.5, and scale 1, 2, 3 (width varying fastest). With clusters, even starts are per cluster (neuron j along
+    the mean of cluster j with a little noise, output weight its label times 0.3 scale; pre-activations on its own
+    cluster of order the scale) and odd starts a random grouping of each class's clusters (:func:`_random_groups`: a
+    neuron per group along the group's mean, an averaging start); without clusters, Gaussian inits of width ``width``
+    (default 2 sqrt(n)), or twice that, at the same scales.
+
+    Pitfall avoided: per-cluster starts alone at n = 246 (d = 256, k = 8) reach the same one or two points again and
+    again; the grouped starts reached 2 of the 4 points found on one such sample in 48 starts. At d = 256, k = 6, n = 185
+    two of three points were reached only from two neurons per cluster with bias -0.5 at scale 2 or 3, which the old
+    order (scale fastest, width slowest) first tried at its 20th start."""
     X, y = np.asarray(X, float), np.asarray(y, float)
     n, d = X.shape
     out = []
     for t in range(count):
-        scale = (1.0, 2.0, 3.0)[t % 3]
-        b0 = (0.0, -0.5)[(t // 3) % 2] if bias else 0.0
-        twice = (t // 6) % 2 == 1
+        c = t // 2 if cluster is not None else t  # with clusters, even starts per cluster and odd ones grouped
+        twice = c % 2 == 1  # width, bias and scale in that order of variation: the first 12 cover every combination
+        b0 = (0.0, -0.5)[(c // 2) % 2] if bias else 0.0
+        scale = (1.0, 2.0, 3.0)[(c // 4) % 3]
         if cluster is not None:
             remap, labels = cluster_labels(y, cluster)
             means = np.stack([X[remap == c].mean(axis=0) for c in range(len(labels))])
             reps = 2 if twice else 1
-            M = np.repeat(means, reps, axis=0)
-            lab: np.ndarray = np.repeat(labels, reps)
+            if t % 2 == 0:  # one neuron (or two) per cluster
+                M = np.repeat(means, reps, axis=0)
+                lab: np.ndarray = np.repeat(labels, reps)
+                name = f"gd:per-cluster x{reps} scale {scale:g} bias {b0:g}"
+            else:  # a random grouping of each class's clusters, a neuron per group along its mean (an averaging start)
+                groups = _random_groups(labels, rng)
+                M = np.repeat(np.stack([means[g].mean(axis=0) for g in groups]), reps, axis=0)
+                lab = np.repeat(np.array([labels[g[0]] for g in groups]), reps)
+                name = f"gd:groups {'|'.join(','.join(map(str, g)) for g in groups)} x{reps} scale {scale:g} bias {b0:g}"
             norms = np.maximum(np.linalg.norm(M, axis=1, keepdims=True), 1e-300)
             W = scale * (M / norms + 0.3 * rng.standard_normal(M.shape) / np.sqrt(d)) / norms  # <w_j, mean_j> = scale
             a = lab * 0.3 * scale
-            name = f"gd:per-cluster x{reps} scale {scale:g} bias {b0:g}"
         else:
             m = (width or 2 * max(int(np.sqrt(n)), 2)) * (2 if twice else 1)
             size = float(np.sqrt(np.mean(np.sum(X * X, axis=1))))
@@ -91,4 +110,18 @@ def inits(Q: np.ndarray, X: np.ndarray, cluster: np.ndarray | None, y: np.ndarra
             name = f"gd:random width {m} scale {scale:g} bias {b0:g}"
         Wt = np.hstack([W, np.full((len(W), 1), b0)]) if bias else W
         out.append(Init(name, Wt @ Q, a))
+    return out
+
+
+def _random_groups(labels: np.ndarray, rng: np.random.Generator) -> list[list[int]]:
+    """A random grouping of each class's clusters: each class split into a uniformly drawn number of groups (1 to its
+    clusters), every cluster in a uniformly drawn group, empty groups dropped."""
+    out: list[list[int]] = []
+    for sign in (1.0, -1.0):
+        own = [int(j) for j in np.flatnonzero(labels == sign)]
+        if not own:
+            continue
+        g = int(rng.integers(1, len(own) + 1))
+        which = rng.integers(0, g, size=len(own))
+        out += [[c for c, w in zip(own, which) if w == b] for b in range(g) if (which == b).any()]
     return out

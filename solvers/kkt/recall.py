@@ -21,9 +21,10 @@ from pathlib import Path
 from ..binomial import lower_confidence
 
 RECALL_FILE = Path(__file__).with_name("recall.json")
-ENGINE_SOURCES = ("engine.py", "polish.py", "gram.py", "gd.py", "cones.py", "certificate.py", "policy.py", "jacobian.py")
+ENGINE_SOURCES = ("engine.py", "polish.py", "gram.py", "gd.py", "cones.py", "certificate.py", "multipliers.py", "policy.py", "jacobian.py")
 RECALL_MIN = 0.9  # a claim about every KKT point counts only where the engine's recall on its class is at least this
-# (the point estimate; its 95% lower bound, Recall.lower, is shown beside it)
+RECALL_LOWER_MIN = 0.8  # ... and the recall's one-sided 95% lower bound (Recall.lower) at least this
+SATURATION_MAX = 0.05  # ... and every sample's search saturated: a Good-Turing unseen estimate of at most this
 
 
 def engine_fingerprint() -> str:
@@ -78,6 +79,9 @@ class Recall:
     fingerprint: str
     n_min: int = 0  # the planted instances' sample sizes (0: not recorded)
     n_max: int = 0
+    reference: dict | None = None  # the reference search's budget (None: not recorded)
+    reference_saturated: int = -1  # instances whose reference search saturated (-1: not recorded)
+    several: int = 0  # instances with two or more known points
 
     @property
     def recall(self) -> float:
@@ -92,7 +96,17 @@ class Recall:
     def as_json(self) -> dict:
         return {"k": self.k, "d_min": self.d_min, "d_max": self.d_max, "budget": self.budget, "instances": self.instances,
                 "known": self.known, "found": self.found, "recall": self.recall, "fingerprint": self.fingerprint,
-                "n_min": self.n_min, "n_max": self.n_max}
+                "n_min": self.n_min, "n_max": self.n_max, "reference": self.reference,
+                "reference_saturated": self.reference_saturated, "several": self.several}
+
+    def depth(self) -> str:
+        """How deep and how saturated the reference was, in words."""
+        if not self.reference:
+            return "reference depth not recorded"
+        r = self.reference
+        sat = f"; saturated on {self.reference_saturated} of {self.instances}" if self.reference_saturated >= 0 else ""
+        return (f"reference: {r.get('gd')}-{r.get('gd_max') or r.get('gd')} GD starts to unseen <= {r.get('saturation')}, "
+                f"every partition cone up to {r.get('enumerate')}{sat}; {self.several} instance(s) with several points")
 
 
 def load(path: Path = RECALL_FILE) -> list[Recall]:
@@ -101,13 +115,21 @@ def load(path: Path = RECALL_FILE) -> list[Recall]:
         return []
     data = json.loads(path.read_text())
     return [Recall(int(r["k"]), int(r["d_min"]), int(r["d_max"]), dict(r["budget"]), int(r["instances"]), int(r["known"]),
-                   int(r["found"]), str(r["fingerprint"]), int(r.get("n_min", 0)), int(r.get("n_max", 0)))
+                   int(r["found"]), str(r["fingerprint"]), int(r.get("n_min", 0)), int(r.get("n_max", 0)), r.get("reference"),
+                   int(r.get("reference_saturated", -1)), int(r.get("several", 0)))
             for r in data.get("classes", [])]
 
 
 def recall_for(d: int, k: int, budget: dict, path: Path = RECALL_FILE, n: int | None = None) -> tuple[float | None, str]:
     """(recall, how it was read) for a cell at (d, k) searched under ``budget`` on samples of ``n`` points; None with
-    the reason where no record of the current engine covers that class, budget and n.
+    the reason where no record of the current engine covers that class, budget and n (:func:`recall_record_for`)."""
+    rec, note = recall_record_for(d, k, budget, path, n)
+    return (None if rec is None else rec.recall), note
+
+
+def recall_record_for(d: int, k: int, budget: dict, path: Path = RECALL_FILE, n: int | None = None) -> tuple[Recall | None, str]:
+    """(the recall record, how it was read) for a cell at (d, k) searched under ``budget`` on samples of ``n`` points;
+    None with the reason where no record of the current engine covers that class, budget and n.
 
     Pitfall avoided: a recall measured at n <= 64 read for a cell at n = 246. There the same search is another search:
     at d = 256, k = 8, n = 246 the 130 partition cones tried certified no point in 8 programs each, while at n <= 64
@@ -131,5 +153,6 @@ def recall_for(d: int, k: int, budget: dict, path: Path = RECALL_FILE, n: int | 
     if n is not None and r.n_max and not r.n_min <= int(n) <= r.n_max:
         return None, (f"recall measured at n = {r.n_min}-{r.n_max} only (k = {k}, d = {r.d_min}-{r.d_max}), not at this "
                       f"cell's n = {n}")
-    return r.recall, (f"{r.found}/{r.known} known points on {r.instances} planted instances at k = {k}, d = {r.d_min}-{r.d_max}"
-                      + (f", n = {r.n_min}-{r.n_max}" if r.n_max else "") + f"; 95% lower bound {r.lower:.0%}")
+    return r, (f"{r.found}/{r.known} known points on {r.instances} instances at k = {k}, d = {r.d_min}-{r.d_max}"
+               + (f", n = {r.n_min}-{r.n_max}" if r.n_max else "") + f"; 95% lower bound {r.lower:.0%}"
+               + (f"; {r.depth()}" if r.reference else ""))
