@@ -96,3 +96,30 @@ def test_kkt_runs_the_engine_on_clusters_and_on_a_users_file(cli, tmp_path):
     bad = cli("kkt", "--data", str(tmp_path / "one.npz"), "--out", str(tmp_path / "b"))
     assert bad.returncode == 2 and "one class" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "b").exists()
+
+
+def test_kkt_on_a_users_file_reports_its_own_k_the_widths_used_and_how_saturated_it_is(cli, tmp_path):
+    """`kkt --data`: kkt.json names the data's own number of clusters (not the CLI's default --k) and the widths of the GD
+    starts run; the search runs until saturated or capped and says which; `--time` caps it and says so."""
+    import json
+
+    import numpy as np
+
+    from ibcheck.simulate.substrate.data import clusters
+
+    ds = clusters(8, 3, 12, 0.3, seed=2)
+    np.savez(tmp_path / "mine.npz", X=ds.X, y=ds.y, cluster=ds.cluster)
+    out = json.loads(cli("kkt", "--data", str(tmp_path / "mine.npz"), "--starts", "2", "--max-starts", "6", "--saturation", "0.5",
+                         "--enumerate", "0", "--programs", "3", "--out", str(tmp_path / "m"), "--json", check_rc=0).stdout)
+    assert out["k"] == 3 and out["width"] is None  # its own 3 clusters; no GD network is trained on a user's arrays
+    assert out["gd_widths"] and set(out["gd_widths"]) <= set(range(1, 7)) and 3 in out["gd_widths"]
+    eng = out["engine"]
+    assert eng["stop"] in ("saturated", "cap") and eng["gd_starts"] <= 6
+    assert (eng["stop"] == "saturated") == (eng["unseen"] <= 0.5 and eng["gd_starts"] >= 2)
+    assert out["saturation"].startswith(f"{eng['gd_starts']} GD starts")
+    timed = json.loads(cli("kkt", "--data", str(tmp_path / "mine.npz"), "--time", "0.001", "--out", str(tmp_path / "t"), "--json",
+                           check_rc=0).stdout)
+    assert timed["engine"]["stop"] == "time" and not timed["engine"]["complete"] and "time cap" in timed["saturation"]
+    bad = cli("kkt", "--data", str(tmp_path / "mine.npz"), "--saturation", "1.5", "--out", str(tmp_path / "b"))
+    assert bad.returncode == 2 and "saturation" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "b").exists()

@@ -2,7 +2,7 @@
 (eps, delta)-KKT points). The mathematics lives in :mod:`solvers.kkt`."""
 from __future__ import annotations
 
-from ibcheck.theory.argtypes import nonneg_float, nonneg_int, pos_int
+from ibcheck.theory.argtypes import nonneg_float, nonneg_int, pos_float, pos_int
 from ibcheck.theory.outdir import check_out_dir
 from ibcheck.theory.result import dumps
 
@@ -22,6 +22,10 @@ def register(sub) -> None:
     p.add_argument("--width", type=pos_int, default=6)
     p.add_argument("--starts", type=pos_int, default=8, help="the KKT engine's GD starts (per-cluster inits with biases; random "
                    "ones without clusters), beside a GD-trained network and the cluster-level cones")
+    p.add_argument("--max-starts", type=pos_int, default=60, help="more GD starts, up to this many, until the search saturates")
+    p.add_argument("--saturation", type=pos_float, default=0.02,
+                   help="the Good-Turing estimate that one more GD start finds a new point at which the search stops (0-1)")
+    p.add_argument("--time", type=pos_float, default=None, metavar="SECONDS", help="no pattern starts past this many seconds")
     p.add_argument("--programs", type=pos_int, default=8, help="cone programs per pattern (the tie-aware polish)")
     p.add_argument("--enumerate", type=nonneg_int, default=25,
                    help="polish every partition cone of the clusters where there are at most this many (225 at k = 8)")
@@ -43,7 +47,8 @@ def cmd_kkt(args) -> int:
     from ibcheck import api  # heavy: torch (loaded on first use)
 
     cfg = dict(d=args.d, k=args.k, n=args.n, sigma=args.sigma, width=args.width, starts=args.starts, programs=args.programs,
-               enumerate=args.enumerate, include_global=args.global_, bias=not args.no_bias, seed=args.seed, max_patterns=args.max_patterns)
+               enumerate=args.enumerate, include_global=args.global_, bias=not args.no_bias, seed=args.seed, max_patterns=args.max_patterns,
+               max_starts=args.max_starts, saturation=args.saturation, time=args.time)
     if args.data in ("clusters", "sphere"):
         cfg["data"] = args.data
     else:

@@ -37,7 +37,9 @@ DATA = ("clusters", "sphere", "arrays")
 @dataclass(frozen=True)
 class KKTSearchConfig:
     """The dataset (``clusters`` or ``sphere`` generated, or ``arrays``: ``X``, ``y`` in {-1, +1} and optionally
-    ``cluster``, one integer per point) and the engine's budget: ``starts`` GD starts, ``programs`` cone programs per
+    ``cluster``, one integer per point) and the engine's budget: ``starts`` GD starts, then more up to ``max_starts``
+    until the Good-Turing estimate that one more start finds a new point is at most ``saturation`` (from at least
+    1 / saturation starts), no pattern started past ``time`` seconds (None: no cap), ``programs`` cone programs per
     pattern, every partition cone up to ``enumerate``; ``width``: the GD network trained as one more start (and the
     width of random GD inits for data without clusters)."""
 
@@ -54,6 +56,9 @@ class KKTSearchConfig:
     max_patterns: int = 5000
     programs: int = 12
     enumerate: int = 256
+    max_starts: int = 60
+    saturation: float = 0.02
+    time: float | None = None
     X: np.ndarray | None = field(default=None, compare=False, repr=False)
     y: np.ndarray | None = field(default=None, compare=False, repr=False)
     cluster: np.ndarray | None = field(default=None, compare=False, repr=False)
@@ -78,12 +83,15 @@ class KKTSearchConfig:
             raise InputError("cluster is given without X and y: pass the arrays (data='arrays')")
         # the search solves small programs (cvxpy): sizes beyond these are typos, not instances
         for name, high in (("d", 10_000), ("k", 10_000), ("n", 10_000), ("width", 10_000), ("starts", 10_000), ("max_patterns", 10**7),
-                           ("programs", 1000), ("enumerate", 10**6)):
+                           ("programs", 1000), ("enumerate", 10**6), ("max_starts", 100_000)):
             if self.data == "arrays" and name in ("d", "n"):
                 continue  # the arrays' own shape (checked with the arrays)
             require_int(name, getattr(self, name), 0 if name == "enumerate" else 1, high=high)
         require_int("seed", self.seed, 0)
         require_float("sigma", self.sigma, 0.0, strict=False, high=1e6)
+        require_float("saturation", self.saturation, 0.0, strict=True, high=1.0)
+        if self.time is not None:
+            require_float("time", self.time, 0.0, strict=True, high=1e7)
         require_bool("include_global", self.include_global)
         require_bool("bias", self.bias)
         if not self.bias:
@@ -211,7 +219,10 @@ class KKTPoints(Result):
         c = self.config
         g = self.global_optimum
         s = self.search
-        return {"setting": c.data, "d": c.d, "k": c.k, "n": c.n, "width": c.width, "seed": c.seed, **clean(self.separability),
+        own_k = c.k if c.data == "clusters" else (len(np.unique(c.cluster)) if c.cluster is not None else None)
+        return {"setting": c.data, "d": c.d, "k": own_k, "n": c.n, "width": c.width if c.data != "arrays" else None,
+                "gd_widths": sorted(set(getattr(s, "widths", ()))) if s is not None else [],
+                "saturation": saturation_text(s) if s is not None else None, "seed": c.seed, **clean(self.separability),
                 "policy": {"certified_at": POINT_TOL, "same_point_rtol": 1e-3},
                 "engine": clean({k: v for k, v in s.as_json().items() if k != "candidates"}) if s is not None else None,  # type: ignore[attr-defined]
                 "points": [clean(p) for p in self.points], "distinct_kkt_points_by_function": self.distinct,
@@ -221,7 +232,7 @@ class KKTPoints(Result):
         c, g = self.config, self.global_optimum
         gt = "" if g is None else "; " + g.heading()  # type: ignore[attr-defined]
         return (f"{len(self.points)} candidates on {c.data} d={c.d} n={c.n}: {self.distinct} distinct KKT point(s) "
-                f"(certified at a relative residual of {POINT_TOL:g}){gt}")
+                f"(certified at a relative residual of {POINT_TOL:g}){gt}" + (f"; {saturation_text(self.search)}" if self.search else ""))
 
     def table(self) -> list[dict]:
         return [{k: p.get(k) for k in ("start", "is_kkt", "point", "is_global", "value", "stationarity_residual", "programs",
@@ -253,6 +264,23 @@ class KKTPoints(Result):
         return files
 
 
+def saturation_text(search) -> str:
+    """How saturated a search is, in words: its GD starts, the Good-Turing unseen estimate and why it stopped."""
+    u = float(getattr(search, "unseen", float("nan")))
+    n = int(getattr(search, "gd_starts", 0))
+    b = getattr(search, "budget")
+    stop = getattr(search, "stop", "")
+    if stop == "saturated":
+        why = f"saturated (at most {b.saturation:g} from at least {math.ceil(1 / b.saturation - 1e-9)} starts)"
+    elif stop == "cap":
+        why = f"not saturated (the level is {b.saturation:g}): stopped at the cap of {b.gd_max or b.gd} starts"
+    elif stop == "time":
+        why = f"not saturated: stopped at the time cap of {b.seconds:g} s"
+    else:
+        why = "no GD start ran" if stop == "no GD start" else "not recorded"
+    return (f"{n} GD starts, unseen estimate {u:.3f}: {why}" if u == u else why)
+
+
 def kkt_points(cfg: KKTSearchConfig, progress: bool = False) -> KKTPoints:
     """The KKT engine on the dataset of ``cfg`` (a GD-trained network as one more start), each point compared with the
     global optimum when ``include_global``, and measured for robustness."""
@@ -267,14 +295,20 @@ def kkt_points(cfg: KKTSearchConfig, progress: bool = False) -> KKTPoints:
         gd = _gd_start(cfg)
         if (y * gd.forward(X)).min() > 0:
             starts.append(("gd", gd))
-    budget = Budget(gd=cfg.starts, programs=cfg.programs, enumerate=cfg.enumerate, width=None if ds.cluster is not None else cfg.width)
+    budget = Budget(gd=cfg.starts, programs=cfg.programs, enumerate=cfg.enumerate, width=None if ds.cluster is not None else cfg.width,
+                    gd_max=max(cfg.max_starts, cfg.starts), saturation=cfg.saturation, seconds=cfg.time)
     bar = None
     if progress:
         from tqdm import tqdm  # heavy: tqdm (loaded on first use)
 
         # a bar only on a terminal: elsewhere (a log, a pipe) its last erased line ran into the results
         bar = tqdm(desc="KKT engine: patterns", unit="pattern", leave=False, disable=not sys.stderr.isatty())
-    res = search(X, y, ds.cluster, tuple(starts), budget, seed=cfg.seed, progress=(bar.update if bar is not None else None))
+
+    def status(starts: int, distinct: int, unseen: float) -> None:
+        if bar is not None:
+            bar.set_postfix_str(f"GD starts {starts}, distinct points {distinct}, unseen {unseen:.3f}", refresh=False)
+    res = search(X, y, ds.cluster, tuple(starts), budget, seed=cfg.seed, progress=(bar.update if bar is not None else None),
+                 status=status)
     if bar is not None:
         bar.close()
     glob = None

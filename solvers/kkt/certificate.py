@@ -27,6 +27,7 @@ from ibcheck.theory.result import Result
 
 from ..networks import TwoLayerReLU
 from .jacobian import margin_jacobian, scale_to_unit_margin, tie_columns
+from .multipliers import GramData, clarke_multipliers
 
 
 @dataclass(frozen=True)
@@ -150,8 +151,6 @@ def kkt_certificate(net: TwoLayerReLU, X: np.ndarray, y: np.ndarray, active_tol:
     bias-free, unit data scale: :func:`_unit_scale`): the multiplier program over the Clarke cone in the data's Gram
     space (:mod:`.multipliers`; O(m n^2) beside one forward pass, no parameters x n array). Its residual equals the
     parameter-space program's (:func:`kkt_certificate_params`, the reference) to rounding."""
-    from .multipliers import GramData, clarke_multipliers
-
     require_homogeneous(net)
     X = np.asarray(X, float)
     y = np.asarray(y, float)

@@ -110,6 +110,7 @@ class KKTSearch:
     gd_starts: int = 0
     running_max: tuple[float, ...] = ()  # per GD start: the largest objective over the points found so far (given one)
     skipped: int = 0  # cones left out because their kind certified nothing in its first Budget.probe
+    widths: tuple[int, ...] = ()  # per GD start: its width (neurons)
 
     @property
     def distinct(self) -> int:
@@ -137,7 +138,8 @@ class KKTSearch:
     def as_json(self) -> dict:
         return {"distinct": self.distinct, "values": list(self.values), "complete": self.complete, "planned": self.planned,
                 "unseen": self.unseen, "stop": self.stop, "gd_starts": self.gd_starts, "saturated": self.saturated,
-                "running_max": list(self.running_max), "skipped": self.skipped, "by_origin": {k: list(v) for k, v in self.by_origin().items()},
+                "running_max": list(self.running_max), "skipped": self.skipped, "gd_widths": sorted(set(self.widths)),
+                "by_origin": {k: list(v) for k, v in self.by_origin().items()},
                 "seconds": self.seconds, "budget": self.budget.as_json(), "notes": list(self.notes),
                 "candidates": [c.as_json() for c in self.candidates]}
 
@@ -232,89 +234,106 @@ def search(X: np.ndarray, y: np.ndarray, cluster: np.ndarray | None = None, star
     the point where it is largest (:func:`ascend`). Inputs are checked by the caller (the API's boundary)."""
     from .polish import data_span  # heavy: cvxpy (loaded on first use)
 
-    t0 = time.perf_counter()
     X, y = np.asarray(X, float), np.asarray(y, float)
     cluster = None if cluster is None else np.asarray(cluster)
     rng = np.random.default_rng(seed)
-    span = data_span(X, True)
-    probes = function_probes(X)
-    gd_inits = inits(span[0], X, cluster, y, max(budget.gd, budget.gd_max or 0), rng, True, budget.width)
-    patterns = _patterns(X, y, cluster, tuple(starts), budget, span, rng, gd_inits)
-    found_f: list[np.ndarray] = []
-    points: list[TwoLayerReLU] = []
-    values: list[float] = []
-    cands: list[Candidate] = []
-    notes: list[str] = []
-    hits: list[int | None] = []  # per GD start: the point it reached (None: none)
-    reached: dict[bytes, int | None] = {}  # per cone solved: the point its polish reached
+    run = _Run(X, y, budget, data_span(X, True), objective, progress, status)
+    gd_inits = inits(run.span[0], X, cluster, y, max(budget.gd, budget.gd_max or 0), rng, True, budget.width)
+    patterns = _patterns(X, y, cluster, tuple(starts), budget, run.span, rng, gd_inits)
+    run.planned(patterns)
+    if run.complete:
+        run.more_starts(gd_inits[budget.gd:])
+    return run.result(cluster, len(patterns))
 
-    def run(origin: str, D: np.ndarray, s: np.ndarray) -> None:
+
+class _Run:
+    """One search's state: the points found (functions on the probes, networks, values), the candidates, each GD start's
+    point (``hits``) and width, the cones solved, the running maximum of the objective, and why it stopped."""
+
+    def __init__(self, X, y, budget: Budget, span, objective, progress, status):
+        self.X, self.y, self.budget, self.span, self.objective = X, y, budget, span, objective
+        self.progress, self.status = progress, status
+        self.t0 = time.perf_counter()
+        self.probes = function_probes(X)
+        self.found_f: list[np.ndarray] = []
+        self.points: list[TwoLayerReLU] = []
+        self.values: list[float] = []
+        self.cands: list[Candidate] = []
+        self.notes: list[str] = []
+        self.hits: list[int | None] = []  # per GD start: the point it reached (None: none)
+        self.widths: list[int] = []  # per GD start: its width
+        self.reached: dict[bytes, int | None] = {}  # per cone solved: the point its polish reached
+        self.running: list[float] = []
+        self.scores: list[float] = []  # the objective of each point found (in order)
+        self.skipped, self.extra, self.stop, self.complete = 0, 0, "", True
+
+    def run(self, origin: str, D: np.ndarray, s: np.ndarray) -> None:
         key = _cone_key(D, s)
-        if key not in reached:  # the same convex program is solved once; a start that repeats it reaches the same point
-            c = _placed(polish_and_certify(X, y, D, s, origin, budget, span, probes, found_f), probes, points, values, found_f)
-            cands.append(c)
-            reached[key] = c.point if c.point is not None else _reached(c, probes, found_f)
+        if key not in self.reached:  # the same convex program is solved once; a start that repeats it reaches the same point
+            c = _placed(polish_and_certify(self.X, self.y, D, s, origin, self.budget, self.span, self.probes, self.found_f),
+                        self.probes, self.points, self.values, self.found_f)
+            self.cands.append(c)
+            self.reached[key] = c.point if c.point is not None else _reached(c, self.probes, self.found_f)
         if origin.startswith("gd:"):
-            hits.append(reached[key])
-            if objective is not None:  # the running maximum of the objective over the points found so far
-                scores.extend(float(objective(p)) for p in points[len(scores):])
-                running.append(max(scores, default=float("nan")))
+            self.hits.append(self.reached[key])
+            self.widths.append(D.shape[1])
+            if self.objective is not None:  # the running maximum of the objective over the points found so far
+                self.scores.extend(float(self.objective(p)) for p in self.points[len(self.scores):])
+                self.running.append(max(self.scores, default=float("nan")))
+        if self.progress is not None:
+            self.progress(1)
+        if self.status is not None:
+            self.status(len(self.hits), len(self.points), good_turing(self.hits))
 
-    def out_of_time() -> bool:
-        return budget.seconds is not None and time.perf_counter() - t0 > budget.seconds
+    def out_of_time(self) -> bool:
+        if self.budget.seconds is not None and time.perf_counter() - self.t0 > self.budget.seconds:
+            self.complete, self.stop = False, "time"
+        return not self.complete
 
-    running: list[float] = []
-    scores: list[float] = []  # the objective of each point found (in order)
-    tried: dict[str, list[int]] = {}  # per cone kind: (tried, certified)
-    skipped, stop, complete = 0, "", True
-    for origin, D, s in patterns:
-        if out_of_time():
-            complete, stop = False, "time"
-            break
-        kind = origin.split(" ")[0]
-        acc = tried.setdefault(kind, [0, 0])
-        if kind in PROBED and acc[0] >= budget.probe and not acc[1]:
-            skipped += 1  # this kind certified nothing in its first probe cones at this sample's n: it does not pay here
-            continue
-        before = len(cands)
-        run(origin, D, s)
-        acc[0] += 1
-        acc[1] += int(len(cands) > before and cands[-1].certified)
-        if progress is not None:
-            progress(1)
-        if status is not None:
-            status(len(hits), len(points), good_turing(hits))
-    if skipped:
-        notes.append(f"{skipped} cone(s) left out: their kind ({', '.join(k for k in PROBED if k in tried and not tried[k][1])}) "
-                     f"certified nothing in its first {budget.probe}")
-    extra = 0
-    if complete:
-        for init in gd_inits[budget.gd:]:  # more GD starts while the chance of a new point is above the saturation level
-            if saturated(hits, budget.saturation):
+    def planned(self, patterns: list) -> None:
+        """The planned patterns in order; a cone kind in PROBED that certified nothing in its first ``probe`` is left out."""
+        tried: dict[str, list[int]] = {}  # per cone kind: (tried, certified)
+        for origin, D, s in patterns:
+            if self.out_of_time():
                 break
-            if out_of_time():
-                complete, stop = False, "time"
+            kind = origin.split(" ")[0]
+            acc = tried.setdefault(kind, [0, 0])
+            if kind in PROBED and acc[0] >= self.budget.probe and not acc[1]:
+                self.skipped += 1  # this kind certified nothing in its first probe cones at this sample's n: it does not pay here
+                continue
+            before = len(self.cands)
+            self.run(origin, D, s)
+            acc[0] += 1
+            acc[1] += int(len(self.cands) > before and self.cands[-1].certified)
+        if self.skipped:
+            self.notes.append(f"{self.skipped} cone(s) left out: their kind ({', '.join(k for k in PROBED if k in tried and not tried[k][1])}) "
+                              f"certified nothing in its first {self.budget.probe}")
+
+    def more_starts(self, more: list) -> None:
+        """More GD starts while the search has not saturated, up to the cap (``more``: the inits past ``budget.gd``)."""
+        for init in more:
+            if saturated(self.hits, self.budget.saturation) or self.out_of_time():
                 break
-            D, s = gd_pattern(span[1], y, init, steps=budget.gd_steps)
-            run(init.name, D, s)
-            extra += 1
-            if progress is not None:
-                progress(1)
-            if status is not None:
-                status(len(hits), len(points), good_turing(hits))
-    unseen = good_turing(hits)
-    if not stop:
-        stop = "saturated" if saturated(hits, budget.saturation) else ("cap" if hits else "no GD start")
-    if extra:
-        notes.append(f"{extra} more GD start(s): the unseen mass {'fell to' if stop == 'saturated' else 'stood at'} {unseen:.2f} "
-                     f"after {len(hits)} (cap {budget.gd_max}, saturation {budget.saturation:g})")
-    if objective is not None and cluster is not None and points and budget.ascent and complete:
-        cands += ascend(X, y, cluster, budget, span, probes, points, values, found_f, objective)
-    dup = len(patterns) - skipped + extra - sum(not c.origin.startswith("ascent") for c in cands)
-    if dup > 0:
-        notes.append(f"{dup} pattern(s) repeated a cone already solved (solved once)")
-    return KKTSearch(tuple(cands), tuple(points), tuple(values), complete, budget, time.perf_counter() - t0,
-                     len(patterns) + extra, tuple(notes), unseen, stop, len(hits), tuple(running), skipped)
+            D, s = gd_pattern(self.span[1], self.y, init, steps=self.budget.gd_steps)
+            self.run(init.name, D, s)
+            self.extra += 1
+
+    def result(self, cluster, planned: int) -> KKTSearch:
+        b, unseen = self.budget, good_turing(self.hits)
+        if not self.stop:
+            self.stop = "saturated" if saturated(self.hits, b.saturation) else ("cap" if self.hits else "no GD start")
+        if self.extra:
+            self.notes.append(f"{self.extra} more GD start(s): the unseen mass {'fell to' if self.stop == 'saturated' else 'stood at'} "
+                              f"{unseen:.2f} after {len(self.hits)} (cap {b.gd_max}, saturation {b.saturation:g})")
+        if self.objective is not None and cluster is not None and self.points and b.ascent and self.complete:
+            self.cands += ascend(self.X, self.y, cluster, b, self.span, self.probes, self.points, self.values, self.found_f,
+                                 self.objective)
+        dup = planned - self.skipped + self.extra - sum(not c.origin.startswith("ascent") for c in self.cands)
+        if dup > 0:
+            self.notes.append(f"{dup} pattern(s) repeated a cone already solved (solved once)")
+        return KKTSearch(tuple(self.cands), tuple(self.points), tuple(self.values), self.complete, b, time.perf_counter() - self.t0,
+                         planned + self.extra, tuple(self.notes), unseen, self.stop, len(self.hits), tuple(self.running),
+                         self.skipped, tuple(self.widths))
 
 
 PROBED = ("cone:leave-one-out", "cone:partition")  # cone kinds that run only where their first Budget.probe certified

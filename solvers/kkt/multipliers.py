@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg as sla
+from scipy.linalg.lapack import dpstrf
 
 PRICE_TOL = 1e-12  # a generator enters when its reduced cost is below -PRICE_TOL ||theta|| ||generator||
 
@@ -180,8 +181,6 @@ def _nnqp(S: np.ndarray, b: np.ndarray, start: np.ndarray | None = None, max_ite
 
 def _independent(S: np.ndarray) -> tuple[np.ndarray, int]:
     """(pivot order, rank) of the positive semi-definite S by LAPACK's pivoted Cholesky (rank at 1e-12 relative)."""
-    from scipy.linalg.lapack import dpstrf
-
     _, piv, rank, _ = dpstrf(np.array(S, dtype=float, order="F"), tol=1e-12 * max(float(np.max(np.diag(S))), 1e-300))
     return piv - 1, int(rank)
 
