@@ -37,7 +37,7 @@ import numpy as np
 from ibcheck.simulate.experiments.base import TrainedNetwork, design
 from ibcheck.simulate.experiments.kkt import search_budget
 from ibcheck.simulate.experiments.registry import EXPERIMENTS
-from ibcheck.simulate.substrate.data import clusters
+from ibcheck.simulate.substrate.data import clusters, sphere
 from ibcheck.solvers.kkt.certificate import kkt_certificate
 from ibcheck.solvers.kkt.engine import Budget, search
 from ibcheck.solvers.kkt.policy import SAME_POINT_RTOL, distinct_groups, function_distance, function_probes, is_point
@@ -75,13 +75,21 @@ def cell_instances(ks: str, seeds: int, first: int = 0) -> list[tuple[int, int, 
     return out
 
 
+def sphere_instances(seeds: int, first: int = 0) -> list[tuple[int, int, int, int]]:
+    """(d, 0, n, seed) at VYS22.thm.main's quick cells: every d and n of its quick grid (n points on the sphere of
+    radius sqrt(d), n <= 8), the cells' own sizes."""
+    exp = EXPERIMENTS["VYS22.thm.main"]
+    return [(int(d), 0, int(n), seed) for d in exp.quick_grid["d"] for n in exp.quick_grid["n"] for seed in range(first, first + seeds)]
+
+
 def budgets() -> dict[str, Budget]:
     """The budgets to measure: each KKT claim design's (quick and full) and the engine's default."""
     out = {"default": Budget()}
-    exp = EXPERIMENTS["FVBS23.thm.4_2"]
-    for quick in (True, False):
-        p = design(TrainedNetwork, exp.fixed_at(quick))
-        out["FVBS23 " + ("quick" if quick else "full")] = search_budget(p)
+    for claim, tag in (("FVBS23.thm.4_2", "FVBS23"), ("VYS22.thm.main", "VYS22")):
+        exp = EXPERIMENTS[claim]
+        for quick in (True, False):
+            p = design(TrainedNetwork, exp.fixed_at(quick))
+            out[f"{tag} " + ("quick" if quick else "full")] = search_budget(p)
     return out
 
 
@@ -149,7 +157,8 @@ def classes_by_key(rows: list[dict], bs: dict[str, Budget], fingerprint: str) ->
             acc = out.setdefault((_key(r)[0], r["k"], name), {"k": r["k"], "d_min": r["d"], "d_max": r["d"], "budget": b.as_json(),
                                                               "instances": 0, "known": 0, "found": 0, "fingerprint": fingerprint,
                                                               "n_min": r["n"], "n_max": r["n"], "reference": REFERENCE.as_json(),
-                                                              "reference_saturated": 0, "several": 0})
+                                                              "reference_saturated": 0, "several": 0,
+                                                              "kind": "sphere" if _key(r)[0] == "sphere" else "clusters"})
             acc["d_min"], acc["d_max"] = min(acc["d_min"], r["d"]), max(acc["d_max"], r["d"])
             acc["n_min"], acc["n_max"] = min(acc["n_min"], r["n"]), max(acc["n_max"], r["n"])
             acc["instances"] += 1
@@ -169,39 +178,47 @@ def main() -> None:
     ap.add_argument("--extra-k", default="", help="also planted instances at these k (e.g. 2,6: the quick grid's), d = 64 and 1024")
     ap.add_argument("--cells", default="", help="instead: instances at FVBS23.thm.4_2's quick cells with these k (e.g. 2,4,6), "
                     "at the cells' own n, smallest and largest d of the quick grid; the FVBS23 quick budget only")
-    ap.add_argument("--seeds", type=int, default=1, help="samples per cell with --cells")
+    ap.add_argument("--sphere-cells", action="store_true", help="instead: instances at VYS22.thm.main's quick cells (points on "
+                    "the sphere, every d and n of its quick grid), under VYS22's quick budget only")
+    ap.add_argument("--seeds", type=int, default=1, help="samples per cell with --cells or --sphere-cells")
     ap.add_argument("--first-seed", type=int, default=0, help="the first sample's seed with --cells (the runs add up)")
     args = ap.parse_args()
     bs = budgets()
     if args.cells:
         bs = {"FVBS23 quick": bs["FVBS23 quick"]}
+    if args.sphere_cells:
+        bs = {"VYS22 quick": bs["VYS22 quick"]}
     fp = engine_fingerprint()
     fixture: dict[str, np.ndarray] = {}
     rows = []
     several: dict[str, list[int]] = {}
     print(f"engine fingerprint {fp}; budgets: " + "; ".join(f"{k}: {json.dumps(b.as_json())}" for k, b in bs.items()))
     todo = list(QUICK if args.quick else INSTANCES) if not args.cells else cell_instances(args.cells, args.seeds, args.first_seed)
+    if args.sphere_cells:
+        todo = sphere_instances(args.seeds, args.first_seed)
     for k in [int(x) for x in args.extra_k.split(",") if x]:
         todo += [(d, k, n, 0) for d in (64, 1024) for n in (3 * k, 5 * k)]
     if args.k:
         keep = {int(x) for x in args.k.split(",")}
         todo = [t for t in todo if t[1] in keep]
     for d, k, n, seed in todo:
-        ds = clusters(d, k, n, 1.0, seed=seed)
+        ds = clusters(d, k, n, 1.0, seed=seed) if k else sphere(d, n, seed=seed)
+        cluster = ds.cluster if k else None
         probes = function_probes(ds.X)
         t = time.perf_counter()
-        ref = search(ds.X, ds.y, ds.cluster, (), REFERENCE, seed=seed)
+        ref = search(ds.X, ds.y, cluster, (), REFERENCE, seed=seed)
         t_ref = time.perf_counter() - t
-        sq = slsqp_points(ds.X, ds.y, k, args.slsqp, seed)
+        sq = slsqp_points(ds.X, ds.y, max(k, n), args.slsqp, seed)
         known = union([list(ref.points), sq], probes)
         sq_alone = found_fraction(known, sq, probes)
-        line = {"set": "cells" if args.cells else "planted", "d": d, "k": k, "n": n, "seed": seed, "known": len(known),
+        line = {"set": "sphere" if args.sphere_cells else ("cells" if args.cells else "planted"), "d": d, "k": k, "n": n, "seed": seed,
+                "known": len(known),
                 "reference": ref.distinct, "slsqp": sq_alone, "slsqp_starts": args.slsqp,
                 "reference_seconds": round(t_ref, 1), "reference_starts": ref.gd_starts,
                 "reference_unseen": round(float(ref.unseen), 4), "reference_stop": ref.stop}
         for name, b in bs.items():
             t = time.perf_counter()
-            got = search(ds.X, ds.y, ds.cluster, (), b, seed=seed + 1000)  # another seed: not the reference's own GD starts
+            got = search(ds.X, ds.y, cluster, (), b, seed=seed + 1000)  # another seed: not the reference's own GD starts
             sec = time.perf_counter() - t
             hit = found_fraction(known, list(got.points), probes)
             line[name] = f"{hit}/{len(known)} in {sec:.1f}s"

@@ -196,6 +196,20 @@ def test_the_kkt_table_shows_what_a_recall_rests_on():
     assert "unmeasured: recall measured at n = 24-64 only" in text
 
 
+def test_the_kkt_table_shows_each_samples_saturation_and_the_running_maximum(tmp_path):
+    """Per sample, the unseen estimate and why the starts stopped; the running maximum of the flip norm against starts
+    is drawn (one line per sample)."""
+    from ibcheck.simulate.report.comparison import _kkt_section, _running_max_figure
+
+    base = {"networks_certified": 8, "networks_trained": 16, "distinct": [2, 1], "ties": [5, 9], "max_eps": 1e-12, "complete": True,
+            "flip_norms": [[9.5, 9.9], [9.4]], "spread": [1.04], "recall": 1.0, "recall_note": "30/30", "unseen": [0.05, 0.0],
+            "stops": ["saturated", "cap"], "running_max": [[9.5, 9.5, 9.9], [9.4, 9.4]]}
+    text = "\n".join(_kkt_section({"kkt": [{**base, "cell": {"d": 256, "k": 6}}]}))
+    assert "0.05 (saturated), 0.00 (cap)" in text
+    name = _running_max_figure([{**base, "cell": {"d": 256, "k": 6}}], str(tmp_path))
+    assert (tmp_path / name).stat().st_size > 1000
+
+
 def test_a_claim_page_gives_its_grid_and_settings_as_text_not_python():
     """The claim page once printed ``Grid: {'run': [0]}`` and ``Tasks: {'ok': 25}``."""
     from ibcheck.simulate.report.comparison import _settings

@@ -240,6 +240,26 @@ def test_a_recall_is_read_only_inside_the_measured_sample_sizes(tmp_path):
     assert recall_for(256, 8, budget, path, n=246)[0] == pytest.approx(0.95)
 
 
+def test_a_sphere_recall_is_read_for_sphere_cells_only_and_states_its_reference(tmp_path):
+    """VYS22's class (points on a sphere, k = 0) is its own: a sphere cell reads it, a cluster cell never does; the note
+    says how deep and how saturated the reference was."""
+    import json
+
+    from ibcheck.solvers.kkt.recall import engine_fingerprint, recall_record_for
+
+    budget = Budget(gd=2, gd_max=20, saturation=0.05).as_json()
+    ref = Budget(gd=48, gd_max=192, saturation=0.02).as_json()
+    rec = {"k": 0, "d_min": 2048, "d_max": 16384, "budget": budget, "instances": 36, "known": 40, "found": 40, "kind": "sphere",
+           "fingerprint": engine_fingerprint(), "n_min": 2, "n_max": 8, "reference": ref, "reference_saturated": 35, "several": 4}
+    path = tmp_path / "recall.json"
+    path.write_text(json.dumps({"classes": [rec]}))
+    r, why = recall_record_for(4096, 0, budget, path, n=8, kind="sphere")
+    assert r is not None and r.recall == 1.0 and r.lower == pytest.approx(0.928, abs=1e-3)
+    assert "sphere data" in why and "48-192 GD starts" in why and "saturated on 35 of 36" in why and "4 instance(s) with several" in why
+    assert recall_record_for(4096, 0, budget, path, n=8)[0] is None  # a cluster cell never reads the sphere's class
+    assert recall_record_for(4096, 0, budget, path, n=16, kind="sphere")[0] is None  # outside its n
+
+
 def test_a_recall_measured_at_the_cells_own_n_is_read_there_and_the_small_n_one_below(tmp_path):
     """bench/kkt_recall.py --cells keeps a second record per (k, budget) over the cells' n beside the small-n one: each
     cell reads the record whose n range holds its n, whichever comes first in the file."""

@@ -82,6 +82,7 @@ class KKTSample:
         search = self.search
         return {"kkt_trained": len(cands), "kkt_certified": len(ok), "kkt_distinct": len(self.points),
                 "kkt_n": int(len(self.dataset.X)),  # the recall is read for this n (solvers.kkt.recall.recall_for)
+                "kkt_data": str(getattr(self.dataset, "kind", "clusters")),  # ... and this kind of data (clusters, sphere)
                 "kkt_values": [float(v) for v in getattr(search, "values")],
                 "kkt_not_global": sum(lb > 1 + NOT_GLOBAL_TOL for lb in lbs), "kkt_dual_lb": lbs,
                 "kkt_eps": max((c.residual for c in ok), default=None), "kkt_delta": None,

@@ -189,10 +189,12 @@ def _recall(cell: Mapping[str, float], vals: list[dict]) -> tuple[float | None, 
     budget = vals[0].get("kkt_budget") if vals else None
     if budget is None:
         return None, None, "rows from before the KKT engine (no budget recorded)"
-    if "d" not in cell or "k" not in cell:
-        return None, None, "no recall for data without clusters (planted instances are cluster samples)"
     ns = {int(v["kkt_n"]) for v in vals if v.get("kkt_n") is not None}
-    rec, note = recall_record_for(int(cell["d"]), int(cell["k"]), budget, n=max(ns) if ns else None)
+    kind = str(vals[0].get("kkt_data") or "clusters")
+    if "d" not in cell or (kind == "clusters" and "k" not in cell):
+        return None, None, "no recall for this cell (the recall classes are keyed by d, and k for clusters)"
+    k = int(cell["k"]) if kind == "clusters" else 0
+    rec, note = recall_record_for(int(cell["d"]), k, budget, n=max(ns) if ns else None, kind=kind)
     return (None, None, note) if rec is None else (rec.recall, rec.lower, note)
 
 

@@ -82,6 +82,7 @@ class Recall:
     reference: dict | None = None  # the reference search's budget (None: not recorded)
     reference_saturated: int = -1  # instances whose reference search saturated (-1: not recorded)
     several: int = 0  # instances with two or more known points
+    kind: str = "clusters"  # the instances' data: "clusters" (k clusters) or "sphere" (VYS22's points on a sphere; k = 0)
 
     @property
     def recall(self) -> float:
@@ -97,7 +98,7 @@ class Recall:
         return {"k": self.k, "d_min": self.d_min, "d_max": self.d_max, "budget": self.budget, "instances": self.instances,
                 "known": self.known, "found": self.found, "recall": self.recall, "fingerprint": self.fingerprint,
                 "n_min": self.n_min, "n_max": self.n_max, "reference": self.reference,
-                "reference_saturated": self.reference_saturated, "several": self.several}
+                "reference_saturated": self.reference_saturated, "several": self.several, "kind": self.kind}
 
     def depth(self) -> str:
         """How deep and how saturated the reference was, in words."""
@@ -116,20 +117,23 @@ def load(path: Path = RECALL_FILE) -> list[Recall]:
     data = json.loads(path.read_text())
     return [Recall(int(r["k"]), int(r["d_min"]), int(r["d_max"]), dict(r["budget"]), int(r["instances"]), int(r["known"]),
                    int(r["found"]), str(r["fingerprint"]), int(r.get("n_min", 0)), int(r.get("n_max", 0)), r.get("reference"),
-                   int(r.get("reference_saturated", -1)), int(r.get("several", 0)))
+                   int(r.get("reference_saturated", -1)), int(r.get("several", 0)), str(r.get("kind", "clusters")))
             for r in data.get("classes", [])]
 
 
-def recall_for(d: int, k: int, budget: dict, path: Path = RECALL_FILE, n: int | None = None) -> tuple[float | None, str]:
+def recall_for(d: int, k: int, budget: dict, path: Path = RECALL_FILE, n: int | None = None, kind: str = "clusters"
+               ) -> tuple[float | None, str]:
     """(recall, how it was read) for a cell at (d, k) searched under ``budget`` on samples of ``n`` points; None with
     the reason where no record of the current engine covers that class, budget and n (:func:`recall_record_for`)."""
-    rec, note = recall_record_for(d, k, budget, path, n)
+    rec, note = recall_record_for(d, k, budget, path, n, kind)
     return (None if rec is None else rec.recall), note
 
 
-def recall_record_for(d: int, k: int, budget: dict, path: Path = RECALL_FILE, n: int | None = None) -> tuple[Recall | None, str]:
-    """(the recall record, how it was read) for a cell at (d, k) searched under ``budget`` on samples of ``n`` points;
-    None with the reason where no record of the current engine covers that class, budget and n.
+def recall_record_for(d: int, k: int, budget: dict, path: Path = RECALL_FILE, n: int | None = None, kind: str = "clusters"
+                      ) -> tuple[Recall | None, str]:
+    """(the recall record, how it was read) for a cell at (d, k) searched under ``budget`` on samples of ``n`` points of
+    ``kind`` data (``sphere``: k = 0); None with the reason where no record of the current engine covers that class,
+    budget and n.
 
     Pitfall avoided: a recall measured at n <= 64 read for a cell at n = 246. There the same search is another search:
     at d = 256, k = 8, n = 246 the 130 partition cones tried certified no point in 8 programs each, while at n <= 64
@@ -138,9 +142,10 @@ def recall_record_for(d: int, k: int, budget: dict, path: Path = RECALL_FILE, n:
     if not recs:
         return None, "no recall measured (run bench/kkt_recall.py)"
     fp = engine_fingerprint()
-    same = [r for r in recs if r.k == int(k) and r.budget == dict(budget)]
+    what = f"k = {k}" if kind == "clusters" else f"{kind} data"
+    same = [r for r in recs if r.kind == kind and r.k == int(k) and r.budget == dict(budget)]
     if not same:
-        return None, f"no recall measured at k = {k} under this budget"
+        return None, f"no recall measured at {what} under this budget"
     fresh = [r for r in same if r.fingerprint == fp]
     if not fresh:
         return None, "the recall on record was measured with an older engine (stale)"
@@ -151,8 +156,8 @@ def recall_record_for(d: int, k: int, budget: dict, path: Path = RECALL_FILE, n:
     covering = [r for r in inside if n is None or not r.n_max or r.n_min <= int(n) <= r.n_max]
     r = covering[0] if covering else inside[0]  # the record measured at this cell's n, where there is one
     if n is not None and r.n_max and not r.n_min <= int(n) <= r.n_max:
-        return None, (f"recall measured at n = {r.n_min}-{r.n_max} only (k = {k}, d = {r.d_min}-{r.d_max}), not at this "
+        return None, (f"recall measured at n = {r.n_min}-{r.n_max} only ({what}, d = {r.d_min}-{r.d_max}), not at this "
                       f"cell's n = {n}")
-    return r, (f"{r.found}/{r.known} known points on {r.instances} instances at k = {k}, d = {r.d_min}-{r.d_max}"
+    return r, (f"{r.found}/{r.known} known points on {r.instances} instances at {what}, d = {r.d_min}-{r.d_max}"
                + (f", n = {r.n_min}-{r.n_max}" if r.n_max else "") + f"; 95% lower bound {r.lower:.0%}"
                + (f"; {r.depth()}" if r.reference else ""))
