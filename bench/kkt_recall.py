@@ -44,9 +44,11 @@ from ibcheck.solvers.kkt.policy import SAME_POINT_RTOL, distinct_groups, functio
 from ibcheck.solvers.kkt.recall import RECALL_FILE, engine_fingerprint
 from ibcheck.solvers.kkt.search import random_start, slsqp
 
-REFERENCE = Budget(gd=48, gd_max=192, saturation=0.02, programs=8, enumerate=10**6, probe=10**6)
-# at least 4x the deepest budget measured (FVBS23's quick design: 4-20 GD starts), every partition cone, and run until
-# its own Good-Turing estimate is at most 0.02 (or 192 starts); whether it got there is recorded per instance
+REFERENCE = Budget(gd=80, gd_max=320, saturation=0.02, programs=8, enumerate=10**6, probe=10**6)
+# at least 4x the deepest budget measured (the quick designs' cap of 20 GD starts) in starts actually run, every
+# partition cone, and on until its own Good-Turing estimate is at most 0.02 (or 320 starts); whether it got there is
+# recorded per instance. Pitfall avoided: a reference of 48-192 starts stopped at 50 (its estimate 0.02 or less) and
+# knew 2 and 1 points at d = 256, k = 6, n = 185, seeds 6 and 12, where 192 more starts from another seed found 4 and 2
 # the issue's own instances: k = 4 and k = 8 at d = 64-256, each with 3 or more known points (found by probing seeds and
 # n with the reference search: at k = 4 most samples hold one or two points)
 SEVERAL = [(64, 4, 40, 3), (64, 4, 48, 0), (64, 4, 48, 2), (128, 8, 48, 0), (128, 8, 64, 0)]
@@ -165,6 +167,9 @@ def classes_by_key(rows: list[dict], bs: dict[str, Budget], fingerprint: str) ->
             acc["known"] += r["known"]
             acc["found"] += r[f"{name} found"]
             acc["reference_saturated"] += r.get("reference_stop") == "saturated"
+            rb = r.get("reference_budget")  # the class states its shallowest instance's reference
+            if rb is None or acc["reference"] is None or int(rb.get("gd", 0)) < int(acc["reference"].get("gd", 0)):
+                acc["reference"] = rb
             acc["several"] += r["known"] >= 2
     return out
 
@@ -214,7 +219,7 @@ def main() -> None:
         line = {"set": "sphere" if args.sphere_cells else ("cells" if args.cells else "planted"), "d": d, "k": k, "n": n, "seed": seed,
                 "known": len(known),
                 "reference": ref.distinct, "slsqp": sq_alone, "slsqp_starts": args.slsqp,
-                "reference_seconds": round(t_ref, 1), "reference_starts": ref.gd_starts,
+                "reference_seconds": round(t_ref, 1), "reference_starts": ref.gd_starts, "reference_budget": REFERENCE.as_json(),
                 "reference_unseen": round(float(ref.unseen), 4), "reference_stop": ref.stop}
         for name, b in bs.items():
             t = time.perf_counter()

@@ -15,7 +15,7 @@ import time
 from typing import TYPE_CHECKING, Sequence
 
 from ibcheck.simulate.report.figures import forest_figure, scaling_report, write_html
-from ibcheck.simulate.verdict.kkt import RECALL_MIN
+from ibcheck.simulate.verdict.kkt import RECALL_LOWER_MIN, RECALL_MIN, SATURATION_MAX
 from ibcheck.simulate.verdict.rules import MIN_INSIDE
 from ibcheck.theory.atomic import save_figure_file, write_text
 from ibcheck.theory.outdir import check_out, inside, slug
@@ -138,8 +138,9 @@ def _how_to_read(suite: SuiteResult) -> list[str]:
             f"A row counts as decided only when its verdict is consistent or inconsistent, at least {MIN_INSIDE:.0%} of its "
             "cells are inside the claim's hypotheses (constants 1 unless --constants sets them), its cells hold certified "
             "KKT points where the claim speaks of KKT points (where it speaks of every KKT point: the KKT engine ran in full "
-            f"at every inside cell, with a measured recall of at least {RECALL_MIN:.0%} on planted instances of the cell's "
-            "class, a point estimate whose 95% lower bound the claim's KKT table shows), it is not trivial, and it tests "
+            f"and saturated at every inside cell (a Good-Turing unseen estimate of at most {SATURATION_MAX:g}), with a measured "
+            f"recall of at least {RECALL_MIN:.0%} and a 95% lower bound of at least {RECALL_LOWER_MIN:.0%} on instances of the "
+            "cell's class at its own n, against a deeper saturated reference), it is not trivial, and it tests "
             "the claim's own exponents, log factors included. Across the rows, the family-wise error of the "
             f"inconsistent rows is at most 0.05 (Holm's step-down over all {len(suite.rows)} rows).", ""]
 
