@@ -106,8 +106,9 @@ class Recall:
             return "reference depth not recorded"
         r = self.reference
         sat = f"; saturated on {self.reference_saturated} of {self.instances}" if self.reference_saturated >= 0 else ""
+        cones = "every partition cone" if int(r.get("enumerate") or 0) >= 10**6 else f"partition cones up to {r.get('enumerate')}"
         return (f"reference: {r.get('gd')}-{r.get('gd_max') or r.get('gd')} GD starts to unseen <= {r.get('saturation')}, "
-                f"every partition cone up to {r.get('enumerate')}{sat}; {self.several} instance(s) with several points")
+                f"{cones}{sat}; {self.several} instance(s) with several points")
 
 
 def load(path: Path = RECALL_FILE) -> list[Recall]:
