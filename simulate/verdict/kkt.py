@@ -105,10 +105,9 @@ class KKTCell:
 
     @property
     def searched(self) -> bool:
-        """The engine ran in full and saturated at every sample, and its recall on this class is measured at RECALL_MIN
-        or more with a 95% lower bound of RECALL_LOWER_MIN or more."""
-        return (self.complete and self.saturated and self.recall is not None and self.recall >= RECALL_MIN
-                and self.recall_lower is not None and self.recall_lower >= RECALL_LOWER_MIN)
+        """The counting rule for a claim about every KKT point holds at this cell (:func:`every_point_searched`, its
+        one home)."""
+        return every_point_searched((self,)) is None
 
     def as_json(self) -> dict:
         return {"cell": dict(self.cell), "samples": self.samples, "samples_uncertified": self.samples_uncertified,
