@@ -268,6 +268,7 @@ def compare_claim(claim_id: str, options: CompareOptions | None = None, store: s
     statuses: dict[str, int] = {}
     for r in swept.rows:
         statuses[r.status] = statuses.get(r.status, 0) + 1
+    statuses = dict(sorted(statuses.items(), key=lambda kv: (kv[0] != "ok", kv[0])))  # ok first, then the rest by name
     if not swept.results:
         raise InputError(f"{claim_id}: no successful measurements to fit ({statuses}){_failure_reasons(swept.rows)}")
     # the final look again with what does not enter the verdicts: BCa intervals and the correction-to-scaling fit

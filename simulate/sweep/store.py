@@ -142,7 +142,8 @@ def rows_for(con: sqlite3.Connection, keys: list[str]) -> list[Row]:
                     replace(row, status="failed", failure="UnreadableRow",  # there, but unreadable: a failed row, counted
                             error=f"UnreadableRow: the stored value {str(value)[:40]!r} is {why}")
             out.append(row)
-    return out
+    order = {k: i for i, k in enumerate(keys)}
+    return sorted(out, key=lambda r: order[r.key])  # the design's order, not the order the workers finished in
 
 
 def _parse(text) -> tuple[object, str | None]:
