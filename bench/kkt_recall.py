@@ -60,7 +60,7 @@ FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "data" / "kkt_plant
 
 
 def cell_instances(ks: str, seeds: int, first: int = 0) -> list[tuple[int, int, int, int]]:
-    """(d, k, n, seed) at FVBS23.thm.4_2's quick cells with these k: the smallest and largest d of the quick grid, n the
+    """(d, k, n, seed) at FVBS23.thm.4_2's quick cells with these k: the smallest and largest d of the quick grid inside the window, n the
     cell's own (the smallest inside the window, as the sweep picks it), so a recall class covers the n that make
     report's cells have.
 
@@ -70,9 +70,8 @@ def cell_instances(ks: str, seeds: int, first: int = 0) -> list[tuple[int, int, 
     ds_ = exp.quick_grid["d"]
     out = []
     for k in [int(x) for x in ks.split(",") if x]:
-        for d in (min(ds_), max(ds_)):
-            cell = {**exp.fixed_at(True), "d": d, "k": k}
-            n = exp.settings_at(cell).get("n", design(TrainedNetwork, cell).n_per_cluster * k)
+        inside = [(d, n) for d in ds_ if (n := exp.settings_at({**exp.fixed_at(True), "d": d, "k": k}).get("n"))]
+        for d, n in sorted({inside[0], inside[-1]}):  # the smallest and largest d inside the window (k = 8: 512, 1024)
             out += [(d, k, int(n), seed) for seed in range(first, first + seeds)]
     return out
 

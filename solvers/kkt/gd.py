@@ -47,12 +47,15 @@ def gd_pattern(L: np.ndarray, y: np.ndarray, init: Init, steps: int = 2000, lr: 
     Measured (issue 48): at n = 1107 (d = 4096, k = 16) the 2000 steps cost 20-35 s a start, about 90% of it (a step is
     O(n r m)); the pattern has not settled by then (50-90 of the n m entries change every 100 steps at d = 256, k = 8),
     so stopping at a settled pattern saves nothing. The margins grow geometrically under the fixed step (1e49 after
-    2000 steps), so this GD behaves like a subgradient method on the smallest margin."""
+    2000 steps), so this GD behaves like a subgradient method on the smallest margin.
+
+    The first layer is stepped in the pre-activations ``Z = Ln C^T`` (the step ``C -= lr G^T Ln`` is ``Z -= lr K G`` with
+    ``K = Ln Ln^T``): one n x n x m product a step where the coordinates took two n x r x m ones."""
     scale = float(np.sqrt(np.mean(np.sum(L * L, axis=1)))) or 1.0
     Ln = L / scale
-    C, a = np.array(init.C, float) * scale, np.array(init.a, float)
+    K = Ln @ Ln.T  # the rescaled Gram matrix of [X 1]: the first layer moves only through it
+    Z, a = Ln @ (np.array(init.C, float) * scale).T, np.array(init.a, float)
     for _ in range(steps):
-        Z = Ln @ C.T
         H = np.maximum(Z, 0.0)
         q = y * (H @ a)
         if not np.isfinite(q).all():
@@ -60,9 +63,9 @@ def gd_pattern(L: np.ndarray, y: np.ndarray, init: Init, steps: int = 2000, lr: 
         p = _softmax_neg(q)
         g = -(p * y)  # dF / d output_i
         G = (g[:, None] * a[None, :]) * (Z > 0)
-        C -= lr * (G.T @ Ln)
+        Z -= lr * (K @ G)  # = Ln (C - lr G^T Ln)^T: the step on C, carried to the pre-activations
         a -= lr_out * (H.T @ g)
-    return (Ln @ C.T > 0).astype(float), np.sign(a)
+    return (Z > 0).astype(float), np.sign(a)
 
 
 def inits(Q: np.ndarray, X: np.ndarray, cluster: np.ndarray | None, y: np.ndarray, count: int,

@@ -32,6 +32,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg as sla
 
+from .factor import BorderedCholesky
+
 FEAS_TOL = 1e-9  # a constraint holds when its value is at least its right-hand side minus this (relative)
 NORM_TOL = 1e-10  # a live neuron's ||L^T beta_j|| is 1 to this
 
@@ -79,54 +81,6 @@ def _hessian(K: np.ndarray, c: Constraints, F: np.ndarray, rho: np.ndarray) -> n
     return K[np.ix_(c.pt[F], c.pt[F])] * ((AF * rho) @ AF.T)
 
 
-class _Factor:
-    """The Cholesky factor of ``H_FF`` for a working set F that grows by blocks of columns (a bordered update,
-    O(|F|^2 b)) and is refactored when columns leave. Pitfall avoided: refactoring after every added column cost
-    O(|F|^3) each, 10 s for a cold start at n = 1107; bordering one column at a time, 6 s in copies of the factor."""
-
-    def __init__(self, K: np.ndarray, c: Constraints, rho: np.ndarray, F: np.ndarray):
-        self.K, self.c, self.rho = K, c, rho
-        self.refactor(F)
-
-    def refactor(self, F: np.ndarray) -> None:
-        self.F = np.asarray(F, int)
-        self.R = np.zeros((0, 0))
-        self.ok = True
-        if len(self.F):
-            try:
-                self.R = sla.cholesky(_hessian(self.K, self.c, self.F, self.rho), lower=False, check_finite=False)
-            except (np.linalg.LinAlgError, ValueError):
-                self.ok = False
-
-    def add(self, ps: list[int]) -> list[int]:
-        """Border the factor with the columns ps in one block (one triangular solve, one small Cholesky, one copy);
-        where the block is dependent to rounding, column by column, leaving out a column dependent on the rest.
-        Returns the columns added."""
-        c, k = self.c, len(self.F)
-        P = np.asarray(ps, int)
-        AP = c.A[P] * self.rho
-        cols = self.K[np.ix_(c.pt[self.F], c.pt[P])] * (c.A[self.F] @ AP.T)
-        Hpp = self.K[np.ix_(c.pt[P], c.pt[P])] * (c.A[P] @ AP.T)
-        R12 = sla.solve_triangular(self.R, cols, trans="T", check_finite=False) if k else np.zeros((0, len(P)))
-        S = Hpp - R12.T @ R12
-        try:
-            R22 = sla.cholesky(S, lower=False, check_finite=False)
-            ok = np.diag(R22) ** 2 > 1e-12 * np.maximum(np.diag(Hpp), 1e-300)
-        except (np.linalg.LinAlgError, ValueError):
-            ok = np.zeros(len(P), bool)
-        if not ok.all():
-            if len(P) == 1:
-                return []
-            return [p for q in ps for p in self.add([q])]
-        R = np.zeros((k + len(P), k + len(P)))
-        R[:k, :k], R[:k, k:], R[k:, k:] = self.R, R12, R22
-        self.R, self.F = R, np.concatenate([self.F, P])
-        return list(ps)
-
-    def solve(self, b: np.ndarray) -> np.ndarray:
-        return sla.cho_solve((self.R, False), b, check_finite=False)
-
-
 BATCH = 64  # the most violated constraints added to the working set at once
 
 
@@ -138,7 +92,8 @@ def _nnqp(K: np.ndarray, c: Constraints, rho: np.ndarray, passive: np.ndarray, m
     down or the iterations run out."""
     n = K.shape[0]
     mu = np.zeros(len(c.h))
-    f = _Factor(K, c, rho, np.flatnonzero(passive))
+    f = BorderedCholesky(lambda F, P: K[np.ix_(c.pt[F], c.pt[P])] * ((c.A[F] * rho) @ c.A[P].T),
+                         K[c.pt, c.pt] * np.einsum("pj,pj->p", c.A * rho, c.A), np.flatnonzero(passive), rel=1e-12, strict=False)
     while len(f.F):  # the start: the working set's solution, its non-positive entries dropped until none is left
         if not f.ok:
             return None
@@ -261,6 +216,13 @@ def gram_cone_program(L: np.ndarray, y: np.ndarray, D: np.ndarray, s: np.ndarray
         live = live & (rho > 1e-9 * rho.max())
         passive[c.n_margin:] &= np.tile(live, n)  # a dead neuron's walls hold at z = 0 and leave the working set
         got = _newton_norms(K, c, np.flatnonzero(passive), rho, live)
+        for _ in range(8):  # constraints Newton's point violates join its working set (a wall that binds once a neuron dies)
+            if got is None:
+                break
+            bad = _violated(K, c, got[3], got[0], got[1], got[2])
+            if not len(bad) or got[1].min() < 0:  # nothing violated, or not a point the working set can reach: as it was
+                break
+            got = _newton_norms(K, c, np.union1d(got[3], bad), got[0], got[2])  # (the next NNQP starts from its own set)
         if got is None:
             continue
         done = _verified(L, K, c, got[3], got[0], got[1], got[2], D)
@@ -270,6 +232,14 @@ def gram_cone_program(L: np.ndarray, y: np.ndarray, D: np.ndarray, s: np.ndarray
         # dead keeps a small weight, so the next working set can still revive it
         rho = np.where(got[2], got[0], 1e-3 * got[0].max())
     return None
+
+
+def _violated(K, c: Constraints, F, t, xF, live) -> np.ndarray:
+    """The constraints a working set's Newton point violates (beyond FEAS_TOL, relative to its pre-activations)."""
+    mu = np.zeros(len(c.h))
+    mu[F] = np.maximum(xF, 0.0)
+    Z = (K @ _beta(c, mu, K.shape[0])) * np.where(live, t, 0.0)
+    return np.flatnonzero(_values(c, Z) < c.h - FEAS_TOL * max(1.0, float(np.abs(Z).max())))
 
 
 def _verified(L, K, c: Constraints, F, t, xF, live, D):

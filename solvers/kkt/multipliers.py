@@ -37,6 +37,8 @@ import numpy as np
 import scipy.linalg as sla
 from scipy.linalg.lapack import dpstrf
 
+from .factor import BorderedCholesky
+
 PRICE_TOL = 1e-12  # a generator enters when its reduced cost is below -PRICE_TOL ||theta|| ||generator||
 
 
@@ -84,44 +86,6 @@ class GramData:
         return (u[:, None] * self.relu[g.pt]).sum(axis=0)
 
 
-class _Factor:
-    """The upper Cholesky factor of ``S_FF`` for a working set F that grows a column at a time (a bordered update,
-    O(|F|^2)) and is refactored when columns leave."""
-
-    def __init__(self, S: np.ndarray, F: np.ndarray):
-        self.S = S
-        self.refactor(F)
-
-    def refactor(self, F: np.ndarray) -> bool:
-        self.F = np.asarray(F, int)
-        self.R = np.zeros((0, 0))
-        if not len(self.F):
-            return True
-        try:
-            R = sla.cholesky(self.S[np.ix_(self.F, self.F)], lower=False, check_finite=False)
-        except (np.linalg.LinAlgError, ValueError):
-            return False
-        if np.any(np.diag(R) ** 2 <= 1e-13 * np.diag(self.S)[self.F]):
-            return False
-        self.R = R
-        return True
-
-    def add(self, p: int) -> bool:
-        """Border the factor with column p; False (unchanged) where p depends on F to rounding."""
-        k = len(self.F)
-        r12 = sla.solve_triangular(self.R, self.S[self.F, p], trans="T", check_finite=False) if k else np.zeros(0)
-        r22 = float(self.S[p, p] - r12 @ r12)
-        if not r22 > 1e-13 * float(self.S[p, p]):
-            return False
-        R = np.zeros((k + 1, k + 1))
-        R[:k, :k], R[:k, k], R[k, k] = self.R, r12, np.sqrt(r22)
-        self.R, self.F = R, np.append(self.F, p)
-        return True
-
-    def solve(self, b: np.ndarray) -> np.ndarray:
-        return sla.cho_solve((self.R, False), b[self.F], check_finite=False)
-
-
 def _nnqp(S: np.ndarray, b: np.ndarray, start: np.ndarray | None = None, max_iter: int | None = None):
     """(u, converged): ``min_(u >= 0) 1/2 u^T S u - b^T u`` by Lawson and Hanson's active set on the Gram matrix,
     started from the working set ``start`` (default: every column), adding the most violated column at a time (a
@@ -131,13 +95,14 @@ def _nnqp(S: np.ndarray, b: np.ndarray, start: np.ndarray | None = None, max_ite
     scale = np.sqrt(np.maximum(np.diag(S), 1e-300))
     tol = PRICE_TOL * float(np.max(np.abs(b) / scale, initial=0.0))  # w / ||g||: in the units of ||theta||
     F0 = np.flatnonzero(np.ones(N, bool) if start is None else start)
-    f = _Factor(S, np.zeros(0, int))
+    f = BorderedCholesky(lambda F, P: S[np.ix_(F, P)], np.diag(S), np.zeros(0, int), rel=1e-13, strict=True)
     while len(F0):  # the warm start: the working set's solution, non-positive entries dropped until none is left
         if not f.refactor(F0):  # dependent columns: keep the independent ones (pivoted Cholesky order)
             piv, rank = _independent(S[np.ix_(F0, F0)])
-            F0 = F0[np.sort(piv[:rank])]
+            # the set always shrinks (LAPACK's rank test and the factor's pivot test can disagree at the margin)
+            F0 = F0[np.sort(piv[:min(rank, len(F0) - 1)])]
             continue
-        s = f.solve(b)
+        s = f.solve(b[f.F])
         if (s > 0).all():
             u[F0] = s
             break
@@ -152,10 +117,10 @@ def _nnqp(S: np.ndarray, b: np.ndarray, start: np.ndarray | None = None, max_ite
         p = int(np.argmax(w / scale))
         if not w[p] / scale[p] > tol:
             return u, True
-        if not f.add(p):
+        if not f.add([p]):
             banned[p] = True
             continue
-        s = f.solve(b)
+        s = f.solve(b[f.F])
         while not (s > 0).all():  # step back to the orthant: the entries that reach 0 leave
             uF = u[f.F]
             neg = s <= 0
@@ -168,7 +133,7 @@ def _nnqp(S: np.ndarray, b: np.ndarray, start: np.ndarray | None = None, max_ite
                 return u, False
             if not len(f.F):
                 break
-            s = f.solve(b)
+            s = f.solve(b[f.F])
         u[:] = 0.0
         if len(f.F):
             u[f.F] = s
