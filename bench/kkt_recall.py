@@ -5,7 +5,8 @@ cluster), where a reference search can afford every partition cone and many GD s
 are the union of two searches, both certified under the engine's one policy (relative residual <= 1e-6) and grouped
 by the one same-point test:
 
-* the engine at a reference budget (``REFERENCE``: 48 GD starts, every partition cone polished for 8 programs);
+* the engine at a reference budget (``REFERENCE``: at least 160 GD starts, on to an unseen estimate of 0.01 or 640, every
+  partition cone polished for 8 programs);
 * an independent method: SLSQP multi-starts on (P) itself (scipy, random inits at width 2k), each end point certified
   (the cross-check: how many known points SLSQP reaches on its own is printed).
 
@@ -44,11 +45,12 @@ from ibcheck.solvers.kkt.policy import SAME_POINT_RTOL, distinct_groups, functio
 from ibcheck.solvers.kkt.recall import RECALL_FILE, engine_fingerprint
 from ibcheck.solvers.kkt.search import random_start, slsqp
 
-REFERENCE = Budget(gd=80, gd_max=320, saturation=0.02, programs=8, enumerate=10**6, probe=10**6)
-# at least 4x the deepest budget measured (the quick designs' cap of 20 GD starts) in starts actually run, every
-# partition cone, and on until its own Good-Turing estimate is at most 0.02 (or 320 starts); whether it got there is
-# recorded per instance. Pitfall avoided: a reference of 48-192 starts stopped at 50 (its estimate 0.02 or less) and
-# knew 2 and 1 points at d = 256, k = 6, n = 185, seeds 6 and 12, where 192 more starts from another seed found 4 and 2
+REFERENCE = Budget(gd=160, gd_max=640, saturation=0.01, programs=8, enumerate=10**6, probe=10**6)
+# at least 8x the deepest budget measured (the quick designs' cap of 20 GD starts) in starts actually run, every
+# partition cone, and on until its own Good-Turing estimate is at most 0.01 (or 640 starts); whether it got there is
+# recorded per instance. Pitfalls avoided: a reference of 48-192 starts stopped at 50 (its estimate 0.02 or less) and
+# knew 2 and 1 points at d = 256, k = 6, n = 185, seeds 6 and 12, where 192 more starts from another seed found 4 and 2;
+# one of 80 starts (estimate 0.0125) knew 3 on seed 6, where one of 320 knew 5 (bench/kkt_depth.py)
 # the issue's own instances: k = 4 and k = 8 at d = 64-256, each with 3 or more known points (found by probing seeds and
 # n with the reference search: at k = 4 most samples hold one or two points)
 SEVERAL = [(64, 4, 40, 3), (64, 4, 48, 0), (64, 4, 48, 2), (128, 8, 48, 0), (128, 8, 64, 0)]

@@ -87,3 +87,22 @@ def test_the_gram_certificate_never_forms_a_parameters_by_points_array():
         tracemalloc.stop()
     assert cert.solver_status == "optimal"
     assert peak < jacobian_bytes / 4, f"peak {peak / 1e6:.1f} MB against a Jacobian of {jacobian_bytes / 1e6:.0f} MB"
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_multiplier_program_solves_dependent_generators_and_ends(seed):
+    """The NNLS in Gram form, ``min_(u >= 0) 1/2 u^T S u - b^T u`` with S = G G^T and b = G theta, on generators that
+    are dependent (30 in R^10, some repeated, some repeated at 1e-7 of their scale: the pivoted Cholesky and the
+    factor's own pivot test can disagree there): it ends, and its residual ||G^T u - theta|| is scipy's NNLS one."""
+    from scipy.optimize import nnls
+
+    from ibcheck.solvers.kkt.multipliers import _nnqp
+
+    rng = np.random.default_rng(seed)
+    G = rng.standard_normal((24, 10))
+    G = np.vstack([G, G[:3], 1e-7 * G[3:6]])
+    theta = rng.standard_normal(10) + G[:5].T @ rng.random(5)
+    u, converged = _nnqp(G @ G.T, G @ theta)
+    _, ref = nnls(G.T, theta)
+    assert converged and (u >= 0).all()
+    assert np.linalg.norm(G.T @ u - theta) == pytest.approx(ref, rel=1e-8, abs=1e-10)

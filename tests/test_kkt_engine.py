@@ -362,15 +362,15 @@ def test_recall_runs_add_up_and_an_instance_measured_again_is_replaced():
     assert sorted((c["n_min"], c["n_max"]) for c in bench.recall_classes(both, bs, "fp")) == [(40, 40), (123, 123)]
 
 
-def test_the_recall_reference_runs_at_least_four_times_the_starts_of_every_budget_it_measures():
-    """The recall is only as good as its reference: it must run (not merely allow) at least 4x the GD starts of each
+def test_the_recall_reference_runs_at_least_eight_times_the_starts_of_every_budget_it_measures():
+    """The recall is only as good as its reference: it must run (not merely allow) at least 8x the GD starts of each
     budget it measures, every partition cone, and on to a saturation level at least as strict; each class states the
     reference it rests on and how many of its instances saturated."""
     bench = _recall_bench()
     ref = bench.REFERENCE
     for name in ("FVBS23 quick", "VYS22 quick"):  # what --cells and --sphere-cells measure
         b = bench.budgets()[name]
-        assert ref.gd >= 4 * max(b.gd, b.gd_max or 0), name
+        assert ref.gd >= 8 * max(b.gd, b.gd_max or 0), name  # the issue asks 4x; 4x (80 starts) knew 3 of 5 points
         assert ref.saturation <= b.saturation and ref.enumerate >= b.enumerate and ref.probe >= 10**6
     row = {"set": "cells", "d": 256, "k": 6, "n": 185, "seed": 0, "known": 2, "FVBS23 quick found": 1, "reference_stop": "saturated",
            "reference_budget": ref.as_json()}

@@ -8,7 +8,8 @@ Inits (:func:`inits`): per cluster (one neuron along each cluster mean, output s
 bias 0 or -0.5, optionally twice as wide), and random Gaussian ones (data without clusters).
 
 Pitfalls avoided: the loss is never exponentiated (log-sum-exp, so a margin of 1e3 is no overflow); the network lives
-in the span of ``[X 1]`` (its outputs on the sample depend on nothing else), so a step costs ``n x min(n, d) x width``
+in the span of ``[X 1]`` (its outputs on the sample depend on nothing else) and is stepped in its pre-activations through
+the Gram matrix (or in the span's r = min(n, d + 1) coordinates, where 2r < n), so a step costs ``n x min(n, 2r) x width``
 whatever d; GD at one width and scale from small random inits finds the same point again and again (at d = 64, k = 8:
 per-cluster inits at scales 1-3 with bias 0 or -0.5 found 30 distinct points in 48 runs).
 """
@@ -44,17 +45,21 @@ def gd_pattern(L: np.ndarray, y: np.ndarray, init: Init, steps: int = 2000, lr: 
     norm 45); the output layer's gradient does not grow with d (pre-activations of order the init's scale): ``lr_out``.
     A run whose loss stops being finite ends where it is.
 
-    Measured (issue 48): at n = 1107 (d = 4096, k = 16) the 2000 steps cost 20-35 s a start, about 90% of it (a step is
-    O(n r m)); the pattern has not settled by then (50-90 of the n m entries change every 100 steps at d = 256, k = 8),
+    Measured (issue 48): at n = 1107 (d = 4096, k = 16) the 2000 steps cost 0.96 s a start stepped through K (below;
+    20-35 s in the span's coordinates, 90% of a start); the pattern has not settled by then (50-90 of the n m entries change every 100 steps at d = 256, k = 8),
     so stopping at a settled pattern saves nothing. The margins grow geometrically under the fixed step (1e49 after
     2000 steps), so this GD behaves like a subgradient method on the smallest margin.
 
-    The first layer is stepped in the pre-activations ``Z = Ln C^T`` (the step ``C -= lr G^T Ln`` is ``Z -= lr K G`` with
-    ``K = Ln Ln^T``): one n x n x m product a step where the coordinates took two n x r x m ones."""
+    Where n <= 2r the first layer is stepped in the pre-activations ``Z = Ln C^T`` (the step ``C -= lr G^T Ln`` is
+    ``Z -= lr K G`` with ``K = Ln Ln^T``): one n x n x m product a step where the coordinates take two n x r x m ones;
+    with many more points than dimensions (n > 2r) the coordinates are the cheaper, and are stepped."""
     scale = float(np.sqrt(np.mean(np.sum(L * L, axis=1)))) or 1.0
     Ln = L / scale
-    K = Ln @ Ln.T  # the rescaled Gram matrix of [X 1]: the first layer moves only through it
-    Z, a = Ln @ (np.array(init.C, float) * scale).T, np.array(init.a, float)
+    n, r = Ln.shape
+    C, a = np.array(init.C, float) * scale, np.array(init.a, float)
+    through_gram = n <= 2 * r  # the cheaper step: n x n x m through K, or two n x r x m through the coordinates
+    K = Ln @ Ln.T if through_gram else None
+    Z = Ln @ C.T
     for _ in range(steps):
         H = np.maximum(Z, 0.0)
         q = y * (H @ a)
@@ -63,7 +68,11 @@ def gd_pattern(L: np.ndarray, y: np.ndarray, init: Init, steps: int = 2000, lr: 
         p = _softmax_neg(q)
         g = -(p * y)  # dF / d output_i
         G = (g[:, None] * a[None, :]) * (Z > 0)
-        Z -= lr * (K @ G)  # = Ln (C - lr G^T Ln)^T: the step on C, carried to the pre-activations
+        if K is not None:
+            Z -= lr * (K @ G)  # = Ln (C - lr G^T Ln)^T: the step on C, carried to the pre-activations
+        else:
+            C -= lr * (G.T @ Ln)
+            Z = Ln @ C.T
         a -= lr_out * (H.T @ g)
     return (Z > 0).astype(float), np.sign(a)
 

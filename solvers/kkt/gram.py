@@ -151,6 +151,8 @@ def _newton_norms(K: np.ndarray, c: Constraints, F: np.ndarray, t: np.ndarray, l
     for _ in range(iters):
         F = F[(wall_of[F] < 0) | live[np.maximum(wall_of[F], 0)]]
         idx = np.flatnonzero(live)
+        if not len(idx):  # every neuron dead: no margin can hold
+            return None
         AF, ptF = c.A[F], c.pt[F]
         KF = K[np.ix_(ptF, ptF)]
         try:
@@ -220,9 +222,13 @@ def gram_cone_program(L: np.ndarray, y: np.ndarray, D: np.ndarray, s: np.ndarray
             if got is None:
                 break
             bad = _violated(K, c, got[3], got[0], got[1], got[2])
-            if not len(bad) or got[1].min() < 0:  # nothing violated, or not a point the working set can reach: as it was
+            if not len(bad) or got[1].min() < 0:  # nothing violated, or a multiplier below 0: as it is
                 break
-            got = _newton_norms(K, c, np.union1d(got[3], bad), got[0], got[2])  # (the next NNQP starts from its own set)
+            # the most violated (at most BATCH) join; the next NNQP starts from its own working set
+            nxt = _newton_norms(K, c, np.union1d(got[3], bad[:BATCH]), got[0], got[2])
+            if nxt is None or nxt[1].min() < 0:  # a singular system or a point the larger set cannot reach: keep the last
+                break
+            got = nxt
         if got is None:
             continue
         done = _verified(L, K, c, got[3], got[0], got[1], got[2], D)
@@ -235,11 +241,14 @@ def gram_cone_program(L: np.ndarray, y: np.ndarray, D: np.ndarray, s: np.ndarray
 
 
 def _violated(K, c: Constraints, F, t, xF, live) -> np.ndarray:
-    """The constraints a working set's Newton point violates (beyond FEAS_TOL, relative to its pre-activations)."""
+    """The constraints a working set's Newton point violates (beyond FEAS_TOL, relative to its pre-activations), the most
+    violated first."""
     mu = np.zeros(len(c.h))
     mu[F] = np.maximum(xF, 0.0)
     Z = (K @ _beta(c, mu, K.shape[0])) * np.where(live, t, 0.0)
-    return np.flatnonzero(_values(c, Z) < c.h - FEAS_TOL * max(1.0, float(np.abs(Z).max())))
+    gap = c.h - _values(c, Z)
+    bad = np.flatnonzero(gap > FEAS_TOL * max(1.0, float(np.abs(Z).max())))
+    return bad[np.argsort(-gap[bad], kind="stable")]  # the most violated first
 
 
 def _verified(L, K, c: Constraints, F, t, xF, live, D):

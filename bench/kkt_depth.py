@@ -1,0 +1,93 @@
+"""How deep must a search go on a sample with several KKT points? Recall and largest flip norm against the cap.
+
+Issue 48's done-when: on samples at FVBS23.thm.4_2's cells' own n that hold several known points (k = 6 and 8, d = 256
+to 1024), the comparison's budget finds >= 90% of the known points and its largest flip norm is within 2% of the
+largest known one. This bench takes such instances (``--instances d,k,n,seed;...``, or the several-point instances of
+``solvers/kkt/recall.json``), runs the deep reference search of ``bench/kkt_recall.py`` once (the known points), then
+the quick design's budget with its cap on GD starts raised step by step (``--caps 20,40,80,160``; another seed than the
+reference's), and prints per instance and cap: points found / known, the largest flip norm found / the largest known
+(FVBS23.thm.4_2's own flip norm: along ``-y v``, flipping 1 - eps of 2000 fitting points with 95% confidence) and the
+seconds. The flip norm of every known point is printed too (the spread the search must cover).
+
+Usage: ``python bench/kkt_depth.py [--instances "256,6,185,6;256,6,185,12"] [--caps 20,40,80,160]``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from dataclasses import replace
+
+import numpy as np
+from kkt_recall import REFERENCE  # run as a script: bench/ is on the path
+
+from ibcheck.simulate.experiments.base import TrainedNetwork, design
+from ibcheck.simulate.experiments.kkt import FIT_POINTS, search_budget
+from ibcheck.simulate.experiments.registry import EXPERIMENTS
+from ibcheck.simulate.substrate.data import clusters, sphere
+from ibcheck.simulate.substrate.seeds import stream
+from ibcheck.solvers.kkt.engine import search
+from ibcheck.solvers.kkt.flip import flip_norm
+from ibcheck.solvers.kkt.policy import SAME_POINT_RTOL, function_distance, function_probes
+from ibcheck.solvers.kkt.recall import RECALL_FILE
+from ibcheck.solvers.radius.universal import universal_directions, universal_radius
+
+
+def several_point_instances() -> list[tuple[int, int, int, int]]:
+    """The cells instances on record with two or more known points."""
+    rows = json.loads(RECALL_FILE.read_text()).get("instances", [])
+    return [(r["d"], r["k"], r["n"], r["seed"]) for r in rows if r.get("set") in ("cells", "sphere") and r["known"] >= 2]
+
+
+def flip_norms(nets, ds, eps: float, seed: int) -> list[float]:
+    """FVBS23.thm.4_2's flip norm of each network on the sample's distribution (a censored norm at its bound)."""
+    X, y = ds.sample(FIT_POINTS, stream("claim-measure", seed, 4))
+    v = universal_directions("fvbs23", means=ds.means, J_plus=ds.J_plus)
+    return [flip_norm(universal_radius(net, X, y, v), 1 - eps)[0] for net in nets]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--instances", default="", help="d,k,n,seed;... (default: recall.json's several-point instances)")
+    ap.add_argument("--caps", default="20,40,80,160", help="caps on GD starts for the quick budget (each with a saturation "
+                    "level of at most 1/cap, so that the search runs to its cap unless it saturates there)")
+    ap.add_argument("--reference", default="", help="the reference's GD starts: at least,at most,saturation (default: "
+                    "bench/kkt_recall.py's 80,320,0.02)")
+    args = ap.parse_args()
+    reference = REFERENCE
+    if args.reference:
+        lo, hi, level = args.reference.split(",")
+        reference = replace(REFERENCE, gd=int(lo), gd_max=int(hi), saturation=float(level))
+    todo = [tuple(int(x) for x in t.split(",")) for t in args.instances.split(";") if t] or several_point_instances()
+    exp, sph = EXPERIMENTS["FVBS23.thm.4_2"], EXPERIMENTS["VYS22.thm.main"]
+    for d, k, n, seed in todo:
+        # k = 0: VYS22's points on a sphere, under its quick budget (no flip norm here: its own is another quantity)
+        quick = search_budget(design(TrainedNetwork, (exp if k else sph).fixed_at(True)))
+        ds = clusters(d, k, n, 1.0, seed=seed) if k else sphere(d, n, seed=seed)
+        cluster = ds.cluster if k else None
+        eps = design(TrainedNetwork, {**exp.fixed_at(True), "d": d, "k": k}).eps if k else 0.0
+        probes = function_probes(ds.X)
+        t = time.perf_counter()
+        ref = search(ds.X, ds.y, cluster, (), reference, seed=seed)
+        known = list(ref.points)
+        kf = [p.forward(probes) for p in known]
+        norms = flip_norms(known, ds, eps, seed) if k else []
+        print(json.dumps({"d": d, "k": k, "n": n, "seed": seed, "known": len(known), "reference_starts": ref.gd_starts,
+                          "reference_unseen": round(float(ref.unseen), 4), "reference_seconds": round(time.perf_counter() - t, 1), "reference_stop": ref.stop,
+                          "known_flip_norms": [round(x, 4) for x in sorted(norms)]}), flush=True)
+        for cap in [int(c) for c in args.caps.split(",")]:
+            b = replace(quick, gd_max=cap, saturation=min(quick.saturation, 1 / cap))  # runs to the cap unless saturated at 1/cap
+            t = time.perf_counter()
+            got = search(ds.X, ds.y, cluster, (), b, seed=seed + 1000)
+            sec = time.perf_counter() - t
+            hit = [any(function_distance(f, g.forward(probes)) <= SAME_POINT_RTOL for g in got.points) for f in kf]
+            top = max(flip_norms(list(got.points), ds, eps, seed), default=float("nan")) if k else float("nan")
+            print(json.dumps({"d": d, "k": k, "n": n, "seed": seed, "cap": cap, "starts": got.gd_starts, "stop": got.stop,
+                              "unseen": round(float(got.unseen), 4), "found": int(sum(hit)), "known": len(known),
+                              "largest_flip_found_over_known": round(top / max(norms), 4) if norms else None,
+                              "seconds": round(sec, 1)}), flush=True)
+
+
+if __name__ == "__main__":
+    np.seterr(all="ignore")
+    main()
