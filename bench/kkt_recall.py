@@ -161,6 +161,7 @@ def classes_by_key(rows: list[dict], bs: dict[str, Budget], fingerprint: str) ->
                                                               "instances": 0, "known": 0, "found": 0, "fingerprint": fingerprint,
                                                               "n_min": r["n"], "n_max": r["n"], "reference": REFERENCE.as_json(),
                                                               "reference_saturated": 0, "several": 0,
+                                                              "several_known": 0, "several_found": 0,
                                                               "kind": "sphere" if _key(r)[0] == "sphere" else "clusters"})
             acc["d_min"], acc["d_max"] = min(acc["d_min"], r["d"]), max(acc["d_max"], r["d"])
             acc["n_min"], acc["n_max"] = min(acc["n_min"], r["n"]), max(acc["n_max"], r["n"])
@@ -172,6 +173,9 @@ def classes_by_key(rows: list[dict], bs: dict[str, Budget], fingerprint: str) ->
             if rb is None or acc["reference"] is None or int(rb.get("gd", 0)) < int(acc["reference"].get("gd", 0)):
                 acc["reference"] = rb
             acc["several"] += r["known"] >= 2
+            if r["known"] >= 2:  # the samples where a search can miss a point: their own recall
+                acc["several_known"] += r["known"]
+                acc["several_found"] += r[f"{name} found"]
     return out
 
 

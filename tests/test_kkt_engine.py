@@ -376,6 +376,11 @@ def test_the_recall_reference_runs_at_least_eight_times_the_starts_of_every_budg
            "reference_budget": ref.as_json()}
     cls = bench.recall_classes([row, {**row, "seed": 1, "known": 1, "reference_stop": "cap"}], {"FVBS23 quick": Budget(gd=4)}, "fp")
     assert [(c["reference"], c["reference_saturated"], c["several"]) for c in cls] == [(ref.as_json(), 1, 1)]
+    assert (cls[0]["several_known"], cls[0]["several_found"]) == (2, 1)  # the several-point samples' own recall
+    from ibcheck.solvers.kkt.recall import Recall
+
+    rec = Recall(**{**{k: v for k, v in cls[0].items() if k != "recall"}})
+    assert "2 instance(s)" not in rec.depth() and "1 instance(s) with several points (found there: 1/2)" in rec.depth()
 
 
 def test_the_engine_fingerprint_hashes_code_not_comments():

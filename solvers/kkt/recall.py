@@ -83,6 +83,8 @@ class Recall:
     reference_saturated: int = -1  # instances whose reference search saturated (-1: not recorded)
     several: int = 0  # instances with two or more known points
     kind: str = "clusters"  # the instances' data: "clusters" (k clusters) or "sphere" (VYS22's points on a sphere; k = 0)
+    several_known: int = -1  # known points on the instances with several (-1: not recorded)
+    several_found: int = -1  # ... and how many of them the budget found
 
     @property
     def recall(self) -> float:
@@ -98,7 +100,8 @@ class Recall:
         return {"k": self.k, "d_min": self.d_min, "d_max": self.d_max, "budget": self.budget, "instances": self.instances,
                 "known": self.known, "found": self.found, "recall": self.recall, "fingerprint": self.fingerprint,
                 "n_min": self.n_min, "n_max": self.n_max, "reference": self.reference,
-                "reference_saturated": self.reference_saturated, "several": self.several, "kind": self.kind}
+                "reference_saturated": self.reference_saturated, "several": self.several, "kind": self.kind,
+                "several_known": self.several_known, "several_found": self.several_found}
 
     def depth(self) -> str:
         """How deep and how saturated the reference was, in words."""
@@ -107,8 +110,10 @@ class Recall:
         r = self.reference
         sat = f"; saturated on {self.reference_saturated} of {self.instances}" if self.reference_saturated >= 0 else ""
         cones = "every partition cone" if int(r.get("enumerate") or 0) >= 10**6 else f"partition cones up to {r.get('enumerate')}"
+        several = (f" (found there: {self.several_found}/{self.several_known})"
+                   if self.several and self.several_known > 0 else "")
         return (f"reference: {r.get('gd')}-{r.get('gd_max') or r.get('gd')} GD starts to unseen <= {r.get('saturation')}, "
-                f"{cones}{sat}; {self.several} instance(s) with several points")
+                f"{cones}{sat}; {self.several} instance(s) with several points{several}")
 
 
 def load(path: Path = RECALL_FILE) -> list[Recall]:
@@ -118,7 +123,8 @@ def load(path: Path = RECALL_FILE) -> list[Recall]:
     data = json.loads(path.read_text())
     return [Recall(int(r["k"]), int(r["d_min"]), int(r["d_max"]), dict(r["budget"]), int(r["instances"]), int(r["known"]),
                    int(r["found"]), str(r["fingerprint"]), int(r.get("n_min", 0)), int(r.get("n_max", 0)), r.get("reference"),
-                   int(r.get("reference_saturated", -1)), int(r.get("several", 0)), str(r.get("kind", "clusters")))
+                   int(r.get("reference_saturated", -1)), int(r.get("several", 0)), str(r.get("kind", "clusters")),
+                   int(r.get("several_known", -1)), int(r.get("several_found", -1)))
             for r in data.get("classes", [])]
 
 
