@@ -101,9 +101,10 @@ def _claim_notes(name: str, rec: ComparisonRecord) -> list[str]:
     if rec.kkt is not None and rec.kkt.transfer:
         t = [c for c in rec.kkt.transfer if c.pairs]
         if not t:
-            out.append(f"- **{name}, transferability: not tested.** Every sample holds one distinct certified KKT point (the networks "
-                       "trained from different initializations, and the cone search's points, agree as functions), so there is no "
-                       "second point to transfer to."
+            out.append(f"- **{name}, transferability: not tested.** The search found one distinct certified KKT point on every sample "
+                       "(the networks trained from different initializations, and the search's points, agree as functions), so there "
+                       "was no second point to transfer to. Finding one is not evidence that a sample holds one: the engine's recall "
+                       "on the cells' class, in the claim's report, says how far to trust it."
                        + _fresh_text(rec.kkt.transfer))
         if t:
             ok = sum(bool(c.transferable) for c in t)
