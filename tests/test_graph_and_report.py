@@ -98,3 +98,17 @@ def test_the_forest_plot_keeps_its_longest_label_inside_the_saved_png():
     fig.set_dpi(SAVE_DPI)  # measured as the PNG is written
     renderer = FigureCanvasAgg(fig).get_renderer()
     assert min(t.get_window_extent(renderer).x0 for t in fig.axes[0].get_yticklabels()) >= 0
+
+
+def test_the_index_says_a_search_found_one_point_not_that_a_sample_holds_one():
+    """With no second point to transfer to, the index's note must not claim the sample holds one point (at k = 8 the
+    quick search finds one where the recall's reference knows up to 13): it says what the search found."""
+    from types import SimpleNamespace
+
+    from ibcheck.simulate.report.index import _claim_notes
+
+    cell = SimpleNamespace(pairs=0, own_lcb=0.88, fresh_points=2000, controls={})
+    rec = SimpleNamespace(reading=None, kkt=SimpleNamespace(transfer=[cell, cell], half=None))
+    text = " ".join(_claim_notes("FVBS23.thm.4_2", rec))
+    assert "transferability: not tested" in text and "found one distinct certified KKT point on every sample" in text
+    assert "holds one distinct" not in text and "not evidence that a sample holds one" in text
