@@ -22,7 +22,7 @@ import numpy as np
 from kkt_recall import REFERENCE  # run as a script: bench/ is on the path
 
 from ibcheck.simulate.experiments.base import TrainedNetwork, design
-from ibcheck.simulate.experiments.kkt import FIT_POINTS, search_budget
+from ibcheck.simulate.experiments.kkt import FIT_POINTS, flip_objective, search_budget
 from ibcheck.simulate.experiments.registry import EXPERIMENTS
 from ibcheck.simulate.substrate.data import clusters, sphere
 from ibcheck.simulate.substrate.seeds import stream
@@ -67,12 +67,7 @@ def main() -> None:
         cluster = ds.cluster if k else None
         eps = design(TrainedNetwork, {**exp.fixed_at(True), "d": d, "k": k}).eps if k else 0.0
         probes = function_probes(ds.X)
-        objective = None
-        if k:  # the comparison's ascent aims at the flip norm on the sample's own points (simulate/experiments/kkt.py)
-            v = universal_directions("fvbs23", means=ds.means, J_plus=ds.J_plus)
-
-            def objective(net, ds=ds, v=v, eps=eps):
-                return flip_norm(universal_radius(net, ds.X, ds.y, v), 1 - eps)[0]
+        objective = flip_objective(ds, eps) if k else None  # the comparison's own ascent objective
         t = time.perf_counter()
         ref = search(ds.X, ds.y, cluster, (), reference, seed=seed)
         known = list(ref.points)

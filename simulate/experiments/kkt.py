@@ -144,14 +144,20 @@ def kkt_sample(cell: dict, seed: int, kind: str, networks: int) -> KKTSample:
     ds = run.datasets[0]
     starts = tuple((f"gd seed {summ['seed']}", net) for net, summ in zip(run.networks, run.summary) if summ["train_accuracy"] >= 1.0)
     cluster = getattr(ds, "cluster", None) if getattr(ds, "means", None) is not None else None
-    objective = None
-    if cluster is not None:  # the ascent aims at FVBS23's flip norm on the sample's own points (cheap; measured on fresh ones)
-        v = universal_directions("fvbs23", means=ds.means, J_plus=ds.J_plus)
-
-        def objective(net):
-            return flip_norm(universal_radius(net, ds.X, ds.y, v), 1 - p.eps)[0]
+    # the ascent aims at FVBS23's flip norm on the sample's own points (cheap; measured on fresh ones)
+    objective = flip_objective(ds, p.eps) if cluster is not None else None
     result = search(ds.X, ds.y, cluster, starts, search_budget(p), seed=seed, objective=objective)
     return KKTSample(ds, result, tuple(run.networks), len(starts))
+
+
+def flip_objective(ds, eps: float):
+    """FVBS23.thm.4_2's flip norm of a network on the cluster sample's own points (along ``-y v``, flipping ``1 - eps``
+    of them with 95% confidence): the KKT search's ascent objective."""
+    v = universal_directions("fvbs23", means=ds.means, J_plus=ds.J_plus)
+
+    def objective(net) -> float:
+        return flip_norm(universal_radius(net, ds.X, ds.y, v), 1 - eps)[0]
+    return objective
 
 
 FIT_POINTS = 2000  # fresh points the flip norm is chosen on
