@@ -19,31 +19,21 @@ import time
 from dataclasses import replace
 
 import numpy as np
-from kkt_recall import REFERENCE  # run as a script: bench/ is on the path
+from kkt_recall import REFERENCE, flip_norms  # run as a script: bench/ is on the path
 
 from ibcheck.simulate.experiments.base import TrainedNetwork, design
-from ibcheck.simulate.experiments.kkt import FIT_POINTS, flip_objective, search_budget
+from ibcheck.simulate.experiments.kkt import flip_objective, search_budget
 from ibcheck.simulate.experiments.registry import EXPERIMENTS
 from ibcheck.simulate.substrate.data import clusters, sphere
-from ibcheck.simulate.substrate.seeds import stream
 from ibcheck.solvers.kkt.engine import search
-from ibcheck.solvers.kkt.flip import flip_norm
 from ibcheck.solvers.kkt.policy import SAME_POINT_RTOL, function_distance, function_probes
 from ibcheck.solvers.kkt.recall import RECALL_FILE
-from ibcheck.solvers.radius.universal import universal_directions, universal_radius
 
 
 def several_point_instances() -> list[tuple[int, int, int, int]]:
     """The cells instances on record with two or more known points."""
     rows = json.loads(RECALL_FILE.read_text()).get("instances", [])
     return [(r["d"], r["k"], r["n"], r["seed"]) for r in rows if r.get("set") in ("cells", "sphere") and r["known"] >= 2]
-
-
-def flip_norms(nets, ds, eps: float, seed: int) -> list[float]:
-    """FVBS23.thm.4_2's flip norm of each network on the sample's distribution (a censored norm at its bound)."""
-    X, y = ds.sample(FIT_POINTS, stream("claim-measure", seed, 4))
-    v = universal_directions("fvbs23", means=ds.means, J_plus=ds.J_plus)
-    return [flip_norm(universal_radius(net, X, y, v), 1 - eps)[0] for net in nets]
 
 
 def main() -> None:

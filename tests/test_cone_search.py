@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ibcheck.simulate.experiments.kkt import KKTSample, _point_norms, kkt_row
+from ibcheck.simulate.experiments.kkt import KKTSample, kkt_row, point_norms
 from ibcheck.simulate.substrate.data import clusters
 from ibcheck.solvers.kkt.certificate import kkt_certificate
 from ibcheck.solvers.kkt.cones import bell, family_cone, partition_cones, partition_count
@@ -64,7 +64,7 @@ def test_a_planted_robust_kkt_point_is_found_by_the_maximum():
     sample = KKTSample(ds, res)
     X, y = ds.sample(1000, np.random.default_rng(0))
     v = universal_directions("fvbs23", means=ds.means, J_plus=ds.J_plus)
-    norms = _point_norms(sample, X, y, v, 0.9)
+    norms = point_norms(sample.points, X, y, v, 0.9)
     robust = int(np.argmax([float(x) for x in norms]))
     row = kkt_row(sample, norms, "universal_flip_norm")
     assert row["universal_flip_norm"] == pytest.approx(float(norms[robust]))
@@ -158,7 +158,7 @@ def test_the_ascent_moves_to_a_more_robust_new_point():
     def objective(net):
         return point_flip_norm(net, ds.X, ds.y, v, 0.9)[0]
 
-    res = search(ds.X, ds.y, ds.cluster, (), Budget(gd=0, enumerate=4, programs=6, ascent=2), seed=0, objective=objective)
+    res = search(ds.X, ds.y, ds.cluster, (), Budget(gd=0, enumerate=4, programs=6, ascent=2, covers=()), seed=0, objective=objective)
     asc = [c for c in res.candidates if c.origin == "ascent"]
     assert asc, "the ascent ran"
     base = max(objective(p) for i, p in enumerate(res.points) if all(c.point != i or c.origin != "ascent" for c in res.candidates))

@@ -160,7 +160,7 @@ def test_the_flip_norm_is_chosen_with_confidence_and_checked_on_fresh_points():
 def test_transfer_controls_fail_and_a_network_that_is_no_kkt_point_never_enters_the_test():
     """The robust construction (k = 4) is not flipped by the most robust point's z; the linear SVM written as a +-ReLU pair
     does not certify, so it is never a point."""
-    from ibcheck.simulate.experiments.kkt import FIT_POINTS, FRESH_POINTS, _point_norms, kkt_sample, transfer_controls
+    from ibcheck.simulate.experiments.kkt import FIT_POINTS, FRESH_POINTS, kkt_sample, point_norms, transfer_controls
     from ibcheck.simulate.substrate.seeds import stream
     from ibcheck.solvers.kkt.policy import is_point
     from ibcheck.solvers.radius.universal import universal_directions
@@ -171,7 +171,7 @@ def test_transfer_controls_fail_and_a_network_that_is_no_kkt_point_never_enters_
     X, y = ds.sample(FIT_POINTS, stream("claim-measure", 0, 4))
     Xf, yf = ds.sample(FRESH_POINTS, stream("kkt-test-points", 0, 4))
     v = universal_directions("fvbs23", means=ds.means, J_plus=ds.J_plus)
-    norms = _point_norms(s, X, y, v, 0.9)
+    norms = point_norms(s.points, X, y, v, 0.9)
     controls = transfer_controls(s, Xf, yf, v, norms, 4)
     assert controls["robust_construction"]["lcb"] < 0.9 and controls["robust_construction"]["fraction"] < 0.5
     assert any(c["lcb"] < 0.9 for name, c in controls.items() if name.startswith("raw_gd"))

@@ -218,6 +218,53 @@ def test_a_search_stops_only_at_its_unseen_estimate_or_its_cap():
     assert timed.stop == "time" and not timed.complete
 
 
+def test_each_class_is_covered_by_overlapping_leave_one_out_sets_and_every_combination_starts_gd():
+    """The cover starts (issue 48): per class the full average, every leave-one-out set, and every leave-one-out set but
+    one; (c + 2)^2 combinations a scale, each neuron along its set's mean at the scale, output sign its class."""
+    from ibcheck.solvers.kkt.cones import cluster_labels
+    from ibcheck.solvers.kkt.gd import cover_inits, covers
+    from ibcheck.solvers.kkt.polish import data_span
+
+    got = dict(covers([0, 1, 2, 3]))
+    assert got["full"] == [[0, 1, 2, 3]] and got["loo"] == [[1, 2, 3], [0, 2, 3], [0, 1, 3], [0, 1, 2]]
+    assert got["loo-no2"] == [[1, 2, 3], [0, 2, 3], [0, 1, 2]] and len(got) == 6
+    assert [n for n, _ in covers([5])] == ["full"] and [n for n, _ in covers([5, 6])] == ["full", "loo"]
+    assert covers([]) == [("none", [])]
+    ds = clusters(64, 6, 36, 1.0, seed=0)
+    Q, L = data_span(ds.X, True)
+    out = cover_inits(Q, ds.X, ds.cluster, ds.y, (1.0, 2.0), np.random.default_rng(0))
+    assert len(out) == 2 * 5 * 5 and len({i.name for i in out}) == len(out)  # 3 clusters a class: 5 covers each
+    remap, labels = cluster_labels(ds.y, ds.cluster)
+    one = next(i for i in out if i.name == "cover loo|full scale 2")
+    Z = L @ one.C.T  # pre-activations on the sample (span coordinates)
+    assert one.C.shape[0] == 3 + 1 and np.array_equal(np.sign(one.a), [1, 1, 1, -1])
+    pos = [int(c) for c in np.flatnonzero(labels > 0)]
+    for j, left in enumerate(pos):  # neuron j averages its class's clusters but ``left``: it fires on them at about the scale
+        rest = np.isin(remap, [c for c in pos if c != left])
+        assert 1.0 < np.median(Z[rest, j]) < 3.0
+
+
+def test_cover_starts_run_beside_the_random_ones_which_alone_feed_the_unseen_estimate_and_a_time_cap_stops_them(monkeypatch):
+    import ibcheck.solvers.kkt.engine as engine
+
+    ds = clusters(64, 8, 24, 1.0, seed=1)
+    base = dict(cones=False, programs=8, slsqp=0, ascent=0)
+    r = search(ds.X, ds.y, ds.cluster, (), Budget(gd=2, covers=(2.0,), **base), seed=1)
+    assert r.gd_starts == 2 and len(r.widths) == 2  # the 36 cover starts are not in the Good-Turing count
+    from ibcheck.solvers.kkt.cones import cluster_labels
+    from ibcheck.solvers.kkt.gd import covers
+
+    labels = cluster_labels(ds.y, ds.cluster)[1]
+    combos = len(covers(list(np.flatnonzero(labels > 0)))) * len(covers(list(np.flatnonzero(labels < 0))))
+    assert r.by_origin()["cover"][0] >= 1 and r.planned == combos + 2
+    assert "cover" not in search(ds.X, ds.y, ds.cluster, (), Budget(gd=2, covers=(), **base), seed=1).by_origin()
+    calls = []
+    real = engine.gd_pattern
+    monkeypatch.setattr(engine, "gd_pattern", lambda *a, **k: calls.append(1) or real(*a, **k))
+    timed = search(ds.X, ds.y, ds.cluster, (), Budget(gd=2, covers=(2.0,), seconds=0.0, **base), seed=1)
+    assert timed.stop == "time" and len(calls) == 1  # the first pattern computed, none run, no further GD
+
+
 def test_a_recall_is_read_only_inside_the_measured_sample_sizes(tmp_path):
     """A recall measured at n = 12-64 says nothing of a cell at n = 246 (there 130 partition cones certified no point):
     read back inside its (k, d, n) range only; a record without an n range keeps the (k, d) reading."""
@@ -362,15 +409,19 @@ def test_recall_runs_add_up_and_an_instance_measured_again_is_replaced():
     assert sorted((c["n_min"], c["n_max"]) for c in bench.recall_classes(both, bs, "fp")) == [(40, 40), (123, 123)]
 
 
-def test_the_recall_reference_runs_at_least_eight_times_the_starts_of_every_budget_it_measures():
-    """The recall is only as good as its reference: it must run (not merely allow) at least 8x the GD starts of each
-    budget it measures, every partition cone, and on to a saturation level at least as strict; each class states the
-    reference it rests on and how many of its instances saturated."""
+def test_the_recall_reference_runs_at_least_four_times_the_starts_of_every_budget_it_measures():
+    """The recall is only as good as its reference: it must run (not merely allow) at least 8x the random GD starts of
+    each budget it measures, the cover starts at every scale the budget runs and at least 3x as many scales, at least 4x
+    the budget's starts in all (at k = 8: 36 cover starts a scale), on to a saturation level at least as strict; each
+    class states the reference it rests on and how many of its instances saturated."""
     bench = _recall_bench()
     ref = bench.REFERENCE
     for name in ("FVBS23 quick", "VYS22 quick"):  # what --cells and --sphere-cells measure
         b = bench.budgets()[name]
-        assert ref.gd >= 8 * max(b.gd, b.gd_max or 0), name  # the issue asks 4x; 4x (80 starts) knew 3 of 5 points
+        cap = max(b.gd, b.gd_max or 0)
+        assert ref.gd >= 8 * cap, name  # the issue asks 4x; 4x (80 random starts) knew 3 of 5 points
+        assert set(b.covers) <= set(ref.covers) and len(ref.covers) >= 3 * len(b.covers), name
+        assert 36 * len(ref.covers) + ref.gd >= 4 * (36 * len(b.covers) + cap), name
         assert ref.saturation <= b.saturation and ref.enumerate >= b.enumerate and ref.probe >= 10**6
     row = {"set": "cells", "d": 256, "k": 6, "n": 185, "seed": 0, "known": 2, "FVBS23 quick found": 1, "reference_stop": "saturated",
            "reference_budget": ref.as_json()}

@@ -164,11 +164,11 @@ FIT_POINTS = 2000  # fresh points the flip norm is chosen on
 FRESH_POINTS = 2000  # independent fresh points every flip rate is measured on
 
 
-def _point_norms(sample: KKTSample, X, y, v, q: float) -> list:
-    """Per distinct KKT point: the norm along ``-y v`` that flips at least ``q`` of the points' distribution with 95%
-    confidence (:func:`ibcheck.solvers.kkt.flip.flip_norm` over (X, y); censored: ``AtLeast``)."""
+def point_norms(points, X, y, v, q: float) -> list:
+    """Per distinct KKT point (``points``: networks): the norm along ``-y v`` that flips at least ``q`` of the points'
+    distribution with 95% confidence (:func:`ibcheck.solvers.kkt.flip.flip_norm` over (X, y); censored: ``AtLeast``)."""
     out = []
-    for net in sample.points:
+    for net in points:
         eta, censored = flip_norm(universal_radius(net, X, y, v), q)
         out.append(AtLeast(eta) if censored else eta)
     return out
@@ -237,7 +237,7 @@ def measure_fvbs23_4_2(cell: dict, seed: int) -> dict:
     X, y = ds.sample(FIT_POINTS, stream("claim-measure", seed, 4))
     Xf, yf = ds.sample(FRESH_POINTS, stream("kkt-test-points", seed, 4))  # independent: every rate is measured here
     v = universal_directions("fvbs23", means=ds.means, J_plus=ds.J_plus)
-    norms = _point_norms(sample, X, y, v, 1 - p.eps)
+    norms = point_norms(sample.points, X, y, v, 1 - p.eps)
     row = kkt_row(sample, norms, "universal_flip_norm")
     own = [transfer_flip(net, Xf, yf, v, float(x)) for net, x in zip(sample.points, norms) if not isinstance(x, AtLeast)]
     pairs = transfer_pairs(sample, Xf, yf, v, norms)

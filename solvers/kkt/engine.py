@@ -9,8 +9,10 @@ The search (every candidate goes through the same tie-aware polish and the same 
 
 1. pattern sources: the given networks' activation patterns; cluster-level cones (every partition of each class's
    clusters among that class's neurons where their count is at most ``Budget.enumerate``: 225 at k = 8; the named
-   families and leave-one-out cones beyond); GD in the data's span from per-cluster initializations with biases, at
-   scales 1-3 and widths k and 2k (:mod:`.gd`), or random ones without clusters; SLSQP on (P) from random starts
+   families and leave-one-out cones beyond); GD in the data's span from the cover starts (every combination of each
+   class's overlapping covers of its clusters, at ``Budget.covers`` scales: where the points at FVBS23's n are), then
+   from per-cluster initializations with biases, at scales 1-3 and widths k and 2k (:mod:`.gd`), or random ones
+   without clusters (the Good-Turing estimate counts these random starts alone); SLSQP on (P) from random starts
    (small instances: at most SLSQP_MAX parameters);
 2. from each pattern the tie-aware polish (:func:`.polish.cone_optimum`): the cone's optimum, certified
    (:func:`.certificate.kkt_certificate`, the Clarke rule at ties); where it does not certify, only the walls (P) does
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -33,7 +36,7 @@ import numpy as np
 from ..networks import TwoLayerReLU
 from .certificate import kkt_certificate
 from .cones import cluster_labels, partition_cones, partition_count, split_move, sub_averaging_cones
-from .gd import gd_pattern, inits
+from .gd import cover_inits, gd_pattern, inits
 from .policy import POINT_TOL, SAME_POINT_RTOL, distinct_groups, function_distance, function_probes
 
 
@@ -56,11 +59,12 @@ class Budget:
     saturation: float = 0.02  # Good-Turing estimate of the chance that one more GD start finds a new point
     seconds: float | None = None  # a time cap: no pattern starts past it (the search is then not complete)
     probe: int = 4  # cones of one kind (leave-one-out, partition) tried before the rest run only where one certified
+    covers: tuple[float, ...] = (1.0, 2.0, 3.0)  # the cover starts' scales (clusters only; every combination at each, :func:`.gd.cover_inits`)
 
     def as_json(self) -> dict:
         return {"gd": self.gd, "gd_steps": self.gd_steps, "programs": self.programs, "enumerate": self.enumerate,
                 "per_program": self.per_program, "cones": self.cones, "width": self.width, "ascent": self.ascent,
-                "slsqp": self.slsqp, **({"gd_max": self.gd_max, "saturation": self.saturation} if self.gd_max else {}),
+                "slsqp": self.slsqp, **({"covers": list(self.covers)} if self.covers else {}), **({"gd_max": self.gd_max, "saturation": self.saturation} if self.gd_max else {}),  # noqa: E501
                 **({"seconds": self.seconds} if self.seconds is not None else {})}
 
 
@@ -187,26 +191,30 @@ def _with_trace(c: Candidate, trace: str) -> Candidate:
     return replace(c, trace=trace)
 
 
-def _patterns(X, y, cluster, starts, budget: Budget, span, rng, gd_inits: list) -> list[tuple[str, np.ndarray, np.ndarray]]:
-    """Every pattern the search starts from: the given networks', the cluster-level cones, then GD's from the first
-    ``budget.gd`` of ``gd_inits``, then SLSQP's (in that order)."""
+def _patterns(X, y, cluster, starts, budget: Budget, span, rng, gd_inits: list) -> Iterator[tuple[str, np.ndarray, np.ndarray]]:
+    """Every pattern the search starts from: the given networks', the cluster-level cones, GD's from the cover starts,
+    then GD's from the first ``budget.gd`` of ``gd_inits``, then SLSQP's (in that order), each computed when it is
+    reached (a time cap stops the GD runs too)."""
     Q, L = span
-    out: list[tuple[str, np.ndarray, np.ndarray]] = []
     for name, net in starts:
         Xt = np.hstack([X, np.ones((len(X), 1))]) if net.b is not None else X
         Wt = net.W if net.b is None else np.hstack([net.W, net.b[:, None]])
-        out.append((f"start:{name}", (Xt @ Wt.T > 0).astype(float), np.sign(net.a)))
+        yield f"start:{name}", (Xt @ Wt.T > 0).astype(float), np.sign(net.a)
     labels = None
     if cluster is not None:
         remap, labels = cluster_labels(y, cluster)
         if budget.cones:
             if partition_count(labels) <= budget.enumerate:
-                out += [(f"cone:{n}", D, s) for n, D, s in partition_cones(remap, labels)]
+                yield from ((f"cone:{n}", D, s) for n, D, s in partition_cones(remap, labels))
             else:
-                out += [(f"cone:{n}", D, s) for n, D, s in sub_averaging_cones(remap, labels)]
+                yield from ((f"cone:{n}", D, s) for n, D, s in sub_averaging_cones(remap, labels))
+    if labels is not None and budget.covers:
+        for init in cover_inits(Q, X, cluster, y, budget.covers, rng):
+            D, s = gd_pattern(L, y, init, steps=budget.gd_steps)
+            yield init.name, D, s
     for init in gd_inits[:budget.gd]:
         D, s = gd_pattern(L, y, init, steps=budget.gd_steps)
-        out.append((init.name, D, s))
+        yield init.name, D, s
     m = 2 * (len(np.unique(cluster)) if cluster is not None else (budget.width or 2 * max(int(np.sqrt(len(X))), 2)))
     if budget.slsqp and m * (L.shape[1] + 1) <= SLSQP_MAX:
         from .search import random_start, slsqp  # heavy: scipy.optimize (loaded on first use)
@@ -214,8 +222,7 @@ def _patterns(X, y, cluster, starts, budget: Budget, span, rng, gd_inits: list) 
         for i in range(budget.slsqp):  # in the data's span: a bias-free network on L ([X 1] = L Q^T), exact
             end, _ = slsqp(random_start(L.shape[1], m, rng, bias=False), L, y, maxiter=300)
             Z = end.preactivations(L)
-            out.append((f"slsqp:random width {m} #{i}", (Z > 0).astype(float), np.sign(end.a)))
-    return out
+            yield f"slsqp:random width {m} #{i}", (Z > 0).astype(float), np.sign(end.a)
 
 
 SLSQP_MAX = 1000  # parameters (in the data's span: width x (rank + 1)) beyond which SLSQP (dense quasi-Newton) is not a
@@ -239,11 +246,10 @@ def search(X: np.ndarray, y: np.ndarray, cluster: np.ndarray | None = None, star
     rng = np.random.default_rng(seed)
     run = _Run(X, y, budget, data_span(X, True), objective, progress, status)
     gd_inits = inits(run.span[0], X, cluster, y, max(budget.gd, budget.gd_max or 0), rng, True, budget.width)
-    patterns = _patterns(X, y, cluster, tuple(starts), budget, run.span, rng, gd_inits)
-    run.planned(patterns)
+    run.planned(_patterns(X, y, cluster, tuple(starts), budget, run.span, rng, gd_inits))
     if run.complete:
         run.more_starts(gd_inits[budget.gd:])
-    return run.result(cluster, len(patterns))
+    return run.result(cluster, run.n_planned)
 
 
 class _Run:
@@ -265,7 +271,7 @@ class _Run:
         self.reached: dict[bytes, int | None] = {}  # per cone solved: the point its polish reached
         self.running: list[float] = []
         self.scores: list[float] = []  # the objective of each point found (in order)
-        self.skipped, self.extra, self.stop, self.complete = 0, 0, "", True
+        self.skipped, self.extra, self.stop, self.complete, self.n_planned = 0, 0, "", True, 0
 
     def run(self, origin: str, D: np.ndarray, s: np.ndarray) -> None:
         key = _cone_key(D, s)
@@ -290,10 +296,12 @@ class _Run:
             self.complete, self.stop = False, "time"
         return not self.complete
 
-    def planned(self, patterns: list) -> None:
-        """The planned patterns in order; a cone kind in PROBED that certified nothing in its first ``probe`` is left out."""
+    def planned(self, patterns) -> None:
+        """The planned patterns in order (an iterator, each computed when reached; ``n_planned`` counts those reached); a
+        cone kind in PROBED that certified nothing in its first ``probe`` is left out."""
         tried: dict[str, list[int]] = {}  # per cone kind: (tried, certified)
         for origin, D, s in patterns:
+            self.n_planned += 1
             if self.out_of_time():
                 break
             kind = origin.split(" ")[0]

@@ -21,12 +21,13 @@ import scipy.linalg as sla
 class BorderedCholesky:
     """The upper Cholesky factor ``R`` of ``M[F, F]`` for a working set ``F``.
 
-    ``block(F, P)`` returns ``M[F, P]``; ``diag`` is ``M``'s diagonal. A column enters only when its pivot is above
-    ``rel`` times its diagonal (else it depends on F to rounding). ``strict`` also applies that test on a refactor
-    (the multiplier program); otherwise a refactor fails only where LAPACK's Cholesky does (the cone program).
+    ``block(F, P)`` returns ``M[F, P]``. A column enters only when its pivot is above ``rel`` times its diagonal (else
+    it depends on F to rounding). ``strict`` also applies that test on a refactor (the multiplier program; ``diag``,
+    ``M``'s diagonal, is needed only then); otherwise a refactor fails only where LAPACK's Cholesky does (the cone
+    program).
     ``ok`` is False after a failed refactor."""
 
-    def __init__(self, block: Callable[[np.ndarray, np.ndarray], np.ndarray], diag: np.ndarray, F: np.ndarray,
+    def __init__(self, block: Callable[[np.ndarray, np.ndarray], np.ndarray], diag: np.ndarray | None, F: np.ndarray,
                  rel: float, strict: bool):
         self.block, self.diag, self.rel, self.strict = block, diag, rel, strict
         self.refactor(F)
@@ -41,7 +42,7 @@ class BorderedCholesky:
             except (np.linalg.LinAlgError, ValueError):
                 self.ok = False
                 return False
-            if self.strict and np.any(np.diag(R) ** 2 <= self.rel * self.diag[self.F]):
+            if self.strict and self.diag is not None and np.any(np.diag(R) ** 2 <= self.rel * self.diag[self.F]):
                 self.ok = False
                 return False
             self.R = R

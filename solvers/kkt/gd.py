@@ -5,7 +5,9 @@ loss-based step ``eta / L`` on the summed loss) from a chosen initialization. It
 activation pattern and output signs are where the engine's tie-aware polish starts (:mod:`.engine`).
 
 Inits (:func:`inits`): per cluster (one neuron along each cluster mean, output sign the cluster's label, at scale 1-3,
-bias 0 or -0.5, optionally twice as wide), and random Gaussian ones (data without clusters).
+bias 0 or -0.5, optionally twice as wide), random groupings of each class's clusters, and random Gaussian ones (data
+without clusters); the cover starts (:func:`cover_inits`), every combination of each class's overlapping covers of its
+clusters.
 
 Pitfalls avoided: the loss is never exponentiated (log-sum-exp, so a margin of 1e3 is no overflow); the network lives
 in the span of ``[X 1]`` (its outputs on the sample depend on nothing else) and is stepped in its pre-activations through
@@ -93,27 +95,23 @@ def inits(Q: np.ndarray, X: np.ndarray, cluster: np.ndarray | None, y: np.ndarra
     X, y = np.asarray(X, float), np.asarray(y, float)
     n, d = X.shape
     out = []
+    if cluster is not None:
+        remap, labels = cluster_labels(y, cluster)
+        means = _cluster_means(X, remap, labels)
     for t in range(count):
         c = t // 2 if cluster is not None else t  # with clusters, even starts per cluster and odd ones grouped
         twice = c % 2 == 1  # width, bias and scale in that order of variation: the first 12 cover every combination
         b0 = (0.0, -0.5)[(c // 2) % 2] if bias else 0.0
         scale = (1.0, 2.0, 3.0)[(c // 4) % 3]
         if cluster is not None:
-            remap, labels = cluster_labels(y, cluster)
-            means = np.stack([X[remap == c].mean(axis=0) for c in range(len(labels))])
             reps = 2 if twice else 1
             if t % 2 == 0:  # one neuron (or two) per cluster
-                M = np.repeat(means, reps, axis=0)
-                lab: np.ndarray = np.repeat(labels, reps)
+                groups = [[c] for c in range(len(labels))]
                 name = f"gd:per-cluster x{reps} scale {scale:g} bias {b0:g}"
             else:  # a random grouping of each class's clusters, a neuron per group along its mean (an averaging start)
                 groups = _random_groups(labels, rng)
-                M = np.repeat(np.stack([means[g].mean(axis=0) for g in groups]), reps, axis=0)
-                lab = np.repeat(np.array([labels[g[0]] for g in groups]), reps)
                 name = f"gd:groups {'|'.join(','.join(map(str, g)) for g in groups)} x{reps} scale {scale:g} bias {b0:g}"
-            norms = np.maximum(np.linalg.norm(M, axis=1, keepdims=True), 1e-300)
-            W = scale * (M / norms + 0.3 * rng.standard_normal(M.shape) / np.sqrt(d)) / norms  # <w_j, mean_j> = scale
-            a = lab * 0.3 * scale
+            W, a = _along_means(means, labels, [g for g in groups for _ in range(reps)], scale, rng)
         else:
             m = (width or 2 * max(int(np.sqrt(n)), 2)) * (2 if twice else 1)
             size = float(np.sqrt(np.mean(np.sum(X * X, axis=1))))
@@ -123,6 +121,61 @@ def inits(Q: np.ndarray, X: np.ndarray, cluster: np.ndarray | None, y: np.ndarra
         Wt = np.hstack([W, np.full((len(W), 1), b0)]) if bias else W
         out.append(Init(name, Wt @ Q, a))
     return out
+
+
+def cover_inits(Q: np.ndarray, X: np.ndarray, cluster: np.ndarray, y: np.ndarray, scales: tuple[float, ...],
+                rng: np.random.Generator, bias: bool = True) -> list[Init]:
+    """The cover starts (clusters only): per class one of its :func:`covers` (one neuron per covered set of clusters,
+    along the set's mean), every combination of the two classes' covers, at each of ``scales`` (bias -0.5, the per-cluster
+    starts' noise); named ``cover <positive>|<negative> scale s``. (c + 2)^2 combinations a scale at c clusters per
+    class: 36 at k = 8, 100 at k = 16.
+
+    Why: at d = 512, k = 8, n = 312 the KKT points are combinations, per class, of one neuron averaging all its clusters
+    or several each averaging all but one (leave-one-out neurons that overlap); random per-cluster and grouped starts
+    reach one of them (the full averaging) 87% of the time, 600 of them found 13 points in 406 s, while the 36 cover
+    starts at scale 2 found 12 in 10 s and at scales 1 and 3 15."""
+    X, y = np.asarray(X, float), np.asarray(y, float)
+    remap, labels = cluster_labels(y, cluster)
+    means = _cluster_means(X, remap, labels)
+    pos, neg = ([int(j) for j in np.flatnonzero(labels == sign)] for sign in (1.0, -1.0))
+    out = []
+    for scale in scales:
+        for pn, pg in covers(pos):
+            for nn, ng in covers(neg):
+                W, a = _along_means(means, labels, pg + ng, scale, rng)
+                Wt = np.hstack([W, np.full((len(W), 1), -0.5)]) if bias else W
+                out.append(Init(f"cover {pn}|{nn} scale {scale:g}", Wt @ Q, a))
+    return out
+
+
+def covers(own: list[int]) -> list[tuple[str, list[list[int]]]]:
+    """One class's covers of its clusters ``own`` by overlapping sets, each a neuron: all of them in one ("full"), every
+    leave-one-out set ("loo"), every leave-one-out set but the one that leaves out c ("loo-no c"; from 3 clusters). Each
+    as (name, sets). A class with no clusters has the one empty cover."""
+    if not own:
+        return [("none", [])]
+    out = [("full", [list(own)])]
+    loo = [[j for j in own if j != i] for i in own]
+    if len(own) >= 2:
+        out.append(("loo", loo))
+    if len(own) >= 3:
+        out += [(f"loo-no{c}", [g for g, i in zip(loo, own) if i != c]) for c in own]
+    return out
+
+
+def _cluster_means(X: np.ndarray, remap: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    return np.stack([X[remap == c].mean(axis=0) for c in range(len(labels))])
+
+
+def _along_means(means: np.ndarray, labels: np.ndarray, groups: list[list[int]], scale: float,
+                 rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """(W, a): a neuron per group of clusters, along the group's mean with a little noise (``<w, mean> = scale``), output
+    weight the group's label times 0.3 scale."""
+    d = means.shape[1]
+    M = np.stack([means[g].mean(axis=0) for g in groups])
+    norms = np.maximum(np.linalg.norm(M, axis=1, keepdims=True), 1e-300)
+    W = scale * (M / norms + 0.3 * rng.standard_normal(M.shape) / np.sqrt(d)) / norms
+    return W, np.array([labels[g[0]] for g in groups]) * 0.3 * scale
 
 
 def _random_groups(labels: np.ndarray, rng: np.random.Generator) -> list[list[int]]:

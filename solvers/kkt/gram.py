@@ -75,10 +75,9 @@ def _values(c: Constraints, Z: np.ndarray) -> np.ndarray:
     return np.einsum("pj,pj->p", c.A, Z[c.pt])
 
 
-def _hessian(K: np.ndarray, c: Constraints, F: np.ndarray, rho: np.ndarray) -> np.ndarray:
-    """``H_FF``: ``K_(i_p i_q) sum_j rho_j a_pj a_qj`` over the constraints F."""
-    AF = c.A[F]
-    return K[np.ix_(c.pt[F], c.pt[F])] * ((AF * rho) @ AF.T)
+def _block(K: np.ndarray, c: Constraints, F: np.ndarray, P: np.ndarray, rho: np.ndarray) -> np.ndarray:
+    """``H_FP``: ``K_(i_p i_q) sum_j rho_j a_pj a_qj`` over the constraints p in F, q in P."""
+    return K[np.ix_(c.pt[F], c.pt[P])] * ((c.A[F] * rho) @ c.A[P].T)
 
 
 BATCH = 64  # the most violated constraints added to the working set at once
@@ -92,8 +91,7 @@ def _nnqp(K: np.ndarray, c: Constraints, rho: np.ndarray, passive: np.ndarray, m
     down or the iterations run out."""
     n = K.shape[0]
     mu = np.zeros(len(c.h))
-    f = BorderedCholesky(lambda F, P: K[np.ix_(c.pt[F], c.pt[P])] * ((c.A[F] * rho) @ c.A[P].T),
-                         K[c.pt, c.pt] * np.einsum("pj,pj->p", c.A * rho, c.A), np.flatnonzero(passive), rel=1e-12, strict=False)
+    f = BorderedCholesky(lambda F, P: _block(K, c, F, P, rho), None, np.flatnonzero(passive), rel=1e-12, strict=False)
     while len(f.F):  # the start: the working set's solution, its non-positive entries dropped until none is left
         if not f.ok:
             return None
@@ -156,7 +154,7 @@ def _newton_norms(K: np.ndarray, c: Constraints, F: np.ndarray, t: np.ndarray, l
         AF, ptF = c.A[F], c.pt[F]
         KF = K[np.ix_(ptF, ptF)]
         try:
-            fac = sla.cho_factor(KF * ((AF * t) @ AF.T), check_finite=False)
+            fac = sla.cho_factor(_block(K, c, F, F, t), check_finite=False)
         except (np.linalg.LinAlgError, ValueError):
             return None
         x = sla.cho_solve(fac, c.h[F], check_finite=False)
@@ -218,17 +216,21 @@ def gram_cone_program(L: np.ndarray, y: np.ndarray, D: np.ndarray, s: np.ndarray
         live = live & (rho > 1e-9 * rho.max())
         passive[c.n_margin:] &= np.tile(live, n)  # a dead neuron's walls hold at z = 0 and leave the working set
         got = _newton_norms(K, c, np.flatnonzero(passive), rho, live)
-        for _ in range(8):  # constraints Newton's point violates join its working set (a wall that binds once a neuron dies)
+        first = got
+        for _ in range(8):  # Newton's working set corrected: the constraints its point violates join (a wall that binds once a
+            # neuron dies), those with a negative multiplier leave (a degenerate constraint, multiplier -1e-9 where K's diagonal
+            # is 8e3, whose clipping moves the margins by 6e-8), and Newton runs again
             if got is None:
                 break
-            bad = _violated(K, c, got[3], got[0], got[1], got[2])
-            if not len(bad) or got[1].min() < 0:  # nothing violated, or a multiplier below 0: as it is
+            bad, neg = _violated(K, c, got[3], got[0], got[1], got[2]), got[3][got[1] < 0]
+            if not len(bad) and not len(neg):
                 break
-            # the most violated (at most BATCH) join; the next NNQP starts from its own working set
-            nxt = _newton_norms(K, c, np.union1d(got[3], bad[:BATCH]), got[0], got[2])
-            if nxt is None or nxt[1].min() < 0:  # a singular system or a point the larger set cannot reach: keep the last
-                break
-            got = nxt
+            got = _newton_norms(K, c, np.union1d(np.setdiff1d(got[3], neg), bad[:BATCH]), got[0], got[2])
+        if got is not first and first is not None:  # the corrected point where it verifies, else the first one
+            done = _verified(L, K, c, got[3], got[0], got[1], got[2], D) if got is not None else None
+            if done is not None:
+                return done
+            got = first
         if got is None:
             continue
         done = _verified(L, K, c, got[3], got[0], got[1], got[2], D)

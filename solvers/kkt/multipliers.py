@@ -34,7 +34,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg as sla  # noqa: F401  (unused since factor.py; drop it with the next engine change: the fingerprint hashes code)
 from scipy.linalg.lapack import dpstrf
 
 from .factor import BorderedCholesky

@@ -85,6 +85,9 @@ class Recall:
     kind: str = "clusters"  # the instances' data: "clusters" (k clusters) or "sphere" (VYS22's points on a sphere; k = 0)
     several_known: int = -1  # known points on the instances with several (-1: not recorded)
     several_found: int = -1  # ... and how many of them the budget found
+    flip_instances: int = 0  # cluster instances where the claim's flip norm was compared (0: not recorded)
+    flip_within: int = 0  # ... where the budget's largest flip norm is within 2% of the largest known
+    flip_min: float | None = None  # ... and the lowest ratio of the two
 
     @property
     def recall(self) -> float:
@@ -101,7 +104,8 @@ class Recall:
                 "known": self.known, "found": self.found, "recall": self.recall, "fingerprint": self.fingerprint,
                 "n_min": self.n_min, "n_max": self.n_max, "reference": self.reference,
                 "reference_saturated": self.reference_saturated, "several": self.several, "kind": self.kind,
-                "several_known": self.several_known, "several_found": self.several_found}
+                "several_known": self.several_known, "several_found": self.several_found,
+                "flip_instances": self.flip_instances, "flip_within": self.flip_within, "flip_min": self.flip_min}
 
     def depth(self) -> str:
         """How deep and how saturated the reference was, in words."""
@@ -112,8 +116,11 @@ class Recall:
         cones = "every partition cone" if int(r.get("enumerate") or 0) >= 10**6 else f"partition cones up to {r.get('enumerate')}"
         several = (f" (found there: {self.several_found}/{self.several_known})"
                    if self.several and self.several_known > 0 else "")
-        return (f"reference: {r.get('gd')}-{r.get('gd_max') or r.get('gd')} GD starts to unseen <= {r.get('saturation')}, "
-                f"{cones}{sat}; {self.several} instance(s) with several points{several}")
+        covers = f", cover starts at {len(r['covers'])} scales" if r.get("covers") else ""
+        flips = (f"; largest flip norm within 2% of the largest known on {self.flip_within} of {self.flip_instances} "
+                 f"(lowest ratio {self.flip_min:.3f})" if self.flip_instances and self.flip_min is not None else "")
+        return (f"reference: {r.get('gd')}-{r.get('gd_max') or r.get('gd')} GD starts to unseen <= {r.get('saturation')}{covers}, "
+                f"{cones}{sat}; {self.several} instance(s) with several points{several}{flips}")
 
 
 def load(path: Path = RECALL_FILE) -> list[Recall]:
@@ -124,7 +131,8 @@ def load(path: Path = RECALL_FILE) -> list[Recall]:
     return [Recall(int(r["k"]), int(r["d_min"]), int(r["d_max"]), dict(r["budget"]), int(r["instances"]), int(r["known"]),
                    int(r["found"]), str(r["fingerprint"]), int(r.get("n_min", 0)), int(r.get("n_max", 0)), r.get("reference"),
                    int(r.get("reference_saturated", -1)), int(r.get("several", 0)), str(r.get("kind", "clusters")),
-                   int(r.get("several_known", -1)), int(r.get("several_found", -1)))
+                   int(r.get("several_known", -1)), int(r.get("several_found", -1)), int(r.get("flip_instances", 0)),
+                   int(r.get("flip_within", 0)), r.get("flip_min"))
             for r in data.get("classes", [])]
 
 
