@@ -251,7 +251,8 @@ def kkt_points(config: KKTSearchConfig | None = None, progress: bool = False, **
     try:
         cfg = replace(config, **fields) if config is not None else KKTSearchConfig(**fields)
     except TypeError as err:
-        raise InputError(f"kkt_points: {err} (fields: data, X, y, cluster, d, k, n, sigma, width, starts, max_starts, saturation, time, programs, enumerate, "
+        raise InputError(f"kkt_points: {err} (fields: data, X, y, cluster, d, k, n, sigma, width, starts, max_starts, saturation, time, covers, "
+                         "programs, enumerate, "
                          "include_global, bias, seed, max_patterns)") from None
     return _search(cfg, progress=progress)
 

@@ -163,6 +163,11 @@ def test_the_users_own_arrays_through_the_api_and_bad_arrays_refused(tmp_path):
                         ({"X": ds.X}, "needs both X")]:
         with pytest.raises(InputError, match=msg):
             ibcheck.kkt_points(**kwargs)
+    # the cover starts: on by default at scales 1-3 (in the search's budget), off with (), each scale in (0, 100]
+    assert res.as_json()["engine"]["budget"]["covers"] == [1.0, 2.0, 3.0] and "cover" in res.as_json()["engine"]["by_origin"]
+    for covers, msg in [((0.0,), r"covers=0.0 is out of range"), ("2", "covers='2' is out of range"), ((1.0,) * 21, "at most 20")]:
+        with pytest.raises(InputError, match=msg):
+            ibcheck.kkt_points(X=ds.X, y=ds.y, cluster=ds.cluster, covers=covers)
 
 
 def test_the_kkt_command_reads_an_npz_or_csv_and_refuses_a_bad_file_in_one_line(tmp_path):

@@ -33,6 +33,13 @@ def _int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
 
 
+def float_list(text: str) -> tuple[float, ...]:
+    """A comma-separated list of finite numbers (``none``: the empty list); the range is the API's."""
+    if text.strip().lower() == "none":
+        return ()
+    return tuple(_float(t) for t in text.split(","))
+
+
 # parse only: the range is checked by the API (names kept so a flag still says what it expects)
 pos_int = nonneg_int = _int
 pos_float = nonneg_float = _float

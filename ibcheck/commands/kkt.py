@@ -2,7 +2,7 @@
 (eps, delta)-KKT points). The mathematics lives in :mod:`solvers.kkt`."""
 from __future__ import annotations
 
-from ibcheck.theory.argtypes import nonneg_float, nonneg_int, pos_float, pos_int
+from ibcheck.theory.argtypes import float_list, nonneg_float, nonneg_int, pos_float, pos_int
 from ibcheck.theory.outdir import check_out_dir
 from ibcheck.theory.result import dumps
 
@@ -26,6 +26,9 @@ def register(sub) -> None:
     p.add_argument("--saturation", type=pos_float, default=0.02,
                    help="the Good-Turing estimate that one more GD start finds a new point at which the search stops (0-1)")
     p.add_argument("--time", type=pos_float, default=None, metavar="SECONDS", help="no pattern starts past this many seconds")
+    p.add_argument("--cover-scales", dest="covers", type=float_list, default=(1.0, 2.0, 3.0), metavar="S1,S2,...",
+                   help="the cover starts' scales (data with clusters: GD from every combination of each class's overlapping "
+                        "leave-one-out covers of its clusters, at each scale); 'none' for no cover starts")
     p.add_argument("--programs", type=pos_int, default=8, help="cone programs per pattern (the tie-aware polish)")
     p.add_argument("--enumerate", type=nonneg_int, default=25,
                    help="polish every partition cone of the clusters where there are at most this many (225 at k = 8)")
@@ -48,7 +51,7 @@ def cmd_kkt(args) -> int:
 
     cfg = dict(d=args.d, k=args.k, n=args.n, sigma=args.sigma, width=args.width, starts=args.starts, programs=args.programs,
                enumerate=args.enumerate, include_global=args.global_, bias=not args.no_bias, seed=args.seed, max_patterns=args.max_patterns,
-               max_starts=args.max_starts, saturation=args.saturation, time=args.time)
+               max_starts=args.max_starts, saturation=args.saturation, time=args.time, covers=args.covers)
     if args.data in ("clusters", "sphere"):
         cfg["data"] = args.data
     else:

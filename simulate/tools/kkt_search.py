@@ -40,8 +40,8 @@ class KKTSearchConfig:
     ``cluster``, one integer per point) and the engine's budget: ``starts`` GD starts, then more up to ``max_starts``
     until the Good-Turing estimate that one more start finds a new point is at most ``saturation`` (from at least
     1 / saturation starts), no pattern started past ``time`` seconds (None: no cap), ``programs`` cone programs per
-    pattern, every partition cone up to ``enumerate``; ``width``: the GD network trained as one more start (and the
-    width of random GD inits for data without clusters)."""
+    pattern, every partition cone up to ``enumerate``, the cover starts at the scales ``covers`` (data with clusters);
+    ``width``: the GD network trained as one more start (and the width of random GD inits for data without clusters)."""
 
     data: str = "clusters"
     d: int = 5
@@ -59,6 +59,7 @@ class KKTSearchConfig:
     max_starts: int = 60
     saturation: float = 0.02
     time: float | None = None
+    covers: tuple[float, ...] = (1.0, 2.0, 3.0)  # the cover starts' scales (data with clusters; () for none)
     X: np.ndarray | None = field(default=None, compare=False, repr=False)
     y: np.ndarray | None = field(default=None, compare=False, repr=False)
     cluster: np.ndarray | None = field(default=None, compare=False, repr=False)
@@ -92,6 +93,9 @@ class KKTSearchConfig:
         require_float("saturation", self.saturation, 0.0, strict=True, high=1.0)
         if self.time is not None:
             require_float("time", self.time, 0.0, strict=True, high=1e7)
+        if isinstance(self.covers, (str, bytes)) or not isinstance(self.covers, (tuple, list)) or len(self.covers) > 20:
+            raise refused("covers", self.covers, "is out of range: must be a list of at most 20 scales, each in (0, 100] (e.g. (1, 2, 3); () for none)")
+        object.__setattr__(self, "covers", tuple(require_float("covers", c, 0.0, strict=True, high=100.0) for c in self.covers))
         require_bool("include_global", self.include_global)
         require_bool("bias", self.bias)
         if not self.bias:
@@ -296,7 +300,7 @@ def kkt_points(cfg: KKTSearchConfig, progress: bool = False) -> KKTPoints:
         if (y * gd.forward(X)).min() > 0:
             starts.append(("gd", gd))
     budget = Budget(gd=cfg.starts, programs=cfg.programs, enumerate=cfg.enumerate, width=None if ds.cluster is not None else cfg.width,
-                    gd_max=max(cfg.max_starts, cfg.starts), saturation=cfg.saturation, seconds=cfg.time)
+                    gd_max=max(cfg.max_starts, cfg.starts), saturation=cfg.saturation, seconds=cfg.time, covers=cfg.covers)
     bar = None
     if progress:
         from tqdm import tqdm  # heavy: tqdm (loaded on first use)
