@@ -77,6 +77,26 @@ def test_kkt_and_transfer_summaries_per_cell():
     assert kkt_cells(text_only, ["d"])[0].samples_uncertified == 0
 
 
+def test_a_transfer_is_refuted_only_by_a_pair_significantly_below_one_minus_eps_and_the_controls_must_be():
+    """On fresh points the flip norm's own z has a lower bound under 1 - eps by construction (the norm is chosen where
+    the fitting points' lower bound reaches it), so the transfer is refuted only where a pair's fraction is significantly
+    below 1 - eps: its one-sided 95% upper bound (Bonferroni over the cell's pairs) under the target. The negative
+    controls must be refuted that way, and the test must be able to refute (a pair at 0.85 of 2000 is)."""
+    base = {"transfer_mean": 0.93, "transfer_pairs": 23, "transfer_target": 0.9, "fresh_points": 2000, "flip_fresh_lcb": 0.884,
+            "transfer_controls": {"robust_construction": {"fraction": 0.0, "lcb": 0.0}, "raw_gd_0": {"fraction": 0.81, "lcb": 0.796}}}
+    ok = transfer_cells([_row({"d": 512}, 0, {**base, "transfer_min": 0.9055, "transfer_lcb": 0.894})], ["d"])[0]
+    assert ok.transferable and ok.fraction_ucb > 0.9 and ok.fraction_lcb < 0.9  # the old test (lower bound >= 0.9) said no
+    assert all(c["failed"] and c["ucb"] < 0.9 for c in ok.controls.values())
+    bad = transfer_cells([_row({"d": 512}, 0, {**base, "transfer_min": 0.85, "transfer_lcb": 0.836})], ["d"])[0]
+    assert bad.transferable is False and bad.fraction_ucb < 0.9
+    near = {**base["transfer_controls"], "raw_gd_0": {"fraction": 0.895, "lcb": 0.88}}  # not significantly below: it passes
+    weak = transfer_cells([_row({"d": 512}, 0, {**base, "transfer_min": 0.9055, "transfer_lcb": 0.894, "transfer_controls": near})], ["d"])[0]
+    assert weak.controls["raw_gd"]["failed"] is False
+    from ibcheck.simulate.report.index import _fresh_text
+
+    assert "failed as it must (significantly below 1 - eps) at 1 of 1 cells" in _fresh_text([ok])
+
+
 def test_fvbs23_row_is_measured_on_the_engines_distinct_points_only():
     exp = EXPERIMENTS["FVBS23.thm.4_2"]
     cell = {**exp.fixed_at(True), "d": 256, "k": 2}

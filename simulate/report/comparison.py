@@ -397,7 +397,7 @@ def _kkt_section(summary: dict) -> list[str]:
         t = transfer.get(tuple(sorted(c["cell"].items())), {})
         norms = [", ".join(_fmt(x, ".3g") if isinstance(x, (int, float)) else ">= " + ", ".join(f"{v:.3g}" for v in dict(x).values())
                            for x in f) for f in c.get("flip_norms") or []]
-        ctl = "; ".join(f"{k.replace('_', ' ')} {v['lcb']:.3f}{' (fails, as it must)' if v.get('failed') else ' (**passes**)'}"
+        ctl = "; ".join(f"{k.replace('_', ' ')} {v.get('ucb', v['lcb']):.3f}{' (fails, as it must)' if v.get('failed') else ' (**passes**)'}"
                         for k, v in (t.get("controls") or {}).items())
         rows.append({"cell": ", ".join(f"{k}={v:g}" for k, v in c["cell"].items()),
                      "certified / candidates": f"{c['networks_certified']}/{c['networks_trained']}",
@@ -411,8 +411,9 @@ def _kkt_section(summary: dict) -> list[str]:
                      "flip norms of the distinct points (samples split by ;)": "; ".join(norms) or "-",
                      "spread (largest / smallest)": ", ".join(f"{x:.3g}" for x in c.get("spread") or []) or "-",
                      "own z on fresh points (bound)": _fmt(t.get("own_lcb"), ".3f"),
-                     "transfer (bound)": (_fmt(t.get("fraction_lcb"), ".3f") if t.get("tested") else "not tested"),
-                     "controls (bound)": ctl or "-"})
+                     "transfer: smallest fraction (upper bound)": (f"{_fmt(t.get('fraction_min'), '.3f')} ({_fmt(t.get('fraction_ucb'), '.3f')})"
+                                                                   if t.get("tested") else "not tested"),
+                     "controls (upper bound)": ctl or "-"})
     return ["## KKT points", "",
             "The claim is about every KKT point of (P): per cell, the KKT engine's candidates (the trained networks and the "
             "engine's own pattern sources, below), each a KKT point only when its certificate holds at a relative residual "
@@ -422,8 +423,10 @@ def _kkt_section(summary: dict) -> list[str]:
             "recall at the cell's (d, k, n) class against a deeper, saturated reference (bench/kkt_recall.py; the row counts "
             "only where every sample saturated and the recall is 90% or more with a 95% lower bound of 80% or more); the "
             "flip norm of each distinct point and their spread; "
-            "each point's own z on 2000 fresh points and the transfer of the most robust point's z to every other point, with "
-            "one-sided 95% bounds, against 1 - eps; the negative controls must fail. "
+            "each point's own z on 2000 fresh points (its one-sided 95% lower bound), and the transfer of the most robust point's z "
+            "to every other point: the smallest fraction and its one-sided 95% upper bound (Bonferroni over the pairs), which "
+            "refutes the transfer where it lies below 1 - eps; the negative controls must fail that way (their upper bound "
+            "below 1 - eps). "
             "delta is not reported (multipliers on active points only: at most 1e-6 by construction). Recall notes: "
             + "; ".join(sorted({f"k={c['cell'].get('k', '-')}: {c.get('recall_note') or '-'}" for c in kkt})) + ".", "",
             markdown_table(rows), ""] + _search_section(kkt)

@@ -88,8 +88,9 @@ def _fresh_text(cells) -> str:
     if own:
         parts.append(f"each point's own z flips at least {min(own):.3f} of {cells[0].fresh_points} fresh points (one-sided 95% bound)")
     for k, vs in ctl.items():
-        parts.append(f"control {k.replace('_', ' ')}: bound {min(v['lcb'] for v in vs):.3f}, failed as it must at "
-                     f"{sum(bool(v['failed']) for v in vs)} of {len(vs)} cells")
+        ucb = [v["ucb"] for v in vs if v.get("ucb") is not None]
+        parts.append(f"control {k.replace('_', ' ')}: " + (f"upper bound {max(ucb):.3f}" if ucb else f"bound {min(v['lcb'] for v in vs):.3f}")
+                     + f", failed as it must (significantly below 1 - eps) at {sum(bool(v['failed']) for v in vs)} of {len(vs)} cells")
     return (" On fresh points: " + "; ".join(parts) + ".") if parts else ""
 
 
@@ -109,10 +110,12 @@ def _claim_notes(name: str, rec: ComparisonRecord) -> list[str]:
         if t:
             ok = sum(bool(c.transferable) for c in t)
             lo = min(c.fraction_min for c in t if c.fraction_min is not None)
-            lcb = [c.fraction_lcb for c in t if c.fraction_lcb is not None]
-            out.append(f"- **{name}, transferability:** the z found for one distinct certified KKT point flips at least {lo:.2f} of the "
-                       f"fresh points on another of the same sample" + (f" (one-sided 95% bound {min(lcb):.3f})" if lcb else "")
-                       + f", against 1 - eps = {t[0].target:.2f}; transferable at {ok} of {len(t)} cells." + _fresh_text(rec.kkt.transfer))
+            ucb = [c.fraction_ucb for c in t if c.fraction_ucb is not None]
+            out.append(f"- **{name}, transferability:** the most robust point's z flips at least {lo:.3f} of the fresh points on "
+                       f"every other distinct certified KKT point of the same sample ({sum(c.pairs for c in t)} pairs)"
+                       + (f" (one-sided 95% upper bound, Bonferroni over the pairs: {min(ucb):.3f})" if ucb else "")
+                       + f", against 1 - eps = {t[0].target:.2f}; no pair significantly below it at {ok} of {len(t)} cells."
+                       + _fresh_text(rec.kkt.transfer))
     if rec.kkt is not None and rec.kkt.half:
         out.append(f"- **{name}, KKT thresholds halved:** " + "; ".join(f"{k}: {v.verdict}" for k, v in rec.kkt.half.items()) + ".")
     return out + ([""] if out else [])
