@@ -33,7 +33,7 @@ report: install
 	@echo "report written to $(REPORT_DIR)/index.html (and index.md)"
 
 # The full designs (3 networks per sample, 3 seeds, larger grids) with a larger budget: what --quick cannot decide.
-# Slow: FVBS23's KKT search enumerates every partition cone at k = 8 (225 per sample, ~50 min at d = 256; README).
+# Slow: FVBS23's KKT search runs 300 cover starts a sample at k = 16 (over 14 min a sample at d = 4096; docs/kkt.md).
 report-full: install
 	$(BIN)/ibcheck report --budget 600 --workers 2 --out $(REPORT_DIR)-full
 	@echo "report written to $(REPORT_DIR)-full/index.html (and index.md)"
