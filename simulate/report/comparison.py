@@ -560,8 +560,11 @@ def write_report(result, out: str) -> dict:
         files["kkt_running_max"] = _running_max_figure(summary["kkt"], out)
         md += ["### Does the largest flip norm stop rising?", "",
                "Per sample, the largest flip norm (on the sample's own points) over the distinct KKT points found so far, "
-               "against the GD starts run: a curve still rising at its last start says the search may have missed a more "
-               "robust point.", "", f"![running maximum]({files['kkt_running_max']})", ""]
+               "against the random GD starts run: a curve still rising at its last start says the search may have missed a "
+               "more robust point. The curve starts after the search's other sources (the given networks, the cones and the "
+               "cover starts, which run first), so a flat curve says the random starts added nothing to what those found; "
+               "the recall note above says how far that is from the largest flip norm a deeper search knows.", "",
+               f"![running maximum]({files['kkt_running_max']})", ""]
     if summary.get("flow_control"):
         files["flow_control"] = _flow_figure(summary["flow_control"], out)
         md += _flow_section(summary["flow_control"], files["flow_control"])
@@ -622,7 +625,7 @@ def _running_max_figure(kkt: list[dict], out: str) -> str:
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], "-", color=f"C{i % 10}", lw=0.9, alpha=0.8,
                         label=label if j == 0 else None)
-    ax.set_xlabel("GD starts run")
+    ax.set_xlabel("random GD starts run (after the cones and the cover starts)")
     ax.set_ylabel("largest flip norm over the points found")
     name = "kkt_running_max.png"
     save_figure(fig, ax, os.path.join(out, name), "the KKT search: the largest flip norm against starts", legend_fontsize=6, ncol=2)
