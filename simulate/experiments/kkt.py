@@ -210,7 +210,8 @@ def transfer_pairs(sample: KKTSample, X, y, v, norms: list) -> list[tuple[float,
 def transfer_controls(sample: KKTSample, X, y, v, norms: list, k: int) -> dict:
     """The transfer test's negative controls, each flipped by the z of the most robust distinct point on fresh points:
     the robust construction (FVBS23.thm.4_1; at k >= 4, where it is robust beyond that z) and the raw GD networks (not
-    KKT points). Each must fail the test (its lower bound below 1 - eps); the record says whether it did."""
+    KKT points). Each must fail the test (significantly below 1 - eps: its upper bound below it,
+    :func:`ibcheck.simulate.verdict.kkt.transfer_cells`); the record says whether it did."""
     from ibcheck.solvers.radius.constructions import fvbs23_robust  # heavy: the radius package (loaded on first use)
 
     known = [float(x) for x in norms if not isinstance(x, AtLeast)]

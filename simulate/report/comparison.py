@@ -397,8 +397,8 @@ def _kkt_section(summary: dict) -> list[str]:
         t = transfer.get(tuple(sorted(c["cell"].items())), {})
         norms = [", ".join(_fmt(x, ".3g") if isinstance(x, (int, float)) else ">= " + ", ".join(f"{v:.3g}" for v in dict(x).values())
                            for x in f) for f in c.get("flip_norms") or []]
-        ctl = "; ".join(f"{k.replace('_', ' ')} {v.get('ucb', v['lcb']):.3f}{' (fails, as it must)' if v.get('failed') else ' (**passes**)'}"
-                        for k, v in (t.get("controls") or {}).items())
+        ctl = "; ".join(f"{k.replace('_', ' ')} {v['ucb'] if v.get('ucb') is not None else v['lcb']:.3f}"
+                        + (" (fails, as it must)" if v.get("failed") else " (**passes**)") for k, v in (t.get("controls") or {}).items())
         rows.append({"cell": ", ".join(f"{k}={v:g}" for k, v in c["cell"].items()),
                      "certified / candidates": f"{c['networks_certified']}/{c['networks_trained']}",
                      "distinct per sample": ", ".join(str(x) for x in c.get("distinct") or []) or "-",

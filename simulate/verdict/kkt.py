@@ -131,8 +131,11 @@ class KKTCell:
 
 @dataclass(frozen=True)
 class TransferCell:
-    """One cell of FVBS23.thm.4_2's transfer: the smallest and mean fraction of test points one KKT point's z flips on
-    another, over ordered pairs, against ``target`` (1 - eps) less ``slack`` (two binomial SE)."""
+    """One cell of FVBS23.thm.4_2's transfer: the smallest and mean fraction of test points the most robust KKT point's z
+    flips on another, over pairs, against ``target`` (1 - eps): on fresh points through ``fraction_ucb`` (a pair
+    significantly below the target refutes it), on rows from before them against the target less ``slack`` (two
+    binomial SE). ``controls``: per kind, the fraction and bounds (``lcb``, ``ucb``) of its network closest to passing,
+    and whether it failed as it must."""
 
     cell: Mapping[str, float]
     pairs: int
@@ -293,8 +296,9 @@ def transfer_cells(rows: list[Row], cell_vars: list[str], tolerance_points: int 
     on fresh points. A pair refutes the transfer when its fraction is significantly below ``1 - eps``: the smallest
     fraction's one-sided 95% upper bound (Bonferroni over the cell's pairs) below it; the cell is transferable when no
     pair does (rows without fresh points: the fraction against ``1 - eps`` less two binomial standard errors over
-    ``tolerance_points``). The negative controls (the robust construction, raw GD) are gathered per cell, each with
-    whether it failed as it must (its upper bound below the target: significantly below).
+    ``tolerance_points``). The negative controls (the robust construction, raw GD) are gathered per cell, each kind by its
+    network closest to passing, with whether it failed as it must (its upper bound, at the pairs' own Bonferroni level,
+    below the target: significantly below, so the test that refutes no pair can refute a control).
 
     Pitfall avoided: requiring each pair's lower bound to reach ``1 - eps`` fails by construction. The flip norm is
     the smallest norm whose lower bound on the fitting points is ``1 - eps``, so on fresh points even a point's own z
@@ -309,11 +313,12 @@ def transfer_cells(rows: list[Row], cell_vars: list[str], tolerance_points: int 
         for v in measured:
             for name, c in (v.get("transfer_controls") or {}).items():
                 kind = "raw_gd" if name.startswith("raw_gd") else name
-                cur = controls.setdefault(kind, {"fraction": 1.0, "lcb": 1.0})
-                cur["fraction"], cur["lcb"] = min(cur["fraction"], c["fraction"]), min(cur["lcb"], c["lcb"])
+                cur = controls.setdefault(kind, {"fraction": 0.0, "lcb": 0.0})  # the control closest to passing
+                cur["fraction"], cur["lcb"] = max(cur["fraction"], c["fraction"]), max(cur["lcb"], c["lcb"])
         fresh = measured[0].get("fresh_points") if measured else None
+        level = 0.05 / max(1, sum(int(v["transfer_pairs"]) for v in vals))  # the pairs' own level (Bonferroni)
         for c in controls.values():
-            c["ucb"] = upper_confidence(round(c["fraction"] * int(fresh)), int(fresh)) if fresh else None
+            c["ucb"] = upper_confidence(round(c["fraction"] * int(fresh)), int(fresh), level) if fresh else None
             c["failed"] = target is not None and (c["ucb"] < target if c["ucb"] is not None else c["lcb"] < target)
         own = [v["flip_fresh_lcb"] for v in measured if v.get("flip_fresh_lcb") is not None]
         if not vals:

@@ -127,8 +127,8 @@ def cover_inits(Q: np.ndarray, X: np.ndarray, cluster: np.ndarray, y: np.ndarray
                 rng: np.random.Generator, bias: bool = True) -> list[Init]:
     """The cover starts (clusters only): per class one of its :func:`covers` (one neuron per covered set of clusters,
     along the set's mean), every combination of the two classes' covers, at each of ``scales`` (bias -0.5, the per-cluster
-    starts' noise); named ``cover <positive>|<negative> scale s``. (c + 2)^2 combinations a scale at c clusters per
-    class: 36 at k = 8, 100 at k = 16.
+    starts' noise); named ``cover <positive>|<negative> scale s``. (c + 2)^2 combinations a scale at c >= 3 clusters
+    per class (25 at k = 6, 36 at k = 8, 100 at k = 16; 4 at k = 4, 1 at k = 2).
 
     Why: at d = 512, k = 8, n = 312 the KKT points are combinations, per class, of one neuron averaging all its clusters
     or several each averaging all but one (leave-one-out neurons that overlap); random per-cluster and grouped starts
