@@ -15,6 +15,7 @@ import inspect
 import numbers
 import os
 import sys
+import tempfile
 import time
 from dataclasses import replace
 from decimal import Decimal, localcontext
@@ -390,11 +391,13 @@ def probability_claims() -> tuple[str, ...]:
     return tuple(PROBABILITY_CLAIMS)
 
 
-def compare_probability(claim: str, **options) -> "ProbabilityComparison":
+def compare_probability(claim: str, extend: bool = True, **options) -> "ProbabilityComparison":
     """A claim that bounds a quantity with probability 1 - delta over the sample (FVBS23.thm.3_1: every KKT point's
     test error <= eps w.p. >= 1 - delta), measured on its base claim's sweep: :func:`compare` runs the base (``options``
-    as there), and a binomial test over its samples inside the claim's own hypotheses gives the verdict."""
-    from ibcheck.simulate.compare.probability import PROBABILITY_CLAIMS, probability_comparison  # heavy: scipy (loaded on first use)
+    as there), and a binomial test over its samples inside the claim's own hypotheses gives the verdict. With
+    ``extend``, where those samples are too few to decide, the cheapest slice of inside cells gets more seeds (in
+    ``extension.sqlite`` beside ``store``); the reason states the mix."""
+    from ibcheck.simulate.compare.probability import PROBABILITY_CLAIMS, extension, extra_rows, probability_comparison  # heavy: scipy
 
     if claim not in PROBABILITY_CLAIMS:
         raise InputError(f"{claim!r} is not a probability claim; those measured on another claim's sweep: {', '.join(PROBABILITY_CLAIMS)}")
@@ -404,7 +407,19 @@ def compare_probability(claim: str, **options) -> "ProbabilityComparison":
         if k not in accepted:
             raise refused("constants", dict(options["constants"]), f"names {k!r}, but neither {claim} nor the claim it is measured on "
                           f"({base}) has a constant {k!r}; their constants are {', '.join(accepted) or 'none'}")
-    return probability_comparison(claim, compare(base, **options))
+    require_bool("extend", extend)
+    result = compare(base, **options)
+    ext = extension(claim, result) if extend else None
+    extra = None
+    if ext is not None:  # the new seeds in a store of their own beside the base's (a temporary one without a store)
+        store, workers = options.get("store"), options.get("workers") or 1
+        if store:
+            extra = extra_rows(result, ext, os.path.join(os.path.dirname(os.path.abspath(store)), "extension.sqlite"), workers,
+                               bool(options.get("progress", True)))
+        else:
+            with tempfile.TemporaryDirectory(prefix="ibcheck-extension-") as tmp:
+                extra = extra_rows(result, ext, os.path.join(tmp, "extension.sqlite"), workers, bool(options.get("progress", True)))
+    return probability_comparison(claim, result, extra, ext)
 
 
 def design(claim: str, quick: bool = True, budget: float | None = None, seeds: int | None = None) -> "WindowDesign":

@@ -2,6 +2,8 @@
 probability), measured on FVBS23.thm.4_2's samples and counted in the index by the same rule as every row."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from ibcheck.simulate.verdict.probability import probability_test, samples_needed
@@ -65,9 +67,34 @@ def test_the_cli_compares_fvbs23_3_1_and_writes_inside_out(cli, tmp_path):
     import json
 
     out = tmp_path / "p"
-    r = cli("compare", "FVBS23.thm.3_1", "--grid", "d=256,512,1024", "k=2", "--seeds", "1", "--quick", "--out", out, "--json", check_rc=0)
+    r = cli("compare", "FVBS23.thm.3_1", "--grid", "d=256,512,1024", "k=2", "--seeds", "1", "--no-extend", "--quick", "--out", out, "--json", check_rc=0)
     s = json.loads(r.stdout)
     assert s["claim"] == "FVBS23.thm.3_1" and s["verdict"] == "inconclusive" and s["test"]["samples"] == 3
     assert (out / "summary.json").exists() and (out / "base" / "report.md").exists() and "(base/report.md)" in (out / "report.md").read_text()
     bad = cli("compare", "FVBS23.thm.3_1", "--grid", "d=256,512", "k=2", "--out", tmp_path / "q", check_rc=2)
     assert len(bad.stderr.strip().splitlines()) == 1 and "at least 3" in bad.stderr and not (tmp_path / "q").exists()
+
+
+def test_too_few_samples_are_extended_at_the_cheapest_slice_and_a_base_sample_is_counted_once(tmp_path):
+    """Where the base's samples cannot decide (3 of the 36 needed at delta = 0.1), :func:`extension` names the slice of
+    inside cells with the smallest declared cost per sample and the seeds that make up the difference; the extra
+    comparison's samples enter the test once each (a (cell, seed) of the base is the same sample)."""
+    from ibcheck.simulate.compare.driver import compare_claim
+    from ibcheck.simulate.compare.probability import extension, extra_rows, probability_comparison
+
+    base = compare_claim("FVBS23.thm.4_2", grid={"d": [256, 512, 1024], "k": [2]}, seeds=1, quick=True, progress=False)
+    ext = extension("FVBS23.thm.3_1", base)
+    assert ext is not None and (ext.have, ext.needed) == (3, 36)
+    assert ext.grid == {"d": [256], "k": [2]}  # one cell, cheaper per sample than the slice k = 2 (d = 256-1024)
+    assert (ext.first_new, ext.seeds, ext.new_samples) == (1, 34, 33) and ext.have + ext.new_samples >= ext.needed
+    same = probability_comparison("FVBS23.thm.3_1", base, tuple(base.rows), ext)  # every extra sample is already the base's
+    assert len(same.test.samples) == 3
+    short = replace(ext, seeds=2, new_samples=1)  # one new seed, not the 34 (the test's cost); the rows come from a real sweep
+    rows = extra_rows(base, short, str(tmp_path / "extension.sqlite"))
+    assert [(r.cell["d"], r.seed, r.status) for r in rows] == [(256, 1, "ok")]
+    assert extra_rows(base, short, str(tmp_path / "extension.sqlite")) == rows  # resumed: the stored row, not a rerun
+    pc = probability_comparison("FVBS23.thm.3_1", base, rows + tuple(base.rows), short)
+    assert sorted((s.cell["d"], s.seed) for s in pc.test.samples) == [(256, 0), (256, 1), (512, 0), (1024, 0)]
+    assert "3 samples of the base sweep and 1 more at its cheapest slice (d = 256, k = 2; seeds 1-1)" in pc.as_json()["extension"]["text"]
+    assert "this mix of cells" in pc.markdown() and pc.extra_kkt and pc.extra_kkt[0].networks_certified > 0
+    assert probability_comparison("FVBS23.thm.3_1", base).extension is None

@@ -101,6 +101,9 @@ def _design_options(p, report: bool = False) -> None:
     if not report:
         p.add_argument("--include-outside", action="store_true", help="also fit the cells outside the claim's hypotheses (by "
                                                                        "default they run but are not fitted, and no round adds one)")
+        p.add_argument("--no-extend", dest="extend", action="store_false",
+                       help="a probability claim (FVBS23.thm.3_1): test the base sweep's samples alone; by default, where they "
+                            "are too few to decide, the cheapest slice of inside cells gets more seeds (in --out/base/extension.sqlite)")
     p.add_argument("--constants", default=None, help="values of the claim's symbolic constants, e.g. C=0.5,C1=2 (default 1)")
 
 
@@ -142,7 +145,7 @@ def _compare_probability(args) -> int:
     """A probability claim (FVBS23.thm.3_1): its base claim's sweep in --out/base (resumable), the test beside it."""
     base = os.path.join(args.out, "base")
     os.makedirs(base, exist_ok=True)  # inside --out (removed with it if the input is refused)
-    pc = api.compare_probability(args.claim, grid=parse_grid(args.grid), seeds=args.seeds, budget=args.budget, quick=args.quick,
+    pc = api.compare_probability(args.claim, extend=args.extend, grid=parse_grid(args.grid), seeds=args.seeds, budget=args.budget, quick=args.quick,
                                  store=os.path.join(base, "sweep.sqlite"), workers=args.workers, constants=parse_constants(args.constants),
                                  progress=not args.json, scheduler=args.scheduler, dask=args.dask, max_seconds=args.max_seconds,
                                  margin=args.margin, margin_log=args.margin_log, offsets=args.offsets, fit_from=parse_from(args.fit_from),
@@ -156,6 +159,8 @@ def _compare_probability(args) -> int:
     print(f"{pc.claim}: {pc.verdict}  (measured on {pc.base}'s samples: {len(pc.test.samples)} inside its hypotheses) -> "
           f"{summary['files']['report']}")
     print(f"    why: {pc.test.reason}")
+    if pc.extension is not None:
+        print(f"    samples: {pc.extension.describe()}; the bound is on the rate over this mix of cells")
     return 0
 
 

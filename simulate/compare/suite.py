@@ -11,6 +11,7 @@ Markdown; with function-level imports counted, compare, report and the reproduct
 """
 from __future__ import annotations
 
+import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from typing import Callable, Sequence, cast
 
 from ibcheck.simulate.compare import inputs
 from ibcheck.simulate.compare.driver import compare_in
-from ibcheck.simulate.compare.probability import PROBABILITY_CLAIMS, ProbabilityComparison, probability_comparison
+from ibcheck.simulate.compare.probability import PROBABILITY_CLAIMS, ProbabilityComparison, extension, extra_rows, probability_comparison
 from ibcheck.simulate.compare.record import BoundRecord, ComparisonRecord
 from ibcheck.simulate.compare.result import ComparisonResult
 from ibcheck.simulate.experiments.registry import EXPERIMENTS, experiment_for
@@ -164,7 +165,16 @@ def run_suite(options: SuiteOptions, stores: str, log: Callable[[str], None] | N
         for pid, spec in PROBABILITY_CLAIMS.items():
             if spec.base == name:
                 try:
-                    probability.append((probability_comparison(pid, comparison), rec))
+                    ext = extension(pid, comparison)  # the samples its test needs beyond the base's, in a store of its own
+                    extra = None
+                    if ext is not None:
+                        if log:
+                            log(f"[{time.perf_counter() - t0:6.1f} s] {pid}: {ext.new_samples} more samples of {name} ...")
+                        folder = inside(stores, "compare", slug(pid))
+                        os.makedirs(folder, exist_ok=True)
+                        extra = extra_rows(comparison, ext, os.path.join(folder, "sweep.sqlite"), options.workers)
+                        used += ext.work
+                    probability.append((probability_comparison(pid, comparison, extra, ext), rec))
                 except InputError as err:
                     not_run.append(NotRun(pid, str(err)))
     pending = [(name, b, c.record) for name, c in done for b in c.record.bounds]
@@ -237,8 +247,11 @@ def _probability_row(pc: ProbabilityComparison, base: ComparisonRecord, holm_lev
     if base.kkt is not None:
         keys = app.inside_keys()
         kkt, several = certified_everywhere(base.kkt.cells, keys), every_point_searched(base.kkt.cells, keys)
+        if pc.extra_kkt:  # the extension's samples enter the test, so its cells are judged too
+            kkt = kkt and certified_everywhere(pc.extra_kkt, keys)
+            several = several or every_point_searched(pc.extra_kkt, keys)
     is_counted, how = counted(RowEvidence(t.verdict, app.inside, app.total, None, "fit", kkt, several, holm_level[0]))
-    why = t.reason
+    why = t.reason + (f" ({pc.extension.describe()}; the bound is on the rate over this mix of cells)" if pc.extension else "")
     if t.verdict == "inconsistent":
         why += f". Family level (Holm across the index's rows): p = {t.p_value:.2g} against {holm_level[1]:.2g}"
     return SuiteRow(pc.claim, t.quantity, "<= (w.p. 1 - delta)", f"eps = {t.eps:g}, delta = {t.delta:g}",
