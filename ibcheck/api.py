@@ -439,10 +439,13 @@ def design(claim: str, quick: bool = True, budget: float | None = None, seeds: i
 def verdict(data: str, claim: str | None = None, quantity: str | None = None, reading: str | None = None,
             predict: str | None = None, kind: Literal["O", "Omega", "Theta"] | None = None, margin: float | None = None,
             constants: Mapping[str, float] | None = None, margin_log: float | None = None, offsets: Literal["fit", "known"] = "fit",
-            fit_from: Mapping[str, float] | None = None, trajectory: bool = False, log_corrections: bool = False) -> ComparisonResult:
+            fit_from: Mapping[str, float] | None = None, trajectory: bool = False, log_corrections: bool = False,
+            include_outside: bool = False) -> ComparisonResult:
     """Judge your own measurements (a CSV with the variables, ``seed`` and ``value``) against a claim
     of the registry, or against a stated prediction (``predict="d=1/2,k=-1/2"`` or ``"t=0,log(t)=-1"``
-    with ``kind``). ``trajectory=True``: each seed is one run measured along the fitted variable."""
+    with ``kind``). ``trajectory=True``: each seed is one run measured along the fitted variable. As in
+    :func:`compare`, only the cells inside the claim's hypotheses are fitted where enough lie inside;
+    ``include_outside=True`` fits every row."""
     from ibcheck.simulate.compare.from_csv import (
         verdict_from_csv,  # heavy: the simulate layer (scipy, pandas; torch on use), kept out of import ibcheck (loaded on first use)
     )
@@ -453,7 +456,7 @@ def verdict(data: str, claim: str | None = None, quantity: str | None = None, re
         _text(pname, value, optional=True)
     # margins, offsets, fit_from, constants and trajectory are checked at the comparison's boundary (simulate.compare.inputs)
     return verdict_from_csv(os.fspath(data), claim, quantity, reading, predict, kind, margin, constants, margin_log, offsets,
-                            fit_from, trajectory, log_corrections)
+                            fit_from, trajectory, log_corrections, include_outside)
 
 
 def _check_constants(constants) -> dict[str, float] | None:

@@ -47,6 +47,8 @@ def register(sub) -> None:
     p.add_argument("--constants", default=None, help="values of the claim's symbolic constants, e.g. C=0.5 (default 1)")
     p.add_argument("--trajectory", action="store_true", help="each seed is one run measured along the (single) fitted variable: "
                                                               "fit each run, combine the runs")
+    p.add_argument("--include-outside", action="store_true", help="also fit the rows outside the claim's hypotheses (by default, "
+                                                                   "as in compare, only the inside cells are fitted where enough lie inside)")
     _fit_options(p)
     p.set_defaults(func=cmd_verdict)
 
@@ -178,7 +180,7 @@ def cmd_verdict(args) -> int:
     claim_out(args)
     result = api.verdict(args.data, args.claim, args.quantity, args.reading, args.predict, args.kind, args.margin,
                          parse_constants(args.constants), args.margin_log, args.offsets, parse_from(args.fit_from), args.trajectory,
-                         args.log_corrections)
+                         args.log_corrections, args.include_outside)
     s = {**result.as_json(), "files": result.save(args.out)}
     if args.json:
         print(dumps(s, indent=2))

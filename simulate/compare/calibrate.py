@@ -135,6 +135,7 @@ class Scenario:
     grid: dict | None = None  # a fixed design of its own (GRID otherwise), with ``seeds`` per cell
     seeds: int | None = None
     times: tuple | None = None  # a trajectory's times (TIMES otherwise)
+    free_constant: bool = False  # an exp-type bound: the draws are log(1/y) = a + c h, tested by simulate.verdict.exp_test
 
     def inside(self, d: float, k: float) -> bool:
         """Do the hypotheses hold at (d, k)? Decided by the one evaluation path of ``window`` and ``bounds``
@@ -158,6 +159,35 @@ def _fvbs(d, k, rng):
     return (0.99 * math.sqrt(d / k) + 1.47) * math.exp(0.05 * rng.standard_normal())
 
 
+def _log_inverse(A: float, power: float = 1.0):
+    """log(1/y) for y = A exp(-0.3 h^power) with h = sqrt(d/k) and log-normal seed noise (sd 0.15): an exp-type bound's data."""
+    def draw(d, k, rng):
+        return 0.3 * math.sqrt(d / k) ** power - math.log(A) + 0.15 * rng.standard_normal()
+    return draw
+
+
+def _window_const(d, k, rng):
+    """sqrt(d/k) inside k <= sqrt(d); outside, a constant (the measure stops at its floor)."""
+    return (3.0 * d ** 0.5 * k ** -0.5 if k * k <= d else 3.0) * math.exp(0.15 * rng.standard_normal())
+
+
+# issue 49's classes of wrong verdicts: windows with outside cells of several shapes, and exp-type bounds with a prefactor
+WINDOW_WIDE = {"d": [2 ** i for i in range(4, 15)], "k": [2, 4, 8, 16, 32, 64, 128]}  # cells exactly on k = sqrt(d) at even powers
+EDGES = [
+    Scenario("window_saturating_wide", _window, True, grid=WINDOW_WIDE, seeds=3, hypotheses=(sp.LessThan(symbol("k") ** 2, symbol("d")),),
+             note="inside k <= sqrt(d) (cells on the edge included), saturating outside; d = 2^4..2^14, k = 2..128"),
+    Scenario("window_constant_wide", _window_const, True, grid=WINDOW_WIDE, seeds=3, hypotheses=(sp.LessThan(symbol("k") ** 2, symbol("d")),),
+             note="inside k <= sqrt(d), a constant outside; d = 2^4..2^14, k = 2..128"),
+    Scenario("window_noisy_wide", _times(lambda d, k: math.exp(0.3 * np.random.default_rng(int(d * 1000 + k)).standard_normal())
+                                         if k * k > d else 1.0), True, grid=WINDOW_WIDE, seeds=3,
+             hypotheses=(sp.LessThan(symbol("k") ** 2, symbol("d")),), note="inside k <= sqrt(d), a cell-level noise of sd 0.3 outside"),
+    Scenario("exp_prefactor_001", _log_inverse(0.01), True, kind="Omega", free_constant=True,
+             note="exp-type: log(1/y) for y = 0.01 exp(-0.3 sqrt(d/k)) against O(exp(-c sqrt(d/k)))"),
+    Scenario("exp_prefactor_100", _log_inverse(100.0), True, kind="Omega", free_constant=True,
+             note="exp-type: y = 100 exp(-0.3 sqrt(d/k)) (y > 1 at the smallest cells)"),
+    Scenario("exp_slower", _log_inverse(0.1, 0.5), False, kind="Omega", free_constant=True,
+             note="exp-type: y = 0.1 exp(-0.3 (d/k)^(1/4)) against O(exp(-c sqrt(d/k))): each exponent of h off by 0.25, as wrong_d"),
+]
 # the classes issue 36 names: each must not come back
 REGIME = [
     Scenario("power_062", _times(lambda d, k: d ** 0.12), False, grid=WIDE, seeds=3, note="d^0.62 against sqrt(d), d = 2^6..2^16, 3 seeds"),
@@ -205,7 +235,7 @@ SCENARIOS = {s.name: s for s in [
              note="trajectory constant in t, claim O(1/log t) (the log exponent is wrong by 1)"),
     Scenario("log_wrong_half", lambda rng: _series(lambda t: math.log(t) ** -0.5, rng), False, trajectory=True, kind="Theta",
              predicted=LOG_CLAIM, note="trajectory (log t)^-1/2, claim Theta(1/log t) (log exponent wrong by 0.5)"),
-] + REGIME}
+] + REGIME + EDGES}
 
 
 # The issue's power targets (80% with 3 seeds over d = 2^6..2^16), each with the bound any test obeys at that design
@@ -335,7 +365,7 @@ def run_trial(sc: Scenario, seed: int, budget: float = DEFAULT_BUDGET, rule: str
 
         def judge(level):
             return [analyze(rows, variables, kind, sc.predicted, sc.offsets, alpha=level, bootstrap=False, extrapolate=False,
-                            trajectory=sc.trajectory, cone=cone)]
+                            trajectory=sc.trajectory, cone=cone, free_constant=sc.free_constant)]
 
         def plan_next(open_):
             plan = policy.next_round(open_, cells, cell_vars, cost, used, budget, MAX_GRID, sc.seeds or SEEDS, sc.trajectory)

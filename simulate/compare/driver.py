@@ -40,9 +40,9 @@ from ibcheck.simulate.compare.record import (
     would_decide,
 )
 from ibcheck.simulate.compare.result import BoundResult, Comparison, ComparisonResult, TermResult
-from ibcheck.simulate.experiments.applicability import Applicability, applicability, window_cone
+from ibcheck.simulate.experiments.applicability import Applicability, applicability, kept_cells, min_inside, window_cone
 from ibcheck.simulate.experiments.base import Experiment, Row
-from ibcheck.simulate.experiments.design import PARAMS, TESTABLE, BoundSpec, Design, bound_specs
+from ibcheck.simulate.experiments.design import LOG_INVERSE, PARAMS, TESTABLE, BoundSpec, Design, bound_specs
 from ibcheck.simulate.experiments.registry import experiment_for
 from ibcheck.simulate.experiments.window import design_cell, run_cell_keys
 from ibcheck.simulate.sweep.executor import Executor
@@ -114,7 +114,7 @@ def _analyze_all(exp: Experiment, claim, rows: list[Row], fit_vars: list[str], c
         an = analyze(data, fit_vars, spec.kind, spec.predicted(), spec.offset_table(), margin, alpha, bootstrap=bootstrap,
                      cells_used="all" if keep is None else "inside", extrapolate=extrapolate, trajectory=exp.trajectory,
                      restriction=restriction, margin_log=margin_log, toward_zero=spec.toward_zero, cone=cones[spec.toward_zero],
-                     log_corrections=log_corrections)
+                     log_corrections=log_corrections, free_constant=spec.transform == LOG_INVERSE)
         varied = {v for v in cell_vars if len({r.cell.get(v) for r in rows}) > 1}
         if (note := spec.untested_note(varied, exp.trajectory)):
             an.reason = f"{an.reason}; {note}"
@@ -479,20 +479,11 @@ def _may_add(setup: _Setup, cell: dict) -> bool:
 
 
 def _kept_cells(app: Applicability, fit_vars: list[str], o: CompareOptions) -> set | None:
-    """The cells the fit reads (None: every cell). Inside the hypotheses by default: where enough cells lie inside the
-    claim's window to fit, the cells outside it are run (and reported) but never fitted, unless ``include_outside``.
-    Pitfall avoided: cells outside the window, where the measure may saturate, decided a claim about the inside."""
-    if o.inside_only or (not o.include_outside and app.inside < app.total and app.inside >= _min_inside(fit_vars)):
-        return app.inside_keys()
-    return None
-
-
-def _min_inside(fit_vars: list[str]) -> int:
-    return len(fit_vars) + 2
+    return kept_cells(app, fit_vars, o.inside_only, o.include_outside)
 
 
 def _check_inside_count(app: Applicability, fit_vars: list[str]) -> None:
-    need = _min_inside(fit_vars)
+    need = min_inside(fit_vars)
     if app.inside < need:
         raise refused("inside_only", True, f": {app.inside} of {app.total} cells lie inside the hypotheses' window; "
                       f"a fit over {', '.join(fit_vars)} needs at least {need} ({app.describe()})")

@@ -23,9 +23,9 @@ from fractions import Fraction
 import sympy as sp
 
 from ibcheck.simulate.compare import inputs
-from ibcheck.simulate.experiments.applicability import applicability
+from ibcheck.simulate.experiments.applicability import applicability, kept_cells
 from ibcheck.simulate.experiments.base import Row
-from ibcheck.simulate.experiments.design import bound_specs
+from ibcheck.simulate.experiments.design import LOG_INVERSE, bound_specs
 from ibcheck.simulate.experiments.terms import parse_term
 from ibcheck.simulate.sweep.measurements import Measurements, run_key
 from ibcheck.theory import get_claim
@@ -236,13 +236,15 @@ def claim_bounds(claim, quantity: str | None, reading: str | None) -> list:
 def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | None = None, reading: str | None = None,
                      predict: str | None = None, kind: str | None = None, margin: float | None = None, constants: dict | None = None,
                      margin_log: float | None = None, offsets: str = "fit", fit_from: dict | None = None, trajectory: bool = False,
-                     log_corrections: bool = False):
+                     log_corrections: bool = False, include_outside: bool = False):
     """Judge a CSV of measurements (columns: the variables, ``seed``, ``value``) against a claim of the
     registry, or against a stated prediction (``predict="d=1/2,k=-1/2"`` or ``"t=0,log(t)=-1"`` with
     ``kind``). Every exponent the claim states is fitted, log factors included (``offsets="known"``
     on request takes them as known). ``fit_from`` ({variable: x0}) keeps rows with variable >= x0.
     ``trajectory``: each seed is one run measured along the fitted variable (a time), so each run is
-    fitted on its own and the runs are combined (one run is one observation).
+    fitted on its own and the runs are combined (one run is one observation). As in ``compare``, where enough cells lie
+    inside the claim's hypotheses, only those are fitted (:func:`~ibcheck.simulate.experiments.applicability.kept_cells`);
+    ``include_outside`` fits every row.
     Returns a :class:`~ibcheck.simulate.compare.driver.ComparisonResult`; ``save(directory)`` writes the report."""
     from ibcheck.simulate.compare.record import ComparisonRecord, bound_record  # heavy: scipy (loaded on first use)
     from ibcheck.simulate.compare.result import ComparisonResult  # heavy: scipy (loaded on first use)
@@ -254,6 +256,7 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
     offsets, fit_from = inputs.check_offsets(offsets), inputs.check_fit_from(fit_from)
     trajectory = inputs.check_bool("trajectory", trajectory)
     log_corrections = inputs.check_bool("log_corrections", log_corrections)
+    include_outside = inputs.check_bool("include_outside", include_outside)
     constants = inputs.check_constants(constants)
     claim, table, fvars, specs = _claim_and_specs(path, claim_id, quantity, reading, predict, kind, offsets, constants)
     for v in fit_from or {}:
@@ -264,12 +267,13 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
             raise refused("trajectory", True, f"fits along one variable (the time); the CSV varies {', '.join(fvars)}")
         if any(r["seed"] is None for r in table.rows):
             raise refused("trajectory", True, "needs a seed column naming each row's run")
+    app = applicability(claim, Measurements(f"your measurements ({path})", tuple(table.variables), (), trajectory),
+                        [Row({v: r[v] for v in table.variables}, r["seed"], "ok", {}) for r in table.rows], table.variables, {}, constants)
+    keep = kept_cells(app, fvars, include_outside=include_outside)  # compare's rule: the window's inside cells (points) alone
+    kept = [r for r in table.rows if keep is None or tuple(sorted((v, r[v]) for v in table.variables)) in keep]
     meas = Measurements(f"your measurements ({path})", tuple(table.variables),
                         tuple({**r, "run": run_key({v: r[v] for v in table.variables if v not in fvars}, r["seed"])}
-                              for r in table.rows), trajectory)
-
-    app = applicability(claim, meas, [Row({v: r[v] for v in table.variables}, r["seed"], "ok", {}) for r in table.rows],
-                        table.variables, {}, constants)
+                              for r in kept), trajectory)
     data = meas.fit_rows(fvars)
     results = []
     held = {v: min(r[v] for r in table.rows if r.get(v) is not None) for v in fvars}
@@ -277,8 +281,9 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
         rows = spec.tested_rows(data)
         cone = None if trajectory else claim_cone([claim], list(fvars), spec.toward_zero, held, dict(constants or {}))
         an = analyze(rows, fvars, spec.kind, spec.predicted(), spec.offset_table(), margin, margin_log=margin_log,
+                     cells_used="all" if keep is None else "inside",
                      restriction=dict(fit_from or {}), trajectory=trajectory, extrapolate=not trajectory, toward_zero=spec.toward_zero,
-                     cone=cone, log_corrections=log_corrections)
+                     cone=cone, log_corrections=log_corrections, free_constant=spec.transform == LOG_INVERSE)
         varied = {v for v in table.variables if len({r[v] for r in table.rows}) > 1}
         if (note := spec.untested_note(varied, trajectory)):
             an.reason = f"{an.reason}; {note}"
@@ -289,7 +294,7 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
         {v: sorted({r[v] for r in table.rows}) for v in table.variables}, max(c["n_seeds"] for c in pa.fit.cells), tuple(fvars),
         margin, margin_log, offsets, dict(fit_from or {}) or None, tuple(bound_record(r, app) for r in results), app,
         f"every number comes from {os.path.abspath(path)} ({len(table.rows)} rows)", {"rows": len(table.rows)},
-        constants=dict(constants or {}), data=os.path.abspath(path), rows=len(table.rows))
+        constants=dict(constants or {}), data=os.path.abspath(path), rows=len(table.rows), include_outside=include_outside)
     return ComparisonResult(record, tuple(results), tuple(data), claim, meas)
 
 

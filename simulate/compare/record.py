@@ -213,8 +213,9 @@ def bound_record(r: BoundAnalysis, app: Applicability | None, counts: tuple[Cell
     v0 = _deciding_term(an)
     j0 = an.judgements[v0]
     reason = an.reason
-    if app is not None and app.total and app.inside == 0 and any(not h["qualitative"] and not h["skipped"] for h in app.hypotheses.values()):
-        reason = f"{EXTRAPOLATED}; {reason}"
+    if app is not None and app.total and app.inside == 0 and any(not h["qualitative"] and not h["skipped"] and h["fails"]
+                                                                  for h in app.hypotheses.values()):
+        reason = f"{EXTRAPOLATED}; {reason}"  # a hypothesis fails somewhere; one that is only unknown is not a failure
     note = censoring_note(counts, r.quantity) if counts else None
     if note:
         reason = (f"{reason}; rows that are bounds or failed above 5% of a cell ({note}): censored rows enter the fit as bounds "

@@ -115,15 +115,17 @@ def applicability(claim, exp, rows: Sequence[Row], cell_vars: list[str], fixed: 
         entry["seeds"] += 1
         value = r.value if isinstance(r.value, dict) else {}
         values = exp.claim_values({**(fixed or {}), **cell}, value)
-        points = {c.id: _point(c, values, constants) for c in {id(o): o for o, _ in owners}.values()}
-        for (owner, _), h in zip(owners, hyps):
-            if h.qualitative or h.name in skipped:
-                continue
-            point = points[owner.id]
-            hv = evaluate_hypothesis(h, point) if point is not None else None
-            holds = None if hv is None or hv.missing else hv.holds
-            prev = entry["hypotheses"][h.name]
-            entry["hypotheses"][h.name] = None if prev is None or holds is None else (prev and holds)
+        for at in _run_points(exp, claim, value):  # a trajectory: every point of the run (its time is a claim variable)
+            here = {**values, **at}
+            points = {c.id: _point(c, here, constants) for c in {id(o): o for o, _ in owners}.values()}
+            for (owner, _), h in zip(owners, hyps):
+                if h.qualitative or h.name in skipped:
+                    continue
+                point = points[owner.id]
+                hv = evaluate_hypothesis(h, point) if point is not None else None
+                holds = None if hv is None or hv.missing else hv.holds
+                prev = entry["hypotheses"][h.name]
+                entry["hypotheses"][h.name] = None if prev is None or holds is None else (prev and holds)
     cells = []
     for key, e in sorted(by_cell.items(), key=lambda kv: [float(x) for _, x in kv[0]]):
         e["inside"] = all(v is True for v in e["hypotheses"].values())
@@ -134,6 +136,35 @@ def applicability(claim, exp, rows: Sequence[Row], cell_vars: list[str], fixed: 
     last = next((r for r in reversed(rows) if r.status in ("ok", "diverged") and isinstance(r.value, dict)), None)
     rays = assumption_rays(exp, exp.claim_values({**(fixed or {}), **last.at(cell_vars)}, last.value) if last else {}, constants)
     return Applicability(claim.id, constants, cells, per, skipped, rays)
+
+
+RUN_POINTS = 1000  # the most points of one run the hypotheses are evaluated at (evenly spaced, the last one included)
+
+
+def _run_points(exp, claim, value: dict) -> list[dict]:
+    """The claim's variables that change along a trajectory row, one dict per point: the time (``T``/``t``, or the
+    experiment's ``time_variable``; from its log10 where the run stored that) and the point's other numbers. ``[{}]``
+    for a row that is not a trajectory, so that its one point is the row's own values.
+
+    Pitfall avoided: a hypothesis on the trajectory's own variable (t >= n) read the row's scalars alone, found no t, and
+    called every cell unknown: "the hypotheses fail at every simulated cell" on runs whose every point satisfied it."""
+    series = value.get("trajectory") if getattr(exp, "trajectory", False) else None
+    if not isinstance(series, list) or not series:
+        return [{}]
+    names = set(claim.variable_names)
+    v0 = getattr(exp, "time_variable", None) or ("T" if "T" in names else "t")
+    step = max(1, len(series) // RUN_POINTS)
+    picked = series[::step] + ([series[-1]] if (len(series) - 1) % step else [])
+    out = []
+    for tr in picked:
+        if not isinstance(tr, dict):
+            continue
+        at = {k: x for k, x in tr.items() if k in names and isinstance(x, (int, float)) and not isinstance(x, bool)}
+        lg = tr.get("log10_" + v0, tr.get("log10_T"))
+        if v0 not in at and isinstance(lg, (int, float)) and math.isfinite(lg):
+            at[v0] = 10.0 ** lg if lg < 308 else math.inf
+        out.append(at)
+    return out or [{}]
 
 
 def assumption_rays(exp, values: dict, constants: dict) -> str:
@@ -166,3 +197,19 @@ def window_cone(exp, claim, rows: list[Row], fit_vars: list[str], cell_vars: lis
     held = {v: min(float(r.cell[v]) for r in ok if r.cell.get(v) is not None) for v in fit_vars if any(r.cell.get(v) is not None for r in ok)}
     held = {v: int(x) if x.is_integer() else x for v, x in held.items()}
     return claim_cone([claim, *_assumptions(exp)], list(fit_vars), toward_zero, held, values)
+
+
+def kept_cells(app: Applicability, fit_vars: list[str], inside_only: bool = False, include_outside: bool = False) -> set | None:
+    """The cells the fit reads (None: every cell), for ``compare`` and ``verdict --data`` alike. Inside the hypotheses by
+    default: where enough cells lie inside the claim's window to fit, the cells outside it are run (and reported) but
+    never fitted, unless ``include_outside``.
+    Pitfall avoided: cells outside the window, where the measure may saturate, decided a claim about the inside; and the
+    CSV path fitted them while compare did not (a true claim inconclusive there, a false one undetected)."""
+    if inside_only or (not include_outside and app.inside < app.total and app.inside >= min_inside(fit_vars)):
+        return app.inside_keys()
+    return None
+
+
+def min_inside(fit_vars: list[str]) -> int:
+    """The inside cells a fit over ``fit_vars`` needs (one more than its parameters)."""
+    return len(fit_vars) + 2

@@ -64,8 +64,10 @@ class BoundSpec:
 
     def tested_rows(self, rows: list[dict]) -> list[dict]:
         """The rows the test reads: as measured, or for an exp-type bound ``log(1/y)`` in place of y (a censored row's side
-        flips: y <= u is log(1/y) >= log(1/u)); a row with y outside (0, 1) keeps a nan there, so the fit counts it
-        as dropped, never silently."""
+        flips: y <= u is log(1/y) >= log(1/u)); a row with y <= 0 keeps a nan there, so the fit counts it as dropped,
+        never silently. A row with y >= 1 keeps its z = log(1/y) <= 0: the exp-type test (simulate.verdict.exp_test) is
+        linear in z and reads it (leaving such rows out selected the seeds by their noise, where A > 1); the descriptive
+        power-law fit of z drops it, counted."""
         if self.transform != LOG_INVERSE:
             return rows
         flip = {"at_most": "at_least", "at_least": "at_most"}
@@ -76,7 +78,7 @@ class BoundSpec:
                 v = r.get("value")
                 lv = math.log(v) if isinstance(v, (int, float)) and v > 0 else math.nan
             q = {k: x for k, x in r.items() if k not in ("value", "log_value")}
-            q["value"] = -lv if math.isfinite(lv) and lv < 0 else math.nan
+            q["value"] = -lv if math.isfinite(lv) else math.nan  # y >= 1 (a prefactor A > 1): z <= 0, fitted by exp_test
             if r.get("censor") in flip:
                 q["censor"] = flip[r["censor"]]
             out.append(q)

@@ -270,6 +270,8 @@ def correction_fit(cells: list[dict], variables: list[str], v: str, level: float
     for edge in (lo_edge, hi_edge):
         if excess(edge) < 0:
             ends.append(-math.inf if edge < a0 else math.inf)
+        elif excess(a0) >= 0:  # rounding: the optimum's own profile at the criterion (near-exact data); no bracket
+            ends.append(a0)
         else:
             ends.append(float(optimize.brentq(excess, min(a0, edge), max(a0, edge), xtol=1e-6)))
     note = f"w = {w0:.3g} (searched in {OMEGAS[0]:g}..{OMEGAS[-1]:g}), range of log {v}: {scale:.3g}"

@@ -18,6 +18,7 @@ from ibcheck.simulate.experiments.design import BoundSpec
 from ibcheck.simulate.experiments.terms import MARGINS, SHIFTS, Term, parse_term
 from ibcheck.simulate.stats.drift import Drift, Extrapolated, correction_fit, drift_test, local_exponents
 from ibcheck.simulate.stats.fit import Fit, fit_exponents, seed_rows
+from ibcheck.simulate.verdict.exp_test import exp_intercept
 from ibcheck.simulate.verdict.function_test import FunctionTest, function_test
 from ibcheck.simulate.verdict.rules import Judgement, Verdict, combine, judge_exponent, judge_variable, term_kind
 from ibcheck.theory.errors import InputError
@@ -196,7 +197,7 @@ def analyze(rows: list[dict], variables: list[str], kind: str, predicted: dict[s
             offsets: dict[str, tuple[float, float]] | None = None, margin: float | None = None, alpha: float = 0.05,
             bootstrap: bool = True, cells_used: str = "all", extrapolate: bool = True, trajectory: bool = False,
             restriction: dict[str, float] | None = None, margin_log: float | None = None,
-            toward_zero: frozenset[str] = frozenset(), cone=None, log_corrections: bool = False) -> Analysis:
+            toward_zero: frozenset[str] = frozenset(), cone=None, log_corrections: bool = False, free_constant: bool = False) -> Analysis:
     """Fit the exponents of ``rows`` along ``variables`` and judge them against ``predicted``.
 
     ``predicted`` is keyed by term: ``{"t": 0, "log(t)": -1}`` fits and tests both exponents (a
@@ -209,6 +210,8 @@ def analyze(rows: list[dict], variables: list[str], kind: str, predicted: dict[s
     ``toward_zero`` names the variables that tend to 0 (eps): their power is tested mirrored
     (:func:`simulate.verdict.rules.term_kind`), their drift toward the smallest scale. ``cone``: the window's
     asymptotic cone (:func:`theory.cone.claim_cone`); the directions it bounds are reported, not deciding.
+    ``free_constant``: an exp-type bound (rows of log(1/y)), tested as log(1/y) = a + c h with a free
+    (:mod:`simulate.verdict.exp_test`).
     """
     offsets = dict(offsets or {})
     tolerance = {k: x for k, x in (("power", margin), ("log", margin_log),
@@ -219,6 +222,13 @@ def analyze(rows: list[dict], variables: list[str], kind: str, predicted: dict[s
     if toward_zero and any(offsets.get(v, (0.0, 0.0)) != (0.0, 0.0) for v in toward_zero):
         raise InputError(f"known offsets are not supported for {', '.join(sorted(toward_zero))} (tends to 0): fit its log factors")
     terms = fit_terms(list(variables), predicted, toward_zero)
+    test_rows = rows
+    exp_note = None
+    if free_constant and not trajectory:  # the descriptive exponents of log(1/y) - a = c h, a = -log A (the bound's own constant)
+        a = exp_intercept(rows, list(variables), {t.name: predicted.get(t.name, 0.0) for t in terms}, terms, restriction)
+        rows = [{**r, "value": r["value"] - a} if isinstance(r.get("value"), (int, float)) else r for r in rows]
+        exp_note = (f"the descriptive exponents (fit, drift) are those of log(1/y) - a, a = -log A = {a:.4g} fitted with the claim's "
+                    "function; the verdict is the exp-type test's")
     fit = fit_exponents(rows, terms, offsets, bootstrap=bootstrap, trajectory=trajectory, restriction=restriction)
     srows, _ = seed_rows(rows, variables, offsets, restriction, toward_zero)
     margins = {t.name: (margin if t.order == 0 else margin_log * (MARGINS[t.order] / MARGINS[1])) for t in terms}
@@ -241,10 +251,11 @@ def analyze(rows: list[dict], variables: list[str], kind: str, predicted: dict[s
     for v in variables:
         chain = [(t.name, judgements[t.name]) for t in terms if t.variable == v]
         per_var[v] = judge_variable(kind, chain)
-    ft = function_test(rows, list(variables), kind, {t.name: predicted.get(t.name, 0.0) for t in terms}, terms, alpha, offsets,
-                       toward_zero, trajectory, restriction, tolerance or None, log_corrections=log_corrections, cone=cone)
+    ft = function_test(test_rows, list(variables), kind, {t.name: predicted.get(t.name, 0.0) for t in terms}, terms, alpha, offsets,
+                       toward_zero, trajectory, restriction, tolerance or None, log_corrections=log_corrections, cone=cone,
+                       free_constant=free_constant)
     verdict, reason = ft.verdict, ft.reason
-    notes = list(ft.notes)
+    notes = list(ft.notes) + ([exp_note] if exp_note else [])
     if fit.unidentified:
         cells = ", ".join(_cell_text(c, variables) for c in fit.unidentified)
         notes.append(f"{len(fit.unidentified)} cell(s) have every row censored on one side ({cells}): their mean is only a bound, "

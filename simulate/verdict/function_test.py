@@ -68,6 +68,7 @@ from ibcheck.simulate.stats.ratio import (
     rays,
 )
 from ibcheck.simulate.stats.separation import slowest_separable
+from ibcheck.simulate.verdict.exp_test import exp_family_fits
 from ibcheck.simulate.verdict.rules import LOWER, TWO, UPPER, Verdict
 from ibcheck.theory.errors import InputError
 
@@ -334,12 +335,15 @@ UPPER_HALF_MIN = 6  # distinct values of a variable for its upper half (>= 3 val
 
 def function_test(rows: list[dict], variables: list[str], kind: str, predicted: dict[str, float], terms: list[Term],
                   alpha: float = 0.05, offsets=None, toward_zero: frozenset[str] = frozenset(), trajectory: bool = False,
-                  restriction=None, tolerance: dict[str, float] | None = None, log_corrections: bool = False, cone=None) -> FunctionTest:
+                  restriction=None, tolerance: dict[str, float] | None = None, log_corrections: bool = False, cone=None,
+                  free_constant: bool = False) -> FunctionTest:
     """CLAIM y = kind(g(x)), g = prod_t x_t^{p_t} over ``terms`` (``predicted``: exponent per term name): the verdict from
     the ratio y / g over the rows (see the module docstring). ``tolerance``: explicit tolerances per family
     (``{"power": 0.1, "log": 0.25}``), None for the resolution. ``log_corrections``: allow logarithmic corrections to
     scaling even where the claim states no log factor (they are allowed where it does). ``cone``: the window's
     asymptotic cone (:class:`theory.cone.AsymptoticCone`): a direction it bounds is reported and never decides.
+    ``free_constant``: an exp-type bound, the rows holding log(1/y) = a + c g(x) with a free
+    (:mod:`~ibcheck.simulate.verdict.exp_test`, its own linear statistic, decided by the same rule).
 
     **The asymptotic end decides too.** Where a growing variable the window lets grow has UPPER_HALF_MIN or more
     values, the test runs twice at alpha/2 each (Bonferroni): over the whole range and over the upper half of the range
@@ -349,7 +353,7 @@ def function_test(rows: list[dict], variables: list[str], kind: str, predicted: 
     said so (t^-1 data against O(t^-5/4) whose first steps read as a correction). Otherwise the whole range decides."""
     args = (variables, kind, predicted, terms)
     opts = dict(offsets=offsets, toward_zero=toward_zero, trajectory=trajectory, tolerance=tolerance, log_corrections=log_corrections,
-                cone=cone)
+                cone=cone, free_constant=free_constant)
     upper = _upper_half(rows, variables, toward_zero, restriction, cone)
     if upper is None:
         return _range_test(rows, *args, alpha=alpha, restriction=restriction, **opts)
@@ -395,15 +399,19 @@ def _upper_half(rows: list[dict], variables: list[str], toward_zero: frozenset[s
 
 def _range_test(rows: list[dict], variables: list[str], kind: str, predicted: dict[str, float], terms: list[Term],
                 alpha: float = 0.05, offsets=None, toward_zero: frozenset[str] = frozenset(), trajectory: bool = False,
-                restriction=None, tolerance: dict[str, float] | None = None, log_corrections: bool = False, cone=None) -> FunctionTest:
+                restriction=None, tolerance: dict[str, float] | None = None, log_corrections: bool = False, cone=None,
+                free_constant: bool = False) -> FunctionTest:
     """The function test over the rows inside ``restriction`` (see :func:`function_test`)."""
     if kind not in UPPER + LOWER + TWO:
         raise InputError(f"no function test for bound kind {kind!r}: accepted are O, Omega, Theta (and o, omega, <=, >=)")
+    free_constant = free_constant and not trajectory
     rrows = ratio_rows(rows, predicted, terms)
     orders = [0, 1] + ([2] if any(t.order == 2 for t in terms) else [])
     fits: dict[int, FamilyFit] = {}
     notes: list[str] = []
-    for order in orders:
+    if free_constant:  # an exp-type bound: its own statistic, log(1/y) = a + c g(x) with a free (simulate.verdict.exp_test)
+        fits, notes = exp_family_fits(rows, variables, predicted, terms, toward_zero, restriction, orders)
+    for order in orders if not free_constant else ():
         try:
             fits[order] = alternative_fit(rrows, order, variables, toward_zero, offsets, trajectory, restriction)
         except InputError as err:
@@ -424,6 +432,8 @@ def _range_test(rows: list[dict], variables: list[str], kind: str, predicted: di
         moving = [v for v in free if any((d.rises or d.falls) and d.variables == (v,) for d in plain if not d.bounded)]
         if not moving and cone is None:  # a ray moves while no variable alone does: try each of its variables
             moving = [v for v in free if any((d.rises or d.falls) and v in d.variables for d in plain if not d.bounded)]
+        if free_constant:  # the exact form z = a + c g leaves no correction to scaling to excuse a move
+            moving = []
         # (with a cone, a ray that moves while its free variables alone do not moves through a bounded variable: a
         # correction along a free variable cannot explain it, so none is tried and the ray decides as it stands)
         decided = {}
