@@ -169,3 +169,57 @@ def test_the_calibration_covers_the_classes_of_issue_49_and_none_errs():
         bad = "inconsistent" if r["truth"] == "true" else "consistent"
         assert r["counts"][bad] <= 1, (name, r)
     assert res["scenarios"]["exp_slower"]["counts"]["inconsistent"] >= 13
+
+
+PLAN_CLAIM = '''import ibcheck
+ibcheck.Claim(id="ONEPATH.thm.plan", variables=["d", "k"], bounds=[ibcheck.Bound("radius", "Theta", "sqrt(d)")])
+'''
+
+
+def test_an_inconclusive_verdict_names_the_design_that_would_decide_and_its_cost_on_both_paths(tmp_path, isolated_registry):
+    """sqrt(d)/log d against Theta(sqrt(d)) over d = 2^6..2^12 (3 seeds, k = 2, 4, 8): inconclusive, and the reason
+    names the least design at which any test reaches 80% power against a log d factor (the Neyman-Pearson envelope,
+    simulate.verdict.planner): a range of d and its work, or the seeds at this range. The CSV and compare give the same
+    text (the same rows, one path; a user experiment declares 1 unit of work per task, the CSV counts tasks)."""
+    import ibcheck
+
+    p = tmp_path / "claims.py"
+    p.write_text(PLAN_CLAIM)
+    ibcheck.load_claims(str(p))
+    ds, ks = [2 ** i for i in range(6, 13)], [2, 4, 8]
+    data = {(d, k, s): 3 * math.sqrt(d) / math.log(d) * math.exp(0.15 * np.random.default_rng(d * 100 + k * 10 + s).standard_normal())
+            for d in ds for k in ks for s in range(3)}
+    path = tmp_path / "p.csv"
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["d", "k", "seed", "value"])
+        for (d, k, s), y in data.items():
+            w.writerow([d, k, s, repr(y)])
+
+    @ibcheck.experiment("ONEPATH.thm.plan", grid={"d": ds, "k": ks}, seeds=3)
+    def measure(cell, seed):
+        return {"radius": data[(int(cell["d"]), int(cell["k"]), int(seed))]}
+
+    b = ibcheck.compare("ONEPATH.thm.plan", progress=False)
+    a = ibcheck.verdict(str(path), claim="ONEPATH.thm.plan")
+    assert a.verdict == b.verdict == "inconclusive"
+    assert "any test needs at least d up to 2^" in b.reason and "seeds per cell at this range" in b.reason
+    assert a.reason == b.reason
+    plan = b.record.would_decide[0].plan
+    assert plan.variable == "d" and plan.power_now < 0.8 and plan.top > 2 ** 12 and plan.seeds > 3 and plan.top_work > 1
+    js = b.record.would_decide[0].as_json()["plan"]
+    assert js["top"] == plan.top and js["text"] in b.reason
+
+
+def test_the_planner_matches_the_calibration_envelope():
+    """The issue's figure for a missing 1/log d over d = 2^6..2^16 with 3 seeds (k = 2, 4, 8, noise sd 0.15): any test at
+    most ~20% now; 80% needs d up to 2^19 at 3 seeds, or about 30 seeds at this range (the calibration's power_limit)."""
+    from ibcheck.simulate.verdict.planner import plan_design
+
+    xs = [2.0 ** i for i in range(6, 17)]
+    p = plan_design("d", xs, [9] * len(xs), 3, 0.15, 0.3, lambda vals, s: len(vals) * 3 * s)
+    assert 0.15 <= p.power_now <= 0.25
+    assert p.top == 2.0 ** 19 and p.top_work == pytest.approx(14 / 11)
+    assert 25 <= p.seeds <= 35 and p.seeds_work == pytest.approx(p.seeds / 3)
+    capped = plan_design("d", xs, [9] * len(xs), 3, 0.15, 0.3, lambda vals, s: len(vals) * 3 * s, cap=2.0 ** 18)
+    assert capped.top is None and capped.capped_at == 2.0 ** 18 and "no range of d up to 2^18" in capped.text()

@@ -51,6 +51,7 @@ from ibcheck.simulate.sweep.store import SweepStore
 from ibcheck.simulate.sweep.tasks import CellKey, Task, cell_key, code_version, measure_version, task_key
 from ibcheck.simulate.verdict.analysis import BoundAnalysis, analyze
 from ibcheck.simulate.verdict.kkt import ReadingInput, at_thresholds, decide_reading, kkt_cells, transfer_cells
+from ibcheck.simulate.verdict.planner import bound_plan, grid_work
 from ibcheck.simulate.verdict.sequential import SequentialPolicy
 from ibcheck.theory import get_claim
 from ibcheck.theory.argtypes import refused
@@ -417,6 +418,8 @@ def _summary(setup: _Setup, swept: _Swept, results: list, statuses: dict, db: st
     trivial = _trivial(rows)
     bounds = tuple(bound_record(r, app, counts, trivial) for r in results)
     work_used = rounds[-1].work if rounds else 0.0
+    plans = {} if exp.trajectory else {r.label: p for r in results if (p := _plan(setup, swept, r)) is not None}
+    bounds = tuple(replace(b, reason=f"{b.reason}; {plans[b.label].text()}") if b.label in plans else b for b in bounds)
     return ComparisonRecord(
         "sweep", claim.id, claim.title, claim.status, tuple(claim.flags), exp.description,
         {v: sorted({dict(k)[v] for k in swept.cells}) for v in setup.cell_vars}, design.seeds, tuple(setup.fit_vars), o.margin,
@@ -427,7 +430,7 @@ def _summary(setup: _Setup, swept: _Swept, results: list, statuses: dict, db: st
         budget=o.budget, spending=o.spending if o.budget else None, alpha=alpha,
         work=Work(work_used, o.budget, time.perf_counter() - t_start, o.max_seconds, swept.capped),
         inside_only=o.inside_only, include_outside=o.include_outside,
-        would_decide=would_decide(bounds, work_used, len(rows)), censored=counts, failures=failed_rows(rows, setup.cell_vars),
+        would_decide=would_decide(bounds, work_used, len(rows), plans), censored=counts, failures=failed_rows(rows, setup.cell_vars),
         flow=flow_runs(rows, setup.cell_vars),
         reading=decide_reading([ReadingInput.of(r) for r in results]),
         kkt=_kkt_record(exp, claim, rows, setup.cell_vars, setup.fit_vars, o.margin, alpha, swept.keep, setup.how) if exp.kkt else None,
@@ -436,6 +439,31 @@ def _summary(setup: _Setup, swept: _Swept, results: list, statuses: dict, db: st
         design={"claim": design.claim, "experiment": design.experiment, "fit_variables": list(design.fit_variables),
                 "trajectory": design.trajectory, "bounds": [{"label": b.label, "kind": b.kind, "terms": {t.name: str(x) for t, x in
                                                              b.spec.predicted}} for b in design.bounds]})
+
+
+def _plan(setup: _Setup, swept: _Swept, r: BoundAnalysis):
+    """The envelope's plan for an inconclusive bound (simulate.verdict.planner): the design's declared work with one
+    variable's values extended (each new value's cells copied from the largest one's, inside the window where it has
+    one), capped at the experiment's largest grid."""
+    exp, claim = setup.exp, setup.claim
+    cells = [dict(k) for k in swept.cells]
+    cost: dict[tuple, float] = {}
+
+    def cell_cost(c: dict) -> float:
+        key = tuple(sorted(c.items()))
+        if key not in cost:
+            try:
+                dc = design_cell(exp, claim, c, setup.options.constants)
+                cost[key] = dc.cost if (dc.inside or not dc.known or swept.keep is None) else 0.0
+            except (InputError, ValueError, TypeError, ZeroDivisionError):
+                cost[key] = exp.cost_of(c)
+        return cost[key]
+
+    caps = {v: float(x) for v, x in (exp.max_grid or {}).items()}
+    try:
+        return bound_plan(list(r.data), r.analysis.function, setup.fit_vars, int(setup.design.seeds), grid_work(cells, cell_cost), caps)
+    except (InputError, ValueError, ZeroDivisionError):
+        return None
 
 
 def _trivial(rows: list[Row]) -> str | None:

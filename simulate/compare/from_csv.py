@@ -17,7 +17,7 @@ from __future__ import annotations
 import csv
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import sympy as sp
@@ -246,9 +246,10 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
     inside the claim's hypotheses, only those are fitted (:func:`~ibcheck.simulate.experiments.applicability.kept_cells`);
     ``include_outside`` fits every row.
     Returns a :class:`~ibcheck.simulate.compare.driver.ComparisonResult`; ``save(directory)`` writes the report."""
-    from ibcheck.simulate.compare.record import ComparisonRecord, bound_record  # heavy: scipy (loaded on first use)
+    from ibcheck.simulate.compare.record import ComparisonRecord, WouldDecide, bound_record  # heavy: scipy (loaded on first use)
     from ibcheck.simulate.compare.result import ComparisonResult  # heavy: scipy (loaded on first use)
     from ibcheck.simulate.verdict.analysis import BoundAnalysis, analyze  # heavy: scipy (loaded on first use)
+    from ibcheck.simulate.verdict.planner import bound_plan, grid_work  # heavy: scipy (loaded on first use)
 
     if (claim_id is None) == (predict is None):
         raise InputError("give either a claim of the registry (claim, --claim) or a prediction (predict='d=1/2,...', --predict) with its kind")
@@ -289,12 +290,19 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
             an.reason = f"{an.reason}; {note}"
         results.append(BoundAnalysis(spec, an, tuple(rows)))
     pa = results[0].analysis
+    seeds = max(c["n_seeds"] for c in pa.fit.cells)
+    cells = [dict(k) for k in {tuple((v, r[v]) for v in table.variables) for r in kept}]
+    plans = {} if trajectory else {r.label: p for r in results
+                                   if (p := bound_plan(list(r.data), r.analysis.function, fvars, seeds, grid_work(cells, lambda c: 1.0)))}
+    bounds = tuple(bound_record(r, app) for r in results)
+    bounds = tuple(replace(b, reason=f"{b.reason}; {plans[b.label].text()}") if b.label in plans else b for b in bounds)
     record = ComparisonRecord(
         "csv", claim.id, claim.title, claim.status, tuple(claim.flags), f"your measurements ({path})",
         {v: sorted({r[v] for r in table.rows}) for v in table.variables}, max(c["n_seeds"] for c in pa.fit.cells), tuple(fvars),
-        margin, margin_log, offsets, dict(fit_from or {}) or None, tuple(bound_record(r, app) for r in results), app,
+        margin, margin_log, offsets, dict(fit_from or {}) or None, bounds, app,
         f"every number comes from {os.path.abspath(path)} ({len(table.rows)} rows)", {"rows": len(table.rows)},
-        constants=dict(constants or {}), data=os.path.abspath(path), rows=len(table.rows), include_outside=include_outside)
+        constants=dict(constants or {}), data=os.path.abspath(path), rows=len(table.rows), include_outside=include_outside,
+        would_decide=tuple(WouldDecide(label, p.variable, math.nan, math.nan, None, None, p.text(), p) for label, p in plans.items()))
     return ComparisonResult(record, tuple(results), tuple(data), claim, meas)
 
 

@@ -235,35 +235,41 @@ class WouldDecide:
     factor: float | None
     budget_seconds: float | None
     text: str
+    plan: object = None  # the envelope's plan (simulate.verdict.planner.DesignPlan), where one could be computed
 
     def as_json(self) -> dict:
         return {"label": self.label, "variable": self.variable, "se": self.se, "se_needed": self.se_needed, "factor": self.factor,
-                "budget_seconds": self.budget_seconds, "text": self.text}
+                "budget_seconds": self.budget_seconds, "text": self.text,
+                "plan": self.plan.as_json() if self.plan is not None else None}  # type: ignore[attr-defined]
 
 
-def would_decide(bounds: tuple[BoundRecord, ...], seconds: float, tasks: int) -> tuple[WouldDecide, ...]:
+def would_decide(bounds: tuple[BoundRecord, ...], seconds: float, tasks: int, plans: dict | None = None) -> tuple[WouldDecide, ...]:
     """For each undecided bound, the direction furthest from its target (the function test's resolution against the
     deviation a log log factor makes): the seeds that would bring the resolution there, if the spread is seed noise
     (the resolution shrinks as 1/sqrt(n)), and the budget they cost; a correction that cannot be told from a
-    deviation, or a residual beside one, needs a wider range instead."""
+    deviation, or a residual beside one, needs a wider range instead. ``plans``: the envelope's plan per bound label
+    (:mod:`simulate.verdict.planner`), carried beside."""
     out = []
     for b in bounds:
         ft = b.analysis.function
         t = ft.weakest() if ft is not None else None
         if t is None:
+            if (plans or {}).get(b.label) is not None:
+                p = plans[b.label]  # type: ignore[index]
+                out.append(WouldDecide(b.label, p.variable, math.nan, math.nan, None, None, p.text(), p))
             continue
         name = f"{t.family}:{t.direction}"
         if t.levels in ("cannot tell", "residual") or not t.target or not math.isfinite(t.resolution):
             out.append(WouldDecide(b.label, name, t.se, math.nan, None, None,
                                    f"a wider range of {t.direction}: more seeds cannot separate a correction to scaling from a "
-                                   "deviation" if t.levels else f"a wider range of {t.direction} or more seeds"))
+                                   "deviation" if t.levels else f"a wider range of {t.direction} or more seeds", (plans or {}).get(b.label)))
             continue
         f = max((t.resolution / t.target) ** 2, 1.0)
         need = t.se * min(t.target / t.resolution, 1.0)
         out.append(WouldDecide(b.label, name, t.se, need, f, f * seconds,
                                f"about {f:.1f}x the measurements ({f * seconds:.0f} s of budget in reference seconds, {math.ceil(f * tasks)} "
                                f"tasks) would bring the resolution along {t.direction} from {t.factor()} to {t.factor(t.target)}, if the "
-                               "spread is seed noise; a wider range also shrinks it"))
+                               "spread is seed noise; a wider range also shrinks it", (plans or {}).get(b.label)))
     return tuple(out)
 
 
