@@ -37,16 +37,40 @@ def _rates(A, grid, h, predicted, trials, seed):
 
 @pytest.mark.parametrize("A", [0.01, 100.0])
 def test_a_true_exp_type_bound_is_called_inconsistent_at_most_five_percent_of_the_time(A):
-    """Measured with 200 trials per case: 0.5-3% false inconsistent over A = 0.01..100 (one and three variables); here 60
-    trials each. The capped-correction test called A = 0.01 inconsistent every time."""
+    """Measured with 100 trials per case: 0-1% false inconsistent over A = 0.01..100 (one and three variables), 89-99%
+    consistent; here 60 trials each. The capped-correction test called A = 0.01 inconsistent every time."""
     three = _rates(A, G3, lambda c: c["n"] * c["m"] ** 2 / c["d"], H3, 60, 1)
     one = _rates(A, G1, lambda c: c["n"] / 100, {"n": 1.0}, 60, 2)
     assert three["inconsistent"] <= 3 and three["consistent"] >= 54
-    assert one["inconsistent"] <= 3 and one["consistent"] >= 54
+    assert one["inconsistent"] <= 3 and one["consistent"] >= 48
 
 
-def test_a_false_exp_type_bound_is_called_inconsistent():
-    """Data exp(-0.3 h^0.8) against O(exp(-c h)), with prefactors 0.01 and 100: a slower decay, refuted every time."""
+def test_a_false_exp_type_bound_is_refuted_in_three_variables_and_never_called_consistent():
+    """Data exp(-0.3 h^(1/2)) against O(exp(-c h)), prefactors 0.01 and 100: refuted in 90-95% of trials in three
+    variables (36 cells); in one variable (9 cells) a lower-order term of log(1/y) beside c h mimics part of the move, so
+    it is mostly inconclusive (18-28% refuted), and never consistent."""
     for A in (0.01, 100.0):
-        assert _rates(A, G3, lambda c: (c["n"] * c["m"] ** 2 / c["d"]) ** 0.8, H3, 20, 3)["inconsistent"] == 20
-        assert _rates(A, G1, lambda c: (c["n"] / 100) ** 0.8, {"n": 1.0}, 20, 4)["inconsistent"] == 20
+        three = _rates(A, G3, lambda c: (c["n"] * c["m"] ** 2 / c["d"]) ** 0.5, H3, 12, 3)
+        one = _rates(A, G1, lambda c: (c["n"] / 100) ** 0.5, {"n": 1.0}, 12, 4)
+        assert three["inconsistent"] >= 9 and three["consistent"] == 0
+        assert one["consistent"] == 0
+
+
+def test_the_review_cases_a_lower_order_term_censored_rows_and_an_unresolved_growth_are_never_refuted():
+    """An independent review found three wrong verdicts of the exact form: log(1/y) with a lower-order term (a prefactor
+    h^-1/2: y = h^-1/2 exp(-0.3 h)), censored rows left out at large h, and c near 0 (the standard error collapsed). None
+    may be called inconsistent now; a flat y (a false claim, c = 0) is never called consistent."""
+    rng = np.random.default_rng(7)
+    for _ in range(8):
+        rows = _rows(1.0, G1, lambda c: c["n"] / 100 + 1 / 0.3 * 0.5 * math.log(c["n"] / 100 + 1), rng)  # z = 0.3 h + 0.5 log(h+1)
+        assert analyze(rows, ["n"], "Omega", {"n": 1.0}, bootstrap=False, extrapolate=False, free_constant=True).verdict != "inconsistent"
+        cens = _rows(1.0, G1, lambda c: c["n"] / 100, rng)
+        for r in cens:
+            if r["value"] > 30:  # y below a search limit: a bound, not a value
+                r["censor"], r["value"] = "at_least", 30.0
+        an = analyze(cens, ["n"], "Omega", {"n": 1.0}, bootstrap=False, extrapolate=False, free_constant=True)
+        assert an.verdict != "inconsistent" and (an.verdict != "consistent" or not any(r.get("censor") for r in cens))
+        weak = _rows(1.0, G1, lambda c: 1e-5 * c["n"], rng)
+        assert analyze(weak, ["n"], "Omega", {"n": 1.0}, bootstrap=False, extrapolate=False, free_constant=True).verdict == "inconclusive"
+        flat = _rows(0.5, G1, lambda c: 0.0, rng)
+        assert analyze(flat, ["n"], "Omega", {"n": 1.0}, bootstrap=False, extrapolate=False, free_constant=True).verdict != "consistent"

@@ -95,6 +95,7 @@ def test_too_few_samples_are_extended_at_the_cheapest_slice_and_a_base_sample_is
     assert extra_rows(base, short, str(tmp_path / "extension.sqlite")) == rows  # resumed: the stored row, not a rerun
     pc = probability_comparison("FVBS23.thm.3_1", base, rows + tuple(base.rows), short)
     assert sorted((s.cell["d"], s.seed) for s in pc.test.samples) == [(256, 0), (256, 1), (512, 0), (1024, 0)]
-    assert "3 samples of the base sweep and 1 more at its cheapest slice (d = 256, k = 2; seeds 1-1)" in pc.as_json()["extension"]["text"]
+    assert "3 samples of the base sweep and 1 added at its cheapest slice (d = 256, k = 2; seeds 1-1)" in pc.as_json()["extension"]["text"]
     assert "this mix of cells" in pc.markdown() and pc.extra_kkt and pc.extra_kkt[0].networks_certified > 0
+    assert "not each cell's own" in pc.as_json()["reason"] and pc.as_json()["reason"].startswith(pc.test.reason)
     assert probability_comparison("FVBS23.thm.3_1", base).extension is None

@@ -158,11 +158,10 @@ def _compare_probability(args) -> int:
     if args.json:
         print(dumps(summary, indent=2))
         return 0
-    print(f"{pc.claim}: {pc.verdict}  (measured on {pc.base}'s samples: {len(pc.test.samples)} inside its hypotheses) -> "
+    added = f", {pc.extension.new_samples} of them added seeds" if pc.extension is not None else ""
+    print(f"{pc.claim}: {pc.verdict}  (measured on {pc.base}'s samples: {len(pc.test.samples)} inside its hypotheses{added}) -> "
           f"{summary['files']['report']}")
-    print(f"    why: {pc.test.reason}")
-    if pc.extension is not None:
-        print(f"    samples: {pc.extension.describe()}; the bound is on the rate over this mix of cells")
+    print(f"    why: {pc.reason}")
     return 0
 
 

@@ -64,7 +64,7 @@ class Extension:
 
     def describe(self) -> str:
         cells = ", ".join(f"{v} = {', '.join(f'{x:g}' for x in xs)}" for v, xs in self.grid.items())
-        return (f"{self.have} samples of the base sweep and {self.new_samples} more at its cheapest slice ({cells}; seeds "
+        return (f"{self.have} samples of the base sweep and {self.new_samples} added at its cheapest slice ({cells}; seeds "
                 f"{self.first_new}-{self.seeds - 1}), since {self.needed} are needed to bound the rate below delta")
 
 
@@ -90,8 +90,15 @@ class ProbabilityComparison(JsonText):
     def verdict(self) -> str:
         return self.test.verdict
 
+    @property
+    def reason(self) -> str:
+        """The test's reason, with the samples' mix where seeds were added (the pooled rate is over that mix)."""
+        if self.extension is None:
+            return self.test.reason
+        return f"{self.test.reason} ({self.extension.describe()}; the bound is on the rate over this mix of cells, not each cell's own)"
+
     def as_json(self) -> dict:
-        return {"claim": self.claim, "measured_on": self.base, "verdict": self.verdict, "reason": self.test.reason,
+        return {"claim": self.claim, "measured_on": self.base, "verdict": self.verdict, "reason": self.reason,
                 "samples_measured": self.measured, "samples_total": self.total,
                 "cells_inside": self.applicability.inside, "cells_total": self.applicability.total,
                 "extension": None if self.extension is None else {"grid": self.extension.grid, "seeds": self.extension.seeds,
@@ -175,7 +182,8 @@ def extension(claim_id: str, base, alpha: float = 0.05) -> Extension | None:
     exp, rec = base.experiment, base.record
     claim = base.claim
     cells = {tuple(sorted(o[0].items())): dict(o[0]) for o in obs}
-    seeds_at = {k: 1 + max(o[1] for o in obs if tuple(sorted(o[0].items())) == k) for k in cells}
+    cell_vars = list(rec.grid)
+    seeds_at = {k: 1 + max(r.seed for r in base.rows if tuple(sorted(r.at(cell_vars).items())) == k) for k in cells}  # any status
     cost = {k: design_cell(exp, claim, c).cost for k, c in cells.items()}
     best: tuple[float, str, list] | None = None
     for v in rec.grid:

@@ -216,6 +216,9 @@ def bound_record(r: BoundAnalysis, app: Applicability | None, counts: tuple[Cell
     if app is not None and app.total and app.inside == 0 and any(not h["qualitative"] and not h["skipped"] and h["fails"]
                                                                   for h in app.hypotheses.values()):
         reason = f"{EXTRAPOLATED}; {reason}"  # a hypothesis fails somewhere; one that is only unknown is not a failure
+    elif app is not None and app.total and app.inside == 0 and any(not h["qualitative"] and not h["skipped"] and h["unknown"]
+                                                                    for h in app.hypotheses.values()):
+        reason = f"the hypotheses could not be evaluated at any simulated cell (a value they read is missing); {reason}"
     note = censoring_note(counts, r.quantity) if counts else None
     if note:
         reason = (f"{reason}; rows that are bounds or failed above 5% of a cell ({note}): censored rows enter the fit as bounds "

@@ -251,7 +251,7 @@ def _probability_row(pc: ProbabilityComparison, base: ComparisonRecord, holm_lev
             kkt = kkt and certified_everywhere(pc.extra_kkt, keys)
             several = several or every_point_searched(pc.extra_kkt, keys)
     is_counted, how = counted(RowEvidence(t.verdict, app.inside, app.total, None, "fit", kkt, several, holm_level[0]))
-    why = t.reason + (f" ({pc.extension.describe()}; the bound is on the rate over this mix of cells)" if pc.extension else "")
+    why = pc.reason
     if t.verdict == "inconsistent":
         why += f". Family level (Holm across the index's rows): p = {t.p_value:.2g} against {holm_level[1]:.2g}"
     return SuiteRow(pc.claim, t.quantity, "<= (w.p. 1 - delta)", f"eps = {t.eps:g}, delta = {t.delta:g}",

@@ -193,6 +193,24 @@ def fit_terms(variables: list[str], predicted: dict[str, float], toward_zero: fr
     return sorted(terms, key=lambda t: (variables.index(t.variable), t.order))
 
 
+def _descriptive_fit(rows: list[dict], variables: list[str], predicted: dict, terms, offsets, bootstrap: bool, trajectory: bool,
+                     restriction, free_constant: bool):
+    """The descriptive power-law fit (fit, drift): of the rows as measured, or for an exp-type bound of log(1/y) - a
+    (a = -log A fitted with the claim's function, so that it describes c h), falling back to log(1/y) itself where too
+    few cells keep log(1/y) - a > 0. Returns (fit, the rows it read, the note saying which)."""
+    if not free_constant or trajectory:
+        return fit_exponents(rows, terms, offsets, bootstrap=bootstrap, trajectory=trajectory, restriction=restriction), rows, None
+    a = exp_intercept(rows, variables, {t.name: predicted.get(t.name, 0.0) for t in terms}, terms, restriction)
+    shifted = [{**r, "value": r["value"] - a} if isinstance(r.get("value"), (int, float)) else r for r in rows]
+    try:
+        fit = fit_exponents(shifted, terms, offsets, bootstrap=bootstrap, trajectory=trajectory, restriction=restriction)
+        return fit, shifted, (f"the descriptive exponents (fit, drift) are those of log(1/y) - a, a = -log A = {a:.4g} fitted with "
+                              "the claim's function; the verdict is the exp-type test's")
+    except InputError:
+        fit = fit_exponents(rows, terms, offsets, bootstrap=bootstrap, trajectory=trajectory, restriction=restriction)
+        return fit, rows, "the descriptive exponents (fit, drift) are those of log(1/y) (too few cells keep log(1/y) - a > 0)"
+
+
 def analyze(rows: list[dict], variables: list[str], kind: str, predicted: dict[str, float],
             offsets: dict[str, tuple[float, float]] | None = None, margin: float | None = None, alpha: float = 0.05,
             bootstrap: bool = True, cells_used: str = "all", extrapolate: bool = True, trajectory: bool = False,
@@ -223,13 +241,7 @@ def analyze(rows: list[dict], variables: list[str], kind: str, predicted: dict[s
         raise InputError(f"known offsets are not supported for {', '.join(sorted(toward_zero))} (tends to 0): fit its log factors")
     terms = fit_terms(list(variables), predicted, toward_zero)
     test_rows = rows
-    exp_note = None
-    if free_constant and not trajectory:  # the descriptive exponents of log(1/y) - a = c h, a = -log A (the bound's own constant)
-        a = exp_intercept(rows, list(variables), {t.name: predicted.get(t.name, 0.0) for t in terms}, terms, restriction)
-        rows = [{**r, "value": r["value"] - a} if isinstance(r.get("value"), (int, float)) else r for r in rows]
-        exp_note = (f"the descriptive exponents (fit, drift) are those of log(1/y) - a, a = -log A = {a:.4g} fitted with the claim's "
-                    "function; the verdict is the exp-type test's")
-    fit = fit_exponents(rows, terms, offsets, bootstrap=bootstrap, trajectory=trajectory, restriction=restriction)
+    fit, rows, exp_note = _descriptive_fit(rows, list(variables), predicted, terms, offsets, bootstrap, trajectory, restriction, free_constant)
     srows, _ = seed_rows(rows, variables, offsets, restriction, toward_zero)
     margins = {t.name: (margin if t.order == 0 else margin_log * (MARGINS[t.order] / MARGINS[1])) for t in terms}
     has_logs = any(t.order for t in terms)

@@ -45,92 +45,187 @@ class _LinearFit:
     extra: dict = field(default_factory=dict)
 
 
-def exp_rows(rows: list[dict], variables: list[str], predicted: dict[str, float], terms: list[Term], restriction=None) -> tuple[list[dict], int]:
-    """The rows the linear fit reads: z (finite, uncensored), h and each variable's log; and how many were left out
-    (a censored row, or one whose z or h is undefined)."""
-    keep, dropped = [], 0
+def exp_rows(rows: list[dict], variables: list[str], predicted: dict[str, float], terms: list[Term], restriction=None,
+             toward_zero: frozenset[str] = frozenset()) -> tuple[list[dict], int, int]:
+    """The rows the fit reads: z (finite, uncensored), h and each variable's log; how many were left out (censored, or
+    z or h undefined), and how many of those were censored."""
+    keep, dropped, censored = [], 0, 0
     for r in rows:
         z, lh = r.get("value"), log_claim(r, predicted, terms)
         logs = {v: log_of(r, v) for v in variables}
-        if r.get("censor") or not isinstance(z, (int, float)) or not math.isfinite(z) or lh is None or any(x is None for x in logs.values()):
+        if r.get("censor"):
+            dropped, censored = dropped + 1, censored + 1
+            continue
+        if not isinstance(z, (int, float)) or not math.isfinite(z) or lh is None or any(x is None for x in logs.values()):
             dropped += 1
             continue
-        if restriction and any(logs[v] < math.log(x0) - 1e-12 for v, x0 in restriction.items() if v in logs):
+        if restriction and any(_before(logs[v], x0, v in toward_zero) for v, x0 in restriction.items() if v in logs):
             continue
         keep.append({"z": float(z), "h": math.exp(lh), **{"log_" + v: float(x) for v, x in logs.items()}})  # type: ignore[arg-type]
-    return keep, dropped
+    return keep, dropped, censored
 
 
-def exp_intercept(rows: list[dict], variables: list[str], predicted: dict[str, float], terms: list[Term], restriction=None) -> float:
-    """a in the claim's own fit z = a + c h (ordinary least squares over the seeds): -log A, the bound's prefactor."""
-    xrows, _ = exp_rows(rows, variables, predicted, terms, restriction)
-    if len(xrows) < 3:
-        return 0.0
-    X = np.column_stack([np.ones(len(xrows)), [r["h"] for r in xrows]])
-    (a, _), *_ = np.linalg.lstsq(X, np.array([r["z"] for r in xrows]), rcond=None)
-    return float(a)
+def _before(log_x: float | None, x0: float, toward_zero: bool) -> bool:
+    """Is the row before the restriction's start (x < x0; x > x0 for a variable that tends to 0)?"""
+    if log_x is None:
+        return False
+    return log_x > math.log(x0) + 1e-12 if toward_zero else log_x < math.log(x0) - 1e-12
 
 
-def family_fit(rows: list[dict], order: int, variables: list[str], toward_zero: frozenset[str]) -> FamilyFit:
-    """One family's fit (module docstring): ``z = a + c h exp(sum_v delta_v (phi_v - mean phi_v))`` by nonlinear least
-    squares over the rows (c = exp(log c) > 0; centring phi keeps c and delta apart), started at delta = 0 from the
-    claim's own fit z = a + c h; delta per variable with its covariance (s^2 (J'J)^-1 at the optimum), as a FamilyFit."""
-    alts = alternatives(order, variables, rows, toward_zero)
-    phi = np.array([[a.regressor(r["log_" + a.variable]) for a in alts] for r in rows], dtype=float).reshape(len(rows), len(alts))
-    ok = np.all(np.isfinite(phi), axis=1)
-    rows, phi = [r for r, k in zip(rows, ok) if k], phi[ok]
-    h, z = np.array([r["h"] for r in rows]), np.array([r["z"] for r in rows])
-    npar = 2 + len(alts)
-    df = len(rows) - npar
-    if df <= 0:
-        raise InputError(f"an exp-type bound's fit needs more rows than its {npar} parameters (it has {len(rows)})")
-    phi = phi - phi.mean(axis=0)
-    scale = float(np.median(h))  # h in units of its median: c and exp(log c) stay of order one
-    hs = h / scale
-    (a0, c0), *_ = np.linalg.lstsq(np.column_stack([np.ones(len(rows)), hs]), z, rcond=None)
-    c0 = c0 if c0 > 0 else max(float(np.ptp(z)) / max(float(np.ptp(hs)), 1e-300), 1e-12)
-
-    def resid(p):
-        return p[0] + math.exp(p[1]) * hs * np.exp(phi @ p[2:]) - z
-
-    def jac(p):
-        g = math.exp(p[1]) * hs * np.exp(phi @ p[2:])
-        return np.column_stack([np.ones(len(rows)), g, g[:, None] * phi])
-
-    sol = least_squares(resid, np.concatenate([[a0, math.log(c0)], np.zeros(len(alts))]), jac=jac, method="lm", xtol=1e-12,
-                        ftol=1e-12, max_nfev=2000)
-    r = sol.fun
-    s2 = float(r @ r) / df
-    J = jac(sol.x)
-    cov_p = s2 * np.linalg.pinv(J.T @ J)
-    cov = cov_p[2:, 2:]
-    names = [a.name for a in alts]
-    est = {n: float(x) for n, x in zip(names, sol.x[2:])}
-    se = {n: math.sqrt(max(float(cov[i, i]), 0.0)) for i, n in enumerate(names)}
+def _cells(rows: list[dict], variables: list[str]) -> list[dict]:
+    """Cell means of z (each seed one observation; the cell's mean is what the fit reads, weighted by its seeds)."""
     cells: dict[tuple, dict] = {}
     for q in rows:
         key = tuple(round(q["log_" + v], 12) for v in variables)
-        c_ = cells.setdefault(key, {**{"log_" + v: q["log_" + v] for v in variables}, "n_seeds": 0})
-        c_["n_seeds"] += 1
-    fit = _LinearFit(est, se, cov, df, list(cells.values()), {"a": float(sol.x[0]), "c": math.exp(sol.x[1]) / scale})
+        c = cells.setdefault(key, {**{"log_" + v: q["log_" + v] for v in variables}, "h": q["h"], "z_sum": 0.0, "n_seeds": 0})
+        c["z_sum"] += q["z"]
+        c["n_seeds"] += 1
+    out = list(cells.values())
+    for c in out:
+        c["z"] = c["z_sum"] / c["n_seeds"]
+    return out
+
+
+def exp_intercept(rows: list[dict], variables: list[str], predicted: dict[str, float], terms: list[Term], restriction=None) -> float:
+    """a in the claim's own fit z = a + c h (least squares over the cell means): -log A, the bound's prefactor."""
+    xrows, _, _ = exp_rows(rows, variables, predicted, terms, restriction)
+    cells = _cells(xrows, variables)
+    if len(cells) < 3:
+        return 0.0
+    w = np.sqrt([c["n_seeds"] for c in cells])
+    X = np.column_stack([np.ones(len(cells)), [c["h"] for c in cells]])
+    (a, _), *_ = np.linalg.lstsq(X * w[:, None], np.array([c["z"] for c in cells]) * w, rcond=None)
+    return float(a)
+
+
+LOWER_ORDER = (("log h", lambda h: np.log(h)), ("h^1/2", lambda h: np.sqrt(h)))  # terms of log(1/y) below h (a prefactor h^-p, ...)
+LOWER_CAP = 0.25  # the most a lower-order term may be of c h at the largest h (the ratio test's LAST)
+RESOLVED_T = 3.0  # z must grow with h at this t in the claim's own fit, or the exp-type test cannot decide
+
+
+def family_fit(cells: list[dict], order: int, variables: list[str], toward_zero: frozenset[str], lower: str | None = None) -> FamilyFit:
+    """One family's fit (module docstring) over the cell means, weighted by seeds: ``z = a + c h exp(sum_v delta_v (phi_v -
+    mean phi_v)) [+ b g(h)]`` by nonlinear least squares (c = exp(log c) > 0; centring phi keeps c and delta apart; h in
+    units of its median). ``lower``: a lower-order term g of LOWER_ORDER, with b at most LOWER_CAP of c h at the largest h
+    either way. delta per variable with its covariance, s^2 (J'WJ)^-1 with s^2 from the cell means' residuals
+    (cells - parameters degrees of freedom: a cell-level deviation widens it, as in the ratio test), as a FamilyFit."""
+    alts = alternatives(order, variables, cells, toward_zero)
+    phi = np.array([[a.regressor(c["log_" + a.variable]) for a in alts] for c in cells], dtype=float).reshape(len(cells), len(alts))
+    ok = np.all(np.isfinite(phi), axis=1)
+    cells, phi = [c for c, k in zip(cells, ok) if k], phi[ok]
+    h, z = np.array([c["h"] for c in cells]), np.array([c["z"] for c in cells])
+    w = np.sqrt(np.array([c["n_seeds"] for c in cells], dtype=float))
+    g = dict(LOWER_ORDER)[lower](h) if lower else None
+    npar = 2 + len(alts) + (lower is not None)
+    df = len(cells) - npar
+    if df <= 0:
+        raise InputError(f"an exp-type bound's fit needs more cells than its {npar} parameters (it has {len(cells)})")
+    phi = phi - phi.mean(axis=0)
+    scale = float(np.median(h))
+    hs = h / scale
+    X0 = np.column_stack([np.ones(len(cells)), hs])
+    (a0, c0), *_ = np.linalg.lstsq(X0 * w[:, None], z * w, rcond=None)
+    c0 = c0 if c0 > 0 else max(float(np.ptp(z)) / max(float(np.ptp(hs)), 1e-300), 1e-12)
+    gmax = float(abs(g[np.argmax(h)])) if g is not None else 1.0
+    k = len(alts)
+
+    def model(p):
+        c = math.exp(p[1])
+        f = c * hs * np.exp(phi @ p[2:2 + k])
+        if g is not None:
+            f = f + p[-1] * c * hs.max() / (gmax or 1.0) * g
+        return p[0] + f
+
+    def resid(p):
+        return (model(p) - z) * w
+
+    x0 = np.concatenate([[a0, math.log(c0)], np.zeros(k), [0.0] if g is not None else []])
+    lo = np.full(len(x0), -np.inf)
+    hi = np.full(len(x0), np.inf)
+    if g is not None:
+        lo[-1], hi[-1] = -LOWER_CAP, LOWER_CAP
+    sol = least_squares(resid, x0, bounds=(lo, hi), method="trf", xtol=1e-12, ftol=1e-12, max_nfev=4000)
+    r = sol.fun
+    s2 = float(r @ r) / df
+    J = sol.jac
+    JtJ = J.T @ J
+    if not np.all(np.isfinite(JtJ)) or np.linalg.cond(JtJ) > 1e12:
+        raise InputError("the exp-type fit is singular here (log(1/y) does not resolve c, delta and a apart)")
+    cov = (s2 * np.linalg.inv(JtJ))[2:2 + k, 2:2 + k]
+    names = [a.name for a in alts]
+    est = {n: float(x) for n, x in zip(names, sol.x[2:2 + k])}
+    se = {n: math.sqrt(max(float(cov[i, i]), 0.0)) for i, n in enumerate(names)}
+    extra = {"a": float(sol.x[0]), "c": math.exp(sol.x[1]) / scale, "lower": lower,
+             "lower_at_cap": bool(g is not None and abs(abs(sol.x[-1]) - LOWER_CAP) < 1e-6)}
+    fit = _LinearFit(est, se, cov, df, [{k_: c[k_] for k_ in c if k_.startswith("log_") or k_ == "n_seeds"} for c in cells], extra)
     return FamilyFit(FAMILIES[order], tuple(alts), cast(Fit, fit))
 
 
+def growth_t(cells: list[dict]) -> float:
+    """The t statistic of c in the claim's own fit z = a + c h over the cell means (weighted by seeds)."""
+    if len(cells) < 3:
+        return 0.0
+    w = np.sqrt([c["n_seeds"] for c in cells])
+    h = np.array([c["h"] for c in cells]) / float(np.median([c["h"] for c in cells]))
+    X = np.column_stack([np.ones(len(cells)), h]) * w[:, None]
+    y = np.array([c["z"] for c in cells]) * w
+    beta, *_ = np.linalg.lstsq(X, y, rcond=None)
+    r = y - X @ beta
+    df = len(cells) - 2
+    if df <= 0:
+        return 0.0
+    cov = float(r @ r) / df * np.linalg.pinv(X.T @ X)
+    se = math.sqrt(max(float(cov[1, 1]), 0.0))
+    return float(beta[1] / se) if se > 0 else (math.inf if beta[1] > 0 else -math.inf)
+
+
+@dataclass(frozen=True)
+class ExpFits:
+    """What the function test reads: each family's plain fit, its fits with each lower-order term (a violation must
+    survive every one), the notes, and whether the test can decide (z resolves its growth with h; no censored row)."""
+
+    fits: dict
+    lower: dict
+    notes: tuple[str, ...]
+    can_refute: bool
+    can_decide: bool
+
+
 def exp_family_fits(rows: list[dict], variables: list[str], predicted: dict[str, float], terms: list[Term], toward_zero: frozenset[str],
-                    restriction, orders: list[int]) -> tuple[dict[int, FamilyFit], list[str]]:
-    """Each family's fit of an exp-type bound over ``rows`` (inside ``restriction``), for the function test's directions,
+                    restriction, orders: list[int]) -> ExpFits:
+    """Each family's fits of an exp-type bound over ``rows`` (inside ``restriction``), for the function test's directions,
     and the notes the verdict carries (module docstring)."""
-    xrows, dropped = exp_rows(rows, variables, predicted, terms, restriction)
+    xrows, dropped, censored = exp_rows(rows, variables, predicted, terms, restriction, toward_zero)
+    cells = _cells(xrows, variables)
     fits: dict[int, FamilyFit] = {}
-    notes = ["exp-type bound: log(1/y) = a + c h(x) fitted with a = -log A and c free (the prefactor A is the bound's constant, "
-             "not a correction to scaling); each alternative is a factor on h, fitted over the seeds"]
+    lower: dict[int, list[FamilyFit]] = {}
+    notes = ["exp-type bound: log(1/y) = a + c h(x) fitted over the cell means with a = -log A and c free (the prefactor A is "
+             "the bound's constant, not a correction to scaling); each alternative is a factor on h; a move counts only if it "
+             f"survives a lower-order term of log(1/y) (b log h or b h^1/2, at most {LOWER_CAP:g} of c h at the largest h)"]
     if dropped:
-        notes.append(f"{dropped} row(s) left out of the exp-type fit (censored, or y <= 0)")
+        notes.append(f"{dropped} row(s) left out of the exp-type fit ({censored} censored, the others with y <= 0)")
+    can_refute = dropped == 0
+    if dropped:
+        notes.append("rows the exp-type fit cannot read (censored bounds, y <= 0 such as a zero error count) sit where log(1/y) is "
+                     "largest, and leaving them out biases their cells downward, so no move refutes the bound here")
+    t = growth_t(cells)
+    can_decide = t >= RESOLVED_T
+    if not can_decide:
+        notes.append(f"log(1/y) does not resolve its growth with h here (t = {t:.2g} for c in z = a + c h, below {RESOLVED_T:g}): "
+                     "the exp-type test cannot decide")
     for order in orders:
         try:
-            fits[order] = family_fit(xrows, order, variables, toward_zero)
+            fits[order] = family_fit(cells, order, variables, toward_zero)
+            lower[order] = []
+            for name, _ in LOWER_ORDER:
+                try:
+                    lower[order].append(family_fit(cells, order, variables, toward_zero, name))
+                except InputError:
+                    continue
         except InputError as err:
             if order == 0:
-                raise
+                can_decide = False
+                notes.append(f"the exp-type fit failed: {err}")
+                break
             notes.append(f"the {('log', 'loglog')[order - 1]} alternatives could not be fitted: {err}")
-    return fits, notes
+    return ExpFits(fits, lower, tuple(notes), can_refute, can_decide)

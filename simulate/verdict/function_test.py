@@ -409,9 +409,13 @@ def _range_test(rows: list[dict], variables: list[str], kind: str, predicted: di
     orders = [0, 1] + ([2] if any(t.order == 2 for t in terms) else [])
     fits: dict[int, FamilyFit] = {}
     notes: list[str] = []
-    if free_constant:  # an exp-type bound: its own statistic, log(1/y) = a + c g(x) with a free (simulate.verdict.exp_test)
-        fits, notes = exp_family_fits(rows, variables, predicted, terms, toward_zero, restriction, orders)
-    for order in orders if not free_constant else ():
+    ef = exp_family_fits(rows, variables, predicted, terms, toward_zero, restriction, orders) if free_constant else None
+    if ef is not None:  # an exp-type bound: its own statistic, log(1/y) = a + c g(x) with a free (simulate.verdict.exp_test)
+        fits, notes = dict(ef.fits), list(ef.notes)
+        if 0 not in fits:
+            return FunctionTest("inconclusive", "the exp-type fit cannot be made here: " + "; ".join(notes[1:]), kind, (), alpha, None,
+                                (), tuple(sorted((tolerance or {}).items())), None, tuple(notes))
+    for order in orders if ef is None else ():
         try:
             fits[order] = alternative_fit(rrows, order, variables, toward_zero, offsets, trajectory, restriction)
         except InputError as err:
@@ -428,12 +432,9 @@ def _range_test(rows: list[dict], variables: list[str], kind: str, predicted: di
         t_tol = tol.get(ff.family)
         goal = targets(ff, variables, toward_zero)
         plain = [replace(_direction(ff, n, w, level, alpha, t_tol), bounded=b) for n, w, b in plans[order]]
-        free = [v for v in variables if cone is None or not cone.bounded(v)]
-        moving = [v for v in free if any((d.rises or d.falls) and d.variables == (v,) for d in plain if not d.bounded)]
-        if not moving and cone is None:  # a ray moves while no variable alone does: try each of its variables
-            moving = [v for v in free if any((d.rises or d.falls) and v in d.variables for d in plain if not d.bounded)]
-        if free_constant:  # the exact form z = a + c g leaves no correction to scaling to excuse a move
-            moving = []
+        if ef is not None:  # an exp-type bound: its lower-order terms, not the ratio's corrections, may excuse a move
+            plain = _exp_judged(plain, plans[order], ef, order, kind, level, alpha, t_tol, notes)
+        moving = _moving(plain, variables, cone) if ef is None else []
         # (with a cone, a ray that moves while its free variables alone do not moves through a bounded variable: a
         # correction along a free variable cannot explain it, so none is tried and the ray decides as it stands)
         decided = {}
@@ -464,6 +465,44 @@ def _range_test(rows: list[dict], variables: list[str], kind: str, predicted: di
             notes.append(f"{t.direction} is a direction the window bounds ({cone.describe() if cone is not None else ''}): the ratio "
                          f"moves along it ({t.factor(t.estimate)}), reported, not deciding")
     return _decide(kind, tests, level, corrections, tol, variables, terms, notes)
+
+
+def _moving(plain: list[DirectionTest], variables: list[str], cone) -> list[str]:
+    """The free variables whose direction moves significantly (a correction to scaling is tried along each); where none
+    does alone but a ray does, and the window has no cone, each of the ray's variables."""
+    free = [v for v in variables if cone is None or not cone.bounded(v)]
+    moving = [v for v in free if any((d.rises or d.falls) and d.variables == (v,) for d in plain if not d.bounded)]
+    if not moving and cone is None:  # a ray moves while no variable alone does: try each of its variables
+        moving = [v for v in free if any((d.rises or d.falls) and v in d.variables for d in plain if not d.bounded)]
+    return moving
+
+
+def _exp_judged(plain: list[DirectionTest], plan, ef, order: int, kind: str, level: float, alpha: float, tol,
+                notes: list[str]) -> list[DirectionTest]:
+    """An exp-type bound's directions (simulate.verdict.exp_test): undetermined everywhere where z does not resolve its
+    growth with h; a violation stands only where no censored row was left out and it survives every lower-order term of
+    log(1/y) (b log h, b h^1/2, capped), else it is undetermined, with a note saying which term explains it."""
+    out = []
+    for d, (name, weights, _) in zip(plain, plan):
+        open_ = replace(d, rises=False, falls=False, no_rise=False, no_fall=False)
+        if not ef.can_decide:
+            out.append(open_)
+            continue
+        if not d.violates(kind) or d.bounded:
+            out.append(d)
+            continue
+        if not ef.can_refute:
+            out.append(open_)
+            continue
+        excused = [lf.fit.extra["lower"] for lf in ef.lower.get(order, [])
+                   if not _direction(lf, name, weights, level, alpha, tol).violates(kind)]
+        if excused:
+            notes.append(f"along {name} log(1/y) moves against h ({d.factor(d.estimate)}), but a lower-order term b {excused[0]} "
+                         f"beside c h explains it: undetermined, never a violation on that evidence")
+            out.append(open_)
+        else:
+            out.append(d)
+    return out
 
 
 def _levelled(plain: list[DirectionTest], decided: dict, kind: str, corrected: FamilyFit | None, plan, level: float, alpha: float,
