@@ -223,3 +223,43 @@ def test_the_planner_matches_the_calibration_envelope():
     assert 25 <= p.seeds <= 35 and p.seeds_work == pytest.approx(p.seeds / 3)
     capped = plan_design("d", xs, [9] * len(xs), 3, 0.15, 0.3, lambda vals, s: len(vals) * 3 * s, cap=2.0 ** 18)
     assert capped.top is None and capped.capped_at == 2.0 ** 18 and "no range of d up to 2^18" in capped.text()
+
+
+CENS_CLAIM = '''import ibcheck
+ibcheck.Claim(id="ONEPATH.thm.cens", variables=["d", "k"], bounds=[ibcheck.Bound("radius", "Theta", "sqrt(d/k)")])
+'''
+
+
+def test_censored_values_give_the_same_verdict_through_a_csv_and_compare(tmp_path, isolated_registry):
+    """sqrt(d/k) with about a fifth of each cell above a search limit, reported as a bound (AtLeast in an experiment,
+    ">=x" in a CSV): the bounds enter both fits the same way (Tobit), with the same verdict, reason and resolution."""
+    import ibcheck
+
+    p = tmp_path / "claims.py"
+    p.write_text(CENS_CLAIM)
+    ibcheck.load_claims(str(p))
+    ds, ks = [64, 128, 256, 512, 1024], [2, 4, 8]
+    data = {}
+    for d in ds:
+        for k in ks:
+            for s in range(4):
+                y = 3 * math.sqrt(d / k) * math.exp(0.15 * np.random.default_rng(d * 100 + k * 10 + s).standard_normal())
+                cap = 3 * math.sqrt(d / k) * math.exp(0.13)
+                data[(d, k, s)] = ("at_least", cap) if y > cap else ("value", y)
+    path = tmp_path / "c.csv"
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["d", "k", "seed", "value"])
+        for (d, k, s), (how, y) in data.items():
+            w.writerow([d, k, s, f">={y!r}" if how == "at_least" else repr(y)])
+
+    @ibcheck.experiment("ONEPATH.thm.cens", grid={"d": ds, "k": ks}, seeds=4)
+    def measure(cell, seed):
+        how, y = data[(int(cell["d"]), int(cell["k"]), int(seed))]
+        return {"radius": ibcheck.AtLeast(y) if how == "at_least" else y}
+
+    b = ibcheck.compare("ONEPATH.thm.cens", progress=False)
+    a = ibcheck.verdict(str(path), claim="ONEPATH.thm.cens")
+    assert sum(h == "at_least" for h, _ in data.values()) >= 6
+    assert a.verdict == b.verdict and a.reason == b.reason, (a.reason, b.reason)
+    assert _flat(a.results[0].analysis.function.resolution) == pytest.approx(_flat(b.results[0].analysis.function.resolution), rel=1e-6)

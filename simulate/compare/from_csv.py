@@ -294,7 +294,7 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
     cells = [dict(k) for k in {tuple((v, r[v]) for v in table.variables) for r in kept}]
     plans = {} if trajectory else {r.label: p for r in results
                                    if (p := bound_plan(list(r.data), r.analysis.function, fvars, seeds, grid_work(cells, lambda c: 1.0)))}
-    bounds = tuple(bound_record(r, app) for r in results)
+    bounds = tuple(bound_record(r, app, _counts(table, [r.quantity for r in results])) for r in results)
     bounds = tuple(replace(b, reason=f"{b.reason}; {plans[b.label].text()}") if b.label in plans else b for b in bounds)
     record = ComparisonRecord(
         "csv", claim.id, claim.title, claim.status, tuple(claim.flags), f"your measurements ({path})",
@@ -304,6 +304,20 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
         constants=dict(constants or {}), data=os.path.abspath(path), rows=len(table.rows), include_outside=include_outside,
         would_decide=tuple(WouldDecide(label, p.variable, math.nan, math.nan, None, None, p.text(), p) for label, p in plans.items()))
     return ComparisonResult(record, tuple(results), tuple(data), claim, meas)
+
+
+def _counts(table, quantities: list[str]):
+    """Per cell the CSV's rows and its censored ones (">=x", "<=x"), as compare counts a sweep's (record.row_counts), so
+    that the reason's censoring note is the same on both paths."""
+    from ibcheck.simulate.compare.record import CellCount  # heavy: scipy (loaded on first use)
+
+    cells: dict[tuple, list[int]] = {}
+    for r in table.rows:
+        c = cells.setdefault(tuple(sorted((v, r[v]) for v in table.variables)), [0, 0])
+        c[0] += 1
+        c[1] += bool(r.get("censor"))
+    return tuple(CellCount(dict(k), n, 0, {q: cens for q in quantities})
+                 for k, (n, cens) in sorted(cells.items(), key=lambda kv: [str(x) for x in kv[0]]))
 
 
 def _claim_and_specs(path: str, claim_id: str | None, quantity: str | None, reading: str | None, predict: str | None,
