@@ -263,3 +263,23 @@ def test_censored_values_give_the_same_verdict_through_a_csv_and_compare(tmp_pat
     assert sum(h == "at_least" for h, _ in data.values()) >= 6
     assert a.verdict == b.verdict and a.reason == b.reason, (a.reason, b.reason)
     assert _flat(a.results[0].analysis.function.resolution) == pytest.approx(_flat(b.results[0].analysis.function.resolution), rel=1e-6)
+
+
+def test_budgeted_rounds_grow_the_range_where_the_plan_says_it_is_cheaper(tmp_path, isolated_registry):
+    """sqrt(d) (log d)^-0.3 against Theta(sqrt(d)) over d = 2^6..2^9, 2 seeds, a budget of 60 units: the envelope's plan
+    reaches 80% more cheaply by a wider range of d (about 3x the work) than by seeds (about 60x), so the rounds extend
+    d; before the planner chose the direction, they only added seeds at d <= 512."""
+    import ibcheck
+
+    p = tmp_path / "claims.py"
+    p.write_text(PLAN_CLAIM)
+    ibcheck.load_claims(str(p))
+
+    @ibcheck.experiment("ONEPATH.thm.plan", grid={"d": [2 ** i for i in range(6, 10)], "k": [2, 4, 8]}, seeds=2)
+    def measure(cell, seed):
+        d = cell["d"]
+        rng = np.random.default_rng(int(d * 100 + cell["k"] * 10 + seed))
+        return {"radius": 3 * math.sqrt(d) * math.log(d) ** -0.3 * math.exp(0.15 * rng.standard_normal())}
+
+    c = ibcheck.compare("ONEPATH.thm.plan", progress=False, budget=60)
+    assert max(c.record.grid["d"]) > 512 and any("d = " in r.added for r in c.record.rounds[1:])
