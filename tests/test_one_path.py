@@ -29,15 +29,21 @@ def _window_data(outside: str) -> dict:
     return out
 
 
+def _write(path, variables: list[str], cells: dict):
+    """A CSV of measurements: the variables, seed and value (as text: a number, or ">=x" for a bound), one row per key
+    (the variables' values, then the seed)."""
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow([*variables, "seed", "value"])
+        for key, text in cells.items():
+            w.writerow([*key, text])
+    return path
+
+
 def _both(tmp_path, data: dict, include_outside: bool):
     import ibcheck
 
-    path = tmp_path / "m.csv"
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["d", "k", "seed", "value"])
-        for (d, k, s), y in data.items():
-            w.writerow([d, k, s, repr(y)])
+    path = _write(tmp_path / "m.csv", ["d", "k"], {key: repr(y) for key, y in data.items()})
     from_csv = ibcheck.verdict(str(path), claim="ONEPATH.thm.window", include_outside=include_outside)
 
     @ibcheck.experiment("ONEPATH.thm.window", grid={"d": DS, "k": KS}, seeds=SEEDS)
@@ -189,12 +195,7 @@ def test_an_inconclusive_verdict_names_the_design_that_would_decide_and_its_cost
     ds, ks = [2 ** i for i in range(6, 13)], [2, 4, 8]
     data = {(d, k, s): 3 * math.sqrt(d) / math.log(d) * math.exp(0.15 * np.random.default_rng(d * 100 + k * 10 + s).standard_normal())
             for d in ds for k in ks for s in range(3)}
-    path = tmp_path / "p.csv"
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["d", "k", "seed", "value"])
-        for (d, k, s), y in data.items():
-            w.writerow([d, k, s, repr(y)])
+    path = _write(tmp_path / "p.csv", ["d", "k"], {key: repr(y) for key, y in data.items()})
 
     @ibcheck.experiment("ONEPATH.thm.plan", grid={"d": ds, "k": ks}, seeds=3)
     def measure(cell, seed):

@@ -34,7 +34,7 @@ from ibcheck.theory.errors import InputError
 
 
 @dataclass
-class _LinearFit:
+class _ExpFitData:
     """What the direction tests read of a family's fit (the :class:`~ibcheck.simulate.stats.fit.Fit` fields they use)."""
 
     estimate: dict[str, float]
@@ -157,7 +157,7 @@ def family_fit(cells: list[dict], order: int, variables: list[str], toward_zero:
     se = {n: math.sqrt(max(float(cov[i, i]), 0.0)) for i, n in enumerate(names)}
     extra = {"a": float(sol.x[0]), "c": math.exp(sol.x[1]) / scale, "lower": lower,
              "lower_at_cap": bool(g is not None and abs(abs(sol.x[-1]) - LOWER_CAP) < 1e-6)}
-    fit = _LinearFit(est, se, cov, df, [{k_: c[k_] for k_ in c if k_.startswith("log_") or k_ == "n_seeds"} for c in cells], extra)
+    fit = _ExpFitData(est, se, cov, df, [{k_: c[k_] for k_ in c if k_.startswith("log_") or k_ == "n_seeds"} for c in cells], extra)
     return FamilyFit(FAMILIES[order], tuple(alts), cast(Fit, fit))
 
 
