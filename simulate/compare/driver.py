@@ -41,7 +41,14 @@ from ibcheck.simulate.compare.record import (
     would_decide,
 )
 from ibcheck.simulate.compare.result import BoundResult, Comparison, ComparisonResult, TermResult
-from ibcheck.simulate.experiments.applicability import Applicability, applicability, kept_cells, min_inside, window_cone
+from ibcheck.simulate.experiments.applicability import (
+    Applicability,
+    applicability,
+    inside_from,
+    kept_cells,
+    min_inside,
+    window_cone,
+)
 from ibcheck.simulate.experiments.base import Experiment, Row
 from ibcheck.simulate.experiments.design import LOG_INVERSE, PARAMS, TESTABLE, BoundSpec, Design, bound_specs
 from ibcheck.simulate.experiments.registry import experiment_for
@@ -143,6 +150,18 @@ def flow_note(rows: list[Row], keep=None, cell_vars=()) -> str | None:
         return None
     return (f"step-halving control ({rule}): {tot['inside']} of {tot['points']} points follow the flow and are fitted; "
             f"{tot['outside']} outside the theorem's regime and {tot['unresolved']} unresolved are not")
+
+
+def _from_run_start(setup: _Setup, app: Applicability | None) -> _Setup:
+    """A trajectory whose runs enter the hypotheses at a time (t >= n fails at the first points): the fit reads each run
+    from that time on, as the CSV path keeps only the inside points (``--from`` where the user asks for a later start)."""
+    t0 = inside_from(app) if setup.exp.trajectory and app is not None else None
+    if t0 is None:
+        return setup
+    v = setup.fit_vars[0]
+    restriction = dict(setup.how.get("restriction") or {})
+    restriction[v] = max(float(restriction.get(v, t0)), t0)
+    return replace(setup, how={**setup.how, "restriction": restriction})
 
 
 def _planned(setup: _Setup, cells, keep, results: list[BoundAnalysis]) -> list[tuple]:
@@ -283,7 +302,7 @@ def compare_claim(claim_id: str, options: CompareOptions | None = None, store: s
         raise InputError(f"{claim_id}: no successful measurements to fit ({statuses}){_failure_reasons(swept.rows)}")
     # the final look again with what does not enter the verdicts: BCa intervals and the correction-to-scaling fit
     results = _analyze_all(setup.exp, setup.claim, swept.rows, setup.fit_vars, setup.cell_vars, o.margin, swept.alpha, swept.keep,
-                           bootstrap=o.bootstrap, extrapolate=True, **setup.how)
+                           bootstrap=o.bootstrap, extrapolate=True, **_from_run_start(setup, swept.app).how)
     summary = _summary(setup, swept, results, statuses, store, t_start)  # 7. the typed result
     return ComparisonResult(summary, tuple(results), tuple(swept.rows), setup.claim, setup.exp)
 
@@ -382,7 +401,8 @@ def _rounds(setup: _Setup, st: SweepStore, executor: Executor, t_start: float) -
         keep = _kept_cells(app, setup.fit_vars, o)
         work = sum(cost(dict(k)) * n for k, n in cells.items())  # deterministic: the design's declared cost
         past = st.looks(setup.design_id)
-        look, results, plan, capped = _look(setup, policy, past, keys, rows, keep, cells, work, t_start, len(rounds) if replay else None)
+        look, results, plan, capped = _look(_from_run_start(setup, app), policy, past, keys, rows, keep, cells, work, t_start,
+                                            len(rounds) if replay else None)
         if o.budget is not None or past:
             st.record_look(setup.design_id, look, keys)
         rounds.append(Round(len(rounds), plan_text, counts["ran"], counts["tasks"], time.perf_counter() - t_round, work, look,

@@ -115,20 +115,34 @@ def applicability(claim, exp, rows: Sequence[Row], cell_vars: list[str], fixed: 
         entry["seeds"] += 1
         value = r.value if isinstance(r.value, dict) else {}
         values = exp.claim_values({**(fixed or {}), **cell}, value)
-        for at in _run_points(exp, claim, value):  # a trajectory: every point of the run (its time is a claim variable)
+        run = _run_points(exp, claim, value)  # a trajectory: every point of the run (its time is a claim variable)
+        ok_at = []
+        for at in run:
             here = {**values, **at}
             points = {c.id: _point(c, here, constants) for c in {id(o): o for o, _ in owners}.values()}
+            ok = True
             for (owner, _), h in zip(owners, hyps):
                 if h.qualitative or h.name in skipped:
                     continue
                 point = points[owner.id]
                 hv = evaluate_hypothesis(h, point) if point is not None else None
                 holds = None if hv is None or hv.missing else hv.holds
+                ok = ok and holds is True
                 prev = entry["hypotheses"][h.name]
                 entry["hypotheses"][h.name] = None if prev is None or holds is None else (prev and holds)
+            ok_at.append(ok)
+        if len(run) > 1:  # the run's points inside from a time on (t >= n fails at the first points only): where they start
+            tail = len(ok_at)
+            while tail and ok_at[tail - 1]:
+                tail -= 1
+            start = run[tail].get(_time_variable(exp, claim)) if tail < len(run) else None
+            entry.setdefault("starts", []).append(start)
     cells = []
     for key, e in sorted(by_cell.items(), key=lambda kv: [float(x) for _, x in kv[0]]):
         e["inside"] = all(v is True for v in e["hypotheses"].values())
+        starts = e.pop("starts", None)
+        if not e["inside"] and starts and all(isinstance(x, (int, float)) for x in starts) and None not in e["hypotheses"].values():
+            e["inside"], e["inside_from"] = True, float(max(starts))  # inside from that time on, in every run
         for h, v in e["hypotheses"].items():
             per[h]["fails"] += v is False
             per[h]["unknown"] += v is None
@@ -139,6 +153,17 @@ def applicability(claim, exp, rows: Sequence[Row], cell_vars: list[str], fixed: 
 
 
 RUN_POINTS = 1000  # the most points of one run the hypotheses are evaluated at (evenly spaced, the last one included)
+
+
+def _time_variable(exp, claim) -> str:
+    """A trajectory's time: the experiment's ``time_variable``, else T or t as the claim names it."""
+    return getattr(exp, "time_variable", None) or ("T" if "T" in set(claim.variable_names) else "t")
+
+
+def inside_from(app: Applicability) -> float | None:
+    """The time from which every run of every inside trajectory cell is inside the hypotheses (None: from the start)."""
+    starts = [c["inside_from"] for c in app.cells if c.get("inside") and c.get("inside_from") is not None]
+    return max(starts) if starts else None
 
 
 def _run_points(exp, claim, value: dict) -> list[dict]:
@@ -152,7 +177,7 @@ def _run_points(exp, claim, value: dict) -> list[dict]:
     if not isinstance(series, list) or not series:
         return [{}]
     names = set(claim.variable_names)
-    v0 = getattr(exp, "time_variable", None) or ("T" if "T" in names else "t")
+    v0 = _time_variable(exp, claim)
     step = max(1, len(series) // RUN_POINTS)
     picked = series[::step] + ([series[-1]] if (len(series) - 1) % step else [])
     out = []

@@ -279,7 +279,7 @@ def analyze(rows: list[dict], variables: list[str], kind: str, predicted: dict[s
                      f"and its log factors are in log(1/{v})")
     if fit.restriction:
         notes.append("fit restricted to " + ", ".join(f"{v} {'<=' if v in toward_zero else '>='} {x:g}" for v, x in fit.restriction.items())
-                     + f" ({fit.excluded} earlier rows left out by request)")
+                     + f" ({fit.excluded} earlier rows left out: by --from, or before a trajectory's runs enter the hypotheses)")
     return Analysis(list(variables), kind, {t.name: predicted.get(t.name, 0.0) for t in terms}, offsets, fit, drifts, extra,
                     judgements, verdict, reason, margin, alpha, cells_used, notes=notes, lack_of_fit=lack_of_fit(fit),
                     terms=terms, variable_verdicts=per_var, margins=margins, function=ft)
