@@ -45,6 +45,7 @@ from ibcheck.simulate.substrate.seeds import stream
 from ibcheck.simulate.sweep.tasks import cell_key, data_hash
 from ibcheck.simulate.verdict.analysis import analyze
 from ibcheck.simulate.verdict.function_test import MIN_DECAY
+from ibcheck.simulate.verdict.planner import grid_work, planned_undecided
 from ibcheck.simulate.verdict.sequential import SequentialPolicy
 from ibcheck.theory.argtypes import require_float, require_int
 from ibcheck.theory.atomic import write_text
@@ -136,6 +137,8 @@ class Scenario:
     seeds: int | None = None
     times: tuple | None = None  # a trajectory's times (TIMES otherwise)
     free_constant: bool = False  # an exp-type bound: the draws are log(1/y) = a + c h, tested by simulate.verdict.exp_test
+    max_grid: dict | None = None  # the largest values rounds may extend to (MAX_GRID otherwise)
+    budget: float | None = None  # its own budget in synthetic seconds (calibrate's otherwise)
 
     def inside(self, d: float, k: float) -> bool:
         """Do the hypotheses hold at (d, k)? Decided by the one evaluation path of ``window`` and ``bounds``
@@ -171,6 +174,20 @@ def _window_const(d, k, rng):
     return (3.0 * d ** 0.5 * k ** -0.5 if k * k <= d else 3.0) * math.exp(0.15 * rng.standard_normal())
 
 
+# issue 49's power targets with the planner free to grow the design: the same data as REGIME's, from d = 2^6..2^16 at
+# 3 seeds, a budget of PLANNED_BUDGET synthetic seconds, and d up to 2^22 (the rounds follow the envelope's plan)
+PLANNED_BUDGET = 4000.0
+PLANNED_CAP = {"d": 2 ** 22, "k": 8}
+PLANNED = [
+    Scenario("power_062_planned", _times(lambda d, k: d ** 0.12), False, grid=WIDE, seeds=3, budget=PLANNED_BUDGET, max_grid=PLANNED_CAP,
+             note="d^0.62 against sqrt(d), the planner may grow d to 2^22"),
+    Scenario("missing_log_planned", _times(lambda d, k: 1 / math.log(d)), False, grid=WIDE, seeds=3, budget=PLANNED_BUDGET,
+             max_grid=PLANNED_CAP, note="1/log d missing, the planner may grow d to 2^22"),
+    Scenario("extra_log_planned", _times(lambda d, k: math.log(d)), False, grid=WIDE, seeds=3, budget=PLANNED_BUDGET, max_grid=PLANNED_CAP,
+             note="log d extra, the planner may grow d to 2^22"),
+    Scenario("correction_03_planned", _times(lambda d, k: 1 + 5 * d ** -0.3), True, grid=WIDE, seeds=3, budget=PLANNED_BUDGET,
+             max_grid=PLANNED_CAP, note="true, correction 1 + 5 d^-0.3, the planner may grow d to 2^22"),
+]
 # issue 49's classes of wrong verdicts: windows with outside cells of several shapes, and exp-type bounds with a prefactor
 WINDOW_WIDE = {"d": [2 ** i for i in range(4, 15)], "k": [2, 4, 8, 16, 32, 64, 128]}  # cells exactly on k = sqrt(d) at even powers
 EDGES = [
@@ -235,7 +252,7 @@ SCENARIOS = {s.name: s for s in [
              note="trajectory constant in t, claim O(1/log t) (the log exponent is wrong by 1)"),
     Scenario("log_wrong_half", lambda rng: _series(lambda t: math.log(t) ** -0.5, rng), False, trajectory=True, kind="Theta",
              predicted=LOG_CLAIM, note="trajectory (log t)^-1/2, claim Theta(1/log t) (log exponent wrong by 0.5)"),
-] + REGIME + EDGES}
+] + REGIME + EDGES + PLANNED}
 
 
 # The issue's power targets (80% with 3 seeds over d = 2^6..2^16), each with the bound any test obeys at that design
@@ -368,13 +385,19 @@ def run_trial(sc: Scenario, seed: int, budget: float = DEFAULT_BUDGET, rule: str
                             trajectory=sc.trajectory, cone=cone, free_constant=sc.free_constant)]
 
         def plan_next(open_):
-            plan = policy.next_round(open_, cells, cell_vars, cost, used, budget, MAX_GRID, sc.seeds or SEEDS, sc.trajectory)
+            plan = policy.next_round(open_, cells, cell_vars, cost, used, budget, sc.max_grid or MAX_GRID, sc.seeds or SEEDS, sc.trajectory)
             if plan is not None and sc.hypotheses:  # no round adds a cell outside the hypotheses
                 for k in [k for k in plan.new_cells if not sc.inside(float(dict(k)["d"]), float(dict(k)["k"]))]:
                     del plan.new_cells[k]
             return plan
 
-        look, results, plan = policy.look(past, keys, used, budget, judge, lambda rs: [u for an in rs for u in an.undecided()],
+        def open_of(results, rows=rows):  # the envelope's plan chooses each open variable's direction, as in compare
+            if sc.trajectory:
+                return [u for an in results for u in an.undecided()]
+            return planned_undecided(results, lambda an: rows, variables, sc.seeds or SEEDS, grid_work([dict(k) for k in cells], cost),
+                                     {v: float(x) for v, x in (sc.max_grid or MAX_GRID).items()})
+
+        look, results, plan = policy.look(past, keys, used, budget, judge, open_of,
                                           plan_next)  # the loop compare runs
         an = results[0]
         past.append({"data_hash": data_hash(keys), "work": look.work, "budget": look.budget, "fraction": look.fraction,
@@ -405,7 +428,7 @@ def calibrate(trials: int = 100, budget: float = DEFAULT_BUDGET, scenarios: list
         sc = SCENARIOS[name]
         res = []
         for t in range(trials):
-            res.append(run_trial(sc, stream("calibration", seed, i, t), budget))
+            res.append(run_trial(sc, stream("calibration", seed, i, t), sc.budget or budget))
             if bar is not None:
                 bar.update(1)
         counts = {v: sum(r.verdict == v for r in res) for v in ("consistent", "inconsistent", "inconclusive")}

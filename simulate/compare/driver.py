@@ -59,7 +59,7 @@ from ibcheck.simulate.sweep.store import SweepStore
 from ibcheck.simulate.sweep.tasks import CellKey, Task, cell_key, code_version, measure_version, task_key
 from ibcheck.simulate.verdict.analysis import BoundAnalysis, analyze
 from ibcheck.simulate.verdict.kkt import ReadingInput, at_thresholds, decide_reading, kkt_cells, transfer_cells
-from ibcheck.simulate.verdict.planner import bound_plan, grid_work
+from ibcheck.simulate.verdict.planner import bound_plan, grid_work, planned_undecided
 from ibcheck.simulate.verdict.sequential import SequentialPolicy
 from ibcheck.theory import get_claim
 from ibcheck.theory.argtypes import refused
@@ -165,16 +165,14 @@ def _from_run_start(setup: _Setup, app: Applicability | None) -> _Setup:
 
 
 def _planned(setup: _Setup, cells, keep, results: list[BoundAnalysis]) -> list[tuple]:
-    """(fit cells, variables, variable, extend) for every exponent still open (Analysis.undecided), with the envelope's
-    plan (simulate.verdict.planner) choosing the direction: a variable whose plan reaches 80% power more cheaply by a
-    wider range than by seeds at this range is extended, not only seeded."""
-    out = []
-    for r in results:
-        open_ = r.analysis.undecided()
-        plan = _plan(setup, cells, keep, r) if open_ and not setup.exp.trajectory else None
-        wider = plan is not None and plan.top_work is not None and plan.top_work < plan.seeds_work
-        out += [(c, t, v, ext or (wider and plan is not None and v == plan.variable)) for c, t, v, ext in open_]
-    return out
+    """The open directions of ``results`` with the envelope's plan choosing each one's direction
+    (:func:`simulate.verdict.planner.planned_undecided`); trajectories as they are."""
+    if setup.exp.trajectory:
+        return [u for r in results for u in r.analysis.undecided()]
+    by_analysis = {id(r.analysis): r for r in results}
+    return planned_undecided([r.analysis for r in results], lambda an: by_analysis[id(an)].data, setup.fit_vars, int(setup.design.seeds),
+                             grid_work([dict(k) for k in cells], _cell_cost(setup, keep)),
+                             {v: float(x) for v, x in (setup.exp.max_grid or {}).items()})
 
 
 def _ci_widths(results: list[BoundAnalysis]) -> dict:
@@ -471,12 +469,10 @@ def _summary(setup: _Setup, swept: _Swept, results: list, statuses: dict, db: st
                                                              b.spec.predicted}} for b in design.bounds]})
 
 
-def _plan(setup: _Setup, design_cells, keep, r: BoundAnalysis):
-    """The envelope's plan for an inconclusive bound (simulate.verdict.planner): the design's declared work with one
-    variable's values extended (each new value's cells copied from the largest one's, inside the window where it has
-    one), capped at the experiment's largest grid."""
+def _cell_cost(setup: _Setup, keep):
+    """The declared work of one task at a cell (its window's settings included; 0 outside the window where the fit keeps
+    only inside cells), cached."""
     exp, claim = setup.exp, setup.claim
-    cells = [dict(k) for k in design_cells]
     cost: dict[tuple, float] = {}
 
     def cell_cost(c: dict) -> float:
@@ -488,10 +484,17 @@ def _plan(setup: _Setup, design_cells, keep, r: BoundAnalysis):
             except (InputError, ValueError, TypeError, ZeroDivisionError):
                 cost[key] = exp.cost_of(c)
         return cost[key]
+    return cell_cost
 
-    caps = {v: float(x) for v, x in (exp.max_grid or {}).items()}
+
+def _plan(setup: _Setup, design_cells, keep, r: BoundAnalysis):
+    """The envelope's plan for an inconclusive bound (simulate.verdict.planner): the design's declared work with one
+    variable's values extended (each new value's cells copied from the largest one's), capped at the experiment's
+    largest grid."""
+    caps = {v: float(x) for v, x in (setup.exp.max_grid or {}).items()}
     try:
-        return bound_plan(list(r.data), r.analysis.function, setup.fit_vars, int(setup.design.seeds), grid_work(cells, cell_cost), caps)
+        return bound_plan(list(r.data), r.analysis.function, setup.fit_vars, int(setup.design.seeds),
+                          grid_work([dict(k) for k in design_cells], _cell_cost(setup, keep)), caps)
     except (InputError, ValueError, ZeroDivisionError):
         return None
 

@@ -25,6 +25,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ibcheck.simulate.stats.separation import nearest_corrected, np_power, seeds_needed
+from ibcheck.theory.errors import InputError
 
 POWER = 0.80  # the power the plan reaches (against the nearest alternative, at level ALPHA)
 ALPHA = 0.05
@@ -192,3 +193,20 @@ def grid_work(cells: list[dict], cost: Callable[[dict], float]) -> Callable[[str
         chosen += [{**dict(o), v: x} for x in values if x > top * (1 + 1e-12) for o in others]
         return sum(cost(c) for c in chosen) * seeds
     return work
+
+
+def planned_undecided(analyses: list, rows_of, variables: list[str], seeds: int, work: Callable[[str, list[float], int], float],
+                      caps: dict[str, float] | None = None) -> list[tuple]:
+    """The round planner's open directions (Analysis.undecided: fit cells, terms, variable, extend?) for ``analyses``,
+    with the envelope's plan choosing the direction: a variable whose plan reaches POWER more cheaply by a wider range
+    than by seeds at this range is extended, not only seeded. ``rows_of(analysis)``: the rows it was fitted on."""
+    out = []
+    for an in analyses:
+        open_ = an.undecided()
+        try:  # only where it can change a direction: some open variable the rounds would only seed
+            plan = bound_plan(list(rows_of(an)), an.function, variables, seeds, work, caps) if any(not e for *_, e in open_) else None
+        except (InputError, ValueError, ZeroDivisionError):
+            plan = None
+        wider = plan is not None and plan.top_work is not None and plan.top_work < plan.seeds_work
+        out += [(c, t, v, ext or (wider and plan is not None and v == plan.variable)) for c, t, v, ext in open_]
+    return out
