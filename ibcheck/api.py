@@ -397,7 +397,7 @@ def compare_probability(claim: str, extend: bool = True, **options) -> "Probabil
     as there), and a binomial test over its samples inside the claim's own hypotheses gives the verdict. With
     ``extend``, where those samples are too few to decide, the cheapest slice of inside cells gets more seeds (in
     ``extension.sqlite`` beside ``store``); the reason states the mix."""
-    from ibcheck.simulate.compare.probability import PROBABILITY_CLAIMS, extension, extra_rows, probability_comparison  # heavy: scipy
+    from ibcheck.simulate.compare.probability import PROBABILITY_CLAIMS, extended_comparison, probability_comparison  # heavy: scipy
 
     if claim not in PROBABILITY_CLAIMS:
         raise InputError(f"{claim!r} is not a probability claim; those measured on another claim's sweep: {', '.join(PROBABILITY_CLAIMS)}")
@@ -409,17 +409,13 @@ def compare_probability(claim: str, extend: bool = True, **options) -> "Probabil
                           f"({base}) has a constant {k!r}; their constants are {', '.join(accepted) or 'none'}")
     require_bool("extend", extend)
     result = compare(base, **options)
-    ext = extension(claim, result) if extend else None
-    extra = None
-    if ext is not None:  # the new seeds in a store of their own beside the base's (a temporary one without a store)
-        store, workers = options.get("store"), options.get("workers") or 1
-        if store:
-            extra = extra_rows(result, ext, os.path.join(os.path.dirname(os.path.abspath(store)), "extension.sqlite"), workers,
-                               bool(options.get("progress", True)))
-        else:
-            with tempfile.TemporaryDirectory(prefix="ibcheck-extension-") as tmp:
-                extra = extra_rows(result, ext, os.path.join(tmp, "extension.sqlite"), workers, bool(options.get("progress", True)))
-    return probability_comparison(claim, result, extra, ext)
+    if not extend:
+        return probability_comparison(claim, result)
+    store, workers, progress = options.get("store"), options.get("workers") or 1, bool(options.get("progress", True))
+    if store:  # the added samples in a store of their own beside the base's (a temporary one without a store)
+        return extended_comparison(claim, result, os.path.join(os.path.dirname(os.path.abspath(store)), "extension.sqlite"), workers, progress)
+    with tempfile.TemporaryDirectory(prefix="ibcheck-extension-") as tmp:
+        return extended_comparison(claim, result, os.path.join(tmp, "extension.sqlite"), workers, progress)
 
 
 def design(claim: str, quick: bool = True, budget: float | None = None, seeds: int | None = None) -> "WindowDesign":

@@ -231,3 +231,12 @@ def probability_comparison(claim_id: str, base, extra: tuple[Row, ...] | None = 
     return ProbabilityComparison(claim_id, spec.base, probability_test(obs, spec.quantity, eps, delta), app, measured, len(rows),
                                  ext if extra is not None else None, base,
                                  extra_kkt=kkt_cells(list(extra), list(base.record.grid)) if extra else ())
+
+
+def extended_comparison(claim_id: str, base, store: str, workers: int = 1, progress: bool = False) -> ProbabilityComparison:
+    """:func:`probability_comparison` on ``base`` with the samples :func:`extension` asks for, swept into ``store`` (a
+    SQLite file of their own; untouched when the base's samples suffice)."""
+    ext = extension(claim_id, base)
+    if ext is None:
+        return probability_comparison(claim_id, base)
+    return probability_comparison(claim_id, base, extra_rows(base, ext, store, workers, progress), ext)

@@ -19,7 +19,7 @@ from typing import Callable, Sequence, cast
 
 from ibcheck.simulate.compare import inputs
 from ibcheck.simulate.compare.driver import compare_in
-from ibcheck.simulate.compare.probability import PROBABILITY_CLAIMS, ProbabilityComparison, extension, extra_rows, probability_comparison
+from ibcheck.simulate.compare.probability import PROBABILITY_CLAIMS, ProbabilityComparison, extended_comparison
 from ibcheck.simulate.compare.record import BoundRecord, ComparisonRecord
 from ibcheck.simulate.compare.result import ComparisonResult
 from ibcheck.simulate.experiments.registry import EXPERIMENTS, experiment_for
@@ -165,16 +165,14 @@ def run_suite(options: SuiteOptions, stores: str, log: Callable[[str], None] | N
         for pid, spec in PROBABILITY_CLAIMS.items():
             if spec.base == name:
                 try:
-                    ext = extension(pid, comparison)  # the samples its test needs beyond the base's, in a store of its own
-                    extra = None
-                    if ext is not None:
+                    folder = inside(stores, "compare", slug(pid))
+                    os.makedirs(folder, exist_ok=True)  # the samples its test needs beyond the base's, in a store of its own
+                    pc = extended_comparison(pid, comparison, os.path.join(folder, "sweep.sqlite"), options.workers)
+                    if pc.extension is not None:
+                        used += pc.extension.work
                         if log:
-                            log(f"[{time.perf_counter() - t0:6.1f} s] {pid}: {ext.new_samples} more samples of {name} ...")
-                        folder = inside(stores, "compare", slug(pid))
-                        os.makedirs(folder, exist_ok=True)
-                        extra = extra_rows(comparison, ext, os.path.join(folder, "sweep.sqlite"), options.workers)
-                        used += ext.work
-                    probability.append((probability_comparison(pid, comparison, extra, ext), rec))
+                            log(f"[{time.perf_counter() - t0:6.1f} s] {pid}: {pc.extension.new_samples} samples added to {name}'s")
+                    probability.append((pc, rec))
                 except InputError as err:
                     not_run.append(NotRun(pid, str(err)))
     pending = [(name, b, c.record) for name, c in done for b in c.record.bounds]

@@ -86,16 +86,26 @@ def _cells(rows: list[dict], variables: list[str]) -> list[dict]:
     return out
 
 
+def _claim_fit(cells: list[dict]) -> tuple[float, float]:
+    """The claim's own fit over the cell means, z = a + c h (least squares weighted by seeds, h in units of its median):
+    (a, the t statistic of c); (0, 0) with fewer than 3 cells."""
+    df = len(cells) - 2
+    if df <= 0:
+        return 0.0, 0.0
+    w = np.sqrt([c["n_seeds"] for c in cells])
+    h = np.array([c["h"] for c in cells]) / float(np.median([c["h"] for c in cells]))
+    X = np.column_stack([np.ones(len(cells)), h]) * w[:, None]
+    y = np.array([c["z"] for c in cells]) * w
+    beta, *_ = np.linalg.lstsq(X, y, rcond=None)
+    r = y - X @ beta
+    se = math.sqrt(max(float(r @ r) / df * float(np.linalg.pinv(X.T @ X)[1, 1]), 0.0))
+    return float(beta[0]), float(beta[1] / se) if se > 0 else (math.inf if beta[1] > 0 else -math.inf)
+
+
 def exp_intercept(rows: list[dict], variables: list[str], predicted: dict[str, float], terms: list[Term], restriction=None) -> float:
     """a in the claim's own fit z = a + c h (least squares over the cell means): -log A, the bound's prefactor."""
     xrows, _, _ = exp_rows(rows, variables, predicted, terms, restriction)
-    cells = _cells(xrows, variables)
-    if len(cells) < 3:
-        return 0.0
-    w = np.sqrt([c["n_seeds"] for c in cells])
-    X = np.column_stack([np.ones(len(cells)), [c["h"] for c in cells]])
-    (a, _), *_ = np.linalg.lstsq(X * w[:, None], np.array([c["z"] for c in cells]) * w, rcond=None)
-    return float(a)
+    return _claim_fit(_cells(xrows, variables))[0]
 
 
 LOWER_ORDER = (("log h", lambda h: np.log(h)), ("h^1/2", lambda h: np.sqrt(h)))  # terms of log(1/y) below h (a prefactor h^-p, ...)
@@ -161,24 +171,6 @@ def family_fit(cells: list[dict], order: int, variables: list[str], toward_zero:
     return FamilyFit(FAMILIES[order], tuple(alts), cast(Fit, fit))
 
 
-def growth_t(cells: list[dict]) -> float:
-    """The t statistic of c in the claim's own fit z = a + c h over the cell means (weighted by seeds)."""
-    if len(cells) < 3:
-        return 0.0
-    w = np.sqrt([c["n_seeds"] for c in cells])
-    h = np.array([c["h"] for c in cells]) / float(np.median([c["h"] for c in cells]))
-    X = np.column_stack([np.ones(len(cells)), h]) * w[:, None]
-    y = np.array([c["z"] for c in cells]) * w
-    beta, *_ = np.linalg.lstsq(X, y, rcond=None)
-    r = y - X @ beta
-    df = len(cells) - 2
-    if df <= 0:
-        return 0.0
-    cov = float(r @ r) / df * np.linalg.pinv(X.T @ X)
-    se = math.sqrt(max(float(cov[1, 1]), 0.0))
-    return float(beta[1] / se) if se > 0 else (math.inf if beta[1] > 0 else -math.inf)
-
-
 @dataclass(frozen=True)
 class ExpFits:
     """What the function test reads: each family's plain fit, its fits with each lower-order term (a violation must
@@ -208,7 +200,7 @@ def exp_family_fits(rows: list[dict], variables: list[str], predicted: dict[str,
     if dropped:
         notes.append("rows the exp-type fit cannot read (censored bounds, y <= 0 such as a zero error count) sit where log(1/y) is "
                      "largest, and leaving them out biases their cells downward, so no move refutes the bound here")
-    t = growth_t(cells)
+    t = _claim_fit(cells)[1]
     can_decide = t >= RESOLVED_T
     if not can_decide:
         notes.append(f"log(1/y) does not resolve its growth with h here (t = {t:.2g} for c in z = a + c h, below {RESOLVED_T:g}): "

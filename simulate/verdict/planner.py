@@ -88,10 +88,10 @@ def plan_design(variable: str, values: Sequence[float], n_obs: Sequence[float], 
     if len(xs) < 3 or xs[0] <= 1.0 or not (sigma > 0 and math.isfinite(sigma)) or seeds < 1:
         return None
     per_seed = np.asarray([n / seeds for _, n in sorted(zip(values, n_obs))], dtype=float)
-    now = envelope_power(xs, per_seed * seeds, sigma, w_min)
+    delta_now = _delta(xs, per_seed * seeds, sigma, w_min)
+    now = np_power(delta_now, ALPHA)
     base = work(xs, seeds)
     # seeds at this range: the distance grows as sqrt(seeds)
-    delta_now = _delta(xs, per_seed * seeds, sigma, w_min)
     need = seeds_needed(delta_now, seeds, ALPHA, POWER) if delta_now > 0 else seeds * 100
     seeds_work = work(xs, need) / base if base > 0 else math.nan
     top = top_work = None
