@@ -6,7 +6,9 @@ seeds one at a time with autograd and ``torch.optim.SGD``. Both take the same nu
 steps from the same initialization; their final losses are checked to agree.
 
 Prints ms per seed-step for both, the ratio, and the achieved GFLOP/s against a plain
-float64 matmul measured in this run. The last line is ``speedup_per_seed_step: X``.
+float64 matmul measured in this run. The last line is ``speedup_per_seed_step: X``. The figure is recorded in
+docs/performance.md (bench/record.py) as ``gd_speed``, or ``gd_speed[OPTION=VALUE;...]`` when options change the
+configuration.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import math
 import time
 
 import torch
+from record import command_line, record, variant_id  # run as a script: bench/ is on the path
 
 from ibcheck.simulate.substrate.data import clusters
 from ibcheck.simulate.substrate.models import ModelConfig, init_model
@@ -113,6 +116,14 @@ def main() -> None:
     print(f"per-seed autograd + SGD reference: {ms_r:.3f} ms per seed-step, {primal / t_ref / 1e9:.2f} GFLOP/s ({primal / t_ref / 1e9 / peak:.1%} of matmul)")
     print(f"plain float64 matmul 1024^3 in this run: {peak:.2f} GFLOP/s")
     print(f"speedup_per_seed_step: {ms_r / ms_b:.2f}")
+    record(variant_id("gd_speed", args, ap),
+           f"**{ms_r / ms_b:.1f}x** per seed-step: batched {ms_b:.3f} ms against the reference's {ms_r:.3f} ms "
+           f"({actual / t_batched / 1e9:.2f} GFLOP/s actual, {actual / t_batched / 1e9 / peak:.1%} of a plain float64 matmul's "
+           f"{peak:.2f} GFLOP/s in the same run)",
+           command_line(__file__), {"ms_batched": ms_b, "ms_reference": ms_r, "matmul_gflops": peak},
+           what=f"batched GD ({'dual form through the Gram matrix' if dual else 'primal'}) against the per-seed autograd + SGD loop, "
+                f"fa d = {d}, n = {N}, m = {args.m}, k = {args.k}, {args.seeds} seeds, {args.steps} steps, float64, {device}, "
+                f"{torch.get_num_threads()} torch threads")
 
 
 if __name__ == "__main__":

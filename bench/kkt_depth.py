@@ -10,6 +10,9 @@ reference's), and prints per instance and cap: points found / known, the largest
 seconds. The flip norm of every known point is printed too (the spread the search must cover).
 
 Usage: ``python bench/kkt_depth.py [--instances "256,6,185,6;256,6,185,12"] [--caps 20,40,80,160]``.
+
+The run's figure (per cap, over the instances: points found / known, flip norms within 2%, seconds) is recorded in
+docs/performance.md (bench/record.py) as ``kkt_depth``, or ``kkt_depth[OPTION=VALUE;...]`` naming the options given.
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from dataclasses import replace
 
 import numpy as np
 from kkt_recall import REFERENCE, cell_eps, flip_norms  # run as a script: bench/ is on the path
+from record import command_line, record, variant_id
 
 from ibcheck.simulate.experiments.base import TrainedNetwork, design
 from ibcheck.simulate.experiments.kkt import flip_objective, search_budget
@@ -50,6 +54,7 @@ def main() -> None:
         reference = replace(REFERENCE, gd=int(lo), gd_max=int(hi), saturation=float(level))
     todo = [tuple(int(x) for x in t.split(",")) for t in args.instances.split(";") if t] or several_point_instances()
     exp, sph = EXPERIMENTS["FVBS23.thm.4_2"], EXPERIMENTS["VYS22.thm.main"]
+    per_cap: dict[int, dict] = {}
     for d, k, n, seed in todo:
         # k = 0: VYS22's points on a sphere, under its quick budget (no flip norm here: its own is another quantity)
         quick = search_budget(design(TrainedNetwork, (exp if k else sph).fixed_at(True)))
@@ -73,10 +78,25 @@ def main() -> None:
             sec = time.perf_counter() - t
             hit = [any(function_distance(f, g.forward(probes)) <= SAME_POINT_RTOL for g in got.points) for f in kf]
             top = max(flip_norms(list(got.points), ds, eps, seed), default=float("nan")) if k else float("nan")
+            acc = per_cap.setdefault(cap, {"found": 0, "known": 0, "instances": 0, "flip": 0, "flip_within": 0, "seconds": []})
+            acc["found"] += int(sum(hit))
+            acc["known"] += len(known)
+            acc["instances"] += 1
+            acc["seconds"].append(sec)
+            if norms:
+                acc["flip"] += 1
+                acc["flip_within"] += top / max(norms) >= 0.98
             print(json.dumps({"d": d, "k": k, "n": n, "seed": seed, "cap": cap, "starts": got.gd_starts, "stop": got.stop,
                               "unseen": round(float(got.unseen), 4), "found": int(sum(hit)), "known": len(known),
                               "largest_flip_found_over_known": round(top / max(norms), 4) if norms else None,
                               "seconds": round(sec, 1)}), flush=True)
+    figure = "; ".join(f"cap {cap}: {a['found']}/{a['known']} known points found"
+                       + (f", largest flip norm within 2% on {a['flip_within']} of {a['flip']}" if a["flip"] else "")
+                       + f", {min(a['seconds']):.1f}-{max(a['seconds']):.1f} s a search" for cap, a in per_cap.items())
+    record(variant_id("kkt_depth", args, ap), figure or "no instance measured", command_line(__file__),
+           {"instances": len(todo)},
+           what=f"the quick budget against its cap on GD starts, on {len(todo)} instances with several known points (the deep "
+                "reference search's): points found / known, the largest flip norm found within 2% of the largest known, seconds")
 
 
 if __name__ == "__main__":

@@ -24,6 +24,10 @@ instance with three or more, which a test checks the engine still finds.
 budget only: a class record per k over that n range, kept beside the small-n records.
 
 Usage: ``python bench/kkt_recall.py [--quick] [--fixture] [--cells 2,4,6 [--seeds S] [--first-seed F]]``.
+
+The run's figures (recall per class, on the instances with 3 or more known points, seconds per search) are recorded in
+docs/performance.md (bench/record.py) as ``kkt_recall``, or ``kkt_recall[OPTION=VALUE;...]`` naming the options that
+change the instances or the cross-check (``--fixture`` does not), so that a partial run never replaces the full one's row.
 """
 from __future__ import annotations
 
@@ -211,7 +215,7 @@ def classes_by_key(rows: list[dict], bs: dict[str, Budget], fingerprint: str) ->
     return out
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="8 instances: k = 4 at d = 64 and 1024, k = 8 mostly at d = 64")
     ap.add_argument("--fixture", action="store_true", help="also write tests/data/kkt_planted.npz")
@@ -224,6 +228,14 @@ def main() -> None:
                     "the sphere, every d and n of its quick grid), under VYS22's quick budget only")
     ap.add_argument("--seeds", type=int, default=1, help="samples per cell with --cells or --sphere-cells")
     ap.add_argument("--first-seed", type=int, default=0, help="the first sample's seed with --cells (the runs add up)")
+    return ap
+
+
+def main() -> None:
+    from record import commit_id  # run as a script: bench/ is on the path (tests load this file without it)
+
+    commit = commit_id()  # before this run writes recall.json (and the fixture)
+    ap = parser()
     args = ap.parse_args()
     bs = budgets()
     if args.cells:
@@ -234,6 +246,7 @@ def main() -> None:
     fixture: dict[str, np.ndarray] = {}
     rows = []
     several: dict[str, list[int]] = {}
+    seconds: dict[str, list[float]] = {}
     print(f"engine fingerprint {fp}; budgets: " + "; ".join(f"{k}: {json.dumps(b.as_json())}" for k, b in bs.items()))
     todo = list(QUICK if args.quick else INSTANCES) if not args.cells else cell_instances(args.cells, args.seeds, args.first_seed)
     if args.sphere_cells:
@@ -269,6 +282,7 @@ def main() -> None:
             sec = time.perf_counter() - t
             hit = found_fraction(known, list(got.points), probes)
             line[name] = f"{hit}/{len(known)} in {sec:.1f}s"
+            seconds.setdefault(name, []).append(sec)
             line[f"{name} found"] = hit
             line[f"{name} slsqp first"] = got.by_origin().get("slsqp:random", (0, 0, 0))[2]  # points no earlier source reached
             if top == top:  # a search that found no point is a miss (ratio 0), never left out
@@ -287,12 +301,16 @@ def main() -> None:
             for j, net in enumerate(known):
                 fixture[f"{tag}_p{j}_W"], fixture[f"{tag}_p{j}_a"], fixture[f"{tag}_p{j}_b"] = net.W, net.a, net.b
     print("\nrecall per class (known points found / known points):")
+    per_class = []
     for (_, k, name), acc in sorted(classes_by_key(rows, bs, fp).items()):  # this run's instances
         r = acc["found"] / acc["known"] if acc["known"] else math.nan
         print(f"  k = {k}, d = {acc['d_min']}-{acc['d_max']}, budget {name}: {acc['found']}/{acc['known']} = {r:.0%} "
               f"on {acc['instances']} instances")
-    print("instances with 3 or more known points (the issue's done-when): "
-          + "; ".join(f"{name}: {f}/{t} = {f / t:.0%}" for name, (f, t) in several.items() if t))
+        per_class.append(f"k = {k}, d = {acc['d_min']}-{acc['d_max']}, {name}: {acc['found']}/{acc['known']} = {r:.0%} "
+                         f"({acc['instances']} instances)")
+    several_text = "; ".join(f"{name}: {f}/{t} = {f / t:.0%}" for name, (f, t) in several.items() if t)
+    print("instances with 3 or more known points (the issue's done-when): " + several_text)
+    _record_run(args, ap, todo, per_class, several_text, seconds, fp, commit)
     # merge with the instances on record measured by this same engine; every class is recomputed from all of them
     old = json.loads(RECALL_FILE.read_text()) if RECALL_FILE.exists() else {}
     kept = old.get("instances", []) if old.get("fingerprint") == fp else []
@@ -304,6 +322,28 @@ def main() -> None:
         FIXTURE.parent.mkdir(parents=True, exist_ok=True)
         np.savez(FIXTURE, **fixture)
         print(f"written {FIXTURE}")
+
+
+def _record_run(args, ap, todo, per_class: list[str], several_text: str, seconds: dict[str, list[float]], fp: str,
+                commit: str) -> None:
+    """This run's figures in docs/performance.md, under an id naming the options that change what it measures."""
+    from record import command_line, record, variant_id
+
+    if args.cells:
+        where = f"FVBS23.thm.4_2's quick cells at k = {args.cells} (their own n, {args.seeds} seeds from {args.first_seed})"
+    elif args.sphere_cells:
+        where = f"VYS22.thm.main's quick cells (points on the sphere, {args.seeds} seeds from {args.first_seed})"
+    else:
+        where = "planted instances" + (" (--quick's set)" if args.quick else "") + (f", also k = {args.extra_k}" if args.extra_k else "")
+    if args.k:
+        where += f", k = {args.k} only"
+    secs = "; ".join(f"{name} {min(v):.1f}-{max(v):.1f} s" for name, v in seconds.items() if v)
+    figure = "; ".join(per_class) + (f"; on the instances with 3 or more known points: {several_text}" if several_text else "") \
+        + (f"; seconds per search: {secs}" if secs else "")
+    record(variant_id("kkt_recall", args, ap, ignore=("fixture",)), figure or "no instance measured", command_line(__file__),
+           {"fingerprint": fp, "instances": len(todo)}, commit=commit,
+           what=f"KKT recall by budget (known points found / known, against the reference search and an SLSQP cross-check of "
+                f"{args.slsqp} starts) and seconds per search, {len(todo)} {where}, engine fingerprint {fp}")
 
 
 if __name__ == "__main__":

@@ -20,6 +20,11 @@
 * one FVBS23.thm.4_2 sample of the full design at d = 4096, k = 16 (n = 1107), whole.
 
 ``--only NAME[,NAME]`` runs some of them: main, polish, lone, coupled, certificate, start, sample.
+
+Each figure is recorded in docs/performance.md (bench/record.py) under its own id (``kkt_speed.main.certificate``,
+``kkt_speed.main.slsqp``, ``kkt_speed.main.global_socp``, ``kkt_speed.polish.nN`` per size, ``kkt_speed.lone``,
+``kkt_speed.coupled``, ``kkt_speed.certificate``, ``kkt_speed.start``, ``kkt_speed.sample``): ``--only`` and ``--sizes``
+replace the rows of what they ran and leave the others.
 """
 from __future__ import annotations
 
@@ -28,6 +33,7 @@ from dataclasses import replace
 
 import cvxpy as cp
 import numpy as np
+from record import command_line, record  # run as a script: bench/ is on the path
 
 from ibcheck.simulate.substrate.models import ModelConfig
 from ibcheck.simulate.substrate.trainer import TrainConfig
@@ -36,6 +42,10 @@ from ibcheck.solvers.kkt.certificate import kkt_certificate
 from ibcheck.solvers.kkt.global_opt import global_max_margin
 from ibcheck.solvers.kkt.jacobian import margin_jacobian
 from ibcheck.solvers.kkt.search import kkt_search, random_start
+
+
+def _record(measurement_id: str, what: str, figure: str, extra: dict | None = None) -> None:
+    record(measurement_id, figure, command_line(__file__), extra, what=what)
 
 
 def main() -> None:
@@ -57,6 +67,10 @@ def main() -> None:
     print(f"certificate n=1000, width 100, d=100 ({cert.scaled.params().size} parameters, {cert.n_active} active): "
           f"{t_cert * 1000:.0f} ms [{cert.solver_status}, residual {cert.stationarity_residual:.3g}]; "
           f"uncompressed program {t_ref * 1000:.0f} ms [{prob.status}] ({t_ref / t_cert:.1f}x)")
+    _record("kkt_speed.main.certificate", f"the KKT certificate at n = 1000, width 100, d = 100 ({cert.scaled.params().size} parameters, "
+            "a GD-trained network), against the uncompressed program (full Jacobian, no QR compression, no ties)",
+            f"**{t_cert * 1000:.0f} ms** [{cert.solver_status}, {cert.n_active} active] against {t_ref * 1000:.0f} ms [{prob.status}] "
+            f"({t_ref / t_cert:.1f}x)", {"seconds": t_cert, "reference_seconds": t_ref})
 
     from ibcheck.simulate.substrate.data import clusters
 
@@ -68,13 +82,18 @@ def main() -> None:
     per = (time.perf_counter() - t) / len(starts)
     ok = sum(r.certificate.is_kkt(1e-5) for r in out)
     print(f"SLSQP n=50, width 20, d=20: {per:.2f} s per start (certificate included); {ok}/{len(out)} certified KKT")
+    _record("kkt_speed.main.slsqp", "SLSQP per start at n = 50, width 20, d = 20 (its certificate included)",
+            f"**{per:.2f} s** per start; {ok} of {len(out)} certified KKT", {"seconds_per_start": per})
 
     rng = np.random.default_rng(1)
     X = rng.standard_normal((16, 2))
     y = np.where(rng.random(16) < 0.5, 1.0, -1.0)
     t = time.perf_counter()
     g = global_max_margin(X, y)
-    print(f"global SOCP n=16, d=2: {time.perf_counter() - t:.2f} s ({g.n_patterns} patterns, {g.n_blocks} neurons, value {g.value:.6g}, {g.status})")
+    sec = time.perf_counter() - t
+    print(f"global SOCP n=16, d=2: {sec:.2f} s ({g.n_patterns} patterns, {g.n_blocks} neurons, value {g.value:.6g}, {g.status})")
+    _record("kkt_speed.main.global_socp", "the global SOCP (pattern enumeration + one SOCP) at n = 16, d = 2",
+            f"**{sec:.2f} s** ({g.n_patterns} patterns, {g.n_blocks} neurons, {g.status})", {"seconds": sec})
 
 
 def _gd_networks(n: int, width: int = 6, nets: int = 2):
@@ -111,6 +130,10 @@ def polish_rate(sizes: list[int]) -> None:
         (ok, t), (ok_ref, t_ref) = rates["engine"], rates["reference"]
         print(f"tie-aware polish n={n}, d=1024, k=8, width 6: {ok}/{len(nets)} certified (1e-6) in {t:.1f} s = {ok / t:.3f} KKT "
               f"points/s; reference {ok_ref}/{len(nets)} in {t_ref:.1f} s = {ok_ref / t_ref:.3f}/s; ratio {t_ref / t:.2f}x")
+        _record(f"kkt_speed.polish.n{n}", f"KKT points certified per second by the engine's tie-aware polish, FVBS23 samples d = 1024, "
+                f"k = 8, n = {n} ({len(nets)} GD networks of width 6 as starts), against the polish before issue 28's speedups",
+                f"**{ok / t:.3g}/s** ({ok} of {len(nets)} in {t:.1f} s; target 1/s), the reference {ok_ref / t_ref:.3g}/s ({ok_ref} of "
+                f"{len(nets)} in {t_ref:.1f} s); {t_ref / t:.1f}x", {"per_second": ok / t, "reference_per_second": ok_ref / t_ref})
 
 
 def coupled_group(n: int = 1107, d: int = 4096, k: int = 16) -> None:
@@ -148,6 +171,11 @@ def coupled_group(n: int = 1107, d: int = 4096, k: int = 16) -> None:
     print(f"coupled group d={d}, k={k}, n={n}: {len(g)} neurons; Gram-space program {sec:.2f} s = {sec / len(g):.3f} s per "
           f"neuron [sum ||v_j|| {value}] (target <= 0.5 s per neuron); Clarabel {sec_ref:.1f} s = {sec_ref / len(g):.2f} s per "
           f"neuron [{status}, {value_ref}]; ratio {sec_ref / sec:.1f}x")
+    _record("kkt_speed.coupled", f"one coupled group's cone program at d = {d}, k = {k}, n = {n} ({len(g)} neurons): the Gram-space "
+            "program against Clarabel, seconds per neuron",
+            f"Gram space **{sec / len(g):.3f} s** per neuron ({sec:.2f} s; target 0.5 s); Clarabel {sec_ref / len(g):.2f} s per neuron "
+            f"({sec_ref:.1f} s, {status}); {sec_ref / sec:.1f}x; sum of the neurons' norms {value} against {value_ref}",
+            {"seconds": sec, "reference_seconds": sec_ref, "neurons": len(g)})
 
 
 def lone_neurons() -> None:
@@ -171,6 +199,10 @@ def lone_neurons() -> None:
     (t, v, st), (t_ref, v_ref, st_ref) = out[True], out[False]
     print(f"per-cluster cone d=4096, k=16, n=1107: lone neurons {t:.2f} s [{st}, 1/2||theta||^2 {v:.10g}]; joint program "
           f"{t_ref:.1f} s [{st_ref}, {v_ref:.10g}]; ratio {t_ref / t:.1f}x")
+    _record("kkt_speed.lone", "one program on the per-cluster cone, d = 4096, k = 16, n = 1107, lone neurons solved exactly "
+            "(non-negative least squares), against the joint interior-point program",
+            f"**{t:.2f} s** against {t_ref:.1f} s ({t_ref / t:.1f}x); 1/2 ||theta||^2 {v:.10g} against {v_ref:.10g}",
+            {"seconds": t, "reference_seconds": t_ref})
 
 
 def gram_certificate(d: int = 4096, k: int = 16, n: int = 1107, reference: bool = True) -> None:
@@ -185,6 +217,7 @@ def gram_certificate(d: int = 4096, k: int = 16, n: int = 1107, reference: bool 
     D, s = family_cone("per-cluster", ds.cluster, labels)
     D, s = np.repeat(D, 2, axis=1), np.repeat(s, 2)
     span = polish.data_span(ds.X)
+    parts, ties = [], []
     for r in range(3):
         o = polish.cone_optimum(ds.X, ds.y, D, s, span=span)
         # the cone program merges neurons that share a sign and a pattern (16 here): each is split into two parallel
@@ -196,19 +229,27 @@ def gram_certificate(d: int = 4096, k: int = 16, n: int = 1107, reference: bool 
         sec = time.perf_counter() - t
         line = (f"certificate d={d}, k={k}, n={n}, width {net.width} (program {r + 1} of the polish): {g.n_active} active, "
                 f"{g.n_ties} ties; Gram space {sec:.2f} s [{g.solver_status}, residual {g.stationarity_residual:.6g}] (target <= 1 s)")
+        parts.append(f"**{sec:.2f} s**")
+        ties.append(f"{g.n_active} active, {g.n_ties} ties")
         if reference and r == 0:
             t = time.perf_counter()
             p = kkt_certificate_params(net, ds.X, ds.y)
             sec_ref = time.perf_counter() - t
             line += (f"; parameter space {sec_ref:.1f} s [{p.solver_status}, residual {p.stationarity_residual:.6g}]; ratio "
                      f"{sec_ref / sec:.0f}x; |difference| {abs(g.stationarity_residual - p.stationarity_residual):.1e}")
+            ties[-1] += (f"; the parameter-space reference {sec_ref:.1f} s ({sec_ref / sec:.0f}x), the same residual to "
+                         f"{abs(g.stationarity_residual - p.stationarity_residual):.1e}")
         print(line, flush=True)
         if o.next_cone is None:
             break
         D, s = o.next_cone
+    _record("kkt_speed.certificate" + ("" if reference else ".no_reference"),
+            f"the KKT certificate at d = {d}, k = {k}, n = {n}, width 32 (the per-cluster cone's optimum and the next cones', each "
+            "neuron split in two): the Gram-space program against the parameter-space reference on the first",
+            f"Gram space {', '.join(parts)} (target 1 s) on {len(parts)} programs ({'; '.join(ties)})")
 
 
-def one_start(d: int, k: int, n: int, starts: int = 4) -> None:
+def one_start(d: int, k: int, n: int, starts: int = 4) -> str:
     """One GD start of the engine, whole: GD in the data's span from a per-cluster init, then the tie-aware polish with a
     certificate between programs (issue 48's targets: <= 1 s at (256, 8), <= 5 s at (4096, 16)); the mean of ``starts``."""
     from ibcheck.simulate.substrate.data import clusters
@@ -232,6 +273,15 @@ def one_start(d: int, k: int, n: int, starts: int = 4) -> None:
     target = 1.0 if d <= 256 else 5.0
     print(f"one start d={d}, k={k}, n={n}: {np.mean(secs):.2f} s mean over {starts} ({min(secs):.2f}-{max(secs):.2f} s; "
           f"{sum(got)} certified) (target <= {target:g} s)", flush=True)
+    return (f"({d}, {k}, n = {n}): **{np.mean(secs):.2f} s** ({min(secs):.2f}-{max(secs):.2f}; {sum(got)} of {starts} certified; "
+            f"target {target:g} s)")
+
+
+def starts_both(starts: int = 4) -> None:
+    """:func:`one_start` at (256, 8, n = 246) and at (4096, 16, n = 1107), recorded as one figure."""
+    figures = [one_start(256, 8, 246, starts), one_start(4096, 16, 1107, starts)]
+    _record("kkt_speed.start", f"one engine start (GD in the data's span, the tie-aware polish, a certificate per program), mean of {starts}",
+            "; ".join(figures))
 
 
 def fvbs23_sample(d: int = 4096, k: int = 16, seed: int = 0) -> None:
@@ -247,6 +297,12 @@ def fvbs23_sample(d: int = 4096, k: int = 16, seed: int = 0) -> None:
     print(f"FVBS23.thm.4_2 sample, full design, d={d}, k={k}, seed {seed}: {sec:.0f} s (target <= 120 s); "
           f"{row.get('kkt_certified')} of {row.get('kkt_trained')} candidates certified, distinct points {row.get('kkt_distinct')}, "
           f"{row.get('kkt_gd_starts')} GD starts, unseen {row.get('kkt_gd_unseen')}, stop {row.get('kkt_stop')}")
+    _record("kkt_speed.sample" + ("" if (d, k, seed) == (4096, 16, 0) else f"[d={d};k={k};seed={seed}]"),
+            f"one FVBS23.thm.4_2 sample of the full design at ({d}, {k}), seed {seed}, whole (its trained networks, the KKT search, "
+            "certificates, flip norms, transfers)",
+            f"**{sec:.0f} s** (target 120 s); {row.get('kkt_certified')} of {row.get('kkt_trained')} candidates certified, "
+            f"{row.get('kkt_distinct')} distinct points, {row.get('kkt_gd_starts')} GD starts, unseen {row.get('kkt_gd_unseen')}, "
+            f"stop {row.get('kkt_stop')}", {"seconds": sec})
 
 
 if __name__ == "__main__":
@@ -259,7 +315,7 @@ if __name__ == "__main__":
     only = set(args.only.split(",")) if args.only else None
     runs = {"main": main, "polish": lambda: polish_rate([int(x) for x in args.sizes.split(",")]), "lone": lone_neurons,
             "coupled": coupled_group, "certificate": gram_certificate,
-            "start": lambda: (one_start(256, 8, 246), one_start(4096, 16, 1107)), "sample": fvbs23_sample}
+            "start": starts_both, "sample": fvbs23_sample}
     for name, fn in runs.items():
         if only is None or name in only:
             fn()

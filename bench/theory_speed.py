@@ -5,7 +5,9 @@
 * window: one applicability window (warm caches) against a reference that bisects each
   hypothesis end over the integers with the same evaluator.
 
-The last two lines are ``ms_per_claim_eval: X`` and ``ms_per_window: Y`` (targets: 10 and 100).
+The last two lines are ``ms_per_claim_eval: X`` and ``ms_per_window: Y`` (targets: 10 and 100). The figures are
+recorded in docs/performance.md (bench/record.py): ``theory_speed.claim_eval``, ``theory_speed.claim_eval_all`` and
+``theory_speed.window``.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import time
 
 import mpmath
 import sympy as sp
+from record import command_line, record  # run as a script: bench/ is on the path
 
 from ibcheck.theory import all_claims, get_claim
 from ibcheck.theory.evaluate import evaluate_claim, make_point, parse_assignments, relation_holds
@@ -91,6 +94,19 @@ def main() -> None:
           f"integer-bisection reference {ref_w:.1f} ms, ratio {ref_w / warm:.1f}x")
     print(f"ms_per_claim_eval: {ours:.3f}")
     print(f"ms_per_window: {warm:.2f}")
+
+    cmd = command_line(__file__)
+    record("theory_speed.claim_eval", f"**{ours:.3f} ms** (target 10 ms); the sympy subs+evalf reference {ref:.3f} ms ({ref / ours:.1f}x)", cmd,
+           {"ms": ours, "reference_ms": ref},
+           what=f"claim evaluation: every hypothesis of FVBS23.thm.4_2 at {POINT}, ibcheck's log-space mpmath path against plain "
+                "sympy (subs + evalf of each side); median ms per evaluation")
+    record("theory_speed.claim_eval_all", f"median {statistics.median(per_claim):.3f} ms, max {max(per_claim):.3f} ms", cmd,
+           {"median_ms": statistics.median(per_claim), "max_ms": max(per_claim), "claims": len(per_claim)},
+           what=f"claim evaluation over the {len(per_claim)} claims with numeric hypotheses, each at its default point")
+    record("theory_speed.window", f"warm **{warm:.2f} ms** (target 100 ms), cold {cold:.1f} ms (symbolic solve, cached after); the "
+           f"integer-bisection reference {ref_w:.1f} ms ({ref_w / warm:.1f}x)", cmd, {"warm_ms": warm, "cold_ms": cold, "reference_ms": ref_w},
+           what=f"one applicability window of FVBS23.thm.4_2 over d at {WINDOW_AT}, against integer bisection of each hypothesis "
+                "end with the same evaluator")
 
 
 if __name__ == "__main__":
