@@ -89,7 +89,8 @@ def require_choice(name: str, value, choices) -> str:
 
 
 def _is_bool(value) -> bool:
-    return isinstance(value, bool) or type(value).__name__ == "bool_"
+    # numpy's bool type is named bool_ before numpy 2 and bool since (theory does not import numpy for this)
+    return isinstance(value, bool) or (type(value).__module__ == "numpy" and type(value).__name__ in ("bool_", "bool"))
 
 
 def shown_value(value) -> str:

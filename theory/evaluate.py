@@ -150,7 +150,10 @@ def log10_value(expr: sp.Expr, values: Mapping[str, object]) -> mpmath.mpf | Non
 
     Returns None where the expression is not positive (its log is undefined).
     """
-    v = evaluate(log_form(expr), values)
+    form = log_form(expr)
+    if form.has(sp.zoo, sp.nan):  # log 0: a side that is 0 (``(x-1)*(x-3) >= 0``) is compared by value
+        return None
+    v = evaluate(form, values)
     if isinstance(v, mpmath.mpc):
         if abs(v.imag) > mpmath.mpf(10) ** (-mpmath.mp.dps // 2):
             return None

@@ -14,6 +14,8 @@ import ast
 import math
 import numbers
 import re
+from contextvars import ContextVar
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Callable
 
@@ -29,6 +31,11 @@ _FUNCS: dict[str, Callable[..., sp.Basic]] = {
 _ARITY = {"log": (1, 2), "ln": (1, 1), "sqrt": (1, 1), "exp": (1, 1), "Abs": (1, 1), "abs": (1, 1)}
 _CONSTANTS: dict[str, sp.Basic] = {"E": sp.E, "pi": sp.pi, "oo": sp.oo}
 _GREEK = {"varepsilon": "eps", "epsilon": "eps", "lambda": "lam"}
+# the commands sympy's LaTeX parser reads as a letter's name (\alpha is the symbol alpha): any other command that comes
+# out as a name was not understood
+_LATEX_LETTERS = frozenset(("alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa lambda mu nu xi omicron pi "
+                            "varpi rho varrho sigma varsigma tau upsilon phi varphi chi psi omega Gamma Delta Theta Lambda Xi Pi Sigma "
+                            "Upsilon Phi Psi Omega").split())
 # \Omega(...) and friends around a bound written in LaTeX, with the kind they state
 _KINDS = (("\\Theta", "Theta"), ("\\Omega", "Omega"), ("\\omega", "omega"), ("\\mathcal{O}", "O"), ("O", "O"), ("o", "o"))
 
@@ -36,9 +43,24 @@ MAX_LENGTH = 2000       # characters of one formula
 MAX_NODES = 400         # syntax-tree nodes of one formula
 MAX_DIGITS = 60         # digits of any number in the parsed formula (numerator or denominator)
 MAX_EXP_DEPTH = 2       # exp(exp(d)) is the deepest tower accepted
+MAX_DECIMAL_EXPONENT = 10000  # |exponent| of a decimal written in a formula (1e-400 is kept exactly)
 _BINOPS = {ast.Add: sp.Add, ast.Sub: lambda a, b: a - b, ast.Mult: sp.Mul, ast.Div: lambda a, b: a / b}
 _RELATIONS = {ast.Lt: sp.StrictLessThan, ast.LtE: sp.LessThan, ast.Gt: sp.StrictGreaterThan, ast.GtE: sp.GreaterThan,
               ast.Eq: sp.Eq}
+
+
+_REAL_NAMES: ContextVar[frozenset[str]] = ContextVar("_REAL_NAMES", default=frozenset())
+
+
+def parse_over_reals(text: str, names: frozenset[str], where: str = "formula") -> sp.Basic:
+    """``text`` parsed as :func:`parse_formula` does, but with the variables in ``names`` as real symbols of either sign
+    (``sp.Symbol(name, real=True)``), not the shared positive ones: what a formula says where a variable's domain
+    admits values <= 0, before sympy simplifies it for positive values (``Abs(x)`` to ``x``)."""
+    token = _REAL_NAMES.set(frozenset(names))
+    try:
+        return parse_formula(text, where)
+    finally:
+        _REAL_NAMES.reset(token)
 
 
 class _Refused(Exception):
@@ -60,6 +82,9 @@ def parse_expression(text: str, where: str = "formula") -> sp.Basic:
         at = err.offset or _position(text)
         raise InputError(f"{_where(where)}cannot parse the formula {text!r} at position {at}: write e.g. sqrt(d/k)*log(d)**2") from None
     nodes = sum(1 for _ in ast.walk(tree))
+    for node in ast.walk(tree):  # a decimal is the decimal written: 1e-400 is not the float 0.0 Python rounds it to
+        if isinstance(node, ast.Constant) and isinstance(node.value, float):
+            node.text = ast.get_source_segment(source, node)  # type: ignore[attr-defined]
     if nodes > MAX_NODES:
         raise InputError(f"{_where(where)}the formula {_short(text)} has {nodes} syntax nodes: at most {MAX_NODES} are accepted")
     try:
@@ -90,7 +115,10 @@ def _build(node: ast.AST, exp_depth: int) -> Any:
             return sp.Integer(v)
         if not math.isfinite(v):
             raise _refuse(node, f"{v!r} is not a finite number")
-        return sp.Float(repr(v))
+        written = Decimal(getattr(node, "text", None) or repr(v))
+        if written != 0 and abs(written.adjusted()) > MAX_DECIMAL_EXPONENT:
+            raise _refuse(node, f"{written} is beyond 1e-{MAX_DECIMAL_EXPONENT} .. 1e{MAX_DECIMAL_EXPONENT} in absolute value")
+        return sp.Float(str(written), max(15, len(written.as_tuple().digits)))  # every digit written, exactly
     if isinstance(node, ast.Name):
         if node.id in _CONSTANTS:
             return _CONSTANTS[node.id]
@@ -98,7 +126,7 @@ def _build(node: ast.AST, exp_depth: int) -> Any:
             raise _refuse(node, f"{node.id} is a function: write {node.id}(...)")
         if node.id.startswith("_"):
             raise _refuse(node, f"the name {node.id!r} is not admitted (names start with a letter)")
-        return symbol(node.id)
+        return sp.Symbol(node.id, real=True) if node.id in _REAL_NAMES.get() else symbol(node.id)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         inner = _build(node.operand, exp_depth)
         return -inner if isinstance(node.op, ast.USub) else inner
@@ -243,7 +271,7 @@ def parse_latex_formula(text: str, where: str = "formula") -> sp.Basic:
         if m:
             renamed[s] = sp.Symbol(m.group(1) + m.group(2))
         elif "_" in s.name:
-            raise InputError(f"{where}: the subscript in {s.name!r} of {text!r} is not a plain name: LaTeX subscripts "
+            raise InputError(f"{where}: the subscript in {s.name!r} of {_latex(text)} is not a plain name: LaTeX subscripts "
                              "are read as digits or one letter (C_1, C_{12}); write longer names in sympy syntax (c_max)")
     if placeholder is not None:
         renamed[sp.Symbol(placeholder)] = sp.Symbol("d")
@@ -251,7 +279,29 @@ def parse_latex_formula(text: str, where: str = "formula") -> sp.Basic:
     rebuilt = re.sub(r"\be\b", "E", sp.sstr(raw).replace(", E)", ")"))  # e is Euler's number in a paper
     for greek, name in _GREEK.items():  # \varepsilon is the registry's eps, \lambda its lam
         rebuilt = re.sub(rf"\b{greek}\b", name, rebuilt)
-    return parse_expression(rebuilt, where)
+    try:
+        return parse_expression(rebuilt, where)
+    except InputError as err:
+        raise InputError(_latex_refusal(text, raw, rebuilt, where, err)) from None
+
+
+def _latex_refusal(text: str, raw: sp.Basic, rebuilt: str, where: str, err: InputError) -> str:
+    """The refusal of a LaTeX formula's sympy rewrite, said of the LaTeX as typed (the rewrite and its positions are not
+    what the user wrote). Pitfall avoided: ``\\def\\x{d}\\x`` was refused as "cannot parse the formula 'd*def*x**2' at
+    position 3": the parser reads an unknown command as a name, and ``def`` is a Python keyword."""
+    names = {s.name for s in raw.free_symbols}
+    unknown = [c for c in dict.fromkeys(re.findall(r"\\([A-Za-z]+)", text)) if c in names and c not in _LATEX_LETTERS]
+    if unknown:
+        cmds = " and ".join("\\" + c for c in unknown)
+        one = len(unknown) == 1
+        return (f"{where}: cannot parse the LaTeX {_latex(text)}: {cmds} {'is not a command' if one else 'are not commands'} of a "
+                f"formula (the LaTeX parser read {'it as a name' if one else 'them as names'}); write e.g. \\sqrt{{d/k}}\\,\\log^2 d")
+    reason = str(err)[len(_where(where)):]
+    for quoted in (repr(rebuilt), _short(rebuilt)):
+        reason = reason.replace(f"the formula {quoted}", "it", 1)
+    reason = re.sub(r"^cannot parse it at position \d+", "cannot parse it", reason)
+    reason = reason.removeprefix("cannot parse it: ").removeprefix("cannot parse it")
+    return f"{where}: cannot parse the LaTeX {_latex(text)}: {reason.lstrip(': ') or 'it does not read as a formula'}"
 
 
 def _no_differentials(body: str) -> tuple[str, str | None]:

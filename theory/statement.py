@@ -10,6 +10,7 @@ and is imported by them (a cycle); the display is :class:`~ibcheck.theory.claim.
 """
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass, field, replace
 from types import FrameType
@@ -18,9 +19,9 @@ from typing import Any, Callable, Literal
 import sympy as sp
 
 from .errors import InputError
-from .expressions import _KINDS, as_sympy, parse_formula, parse_latex_bound, parse_latex_formula
+from .expressions import _KINDS, as_sympy, parse_formula, parse_latex_bound, parse_latex_formula, parse_over_reals
 from .outdir import check_claim_id
-from .variables import Variable, shared_variable
+from .variables import Variable, shared_variable, symbol
 
 ClaimStatus = Literal["exact", "order", "ambiguous", "unverified"]
 STATUSES: tuple[str, ...] = ClaimStatus.__args__  # type: ignore[attr-defined]
@@ -65,9 +66,42 @@ class Hypothesis:
     text: str = ""
     unverified: bool = False
 
+    def __post_init__(self):
+        """Checked when built, as a claim checks the hypotheses it is given: a name, a relation (a string is parsed as in
+        a claim's ``hypotheses`` dict) or None with the text it stands for. Pitfall avoided: ``Hypothesis(None, None)``
+        was built, and failed far away (a table row named None, a hypothesis that states nothing)."""
+        n = self.name
+        if not isinstance(n, str) or not n.strip() or len(n) > 100 or not n.isprintable():
+            raise InputError(f"Hypothesis(name={n!r}) is not accepted: the name is a non-empty printable string of at most 100 "
+                             "characters (e.g. 'H1')")
+        for field_, ok in (("text", isinstance(self.text, str)), ("unverified", isinstance(self.unverified, bool))):
+            if not ok:
+                raise InputError(f"Hypothesis {n!r}: {field_}={getattr(self, field_)!r} is not accepted: "
+                                 + ("the text is a string" if field_ == "text" else "unverified must be True or False"))
+        if self.expr is None:
+            if not self.text.strip():
+                raise InputError(f"Hypothesis {n!r} has neither a relation (expr) nor a text: a qualitative hypothesis (expr=None) "
+                                 "is the text it states, e.g. Hypothesis('H1', None, 'the data are linearly separable')")
+            return
+        if isinstance(self.expr, str) and not self.text:
+            object.__setattr__(self, "text", self.expr)  # frozen: set once, here, as the claim's hypotheses dict does
+        object.__setattr__(self, "expr", _relation(self.expr, f"Hypothesis {n!r}"))
+
     @property
     def qualitative(self) -> bool:
         return self.expr is None
+
+
+def _relation(h: object, where: str) -> sp.Basic:
+    """A hypothesis's relation: a sympy relation (or an And/Or of relations), or a string parsed to one (sympy syntax or
+    LaTeX); one that sympy decides for every positive value, and an equation, are refused."""
+    expr = parse_formula(h, where) if isinstance(h, str) else h
+    if expr is sp.true or expr is sp.false:  # sympy decided it: d >= 2*d is False for every positive d
+        raise InputError(f"{where}: {h!r} is {'always true' if expr is sp.true else 'never true'} for positive values of its "
+                         "variables, so it cannot restrict where the claim applies")
+    if not isinstance(expr, (sp.Rel, sp.And, sp.Or)) or isinstance(expr, (sp.Eq, sp.Ne)):
+        raise InputError(f"{where}: {h!r} is not a relation (write e.g. n >= k*log(d)**2, or n \\geq k \\ln^2 d)")
+    return expr
 
 
 @dataclass(frozen=True)
@@ -265,6 +299,34 @@ class ClaimStatement:
         return f"{self.paper}; source texts: {', '.join(self.seeds) or 'none (the paper only)'}"
 
 
+def _admits_nonpositive(v: Variable) -> bool:
+    """Does the variable's domain hold a value <= 0 (no low end, a negative one, or a closed 0)?"""
+    return v.low is None or v.low < 0 or (v.low == 0 and not v.low_open)
+
+
+def _same_over_reals(text: str, signed: dict, where: str) -> None:
+    """A hypothesis over a variable whose domain admits values <= 0 must say the same over the reals as over the positive
+    values its formula is parsed for (the shared symbols are positive): refused otherwise, in one line.
+
+    Pitfall avoided: ``Abs(x) <= 1`` on the domain [-5, 5] was parsed as ``x <= 1`` (sympy simplifies Abs of a positive
+    symbol) and its window was [-5, 1], not [-1, 1]; ``x + 1 > 0`` was refused as "always true"."""
+    names = frozenset(n for n in signed if re.search(rf"\b{re.escape(n)}\b", text))
+    if not names:
+        return
+    real = parse_over_reals(text, names, where)
+    try:
+        positive = parse_formula(text, where)
+    except InputError:
+        positive = None
+    signed_symbols = {symbol(n): sp.Symbol(n, real=True) for n in names}  # (the other way, sympy simplifies Abs(x) again)
+    if positive is None or positive.xreplace(signed_symbols) != real:
+        shown = ", ".join(f"{n} in {signed[n].domain_text().removeprefix('a number in ').removeprefix('an integer in ')}"
+                          for n in sorted(names))
+        raise InputError(f"{where}: {text!r} reads differently for positive values than over the domain ({shown}): formulas "
+                         f"are simplified for positive variables; restrict the domain to positive values, or write the "
+                         f"hypothesis so it holds as written for every value of the domain (without Abs, sqrt(x**2), ...)")
+
+
 def _normalize(claim: ClaimStatement) -> None:
     """A user's claim as the built-ins have it: variable names to the shared :class:`Variable`
     (or a positive real one), hypotheses given as ``{"H1": "n >= k*log(d)**2"}`` (sympy syntax or
@@ -286,19 +348,16 @@ def _normalize(claim: ClaimStatement) -> None:
     set_("variables", tuple(v if isinstance(v, Variable) else shared_variable(v) for v in claim.variables))
     hyps = claim.hypotheses.items() if isinstance(claim.hypotheses, dict) else enumerate(claim.hypotheses)
     out = []
+    signed = {v.name: v for v in claim.variables if _admits_nonpositive(v)}
     for key, h in hyps:
-        if isinstance(h, Hypothesis):
-            if h.expr is not None and not isinstance(h.expr, (sp.Rel, sp.And, sp.Or)):
-                raise InputError(f"claim {claim.id}: hypotheses[{key!r}] has expr={h.expr!r}: a relation (sympy) or a string to parse")
+        where = f"claim {claim.id}: hypotheses[{key!r}]"
+        text = h.text if isinstance(h, Hypothesis) and h.expr is not None else h
+        if signed and isinstance(text, str):
+            _same_over_reals(text, signed, where)
+        if isinstance(h, Hypothesis):  # checked when built (Hypothesis.__post_init__)
             out.append(h)
             continue
-        where = f"claim {claim.id}: hypotheses[{key!r}]"
-        expr = parse_formula(h, where) if isinstance(h, str) else h
-        if expr is sp.true or expr is sp.false:  # sympy decided it: d >= 2*d is False for every positive d
-            raise InputError(f"{where}: {h!r} is {'always true' if expr is sp.true else 'never true'} for positive values of its "
-                             "variables, so it cannot restrict where the claim applies")
-        if not isinstance(expr, (sp.Rel, sp.And, sp.Or)) or isinstance(expr, (sp.Eq, sp.Ne)):
-            raise InputError(f"{where}: {h!r} is not a relation (write e.g. n >= k*log(d)**2, or n \\geq k \\ln^2 d)")
+        expr = _relation(h, where)
         out.append(Hypothesis(str(key), expr, text=h if isinstance(h, str) else ""))
     set_("hypotheses", tuple(out))
     bounds = []

@@ -7,8 +7,11 @@ The direction matters for the growth layer: ``log(1/eps)`` grows as eps -> 0.
 """
 from __future__ import annotations
 
+import keyword
 import math
+import numbers
 from dataclasses import dataclass
+from decimal import Decimal
 from fractions import Fraction
 
 import sympy as sp
@@ -34,6 +37,34 @@ class Variable:
     low_open: bool = False
     high_open: bool = False
     tends_to: str = "oo"
+
+    def __post_init__(self):
+        """The domain checked once, here: each end a finite number (None: unbounded), low <= high, and not empty.
+
+        Pitfall avoided: a low end of nan, inf or above the high end was accepted, and every window then
+        answered for a domain no value can be in. The name, description, flags and direction too, as a claim checks its
+        parts: ``Variable(None, None)``, ``Variable('', '')`` and ``Variable(nan, nan)`` were built unchecked."""
+        check_name(self.name, f"Variable(name={self.name!r})")
+        if not isinstance(self.description, str):
+            raise InputError(f"variable {self.name}: description={self.description!r} is not a string (e.g. 'input dimension')",
+                             parameter="description", value=self.description)
+        for flag in ("integer", "low_open", "high_open"):
+            if not _is_bool(getattr(self, flag)):
+                raise InputError(f"variable {self.name}: {flag}={getattr(self, flag)!r} is not accepted: {flag} must be True or False",
+                                 parameter=flag, value=getattr(self, flag))
+        if not isinstance(self.tends_to, str) or self.tends_to not in TENDS_TO:
+            raise InputError(f"variable {self.name}: tends_to={self.tends_to!r} is not accepted: tends_to must be one of "
+                             f"{', '.join(map(repr, TENDS_TO))}", parameter="tends_to", value=self.tends_to)
+        for side in ("low", "high"):
+            end = getattr(self, side)
+            if end is not None and not _finite_number(end):
+                raise InputError(f"variable {self.name}: {side}={end!r} is not a finite number: give a finite number, "
+                                 f"or None for no {side} end", parameter=side, value=end)
+        lo, hi = self.low, self.high
+        if lo is not None and hi is not None and (hi < lo or (hi == lo and (self.low_open or self.high_open))):
+            shown = f"{'(' if self.low_open else '['}{_fmt(lo)}, {_fmt(hi)}{')' if self.high_open else ']'}"
+            raise InputError(f"variable {self.name}: the domain {shown} is empty: low={lo!r} must be "
+                             f"below high={hi!r} (or equal to it, with both ends closed)", parameter="low", value=lo)
 
     @property
     def symbol(self) -> sp.Symbol:
@@ -69,6 +100,36 @@ class Variable:
         if not self.contains(value):
             raise refused(self.name, value, f"is out of range: must be {self.domain_text()}", shown=_fmt(value))
         return int(value) if self.integer else value
+
+
+TENDS_TO = ("oo", "0", "const")  # the asymptotic direction: sizes grow, accuracies shrink, a constant stays
+
+
+def check_name(name: object, what: str | None = None) -> str:
+    """A variable's name: a Python identifier, not a keyword, not starting with ``_`` (the formula parser reads it as a
+    name); else an InputError naming ``what`` (default ``variable 'name'``)."""
+    if not isinstance(name, str) or not name.isidentifier() or name.startswith("_") or keyword.iskeyword(name):
+        raise InputError(f"{what or f'variable {name!r}'} is not a name: a variable's name is a Python identifier such as d, k or "
+                         "n_train (not a keyword, not starting with _)", parameter="name", value=name)
+    return name
+
+
+def _is_bool(value) -> bool:
+    """True or False, a numpy bool too (``numpy.bool_``, named ``bool`` since numpy 2)."""
+    return isinstance(value, bool) or (type(value).__module__ == "numpy" and type(value).__name__ in ("bool_", "bool"))
+
+
+def _finite_number(x) -> bool:
+    """A finite real number (an int, a float, a Fraction, a Decimal or a sympy number), not a bool or a string."""
+    if isinstance(x, bool):
+        return False
+    if isinstance(x, sp.Basic):
+        return bool(x.is_number and x.is_extended_real and x.is_finite)
+    if isinstance(x, Decimal):
+        return x.is_finite()
+    if not isinstance(x, numbers.Real):
+        return False
+    return isinstance(x, (numbers.Integral, Fraction)) or math.isfinite(x)
 
 
 def _fmt(x) -> str:
@@ -120,8 +181,7 @@ def shared_variable(name: str) -> Variable:
     found = globals().get(name) if isinstance(name, str) else None
     if isinstance(found, Variable) and found.name == name:
         return found
-    if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
-        raise InputError(f"variable {name!r} is not a name (a Python identifier such as d, k or n_train)")
+    check_name(name)
     return Variable(name, "a user's variable (positive real, tending to infinity)", low=0, low_open=True)
 
 

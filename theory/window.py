@@ -22,8 +22,10 @@ gets real intervals whose ends are roots to 17 digits, open or closed by the rel
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
-from typing import ClassVar, Mapping
+from decimal import Decimal
+from fractions import Fraction
+from functools import cmp_to_key, lru_cache
+from typing import ClassVar, Mapping, cast
 
 import mpmath
 import sympy as sp
@@ -60,6 +62,7 @@ class Window(Result):
     flags: list[str] = field(default_factory=list)
     real: bool = False  # a real-valued variable: the ends are decimals (17 digits), open or closed per ``closed``
     closed: list[tuple[bool, bool]] = field(default_factory=list)
+    exact_intervals: list[tuple[str | None, str | None]] = field(default_factory=list)  # a real window's ends exactly, where sympy has them
 
     def as_json(self) -> dict:
         return {
@@ -71,10 +74,12 @@ class Window(Result):
             "assumed_qualitative": self.assumed_qualitative,
             "independent_of_free": self.ignored, "empty_because": self.empty_because,
             "real": self.real, "closed": [list(c) for c in self.closed],
+            "exact_intervals": [list(iv) for iv in self.exact_intervals],
         }
 
     def interval_text(self, i: int) -> str:
-        """Interval ``i`` in bracket notation: ``[22, oo)`` for integers, ``(0, 0.0476...]`` for a real variable."""
+        """Interval ``i`` in bracket notation: ``[22, oo)`` for integers, ``(0, 0.0476...]`` or ``[2, 2]`` (a point) for a
+        real variable, each end open or closed as it is."""
         lo, hi = self.intervals[i]
         cl = self.closed[i] if self.real else (True, hi is not None)
         return f"{'[' if cl[0] else '('}{lo}, {'oo' if hi is None else hi}{']' if cl[1] else ')'}"
@@ -112,27 +117,51 @@ def _atoms(rel: sp.Basic) -> list[sp.Basic]:
 
 @lru_cache(maxsize=1024)
 def _g_in_u(atom: sp.Basic, free: str) -> sp.Expr:
-    """log lhs - log rhs with the free variable x written as exp(u)."""
+    """log lhs - log rhs with the free variable x written as exp(u). A side that is 0 (``(x-1)*(x-3) >= 0``, whose
+    log is undefined) is first moved over: the positive terms of lhs - rhs against the negative ones, ``x**2 + 3``
+    against ``4*x``; where every term has one sign, the result is nan (no root for positive x)."""
     x = next(s for s in atom.free_symbols if s.name == free)
-    g = sp.expand_log(sp.log(atom.lhs), force=False) - sp.expand_log(sp.log(atom.rhs), force=False)
+    lhs, rhs = atom.lhs, atom.rhs
+    if lhs == 0 or rhs == 0:
+        terms = sp.Add.make_args(sp.expand(lhs - rhs))
+        pos = [t for t in terms if t.as_coeff_Mul()[0] > 0]
+        lhs, rhs = sp.Add(*pos), -sp.Add(*[t for t in terms if t not in pos])
+        if lhs == 0 or rhs == 0:
+            return sp.nan
+    g = sp.expand_log(sp.log(lhs), force=False) - sp.expand_log(sp.log(rhs), force=False)
     return sp.expand_log(g.subs(x, sp.exp(U)), force=False)
 
 
 @lru_cache(maxsize=1024)
-def _symbolic_roots(atom: sp.Basic, free: str):
-    """Every branch sympy finds for g(u) = 0, as mpmath functions of the other variables; None if unsolved."""
+def _u_solutions(atom: sp.Basic, free: str) -> tuple[sp.Expr, ...] | None:
+    """Every branch sympy finds for g(u) = 0, exact, in the other variables; None if unsolved. A branch through an
+    undefined value (``log 0``: a side that is 0, as in ``(x-1)*(x-3) >= 0``) is left out."""
     g = _g_in_u(atom, free)
+    if g.has(sp.zoo, sp.nan, sp.oo, -sp.oo):
+        return None
     try:
         # check=False keeps every branch (a spurious root only adds a harmless cut).
         sols = sp.solve(g, U, check=False, simplify=False, rational=False)
     except (NotImplementedError, ValueError, TypeError):
         return None
-    if not isinstance(sols, list) or not sols:
-        return None if not isinstance(sols, list) else ()
+    if not isinstance(sols, list):
+        return None
+    return tuple(s for s in sols if not s.has(sp.zoo, sp.nan, sp.oo, -sp.oo))
+
+
+@lru_cache(maxsize=1024)
+def _symbolic_roots(atom: sp.Basic, free: str):
+    """Every branch sympy finds for g(u) = 0, as mpmath functions of the other variables; None if unsolved."""
+    sols = _u_solutions(atom, free)
+    if not sols:
+        return sols
     out = []
     for s in sols:
         syms = sorted(s.free_symbols, key=lambda z: z.name)
-        out.append((tuple(z.name for z in syms), sp.lambdify(syms, s, modules="mpmath")))
+        try:
+            out.append((tuple(z.name for z in syms), sp.lambdify(syms, s, modules="mpmath")))
+        except (KeyError, TypeError, ValueError):  # a value mpmath has no name for
+            continue
     return tuple(out)
 
 
@@ -157,6 +186,8 @@ def _roots_for(atom, free, values, u_lo, u_hi=None) -> list[mpmath.mpf]:
         if abs(r.imag) <= mpmath.mpf(10) ** (-20) * max(1, abs(r.real)) and r.real > u_lo and (u_hi is None or r.real < u_hi):
             roots.append(mpmath.mpf(r.real))
     # Sampled sign check in u-space (backs up the symbolic roots; sole source if unsolved).
+    if _g_in_u(atom, free).has(sp.zoo, sp.nan):  # every term of one sign: no root
+        return roots
     names, gf = _g_function(atom, free)
     args = [values[n] for n in names]
 
@@ -417,100 +448,619 @@ def _log10(x: int) -> float:
     return float(mpmath.log10(mpmath.mpf(x)))
 
 
-REAL_SCAN_DECADES = 300  # a real variable unbounded at an end is scanned to 10^(+-300) there (symbolic roots reach further)
-REAL_DIGITS = 17  # significant digits of a real window's ends
+REAL_SCAN_DECADES = 300  # a real variable unbounded at an end is scanned to 10^(+-300) there (sympy's roots reach further)
+REAL_DIGITS = 17  # significant digits of a real window's end where it is not a short exact decimal
+REAL_STEP = mpmath.mpf(10) ** -10  # the relative offset of each end's inside and outside check
+_DPS = 60  # working digits of a real window's numeric steps
+X = sp.Symbol("x", real=True)  # the free variable of a real window: any sign, as its domain allows
+_HOLDS = {sp.GreaterThan: lambda s: s >= 0, sp.StrictGreaterThan: lambda s: s > 0,
+          sp.LessThan: lambda s: s <= 0, sp.StrictLessThan: lambda s: s < 0}
+
+
+@dataclass
+class _Atom:
+    """One relation of a hypothesis with every other variable fixed: ``f = lhs - rhs`` in X, the relation it is
+    compared by (with 0), the relation itself over the claim's symbols (for sympy's roots in u = ln x), and its cuts:
+    (point, exact, sign of f there: -1, 0, 1, or None where f is undefined)."""
+
+    rel: type
+    f: sp.Expr
+    symbolic: sp.Basic
+    cuts: list[tuple[sp.Expr, bool, int | None]] = field(default_factory=list)
+
+    def holds(self, sign: int | None) -> bool:
+        return sign is not None and bool(_HOLDS[self.rel](sign))
+
+
+@dataclass
+class _Cut:
+    """A point where some atom's sign may change, or a domain end; ``signs`` has the sign there of each atom it is a
+    cut of."""
+
+    x: sp.Expr
+    exact: bool
+    num: mpmath.mpf
+    signs: dict[int, int | None] = field(default_factory=dict)
+    domain: bool = False
+
+
+def exact_number(v) -> sp.Rational:
+    """A number as the exact rational it was written as: an int as itself, a float or a decimal text as its decimal
+    (0.1 is 1/10, not the double next to it; 1e-400 is 10^-400, not 0.0), a Fraction or a sympy rational as itself.
+    Pitfall avoided: float rounding moved an end (``x >= 1e-320`` gave (0, oo)), or made a domain end 0.50000000000000001."""
+    if isinstance(v, sp.Rational):
+        return v
+    if isinstance(v, bool):
+        raise TypeError(f"{v!r} is not a number")
+    if isinstance(v, int):
+        return sp.Integer(v)
+    if isinstance(v, Fraction):
+        return sp.Rational(v.numerator, v.denominator)
+    if isinstance(v, sp.Float):
+        return sp.Rational(Fraction(Decimal(str(v))))
+    if isinstance(v, float):
+        return sp.Rational(Fraction(Decimal(float.__repr__(v))))
+    if isinstance(v, mpmath.mpf):
+        return _rat(v)
+    return sp.Rational(Fraction(Decimal(str(v))))
+
+
+def _rat(m) -> sp.Rational:
+    """The exact rational value of an mpf (binary, so exact)."""
+    m = mpmath.mpf(m)
+    if not mpmath.isfinite(m):
+        raise ValueError(f"{m} is not a finite number")
+    sign, man, exp, _ = m._mpf_
+    man = -int(man) if sign else int(man)
+    return sp.Integer(man) * sp.Integer(2) ** exp if exp >= 0 else sp.Rational(man, sp.Integer(2) ** -exp)
+
+
+def _exact(expr: sp.Basic, subs: Mapping) -> sp.Basic:
+    """``expr`` with its decimals exact (Float -> Rational, as written) and ``subs`` made, in one simultaneous pass."""
+    return expr.xreplace({**{f: exact_number(f) for f in expr.atoms(sp.Float)}, **subs})
+
+
+def _num(x) -> mpmath.mpf:
+    """An exact real number at the working precision (its real part: callers have checked it is real)."""
+    if isinstance(x, sp.Rational):
+        return mpmath.mpf(int(x.p)) / int(x.q)
+    v = sp.N(x, _DPS + 10)
+    return mpmath.mpf(sp.re(v)._mpf_) if not isinstance(v, sp.Float) else mpmath.mpf(v._mpf_)
+
+
+def _sign(v: sp.Basic) -> int | None:
+    """The sign of an exact number: -1, 0 or 1 (a rational's at once; else from its value to 60 digits, which sympy's
+    evalf gets by raising its precision, and 0 where no digit shows at 240); None where it is undefined (a pole, 0/0)
+    or not real (the log or root of a negative)."""
+    if v.is_Rational:
+        return int(sp.sign(v))
+    if v.has(sp.zoo, sp.nan) or not v.is_number:
+        return None
+    if v in (sp.oo, -sp.oo):
+        return 1 if v is sp.oo else -1
+    try:
+        n = v.evalf(_DPS)
+        re, im = n.as_real_imag()
+    except (ValueError, TypeError, ArithmeticError, RecursionError):
+        return None
+    if im != 0 and not (isinstance(im, sp.Float) and im._prec <= 1) and abs(im) > sp.Float(10, _DPS) ** -_DPS * max(1, abs(re)):
+        return None
+    if isinstance(re, sp.Float) and re._prec > 1 and re != 0:
+        return 1 if re > 0 else -1
+    if re.is_Rational:
+        return int(sp.sign(re))
+    try:  # no digit at 60 digits (evalf raised its own precision far beyond): read it at four times that
+        far = v.evalf(4 * _DPS).as_real_imag()[0]
+    except (ValueError, TypeError, ArithmeticError, RecursionError):
+        return 0
+    return 0 if not isinstance(far, sp.Float) or far._prec <= 1 or far == 0 else (1 if far > 0 else -1)
+
+
+def _real_roots(p: sp.Poly) -> list[sp.Expr] | None:
+    """The distinct real roots of a polynomial in X, exact: every one for rational coefficients (rationals, radicals,
+    CRootOf), the formula's for degree <= 2 with other real coefficients; None where only a numeric search can say."""
+    if p.is_zero or p.degree() <= 0:
+        return []
+    coeffs = p.all_coeffs()
+    if all(c.is_Rational for c in coeffs):
+        return list(dict.fromkeys(p.real_roots()))
+    signs = [_sign(c) for c in coeffs]
+    if any(s is None for s in signs) or signs[0] == 0 or p.degree() > 2:
+        return None
+    if p.degree() == 1:
+        return [-coeffs[1] / coeffs[0]]
+    a, b, c = coeffs
+    disc = b**2 - 4 * a * c
+    s = _sign(disc)
+    if s is None:
+        return None
+    if s < 0:
+        return []
+    if s == 0:
+        return [-b / (2 * a)]
+    try:  # sympy's roots write them plainly where it factors the polynomial: sqrt(2), not the formula's nested radicals
+        nice = list(sp.roots(p))
+    except (NotImplementedError, ValueError, TypeError):
+        nice = []
+    return nice if len(nice) == 2 else [(-b - sp.sqrt(disc)) / (2 * a), (-b + sp.sqrt(disc)) / (2 * a)]
+
+
+def _atom_cuts(atom: _Atom, free: str, fixed: Mapping, lo, hi) -> list[tuple[sp.Expr, bool, int | None]]:
+    """Where one atom's sign may change: exact for a rational function of x (the real roots of its numerator and
+    denominator, sympy's), else a numeric search (:func:`_numeric_cuts`)."""
+    f = atom.f
+    if not f.has(X):
+        return []
+    if f.is_rational_function(X):
+        num, den = sp.fraction(sp.together(f))
+        try:
+            zeros, poles = _real_roots(sp.Poly(num, X)), _real_roots(sp.Poly(den, X))
+        except (sp.PolynomialError, NotImplementedError, ValueError, TypeError):
+            zeros = poles = None
+        if zeros is not None and poles is not None:
+            out: list[tuple[sp.Expr, bool, int | None]] = [(r, True, None) for r in poles]
+            return out + [(r, True, 0) for r in zeros if not any(r == p for p in poles)]
+    return _numeric_cuts(atom, free, fixed, lo, hi)
+
+
+def _numeric_cuts(atom: _Atom, free: str, fixed: Mapping, lo, hi) -> list[tuple[sp.Expr, bool, int | None]]:
+    """The cuts of a relation that is not a rational function of x (logs, roots, exponentials): sympy's exact roots
+    (of f in x, and of log lhs = log rhs in u = ln x) where it finds them, and a scan of the sign of f on a grid in
+    ln|x| over the domain (dense near |x| = 1), each change of sign or of definedness bisected to ~50 digits, a bracket
+    that changes more than once rescanned finer. 0 is a cut where the domain spans it."""
+    f = atom.f
+    try:
+        fn = sp.lambdify(X, f, modules="mpmath")
+    except (KeyError, TypeError, ValueError):
+        fn = None
+
+    def value(x: mpmath.mpf):
+        try:
+            v = fn(x) if fn is not None else complex(sp.N(f.xreplace({X: _rat(x)}), _DPS))
+            return mpmath.mpc(v)
+        except (ZeroDivisionError, ValueError, OverflowError, TypeError):
+            return None
+
+    def cls(x: mpmath.mpf) -> int | None:
+        v = value(x)
+        if v is None or not mpmath.isfinite(v.real) or abs(v.imag) > mpmath.mpf(10) ** (15 - _DPS) * max(1, abs(v.real)):
+            return None
+        return 0 if v.real == 0 else (1 if v.real > 0 else -1)
+
+    out: list[tuple[sp.Expr, bool, int | None]] = []
+    span = REAL_SCAN_DECADES * mpmath.log(10)
+    lo_n = None if lo is None else _num(lo)
+    hi_n = None if hi is None else _num(hi)
+    if (lo_n is None or lo_n < 0) and (hi_n is None or hi_n > 0):
+        out.append((sp.Integer(0), True, _sign(f.xreplace({X: 0}))))
+    zeros: list[mpmath.mpf] = []
+    for x, sign in _exact_candidates(atom, free, fixed):
+        n = _num(x)
+        if (lo_n is None or n >= lo_n) and (hi_n is None or n <= hi_n):
+            out.append((x, True, sign))
+            if sign == 0 and n != 0:
+                zeros.append(n)
+    for side in (1, -1):  # x = side * exp(u)
+        near = lo_n if side == 1 else hi_n  # the domain end nearer 0 on this side
+        far = hi_n if side == 1 else lo_n
+        if far is not None and far * side <= 0:
+            continue
+        u_near = mpmath.log(near * side) if near is not None and near * side > 0 else None
+        u_far = mpmath.log(far * side) if far is not None else None
+        skip = [mpmath.log(abs(z)) for z in zeros if z * side > 0]
+        a = u_near if u_near is not None else min([-span] + [u - 2 for u in skip])
+        b = u_far if u_far is not None else max([span] + [u + 2 for u in skip])
+        grid = [a + (b - a) * mpmath.mpf(i) / (8 * _SCAN_POINTS) for i in range(8 * _SCAN_POINTS + 1)]
+        grid = sorted(set(grid) | {mpmath.mpf(i) / 10 for i in range(-120, 121) if a < mpmath.mpf(i) / 10 < b})
+        out += _scan(cls, value, side, grid, skip, 0)
+    return out
+
+
+def _scan(cls, value, side: int, grid: list, skip: list, depth: int) -> list[tuple[sp.Expr, bool, int | None]]:
+    """Every change of class between consecutive grid points (in u = ln|x|) but across a proven root in ``skip``."""
+    out: list[tuple[sp.Expr, bool, int | None]] = []
+    prev: tuple | None = None
+    for u in grid:
+        c = cls(side * mpmath.exp(u))
+        if prev is not None and prev[1] != c and not any(prev[0] <= r <= u for r in skip):
+            cut, (b, cb) = _bisect(cls, value, side, prev, (u, c))
+            out.append(cut)
+            if cb != c and depth < 6 and u - b > 0:  # the bracket changes class again after this cut: look closer
+                out += _scan(cls, value, side, [b + (u - b) * mpmath.mpf(i) / 32 for i in range(33)], skip, depth + 1)
+        prev = (u, c)
+    return out
+
+
+def _bisect(cls, value, side: int, left: tuple, right: tuple) -> tuple[tuple[sp.Expr, bool, int | None], tuple]:
+    """The first change of class from ``left`` toward ``right`` (grid points in u = ln|x|) narrowed to ~50 digits:
+    (the cut, the point just past it with its class). Its sign: 0 at a root (f changes sign through values far smaller
+    than a relative 1e-20 away), undefined at a pole (through far larger ones), else the class at the point."""
+    (a, ca), (b, cb) = left, right
+    for _ in range(10 * _DPS):
+        if b - a <= mpmath.mpf(10) ** (10 - _DPS) * max(1, abs(a)):
+            break
+        m = (a + b) / 2
+        cm = cls(side * mpmath.exp(m))
+        if cm == ca:
+            a = m
+        else:
+            b, cb = m, cm
+    u = (a + b) / 2
+    x = side * mpmath.exp(u)
+    sign = cls(x)
+    if ca is not None and cb is not None and ca * cb <= 0:
+        here = value(x)
+        near = [value(side * mpmath.exp(u + d)) for d in (-mpmath.mpf(10) ** -20, mpmath.mpf(10) ** -20)]
+        if here is not None and all(n is not None for n in near):
+            if abs(here) <= mpmath.mpf(10) ** -10 * min(abs(n) for n in near):
+                sign = 0
+            elif abs(here) >= mpmath.mpf(10) ** 10 * max(abs(n) for n in near):
+                sign = None
+    return (sp.Float(x, _DPS), False, sign), (b, cb)
+
+
+def _exact_candidates(atom: _Atom, free: str, fixed: Mapping) -> list[tuple[sp.Expr, int | None]]:
+    """sympy's exact real roots of f in x, of log lhs = log rhs in u = ln x (positive x), and of the arguments of its
+    logs and roots and the bases of its negative powers (where f may become undefined), at the fixed values: (x, the
+    sign of f there). A root written with complex radicals (a cubic's) is made plain where it is real."""
+    found = [sp.exp(sol.xreplace(_subs(sol, None, fixed))) for sol in _u_solutions(atom.symbolic, free) or ()]
+    found += list(_x_solutions(atom.f))
+    edges = [a.args[0] for a in atom.f.atoms(sp.log)]  # where f may start or stop being defined: log 0, 1/0, sqrt 0
+    edges += [p.base for p in atom.f.atoms(sp.Pow) if p.exp.is_negative or (p.exp.is_Rational and not p.exp.is_integer)]
+    for e in edges:
+        if e.has(X):
+            found += list(_x_solutions(e))
+    out: list[tuple[sp.Expr, int | None]] = []
+    for x in found:
+        if x.has(sp.I) or any(isinstance(p, sp.Pow) and p.base.is_negative for p in x.atoms(sp.Pow)):
+            try:  # exp(-5*(-1)**(1/3) + 5*(-1)**(5/6)*sqrt(3)) is exp(-10)
+                plain = sp.expand_complex(x)
+                x = plain if not plain.has(sp.I) else x
+            except (ValueError, TypeError, ArithmeticError, RecursionError):
+                pass
+        try:
+            re, im = sp.N(x, _DPS).as_real_imag()
+        except (ValueError, TypeError, ArithmeticError):
+            continue
+        if not re.is_number or (im != 0 and abs(im) > sp.Float(10, _DPS) ** (10 - _DPS) * max(1, abs(re))):
+            continue
+        if any(x == y for y, _ in out):
+            continue
+        out.append((x, _sign(atom.f.xreplace({X: x}))))
+    return out
+
+
+@lru_cache(maxsize=256)
+def _x_solutions(f: sp.Expr) -> tuple[sp.Expr, ...]:
+    """sympy's exact real roots of f (in the real X) where it finds them; () where it does not."""
+    try:
+        sols = sp.solve(f, X, rational=False)
+    except (NotImplementedError, ValueError, TypeError, AttributeError, RecursionError):
+        return ()
+    if not isinstance(sols, list):
+        return ()
+    return tuple(s for s in sols if isinstance(s, sp.Expr) and not s.has(sp.zoo, sp.nan, sp.oo, -sp.oo, X))
+
+
+def _cmp(a: _Cut, b: _Cut) -> int:
+    """The order of two cuts: by value, two exact ones that look equal settled by sympy."""
+    d = a.num - b.num
+    if abs(d) > mpmath.mpf(10) ** (20 - _DPS) * max(abs(a.num), abs(b.num)):
+        return 1 if d > 0 else -1
+    if not (a.exact and b.exact):
+        return 0
+    s = 0 if a.x == b.x else _sign(a.x - b.x)
+    return 0 if s is None else s
+
+
+def _merge(cuts: list[_Cut], x: sp.Expr, exact: bool, atom: int | None, sign: int | None, domain: bool = False) -> _Cut:
+    """Add a cut, or merge it into an equal one (an exact value replaces a numeric one); return the cut it is now."""
+    new = _Cut(x, exact, _num(x))
+    for c in cuts:
+        if _cmp(c, new) == 0:
+            if exact and not c.exact:
+                c.x, c.exact, c.num = x, True, new.num
+            break
+    else:
+        cuts.append(new)
+        c = new
+    if atom is not None and not (c.exact and not exact and atom in c.signs):  # an exact point's own sign stays
+        c.signs[atom] = sign
+    c.domain = c.domain or domain
+    return c
+
+
+def _between(a: _Cut | None, b: _Cut | None) -> sp.Rational:
+    """An exact rational strictly between two cuts (None: -oo or +oo)."""
+    if a is None and b is None:
+        return sp.Integer(0)
+    if a is None:
+        assert b is not None
+        return _rat(b.num - max(1, abs(b.num)))
+    if b is None:
+        return _rat(a.num + max(1, abs(a.num)))
+    q = _rat((a.num + b.num) / 2)
+    if (a.exact and _sign(q - a.x) != 1) or (b.exact and _sign(b.x - q) != 1):
+        with mpmath.workdps(4 * _DPS):  # so close that the working precision does not separate them
+            q = _rat((_num(a.x) + _num(b.x)) / 2)
+    return q
+
+
+def _tree(e: sp.Basic, atoms: list[_Atom], free: str, fixed: Mapping[str, sp.Rational]) -> object:
+    """A hypothesis as nested ("and"/"or", parts), atom indices and booleans (an atom that the values decide)."""
+    if isinstance(e, (sp.And, sp.Or)):
+        return ("and" if isinstance(e, sp.And) else "or", [_tree(a, atoms, free, fixed) for a in e.args])
+    r = e.xreplace(_subs(e, free, fixed))
+    if r in (sp.true, sp.false):
+        return bool(r)
+    atoms.append(_Atom(type(r), r.lhs - r.rhs, e))
+    return len(atoms) - 1
+
+
+def _subs(e: sp.Basic, free: str | None, fixed: Mapping[str, sp.Rational]) -> dict:
+    """The substitution of ``e``'s symbols, by name: the free one by X, the others by their exact values."""
+    return {s: X if s.name == free else fixed[s.name] for s in e.free_symbols if s.name == free or s.name in fixed}
+
+
+def _truth(t: object, atom_truth: Mapping[int, bool]) -> bool:
+    if isinstance(t, bool):
+        return t
+    if isinstance(t, int):
+        return atom_truth[t]
+    kind, parts = cast("tuple[str, list[object]]", t)
+    vals = [_truth(p, atom_truth) for p in parts]
+    return all(vals) if kind == "and" else any(vals)
 
 
 def _real_window(claim: Claim, var, numeric: list, raw_vals: dict, at_json: dict, assumed: dict, qualitative: list) -> Window:
-    """The window of a real-valued variable (a step size, a signal strength, eps): real intervals, each end a root of
-    one hypothesis (closed where that relation is non-strict) or a domain end, and each root end checked a relative
-    10^-10 inside (every hypothesis holds) and outside (one fails).
+    """The window of a real-valued variable (a step size, a signal strength, eps): a union of intervals, points
+    included, each end open or closed as it is, over the variable's domain (any sign).
 
-    Pitfall avoided: rounding the ends to integers, or refusing the variable, for a quantity that is not a count."""
+    Every decimal is the exact rational it was written as. Each hypothesis is cut into relations f(x) REL 0; a
+    rational function of x is cut at the real roots of its numerator and denominator, exactly (sympy's: rationals,
+    radicals, algebraic numbers); any other at sympy's exact roots in u = ln x and numeric roots (~50 digits) of a
+    scan. Between consecutive cuts every relation keeps its sign, decided at one rational point (exactly where f is a
+    rational function); at each cut its sign is known (0 at a root, undefined at a pole) or its neighbours'. Each end
+    is then checked again by :func:`theory.evaluate.relation_holds` (the evaluator ``bounds`` uses): at the end (a
+    rational one), and a relative 1e-10 inside and outside (less where another cut is nearer).
+
+    Pitfalls avoided: float rounding of thresholds and domain ends, a scan that stopped at 10^-300, a lower end
+    pinned at 0, ``x >= 2`` and ``x <= 2`` reported empty, and a crash on a side that is 0 (``(x-1)*(x-3) >= 0``)."""
     free = var.name
     depends = [(n, e) for n, e in numeric if any(s.name == free for s in e.free_symbols)]
     ignored = [n for n, e in numeric if (n, e) not in depends]
-    span = REAL_SCAN_DECADES * mpmath.log(10)
     with mpmath.workdps(40):
         values = _values(raw_vals)
         for n, e in numeric:
             if (n, e) not in depends and not relation_holds(e, values)[0]:
                 return Window(claim.id, free, at_json, [], [], [], [], True, assumed, qualitative, ignored,
                               f"{n} fails at this point whatever {free} is", real=True)
-        u_lo = mpmath.log(var.low) if var.low is not None and var.low > 0 else -span
-        u_hi = mpmath.log(var.high) if var.high is not None else span
-        roots: list[tuple[mpmath.mpf, sp.Basic]] = []
-        for _, e in depends:
-            for atom in _atoms(e):
-                if any(s.name == free for s in atom.free_symbols):
-                    roots += [(r, atom) for r in _roots_for(atom, free, values, u_lo, u_hi)]
-        roots.sort(key=lambda ra: ra[0])
-        cuts: list[tuple[mpmath.mpf, sp.Basic | None]] = [(u_lo, None)] + roots + [(u_hi, None)]
-        segs: list[tuple] = []
-        ever = {n: False for n, _ in depends}
-        for a, b in zip(cuts, cuts[1:]):
-            if b[0] <= a[0]:
-                continue
-            vals = dict(values)
-            vals[free] = mpmath.exp((a[0] + b[0]) / 2)
-            truth = {n: relation_holds(e, vals)[0] for n, e in depends}
-            ever = {n: ever[n] or t for n, t in truth.items()}
-            if all(truth.values()):
-                if segs and segs[-1][1][0] == a[0]:
-                    segs[-1] = (segs[-1][0], b)
-                else:
-                    segs.append((a, b))
+    fixed = {n: exact_number(v) for n, v in raw_vals.items()}
+    lo = None if var.low is None else exact_number(var.low)
+    hi = None if var.high is None else exact_number(var.high)
+    with mpmath.workdps(_DPS):
+        atoms: list[_Atom] = []
+        exact_hyps = [(n, _exact(e, {})) for n, e in depends]
+        trees = [(n, _tree(e, atoms, free, fixed)) for n, e in exact_hyps]
+        cuts: list[_Cut] = []
+        lo_cut = None if lo is None else _merge(cuts, lo, True, None, None, domain=True)
+        hi_cut = None if hi is None else _merge(cuts, hi, True, None, None, domain=True)
+        for i, atom in enumerate(atoms):
+            for x, exact, sign in _atom_cuts(atom, free, fixed, lo, hi):
+                _merge(cuts, x, exact, i, sign)
+        cuts = [c for c in cuts if (lo_cut is None or c is lo_cut or _cmp(c, lo_cut) > 0)
+                and (hi_cut is None or c is hi_cut or _cmp(c, hi_cut) < 0)]
+        cuts.sort(key=cmp_to_key(_cmp))
+        elements = _elements(cuts, atoms, trees, var, lo_cut, hi_cut)
+        ever = {n: any(e["truth"][n] for e in elements if e["in_domain"]) for n, _ in trees}
+        runs = _runs(elements)
+        checker = _Checker(exact_hyps, values, fixed, free, var, lo_cut, hi_cut)
         intervals: list[tuple[int | str, int | str | None]] = []
+        exact_ivs: list[tuple[str | None, str | None]] = []
         log_ivs: list[tuple[float | None, float | None]] = []
         binding: list[dict[str, str | None]] = []
         checks: list[dict] = []
         closed: list[tuple[bool, bool]] = []
         verified = True
-        for a, b in segs:
-            ends: list[tuple[str | None, float | None, bool, str | None]] = []
-            for end, side in ((a, "low"), (b, "high")):
-                u, atom = end
-                if atom is None:  # a domain end
-                    ends.append(_domain_end(var, side))
+        for first, last in runs:
+            ends: list[tuple[str | None, str | None, float | None, bool, str]] = []
+            for side, k in (("low", first), ("high", last)):
+                end = _end_of(elements, k, side)
+                if end is None:
+                    ends.append(("-oo" if side == "low" else None, "-oo" if side == "low" else None, None, False,
+                                 f"domain ({var.domain_text()})"))
                     continue
-                name = next((n for n, e in depends if atom in _atoms(e)), None)
-                x = mpmath.exp(u)
-                step = mpmath.mpf(10) ** -10
-                inner, outer = (x * (1 + step), x * (1 - step)) if side == "low" else (x * (1 - step), x * (1 + step))
-                fail_in, fail_out = _failing_real(depends, values, free, inner), _failing_real(depends, values, free, outer)
-                checks.append({"at": mpmath.nstr(x, REAL_DIGITS), "side": side, "inside": fail_in is None, "outside_fails": fail_out})
-                verified = verified and fail_in is None and fail_out is not None
-                strict = isinstance(atom, (sp.StrictGreaterThan, sp.StrictLessThan))
-                ends.append((mpmath.nstr(x, REAL_DIGITS), float(u / mpmath.log(10)), not strict, fail_out or name))
-            intervals.append((ends[0][0] or "0", ends[1][0]))
-            log_ivs.append((ends[0][1], ends[1][1]))
-            closed.append((ends[0][2], ends[1][2]))
-            binding.append({"low": ends[0][3], "high": ends[1][3]})
+                cut, closed_end = end
+                ok, check, bind = checker.check(elements, first, last, cut, side, closed_end)
+                verified = verified and ok
+                checks.append(check)
+                text = _end_text(cut)
+                ends.append((text, _exact_text(cut),
+                             float(mpmath.log10(cut.num)) if cut.num > 0 else None, closed_end, bind))
+            intervals.append((ends[0][0] or "-oo", ends[1][0]))
+            exact_ivs.append((ends[0][1], ends[1][1]))
+            log_ivs.append((ends[0][2], ends[1][2]))
+            closed.append((ends[0][3], ends[1][3]))
+            binding.append({"low": ends[0][4], "high": ends[1][4]})
     why = None
     if not intervals:
         never = [n for n, t in ever.items() if not t]
         why = (f"{', '.join(never)} never hold(s) for {free} in {var.domain_text()}" if never
                else f"{', '.join(ever)} each hold for some {free} but never all together")
     return Window(claim.id, free, at_json, intervals, log_ivs, binding, checks, verified, assumed, qualitative, ignored,
-                  why, real=True, closed=closed)
+                  why, real=True, closed=closed, exact_intervals=exact_ivs)
 
 
-def _domain_end(var, side: str) -> tuple[str | None, float | None, bool, str]:
-    """(text, log10, closed, binding) of a real variable's domain end: 0 (open: variables are positive) below an
-    unbounded or non-positive low, None (infinity) above an unbounded high."""
-    dom = var.low if side == "low" else var.high
-    why = f"domain ({var.domain_text()})"
-    if side == "low" and (dom is None or dom <= 0):
-        return "0", None, False, why
-    if dom is None:
-        return None, None, False, why
-    return _real_text(dom), float(mpmath.log10(dom)), not (var.low_open if side == "low" else var.high_open), why
+def _elements(cuts: list[_Cut], atoms: list[_Atom], trees: list, var, lo_cut, hi_cut) -> list[dict]:
+    """The cuts and the open segments between them, in order, each with every hypothesis's truth there."""
+    elements: list[dict] = []
+    bounds = ([None] if lo_cut is None else []) + cuts + ([None] if hi_cut is None else [])
+    for i, c in enumerate(bounds):
+        if c is not None:
+            elements.append({"cut": c})
+        if i + 1 < len(bounds):
+            elements.append({"seg": _between(c, bounds[i + 1]), "left": c, "right": bounds[i + 1]})
+    for e in elements:
+        if "seg" in e:
+            q = e["seg"]
+            e["atoms"] = {i: a.holds(_sign(a.f.xreplace({X: q}))) for i, a in enumerate(atoms)}
+    for k, e in enumerate(elements):
+        if "cut" in e:
+            c = e["cut"]
+            nb = elements[k + 1] if k + 1 < len(elements) else (elements[k - 1] if k > 0 else None)
+            e["atoms"] = {i: (a.holds(c.signs[i]) if i in c.signs else
+                              nb["atoms"][i] if nb is not None else a.holds(_sign(a.f.xreplace({X: c.x}))))
+                          for i, a in enumerate(atoms)}
+            e["in_domain"] = not ((c is lo_cut and var.low_open) or (c is hi_cut and var.high_open))
+        else:
+            e["in_domain"] = True
+        e["truth"] = {n: _truth(t, e["atoms"]) for n, t in trees}
+        e["holds"] = e["in_domain"] and all(e["truth"].values())
+    return elements
 
 
-def _real_text(x) -> str:
-    return mpmath.nstr(mpmath.mpf(x), REAL_DIGITS)
+def _runs(elements: list[dict]) -> list[tuple[int, int]]:
+    """Maximal runs of consecutive elements where everything holds: (first, last) indices."""
+    runs, start = [], None
+    for k, e in enumerate(elements):
+        if e["holds"] and start is None:
+            start = k
+        if not e["holds"] and start is not None:
+            runs.append((start, k - 1))
+            start = None
+    if start is not None:
+        runs.append((start, len(elements) - 1))
+    return runs
 
 
-def _failing_real(hyps, values, free, x) -> str | None:
-    """The first hypothesis that fails at the real value ``x`` (None if all hold), at the caller's precision."""
-    return _first_failing(hyps, {**values, free: x})
+def _end_of(elements: list[dict], k: int, side: str) -> tuple[_Cut, bool] | None:
+    """The end of a run at element ``k``: (its cut, closed); None for -oo or +oo."""
+    e = elements[k]
+    if "cut" in e:
+        return e["cut"], True
+    c = e["left"] if side == "low" else e["right"]
+    return None if c is None else (c, False)
+
+
+def _end_text(c: _Cut) -> str:
+    """An end as written: an integer or a terminating decimal of at most 17 significant digits exactly (``2``,
+    ``0.5``, ``1e-320``), any other to 17 significant digits."""
+    short = _short_decimal(c.x) if c.exact else None
+    return short if short is not None else mpmath.nstr(c.num, REAL_DIGITS)
+
+
+def _exact_text(c: _Cut) -> str | None:
+    """An exact end as sympy writes it (``1/147``, ``sqrt(2)``, ``exp(-10)``), a short decimal as one (``1e-5000``);
+    None for a numeric end or one too long to write."""
+    if not c.exact:
+        return None
+    short = _short_decimal(c.x)
+    if short is not None:
+        return short
+    if isinstance(c.x, sp.Rational) and max(int(c.x.p).bit_length(), int(c.x.q).bit_length()) > 3000:
+        return None
+    try:
+        text = sp.sstr(c.x)
+    except ValueError:  # an integer past Python's int-to-str limit inside
+        return None
+    return text if len(text) <= 2000 else None
+
+
+def _short_decimal(x: sp.Expr) -> str | None:
+    """A rational whose decimal ends within 17 significant digits, written so (``2``, ``0.5``, ``-3.25``, ``1e-320``);
+    None for any other number."""
+    if not isinstance(x, sp.Rational):
+        return None
+    p, q = int(x.p), int(x.q)
+    twos = (q & -q).bit_length() - 1
+    rest, fives = q >> twos, 0
+    while rest % 5 == 0:
+        rest, fives = rest // 5, fives + 1
+    if rest != 1:
+        return None
+    n = max(twos, fives)
+    mant, exp = abs(p) * 2 ** (n - twos) * 5 ** (n - fives), -n
+    if mant.bit_length() > 4 * 4300:  # 10^k with huge k: strip the zeros in big steps first
+        return None
+    while mant and mant % 10 == 0:
+        mant, exp = mant // 10, exp + 1
+    if mant >= 10**REAL_DIGITS:
+        return None
+    d = Decimal((1 if p < 0 else 0, tuple(int(ch) for ch in str(mant)), exp))
+    if exp >= 0 and d.adjusted() < REAL_DIGITS:
+        return str(int(d))
+    if -6 <= d.adjusted() < REAL_DIGITS:
+        return format(d, "f")
+    return format(d, "e").replace("e+", "e")
+
+
+class _Checker:
+    """Each end checked again, at exact rational points, by :func:`theory.evaluate.relation_holds` (the evaluator of
+    ``bounds``), a relation counting as failed where a side is undefined or not real: at the end (a rational one), a
+    relative 1e-10 inside it (or half way to a nearer cut), and outside it: a relative 1e-10 beyond a closed end, the
+    end itself for an open one (the construction's verdict for an irrational end next to an interval)."""
+
+    def __init__(self, hyps, values, fixed, free, var, lo_cut, hi_cut):
+        self.hyps, self.values, self.fixed, self.free, self.var = hyps, values, fixed, free, var
+        self.lo_cut, self.hi_cut = lo_cut, hi_cut
+        self.domain = f"domain ({var.domain_text()})"
+
+    def failing(self, q: sp.Rational) -> str | None:
+        """The first hypothesis that fails at ``free = q`` (None if all hold)."""
+        vals, exact = {**self.values, self.free: q}, {**self.fixed, self.free: q}
+        return next((name for name, rel in self.hyps if not self._holds(rel, vals, exact)), None)
+
+    def _holds(self, rel: sp.Basic, vals: dict, exact: dict) -> bool:
+        if isinstance(rel, (sp.And, sp.Or)):
+            parts = [self._holds(a, vals, exact) for a in rel.args]
+            return all(parts) if isinstance(rel, sp.And) else any(parts)
+        for side in (rel.lhs, rel.rhs):
+            if _sign(side.xreplace({s: exact[s.name] for s in side.free_symbols if s.name in exact})) is None:
+                return False  # log 0, 1/0, sqrt of a negative: the relation does not hold there
+        try:
+            return bool(relation_holds(rel, vals)[0])
+        except (ZeroDivisionError, ValueError, TypeError, ArithmeticError):
+            return False
+
+    def check(self, elements, first, last, cut: _Cut, side: str, closed: bool) -> tuple[bool, dict, str]:
+        """(verified, the check's record, the binding: what fails just outside) for one end of a run."""
+        out = -1 if side == "low" else 1
+        k = first if side == "low" else last
+        j = k if closed else k + out  # the end's cut
+        rational = cut.exact and isinstance(cut.x, sp.Rational)
+        in_domain = not ((cut is self.lo_cut and self.var.low_open) or (cut is self.hi_cut and self.var.high_open))
+        at_end = self.failing(cut.x) if rational and in_domain else None
+        inside_ok = True
+        if first != last or not closed:  # a point interval has no inside but its point
+            seg = elements[j - out]
+            inside_ok = self.failing(self._offset(cut, seg["right" if side == "low" else "left"], -out)) is None
+        domain_end = cut is (self.lo_cut if side == "low" else self.hi_cut)
+        beyond = elements[j + out] if 0 <= j + out < len(elements) else None
+        if closed:
+            end_ok = not rational or at_end is None
+            outside = self.domain if domain_end or beyond is None else \
+                self.failing(self._offset(cut, beyond["left" if side == "low" else "right"], out))
+        else:
+            end_ok = True
+            if not in_domain:
+                outside = self.domain
+            elif rational:
+                outside = at_end
+            elif beyond is not None and beyond["holds"]:  # an irrational point missing between two intervals
+                outside = next((n for n, t in elements[j]["truth"].items() if not t), None)
+            else:
+                outside = self.failing(self._offset(cut, None if beyond is None else beyond["left" if side == "low" else "right"], out))
+        check = {"at": _end_text(cut), "side": side, "exact": cut.exact, "closed": closed,
+                 "at_end": ("outside the domain" if not in_domain else "holds" if at_end is None else f"{at_end} fails")
+                 if rational else "not evaluated (an irrational end)",
+                 "inside": inside_ok, "outside_fails": outside}
+        return bool(end_ok and inside_ok and outside is not None), check, outside or "-"
+
+    @staticmethod
+    def _offset(cut: _Cut, other: _Cut | None, direction: int) -> sp.Rational:
+        """A rational a relative 1e-10 from the cut toward ``direction``, or half way to ``other`` if that is nearer."""
+        step = REAL_STEP * (abs(cut.num) if cut.num != 0 else 1)
+        if other is not None and other is not cut:
+            step = min(step, abs(other.num - cut.num) / 2)
+        base = cut.x if isinstance(cut.x, sp.Rational) else _rat(cut.num)
+        return base + direction * _rat(step)

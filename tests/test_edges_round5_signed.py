@@ -1,0 +1,52 @@
+"""Issue 50, round five: a hypothesis over a variable whose domain admits values <= 0 is read as written, or refused.
+
+The shared symbols are positive, so sympy simplifies a formula for positive values when it is parsed: ``Abs(x) <= 1``
+became ``x <= 1``, whose window on [-5, 5] is [-5, 1], not [-1, 1]."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import ibcheck
+from ibcheck import Bound, Claim, Variable
+from ibcheck.theory.argtypes import require_bool
+
+_ids = itertools.count()
+
+
+def _claim(h, var):
+    return Claim(f"SIGNED{next(_ids)}.a", title="t", variables=[var], hypotheses={"H": h}, bounds=[Bound("y", "O", "1")])
+
+
+SIGNED = Variable("x", "a signed real", low=-5, high=5)
+
+
+@pytest.mark.parametrize("h", ["Abs(x) <= 1", "sqrt(x**2) <= 2", "x + 1 > 0", r"\left|x\right| \leq 1", "Abs(x) >= 1/2"])
+def test_a_hypothesis_simplified_for_positive_values_is_refused_on_a_signed_domain(h):
+    with pytest.raises(ibcheck.InputError, match=r"reads differently for positive values than over the domain \(x in \[-5, 5\]\)"):
+        _claim(h, SIGNED)
+
+
+@pytest.mark.parametrize("h, expr", [("x <= 1", "x <= 1"), ("x**2 >= 2", "x**2 >= 2"), ("log(x) <= 1", "log(x) <= 1")])
+def test_a_hypothesis_that_reads_the_same_over_the_reals_is_kept(h, expr):
+    assert str(_claim(h, SIGNED).hypotheses[0].expr) == expr
+
+
+def test_on_a_positive_domain_the_positive_reading_stands():
+    """(0, 5]: Abs(x) is x there, so the simplification is right and the hypothesis is built."""
+    pos = Variable("x", "a positive real", low=0, low_open=True, high=5)
+    assert str(_claim("Abs(x) <= 1", pos).hypotheses[0].expr) == "x <= 1"
+
+
+def test_a_hypothesis_object_is_checked_against_the_claims_domain_too():
+    with pytest.raises(ibcheck.InputError, match="reads differently"):
+        _claim(ibcheck.Hypothesis("H", "Abs(x) <= 1"), SIGNED)
+
+
+def test_numpy_bools_are_bools():
+    """numpy 2 names its bool type ``bool``, not ``bool_``: np.True_ was refused as "must be True or False"."""
+    assert require_bool("flag", np.True_) is True and require_bool("flag", np.bool_(False)) is False
+    with pytest.raises(ibcheck.InputError, match="must be True or False"):
+        require_bool("flag", 1)
