@@ -104,6 +104,15 @@ def test_an_unreadable_stored_row_is_a_failed_row_counted_with_its_reason(base_s
     "failed 0"; a row nested 100,000 deep was a RecursionError."""
     clean = _compare(base_store)
     path = _damaged(base_store, tmp_path, "UPDATE results SET value = ? WHERE rowid = 1", params=(stored,))
+    import sqlite3
+
+    from ibcheck.simulate.sweep.store import row_digest
+    con = sqlite3.connect(path)  # signed as the measure that wrote it would sign it: not an edit (an edit is measured again)
+    cols = "key, claim, experiment, cell, seed, status, value, error, seconds, code_version, failure"
+    con.execute("UPDATE results SET digest = ? WHERE rowid = 1",
+                (row_digest(*con.execute(f"SELECT {cols} FROM results WHERE rowid = 1").fetchone()),))
+    con.commit()
+    con.close()
     res = _compare(path)
     assert res.record.task_status == {"ok": clean.record.task_status["ok"] - 1, "failed": 1}
     (f,) = res.record.failures

@@ -1,12 +1,16 @@
 """``ibcheck compare CLAIM`` (theory against simulation) and ``ibcheck report`` (the main job)."""
 from __future__ import annotations
 
+import json
 import os
 import time
 from dataclasses import replace
 
 from ibcheck import api
+from ibcheck.errors import InputError
+from ibcheck.theory import get_claim
 from ibcheck.theory.argtypes import nonneg_int, pos_float, pos_int
+from ibcheck.theory.outdir import CLAIM_ID_PATTERN, inside
 from ibcheck.theory.result import dumps, markdown_table
 
 from .args import claim_out, common, parse_constants, parse_from, parse_grid
@@ -22,6 +26,8 @@ def register(sub) -> None:
     p.add_argument("--scheduler", default=None, help="address of a running Dask scheduler, e.g. tcp://10.0.0.5:8786")
     p.add_argument("--margin", type=pos_float, default=None,
                    help="an explicit tolerance for a power factor (x^delta, delta <= MARGIN is accepted); by default the sweep's own resolution decides")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the report of another claim that --out holds (by default refused; the same claim again resumes)")
     _fit_options(p)
     _design_options(p)
     p.set_defaults(func=cmd_compare)
@@ -121,10 +127,69 @@ def cmd_design(args) -> int:
     return 0
 
 
+def _another_claim(out: str, claim: str) -> str | None:
+    """What ``out`` holds when it is another claim's report (by its summary.json), or None: no report, or this claim's
+    own (a rerun resumes). A folder with a store and no report (an interrupted comparison) holds no report to replace."""
+    summary = os.path.join(out, "summary.json")
+    if not os.path.lexists(summary):
+        return None
+    try:
+        with open(summary, encoding="utf-8") as f:
+            held = json.load(f)
+    except (OSError, ValueError, RecursionError):
+        held = None
+    other = held.get("claim") if isinstance(held, dict) else None
+    if other == claim:
+        return None
+    return f"the report of {_shown_id(other)} (its summary.json)" if isinstance(other, str) else "a summary.json that is no claim's report"
+
+
+def _shown_id(claim: str) -> str:
+    """A claim id read from a file, as one safe piece of a line (a stray newline never splits the message)."""
+    return claim if CLAIM_ID_PATTERN.fullmatch(claim) else repr(claim[:40])
+
+
+def _replaced_files(args) -> list[str]:
+    """Refuse (one line, exit 2) an --out that holds another claim's report, unless --overwrite; with it, the
+    files of the old report (those its summary.json lists, directly in --out) that the new report may leave behind.
+
+    Pitfall avoided: ``compare CLAIM2 --out DIR`` replaced the report CLAIM1 had written there, without a word."""
+    try:
+        get_claim(args.claim)
+    except InputError:
+        return []  # an unknown claim: the API refuses it next, in its own words
+    held = _another_claim(args.out, args.claim)
+    if held is None:
+        return []
+    if not args.overwrite:
+        raise InputError(f"--out {args.out} holds {held}; pass --overwrite to write the report of {args.claim} there all the same, "
+                         "or give another --out")
+    try:
+        with open(os.path.join(args.out, "summary.json"), encoding="utf-8") as f:
+            files = json.load(f).get("files")
+    except (OSError, ValueError, RecursionError, AttributeError):
+        return []
+    names = {os.path.basename(v) for v in files.values() if isinstance(v, str)} if isinstance(files, dict) else set()
+    return sorted(n for n in names if n.endswith(REPORT_SUFFIXES) and n not in ("", ".", "..") and not n.startswith("sweep.sqlite"))
+
+
+REPORT_SUFFIXES = (".png", ".md", ".html", ".parquet", ".json")
+
+
+def _remove_replaced(out: str, names: list[str], written: dict) -> None:
+    """Remove the old report's files the new one did not write (plain files directly in ``out``, never a link or the store)."""
+    kept = {os.path.basename(v) for v in written.values() if isinstance(v, str)}
+    for name in names:
+        path = inside(out, name)
+        if name not in kept and os.path.isfile(path) and not os.path.islink(path):
+            os.remove(path)
+
+
 def cmd_compare(args) -> int:
     claim_out(args)  # the store lives there (a rerun resumes)
+    replaced = _replaced_files(args)  # another claim's report is never replaced without --overwrite
     if args.claim in api.probability_claims():
-        return _compare_probability(args)
+        return _compare_probability(args, replaced)
     result = api.compare(args.claim, grid=parse_grid(args.grid), seeds=args.seeds, budget=args.budget, quick=args.quick,
                          store=os.path.join(args.out, "sweep.sqlite"), workers=args.workers, margin=args.margin,
                          inside_only=args.inside_only, constants=parse_constants(args.constants), spending=args.spending,
@@ -132,6 +197,7 @@ def cmd_compare(args) -> int:
                          scheduler=args.scheduler, dask=args.dask, max_seconds=args.max_seconds, include_outside=args.include_outside,
                          log_corrections=args.log_corrections)
     summary = {**result.as_json(), "files": result.save(args.out)}
+    _remove_replaced(args.out, replaced, summary["files"])
     if args.json:
         print(dumps(summary, indent=2))
         return 0
@@ -143,7 +209,7 @@ def cmd_compare(args) -> int:
     return 0
 
 
-def _compare_probability(args) -> int:
+def _compare_probability(args, replaced: list[str]) -> int:
     """A probability claim (FVBS23.thm.3_1): its base claim's sweep in --out/base (resumable), the test beside it."""
     base = os.path.join(args.out, "base")
     os.makedirs(base, exist_ok=True)  # inside --out (removed with it if the input is refused)
@@ -155,6 +221,7 @@ def _compare_probability(args) -> int:
                                  log_corrections=args.log_corrections)
     pc.base_result.save(base)
     summary = {**pc.as_json(), "files": replace(pc, base_link="base/report.md").save(args.out)}
+    _remove_replaced(args.out, replaced, summary["files"])
     if args.json:
         print(dumps(summary, indent=2))
         return 0

@@ -26,6 +26,7 @@ import traceback
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
+from typing import Callable
 
 import cloudpickle
 from threadpoolctl import threadpool_limits
@@ -33,7 +34,7 @@ from tqdm import tqdm
 
 from ibcheck.simulate.experiments.registry import as_trajectory, check_user_value, experiment_for
 from ibcheck.simulate.substrate.censored import encode
-from ibcheck.simulate.sweep.store import connect, done_keys, write_row  # the file's one owner: its schema and its SQL
+from ibcheck.simulate.sweep.store import connect, reusable, write_row  # the file's one owner: its schema and its SQL
 from ibcheck.simulate.sweep.tasks import Task
 from ibcheck.theory.argtypes import refused, require_int
 from ibcheck.theory.errors import InputError, RunFailure
@@ -145,19 +146,36 @@ def local_pool(workers: int) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"), initializer=_init_worker)
 
 
+def _stderr(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
 def run_sweep(tasks: list[Task], db: str | sqlite3.Connection, version: str, workers: int = 1, scheduler: str | None = None,
-              dask: bool = False, progress: bool = True, pool: ProcessPoolExecutor | None = None, experiment=None) -> dict:
+              dask: bool = False, progress: bool = True, pool: ProcessPoolExecutor | None = None, experiment=None,
+              log: Callable[[str], None] | None = _stderr) -> dict:
     """Run the tasks not yet in ``db`` (a path, or the open connection of a
     :class:`~ibcheck.simulate.sweep.store.SweepStore`, which then stays the file's one owner); returns
     counts of done / skipped / failed.
 
     ``experiment``: the resolved experiment every task runs (default: resolved here from the tasks'
     experiment name); the workers receive it, measure included, and look nothing up.
-    ``pool``: an open :func:`local_pool` to reuse (a budgeted sweep runs several rounds)."""
+    ``pool``: an open :func:`local_pool` to reuse (a budgeted sweep runs several rounds).
+
+    A stored row is reused only where its digest matches and it holds its task's cell and seed
+    (:func:`~ibcheck.simulate.sweep.store.reusable`); any other is measured again, its row replaced, and ``log`` gets one
+    line saying how many and why (``stale`` in the counts lists them)."""
     own = not isinstance(db, sqlite3.Connection)
     con = db if isinstance(db, sqlite3.Connection) else connect(db)
-    have = done_keys(con)
+    try:
+        have, stale = reusable(con, tasks, version)  # a row edited after it was written is measured again, never reused
+    except BaseException:
+        if own:
+            con.close()
+        raise
     todo = [t for t in tasks if t.key not in have]
+    again = {r.key for r in stale}
+    if stale and log is not None:
+        log(stale_text(stale, len(tasks)))
     if todo and experiment is None:
         experiment = resolve(todo[0].experiment)
     job = functools.partial(run_task, payload=pack(experiment) if todo and (workers > 1 or pool or scheduler or dask) else None)
@@ -169,7 +187,7 @@ def run_sweep(tasks: list[Task], db: str | sqlite3.Connection, version: str, wor
         nonlocal failed
         key, status, value, error, secs, failure = result
         failed += status == "failed"
-        write_row(con, by_key[key], status, value, error, secs, version, failure)
+        write_row(con, by_key[key], status, value, error, secs, version, failure, overwrite=key in again)
         if bar is not None:
             bar.update(1)
 
@@ -191,7 +209,14 @@ def run_sweep(tasks: list[Task], db: str | sqlite3.Connection, version: str, wor
             bar.close()
         if own:
             con.close()
-    return {"tasks": len(tasks), "ran": len(todo), "skipped": len(tasks) - len(todo), "failed": failed}
+    return {"tasks": len(tasks), "ran": len(todo), "skipped": len(tasks) - len(todo), "failed": failed, "stale": stale}
+
+
+def stale_text(stale, tasks: int, most: int = 3) -> str:
+    """One line for the stored rows a sweep does not reuse: how many, and why for the first ``most``."""
+    shown = "; ".join(r.text() for r in stale[:most]) + (f"; and {len(stale) - most} more" if len(stale) > most else "")
+    return (f"ibcheck: warning: {len(stale)} stored row(s) of this sweep ({tasks} tasks) cannot be trusted: measured again, never "
+            f"reused or fitted: {shown}")
 
 
 def _collect(futs, record, total: int) -> None:

@@ -1,7 +1,9 @@
 """The sweep store: the one owner of a comparison's SQLite file (rows, ledger of looks, lock).
 
 * **rows**: one per (claim, experiment, cell, seed, fixed settings, code version), written by the
-  sweep (:mod:`simulate.sweep.executor`) one transaction each, so a killed sweep resumes;
+  sweep (:mod:`simulate.sweep.executor`) one transaction each, so a killed sweep resumes; each carries the
+  digest of what it holds (:func:`row_digest`), so a row edited after it was written is never reused or fitted:
+  the sweep measures its task again (:func:`reusable`), and a reader sees it as a failed row saying so;
 * **ledger**: the looks of the sequential design (:mod:`simulate.verdict.sequential`), keyed by design;
 * **schema and SQL**: every statement on the file lives here (the sweep calls :func:`write_row`);
 * **lock**: one comparison at a time per store. A second ``compare`` on the same ``--out`` while
@@ -11,12 +13,13 @@
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import math
 import os
 import sqlite3
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from ibcheck.simulate.experiments.base import Row
 from ibcheck.simulate.sweep.tasks import CellKey, Task, cell_key, data_hash, task_key
@@ -35,7 +38,8 @@ CREATE TABLE IF NOT EXISTS results (
     seconds REAL,
     code_version TEXT NOT NULL,
     created REAL NOT NULL,
-    failure TEXT
+    failure TEXT,
+    digest TEXT
 )
 """
 
@@ -71,8 +75,9 @@ def connect(db: str) -> sqlite3.Connection:
         con.execute("PRAGMA journal_mode=WAL")
         con.execute("PRAGMA synchronous=NORMAL")
         con.execute(SCHEMA)
-        if "failure" not in {row[1] for row in con.execute("PRAGMA table_info(results)")}:  # a store written before the column
-            con.execute("ALTER TABLE results ADD COLUMN failure TEXT")
+        for column in LATER_COLUMNS:  # a store written before the column: its rows have none (no digest: never reused)
+            if column not in {row[1] for row in con.execute("PRAGMA table_info(results)")}:
+                con.execute(f"ALTER TABLE results ADD COLUMN {column} TEXT")
         con.commit()
         con.execute("SELECT key, cell, seed, status, value FROM results LIMIT 1").fetchall()
     except sqlite3.DatabaseError as err:
@@ -90,11 +95,14 @@ def _columns(sql: str) -> list[str]:
 
 
 RESULT_COLUMNS, LEDGER_COLUMNS = _columns(SCHEMA), _columns(LEDGER)
+LATER_COLUMNS = ("failure", "digest")  # added to the results table after its first release, in this order
+# the results table's columns as each release wrote them (the current one first)
+KNOWN_RESULT_COLUMNS = tuple(RESULT_COLUMNS[:len(RESULT_COLUMNS) - i] for i in range(len(LATER_COLUMNS) + 1))
 
 
 def _foreign(con: sqlite3.Connection) -> str | None:
     """Why the open file is not one of our stores (another program's tables, or our tables' names with other
-    columns), or None for a new file or one of ours (a store from before the ``failure`` column is ours).
+    columns), or None for a new file or one of ours (a store from before the ``failure`` or ``digest`` column is ours).
 
     Pitfall avoided: a foreign file was refused as "left untouched" after a column had been added to it and its
     journal switched to WAL."""
@@ -103,7 +111,7 @@ def _foreign(con: sqlite3.Connection) -> str | None:
     other = sorted(set(tables) - {"results", "ledger"})
     if other:
         return f"it holds the table(s) {', '.join(other)[:80]}"
-    if "results" in tables and tables["results"] not in (RESULT_COLUMNS, [c for c in RESULT_COLUMNS if c != "failure"]):
+    if "results" in tables and tables["results"] not in KNOWN_RESULT_COLUMNS:
         return f"its results table has the columns {', '.join(tables['results'])[:80]}"
     if "ledger" in tables and tables["ledger"] != LEDGER_COLUMNS:
         return f"its ledger table has the columns {', '.join(tables['ledger'])[:80]}"
@@ -114,34 +122,149 @@ def done_keys(con: sqlite3.Connection) -> set[str]:
     return {r[0] for r in con.execute("SELECT key FROM results")}
 
 
+DIGEST_VERSION = "ibcheck-row-1"
+EDITED, UNVERIFIED = "EditedRow", "UnverifiedRow"  # the failure kinds of a row that is not reused
+EDITED_WHY = "edited after it was written"
+UNVERIFIED_WHY = "written without a digest (a store from before rows carried one), so it cannot be verified"
+
+
+def row_digest(key, claim, experiment, cell, seed, status, value, error, seconds, version, failure) -> str:
+    """The sha256 of a row as stored: its key (the task: claim, experiment, cell, seed, fixed settings, code) and every
+    column a reader uses, the cell and the value as their stored JSON text. Written with the row, checked when it is read:
+    a row edited afterwards (a value set to 1e6, a cell to d=99999) no longer matches it. It detects edits, not a forger
+    who recomputes it (who is caught where a row's cell or seed is not its task's: :func:`reusable`)."""
+    blob = json.dumps([DIGEST_VERSION, key, claim, experiment, cell, seed, status, value, error, seconds, version, failure],
+                      separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _stored_seconds(seconds) -> float | None:
+    """Seconds as SQLite gives them back (a REAL; NaN would come back as NULL), so that the digest matches on reading."""
+    try:
+        x = float(seconds)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
 def write_row(con: sqlite3.Connection, task: Task, status: str, value, error: str | None, seconds: float, version: str,
-              failure: str | None = None) -> None:
-    """One row, one transaction: either the whole row is there or none of it. A file that cannot take the row (a full
-    disk, a file-size limit) is a :class:`RunFailure` saying what is kept, never an internal error."""
+              failure: str | None = None, overwrite: bool = False) -> None:
+    """One row, one transaction: either the whole row is there or none of it, with its digest (:func:`row_digest`).
+    ``overwrite``: the row replaces the one stored under its key (an edited row, measured again); otherwise a stored row
+    is kept. A file that cannot take the row (a full disk, a file-size limit) is a :class:`RunFailure` saying what is kept,
+    never an internal error."""
+    cell, text = json.dumps(task.cell, sort_keys=True), None if value is None else json.dumps(value)
+    secs = _stored_seconds(seconds)
+    digest = row_digest(task.key, task.claim, task.experiment, cell, int(task.seed), status, text, error, secs, version, failure)
     try:
         with con:
-            con.execute("INSERT OR IGNORE INTO results (key, claim, experiment, cell, seed, status, value, error, seconds, code_version, "
-                        "created, failure) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                        (task.key, task.claim, task.experiment, json.dumps(task.cell, sort_keys=True), task.seed, status,
-                         None if value is None else json.dumps(value), error, seconds, version, time.time(), failure))
+            con.execute(f"INSERT OR {'REPLACE' if overwrite else 'IGNORE'} INTO results (key, claim, experiment, cell, seed, status, "
+                        "value, error, seconds, code_version, created, failure, digest) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        (task.key, task.claim, task.experiment, cell, int(task.seed), status, text, error, secs, version, time.time(),
+                         failure, digest))
     except sqlite3.OperationalError as err:
         raise RunFailure(f"the sweep store could not take a row ({err}); every finished row is kept: free space and run the "
                          "same command again to resume") from None
 
 
-def rows_for(con: sqlite3.Connection, keys: list[str]) -> list[Row]:
-    out = []
+ROW_COLUMNS = "key, claim, experiment, cell, seed, status, value, error, seconds, code_version, failure, digest"
+
+
+def _stored(con: sqlite3.Connection, keys: list[str]):
+    """The stored rows of ``keys`` (in no particular order), every column :func:`row_digest` reads and the digest."""
     for i in range(0, len(keys), 500):
         chunk = keys[i:i + 500]
-        q = f"SELECT key, cell, seed, status, value, error, seconds, failure FROM results WHERE key IN ({','.join('?' * len(chunk))})"
-        for key, cell, seed, status, value, error, secs, failure in con.execute(q, chunk):
-            row = Row(_json_cell(cell, key), seed, status, None, key, error, secs, failure)
-            if value is not None:
-                parsed, why = _parse(value)
-                row = replace(row, value=parsed) if why is None else \
-                    replace(row, status="failed", failure="UnreadableRow",  # there, but unreadable: a failed row, counted
-                            error=f"UnreadableRow: the stored value {str(value)[:40]!r} is {why}")
-            out.append(row)
+        yield from con.execute(f"SELECT {ROW_COLUMNS} FROM results WHERE key IN ({','.join('?' * len(chunk))})", chunk)
+
+
+def _unverified(stored: tuple) -> str | None:
+    """Why a stored row (the columns of :data:`ROW_COLUMNS`) cannot be trusted, or None: its digest does not match what
+    it holds, or it has none."""
+    *fields, digest = stored
+    if digest is None:
+        return UNVERIFIED_WHY
+    try:
+        return None if digest == row_digest(*fields) else EDITED_WHY
+    except (TypeError, ValueError):  # a column of a type no sweep writes (bytes): edited too
+        return EDITED_WHY
+
+
+@dataclass(frozen=True)
+class StaleRow:
+    """A stored row of a task that is not reused: the task (its key, cell and seed) and why (:func:`reusable`)."""
+
+    key: str
+    cell: dict
+    seed: int
+    kind: str  # EditedRow or UnverifiedRow
+    why: str
+
+    def text(self) -> str:
+        where = ", ".join(f"{k}={v}" for k, v in sorted(self.cell.items()))
+        return f"{where + ', ' if where else ''}seed {self.seed}: {self.why}"
+
+
+def reusable(con: sqlite3.Connection, tasks: list[Task], version: str) -> tuple[set[str], tuple[StaleRow, ...]]:
+    """The keys of ``tasks`` whose stored row may be reused, and the stored rows that may not, each with why: a digest
+    that does not match (edited after it was written), none (an older store), or a row that holds another cell, seed,
+    claim, experiment or code version than its key's task (a cell changed to one not in the design). Their tasks run
+    again; the rows are never fitted.
+
+    Pitfall avoided: rows were reused by their key alone, so three values set to 1e6 were read as measurements ("0 tasks
+    run, 36 reused") and a row whose cell was changed to d = 99999 was fitted there, its own seed never rerun."""
+    by_key = {t.key: t for t in tasks}
+    designed = {json.dumps(t.cell, sort_keys=True) for t in tasks}
+    ok: set[str] = set()
+    stale = []
+    for stored in _stored(con, list(by_key)):
+        key, claim, experiment, cell, seed, _, _, _, _, code, _, _ = stored
+        task = by_key[key]
+        why = _unverified(stored)
+        kind = UNVERIFIED if why == UNVERIFIED_WHY else EDITED
+        mine = json.dumps(task.cell, sort_keys=True)
+        if (claim, experiment, cell, seed, code) != (task.claim, task.experiment, mine, task.seed, version):
+            held = f"the cell {_shown_cell(cell)}, seed {seed!r}" if (cell, seed) != (mine, task.seed) else \
+                f"claim {claim!r}, experiment {experiment!r}, code {code!r}"
+            where = " (a cell not in the design)" if cell != mine and cell not in designed else ""
+            why, kind = f"{EDITED_WHY}: it holds {held}{where}, not its task's", EDITED
+        if why is None:
+            ok.add(key)
+        else:
+            stale.append(StaleRow(key, dict(task.cell), task.seed, kind, why))
+    order = {k: i for i, k in enumerate(by_key)}
+    return ok, tuple(sorted(stale, key=lambda r: order[r.key]))
+
+
+def _shown_cell(text) -> str:
+    """A stored cell as ``d=99999`` (its JSON text, cut short, where it is not a mapping)."""
+    try:
+        cell = json.loads(text)
+    except (TypeError, ValueError, RecursionError):
+        cell = None
+    if isinstance(cell, dict):
+        return ", ".join(f"{k}={v}" for k, v in sorted(cell.items()))[:80]
+    return repr(str(text)[:40])
+
+
+def rows_for(con: sqlite3.Connection, keys: list[str]) -> list[Row]:
+    """The stored rows of ``keys``, in their order. A row whose digest does not match (edited after it was written) or
+    that has none is a failed row (failure ``EditedRow`` / ``UnverifiedRow``) with no value: counted, never fitted. A
+    value that is not JSON is a failed row too (``UnreadableRow``)."""
+    out = []
+    for stored in _stored(con, keys):
+        key, _, _, cell, seed, status, value, error, secs, _, failure, _ = stored
+        row = Row(_json_cell(cell, key), seed, status, None, key, error, secs, failure)
+        why = _unverified(stored)
+        if why is not None:
+            kind = UNVERIFIED if why == UNVERIFIED_WHY else EDITED
+            row = replace(row, status="failed", failure=kind, error=f"{kind}: the stored row was {why}; it is never fitted, and the "
+                          "next sweep of its design measures its task again")
+        elif value is not None:
+            parsed, bad = _parse(value)
+            row = replace(row, value=parsed) if bad is None else \
+                replace(row, status="failed", failure="UnreadableRow",  # there, but unreadable: a failed row, counted
+                        error=f"UnreadableRow: the stored value {str(value)[:40]!r} is {bad}")
+        out.append(row)
     order = {k: i for i, k in enumerate(keys)}
     return sorted(out, key=lambda r: order[r.key])  # the design's order, not the order the workers finished in
 
