@@ -14,6 +14,7 @@ from ..networks import classifier_normalized
 from .attack import attack_radius
 from .certified import certified_radius
 from .exact import exact_radius
+from .units import rescaled, scaled_back
 from .universal import universal_radius
 
 Method = Literal["universal", "attack", "certified", "exact"]
@@ -25,8 +26,17 @@ def compute_radii(net, X: np.ndarray, y: np.ndarray, v: np.ndarray, methods: tup
     (and ``exact_proven``, ``exact_status``), and ``upper``, the best verified upper bound.
 
     Pitfall avoided: an attack can miss a flip that the universal direction finds, so the reported
-    attack bound is the minimum of both; a lower bound is never computed past a known upper one."""
-    net = classifier_normalized(net)  # radii depend on sign(f) only: the solvers see a scale-free network
+    attack bound is the minimum of both; a lower bound is never computed past a known upper one. Every method runs
+    in normalized units (:mod:`.units`: X at unit scale, the network rewritten for it) and every radius is scaled back,
+    so that the radii of ``c X`` are ``c`` times those of X (before: at X x 1e-200 the universal radius was 0 for every
+    point, below its own certified bound; at X x 1e200 every radius was inf)."""
+    net, Xs, e, _ = rescaled(net, np.atleast_2d(np.asarray(X, float)))
+    out = _compute_unit(classifier_normalized(net), Xs, np.asarray(y, float), v, methods, time_limit)
+    return {k: (scaled_back(val, e) if k not in ("exact_proven", "exact_status") else val) for k, val in out.items()}
+
+
+def _compute_unit(net, X: np.ndarray, y: np.ndarray, v: np.ndarray, methods: tuple[str, ...], time_limit: float) -> dict[str, np.ndarray]:
+    """:func:`compute_radii` at unit scale (radii depend on sign(f) only: the solvers see a scale-free network)."""
     out: dict[str, np.ndarray] = {"universal": universal_radius(net, X, y, v)}
     upper = out["universal"]
     if "attack" in methods or "exact" in methods:

@@ -8,12 +8,15 @@
   of its output weight, which makes ``q`` bounded below by an affine function of delta,
   minimized in closed form over the ball. The largest certified eps is found by bisection,
   vectorised over points.
+
+Every radius is computed in normalized units (:mod:`.units`) and scaled back, so that it scales with X.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..networks import LinearClassifier, TwoLayerReLU
+from .units import rescaled, scaled_back
 
 
 def lipschitz_constant(net) -> float:
@@ -32,6 +35,11 @@ def lipschitz_radius(net, X: np.ndarray, y: np.ndarray) -> np.ndarray:
     Pitfall avoided: a constant classifier (beta = 0, an identically zero network) gave 0/0 = nan; its margin is
     0 everywhere, so every point is a tie and its radius is 0 (where q > 0 with beta = 0, no perturbation flips it:
     inf)."""
+    unit, Xs, e, _ = rescaled(net, np.atleast_2d(np.asarray(X, float)))
+    return scaled_back(_lipschitz_unit(unit, Xs, y), e)
+
+
+def _lipschitz_unit(net, X: np.ndarray, y: np.ndarray) -> np.ndarray:
     q = np.maximum(y * net.forward(X), 0.0)
     beta = lipschitz_constant(net)
     if beta > 0:
@@ -69,11 +77,16 @@ def relaxation_radius(net, X: np.ndarray, y: np.ndarray, upper: np.ndarray | Non
     ``upper`` is any upper bound on the true radius (e.g. an attack's); the search stays
     below it. Points with ``y f(x) <= 0`` get 0.
     """
-    X = np.atleast_2d(X)
+    unit, Xs, e, _ = rescaled(net, np.atleast_2d(np.asarray(X, float)))
+    up = None if upper is None else np.ldexp(np.asarray(upper, float), -e)
+    return scaled_back(_relaxation_unit(unit, Xs, y, up, iters), e)
+
+
+def _relaxation_unit(net, X: np.ndarray, y: np.ndarray, upper: np.ndarray | None, iters: int = 50) -> np.ndarray:
     if isinstance(net, LinearClassifier):
-        return lipschitz_radius(net, X, y)
+        return _lipschitz_unit(net, X, y)
     q = y * net.forward(X)
-    lo = lipschitz_radius(net, X, y)
+    lo = _lipschitz_unit(net, X, y)
     hi = np.where(np.isfinite(upper), upper, 1e6 * (1 + lo)) if upper is not None else np.full(len(X), 1e6) * (1 + lo)
     hi = np.maximum(hi, lo)
     for _ in range(iters):
@@ -86,4 +99,6 @@ def relaxation_radius(net, X: np.ndarray, y: np.ndarray, upper: np.ndarray | Non
 
 def certified_radius(net, X: np.ndarray, y: np.ndarray, upper: np.ndarray | None = None) -> np.ndarray:
     """The best certified lower bound: max of the Lipschitz and the relaxation bounds."""
-    return np.maximum(lipschitz_radius(net, X, y), relaxation_radius(net, X, y, upper))
+    unit, Xs, e, _ = rescaled(net, np.atleast_2d(np.asarray(X, float)))
+    up = None if upper is None else np.ldexp(np.asarray(upper, float), -e)
+    return scaled_back(np.maximum(_lipschitz_unit(unit, Xs, y), _relaxation_unit(unit, Xs, y, up)), e)

@@ -25,7 +25,7 @@ import os
 import sys
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -33,6 +33,7 @@ from ibcheck.errors import InputError
 
 from ..networks import LinearClassifier, TwoLayerReLU
 from .linear import l2_radius
+from .units import rescaled
 
 
 @dataclass
@@ -207,13 +208,18 @@ def enumerate_radius(net: TwoLayerReLU, x: np.ndarray, y: float, upper: float, m
 
 def exact_radius(net, X: np.ndarray, y: np.ndarray, upper: np.ndarray, lower: np.ndarray | None = None,
                  time_limit: float = 10.0) -> list[RadiusInterval]:
-    """Per point: the exact radius or an interval (linear classifiers: closed form, exact)."""
-    X = np.atleast_2d(X)
+    """Per point: the exact radius or an interval (linear classifiers: closed form, exact), solved in normalized units
+    (:mod:`.units`) and scaled back: a length of X, whatever its scale."""
+    X = np.atleast_2d(np.asarray(X, float))
     if isinstance(net, LinearClassifier):
         r = l2_radius(net, X, y)
-        return [RadiusInterval(float(v), float(v), True, "closed form", 0.0) for v in r]
-    lower = np.zeros(len(X)) if lower is None else lower
-    return [_guarded(net, X[i], float(y[i]), float(upper[i]), float(lower[i]), time_limit) for i in range(len(X))]
+        return [RadiusInterval(float(v), float(v), not math.isnan(v), "closed form" if not math.isnan(v) else "closed form is nan: not proven", 0.0)
+                for v in r]
+    unit, Xs, e, _ = rescaled(net, X)
+    up = np.ldexp(np.asarray(upper, float), -e)
+    lo = np.zeros(len(X)) if lower is None else np.ldexp(np.asarray(lower, float), -e)
+    out = [_guarded(unit, Xs[i], float(y[i]), float(up[i]), float(lo[i]), time_limit) for i in range(len(X))]
+    return [replace(r, lower=float(np.ldexp(r.lower, e)), upper=float(np.ldexp(r.upper, e))) for r in out] if e else out
 
 
 def _guarded(net, x: np.ndarray, y: float, upper: float, lower: float, time_limit: float) -> RadiusInterval:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..networks import LinearClassifier, MulticlassReLU, TwoLayerReLU
+from .units import _row_exponents, rescaled
 
 
 def _as_binary(net):
@@ -28,6 +29,15 @@ def ray_flip_radius(net, X: np.ndarray, y: np.ndarray, U: np.ndarray, chunk: int
     X = np.atleast_2d(np.asarray(X, float))
     y = np.asarray(y, float)
     U = np.broadcast_to(np.asarray(U, float), X.shape)
+    # normalized units (:mod:`.units`): x = 2^e x' and u = 2^k u', so x + t u = 2^e (x' + t 2^(k-e) u'), t = t' 2^(e-k)
+    net, X, e, _ = rescaled(net, X)
+    k = _row_exponents(U)
+    t = _ray_unit(net, X, y, np.ldexp(U, -k[:, None]), chunk)
+    return np.ldexp(t, e - k)
+
+
+def _ray_unit(net, X: np.ndarray, y: np.ndarray, U: np.ndarray, chunk: int) -> np.ndarray:
+    """:func:`ray_flip_radius` in normalized units."""
     if isinstance(net, LinearClassifier):
         q = y * net.forward(X)
         slope = y * (U @ net.w)

@@ -12,6 +12,7 @@ import numpy as np
 from ibcheck.errors import InputError
 
 from .ray import ray_flip_radius
+from .units import unit_vector
 
 KINDS = ("fvbs23", "lpll25", "vys22")
 
@@ -29,12 +30,12 @@ def universal_directions(kind: str, *, means=None, cluster_labels=None, J_plus=N
         v = (np.asarray(y_train, float)[:, None] * X_train).sum(0)
     else:
         raise InputError(f"unknown universal direction {kind!r}: one of {', '.join(KINDS)}")
-    return v / np.linalg.norm(v)
+    return unit_vector(v)  # at any scale: ||v|| of data at 1e-200 underflowed to 0 (v inf, every radius 0)
 
 
 def universal_radius(net, X: np.ndarray, y: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Per-point flip radius along ``-y_i v`` (exact, from the ray breakpoints)."""
-    U = -np.asarray(y, float)[:, None] * v[None, :]
+    """Per-point flip radius along ``-y_i v`` (exact, from the ray breakpoints), in the units of ``||v||``."""
+    U = -np.asarray(y, float)[:, None] * np.asarray(v, float)[None, :]
     return ray_flip_radius(net, X, y, U)
 
 
