@@ -261,16 +261,20 @@ def kkt_points(config: KKTSearchConfig | None = None, progress: bool = False, **
 def read_data(path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """(X, y, cluster or None) from an .npz (arrays X, y and optionally cluster) or a .csv (a header row: a column y,
     optionally cluster, every other column a feature): the user's own data for :func:`kkt_points`. Read as data, never
-    executed; checked by :func:`kkt_points`."""
+    executed; read strictly (a regular file, at most 10,000 points and features, only the named arrays, numbers as
+    written), and checked by :func:`kkt_points`."""
     from ibcheck.simulate.tools.kkt_search import load_data_file  # heavy: the simulate layer (torch)
 
+    if isinstance(path, os.PathLike) and isinstance(os.fspath(path), str):
+        path = os.fspath(path)  # a pathlib.Path is a path as well
     return load_data_file(_text("path", path))
 
 
 def kkt_certificate(network, X: np.ndarray, y: np.ndarray, active_tol: float = 1e-6) -> KKTCertificate:
     """Is ``network`` (scaled to unit margin) a KKT point of (P) on ``X, y``? A certificate from an
-    optimal solver status, never from a guess: ``is_kkt()`` and ``failures()`` say which condition fails."""
-    from ibcheck.solvers.kkt.certificate import kkt_certificate as _cert  # heavy: cvxpy (loaded on first use)
+    optimal solver status, never from a guess: ``is_kkt()`` and ``failures()`` say which condition fails. At any scale
+    of the data and weights; "not proven" where float64 cannot decide (:mod:`ibcheck.solvers.kkt.scaled`)."""
+    from ibcheck.solvers.kkt.scaled import certificate_at_any_scale as _cert  # heavy: cvxpy (loaded on first use)
 
     check_network(network)
     X, y = check_data(X, y, dim=_input_dim(network))
@@ -293,8 +297,9 @@ def global_max_margin(X: np.ndarray, y: np.ndarray, bias: bool = True, max_patte
 
 def svm(X: np.ndarray, y: np.ndarray, bias: bool = True):
     """The hard-margin linear SVM (SHNGS18's w_svm): ``w``, ``b``, the multipliers ``alpha``, the support
-    vectors, ``margin`` and the solver ``status`` ("optimal", "infeasible" when not separable,
-    "unbounded" for one class with a bias). Solved on unit-norm data and scaled back."""
+    vectors, ``margin``, the ``status`` ("optimal"; "infeasible" only where an overlap of the classes is proven;
+    "not proven" where float64 cannot decide, with ``separable`` None; "unbounded" for one class with a bias) and the
+    ``evidence`` the answer rests on. Solved in normalized units at every scale and scaled back."""
     from ibcheck.solvers.svm import hard_margin_svm  # heavy: cvxpy (loaded on first use)
 
     X, y = check_data(X, y)
@@ -399,6 +404,7 @@ def compare_probability(claim: str, extend: bool = True, **options) -> "Probabil
     ``extension.sqlite`` beside ``store``); the reason states the mix."""
     from ibcheck.simulate.compare.probability import PROBABILITY_CLAIMS, extended_comparison, probability_comparison  # heavy: scipy
 
+    _text("claim", claim)  # compare_probability([]) was a bare TypeError (an unhashable list looked up in a dict)
     if claim not in PROBABILITY_CLAIMS:
         raise InputError(f"{claim!r} is not a probability claim; those measured on another claim's sweep: {', '.join(PROBABILITY_CLAIMS)}")
     base = PROBABILITY_CLAIMS[claim].base
@@ -546,7 +552,11 @@ def scaling_report(out: str, claims: Sequence[str] | None = None) -> str:
         scaling_report as _scaling,  # heavy: the simulate layer (scipy, pandas; torch on use), kept out of import ibcheck (loaded on first use)
     )
 
-    return _scaling(_names("claims", list(claims)) if claims else None, _text("out", out))
+    where = _text("out", out)  # checked before claims: scaling_report(-1, -1) was a bare TypeError from list(-1)
+    names = [claims] if isinstance(claims, str) else claims
+    if names is not None and (not isinstance(names, (list, tuple)) or not all(isinstance(c, str) for c in names)):
+        raise refused("claims", claims, "is not accepted: must be a list of claim ids, e.g. ['FVBS23.thm.4_2'] (None: every claim)")
+    return _scaling(list(names) if names else None, where)
 
 
 def claim_template(claim_id: str, file: str) -> str:

@@ -14,7 +14,6 @@ the row.
 """
 from __future__ import annotations
 
-import csv
 import math
 import os
 from dataclasses import dataclass, replace
@@ -27,6 +26,7 @@ from ibcheck.simulate.experiments.applicability import applicability, kept_cells
 from ibcheck.simulate.experiments.base import Row
 from ibcheck.simulate.experiments.design import LOG_INVERSE, bound_specs
 from ibcheck.simulate.experiments.terms import parse_term
+from ibcheck.simulate.substrate.userdata import NUMBER, NUMBER_RULE, CsvRows, number
 from ibcheck.simulate.sweep.measurements import Measurements, run_key
 from ibcheck.theory import get_claim
 from ibcheck.theory.argtypes import refused
@@ -36,6 +36,8 @@ from ibcheck.theory.errors import InputError
 from ibcheck.theory.variables import Variable, tends_to_zero
 
 KINDS = ("O", "Omega", "Theta")
+MAX_ROWS = 1_000_000  # measurements in one CSV: the reading stops past them (a sweep's rows are far fewer)
+MAX_COLUMNS = 1000  # columns of one CSV: a claim's variables, value and seed
 
 
 @dataclass
@@ -48,66 +50,51 @@ class Table:
 
 
 def read_table(path: str, allowed: list[str] | None = None, required: tuple[str, ...] = ()) -> Table:
-    """Read and validate a measurements CSV (see the module docstring)."""
-    if not os.path.isfile(path):
-        raise refused("data", path, ": no such file")
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as f:  # utf-8-sig: a byte-order mark is not part of the first name
-            text = f.read()
-    except UnicodeDecodeError as err:
-        raise refused("data", path, f"is not UTF-8 text (byte {err.start}): save the CSV as UTF-8") from None
-    if not text.strip():
-        raise refused("data", path, "is empty: it needs a header (a column per variable, value, optional seed) and rows")
-    reader = csv.DictReader(text.splitlines())
-    try:
-        raw_header = [(h or "").strip() for h in (reader.fieldnames or [])]
-    except csv.Error as err:
-        raise _csv_error(path, reader, err) from None
-    # 'Seed', 'VALUE': the two reserved columns are matched without case; variables keep their names
-    header = [h.lower() if h.lower() in ("seed", "value") else h for h in raw_header]
-    reader.fieldnames = header
-    if "value" not in header:
-        raise refused("data", path, f": missing column 'value' (the header is {', '.join(header) or 'empty'})")
-    variables = [h for h in header if h not in ("value", "seed")]
-    if not variables:
-        raise refused("data", path, ": missing variable columns: give a column per variable (e.g. d, k) beside 'value'")
-    if len(set(header)) != len(header):
-        raise refused("data", path, f": a column name is repeated in the header ({', '.join(header)})")
-    for v in required:
-        if v not in variables:
-            raise refused("data", path, f": missing column {v!r} (named in predict, --predict); the columns are {', '.join(header)}")
-    if allowed is not None:
-        for v in variables:
-            if v not in allowed:
-                raise refused("data", path, f": column {v!r} is not a variable here: the accepted columns are "
-                                 f"{', '.join(allowed)}, value and seed (remove other columns such as run ids)")
-    try:
-        records = list(reader)
-    except csv.Error as err:
-        raise _csv_error(path, reader, err) from None
-    rows = []
-    for i, raw in enumerate(records, start=2):
-        raw = {(k or "").strip(): (v or "").strip() if isinstance(v, str) else v for k, v in raw.items()}
-        if None in raw or "" in raw and raw[""]:
-            raise refused("data", path, f": row {i} has more fields than the header")
-        row: dict[str, object] = {"row": i, "seed": _seed(raw.get("seed"))}
-        for col in variables + ["value"]:
-            cell = raw.get(col)
-            if cell is None or cell == "":
-                raise refused("data", path, f": row {i}, column {col!r} is empty")
-            if col == "value" and cell[:2] in (">=", "<="):  # a censored value: a bound, not a measurement
-                row["censor"] = "at_least" if cell[:2] == ">=" else "at_most"
-                cell = cell[2:].strip()
-            try:
-                x = float(cell)
-            except ValueError:
-                raise refused("data", path, f": row {i}, column {col!r}: {cell!r} is not a number"
-                                 + (" (a bound is written >=25 or <=0.01)" if col == "value" else "")) from None
-            if not (math.isfinite(x) and x > 0):
-                raise refused("data", path, f": row {i}, column {col!r}: {cell} is out of range: values must be finite numbers > 0 "
-                                 "(a log-log fit)")
-            row[col] = x
-        rows.append(row)
+    """Read and validate a measurements CSV (see the module docstring), through the one reader of the user's files
+    (:class:`~ibcheck.simulate.substrate.userdata.CsvRows`: a regular UTF-8 file, each column named once, at most
+    MAX_ROWS rows read, numbers as written)."""
+    with CsvRows(path, "data", max_rows=MAX_ROWS, max_columns=MAX_COLUMNS, what=" (measurements of one CSV)") as table:
+        # 'Seed', 'VALUE': the two reserved columns are matched without case; variables keep their names
+        header = [h.lower() if h.lower() in ("seed", "value") else h for h in table.header]
+        if "value" not in header:
+            raise refused("data", path, f": missing column 'value' (the header is {', '.join(header) or 'empty'})")
+        variables = [h for h in header if h not in ("value", "seed")]
+        if not variables:
+            raise refused("data", path, ": missing variable columns: give a column per variable (e.g. d, k) beside 'value'")
+        if len(set(header)) != len(header):
+            raise refused("data", path, f": a column name is repeated in the header ({', '.join(header)})")
+        for v in required:
+            if v not in variables:
+                raise refused("data", path, f": missing column {v!r} (named in predict, --predict); the columns are {', '.join(header)}")
+        if allowed is not None:
+            for v in variables:
+                if v not in allowed:
+                    raise refused("data", path, f": column {v!r} is not a variable here: the accepted columns are "
+                                     f"{', '.join(allowed)}, value and seed (remove other columns such as run ids)")
+        rows = []
+        for i, fields in table.rows():
+            raw = {h: f.strip() for h, f in zip(header, fields)}
+            row: dict[str, object] = {"row": i, "seed": _seed(raw.get("seed"))}
+            for col in variables + ["value"]:
+                cell = raw[col]
+                if cell == "":
+                    raise refused("data", path, f": row {i}, column {col!r} is empty")
+                if col == "value" and cell[:2] in (">=", "<="):  # a censored value: a bound, not a measurement
+                    row["censor"] = "at_least" if cell[:2] == ">=" else "at_most"
+                    cell = cell[2:].strip()
+                try:
+                    x = number(cell)
+                except ValueError:
+                    if NUMBER.fullmatch(cell):  # a number past the float range (1e999)
+                        raise refused("data", path, f": row {i}, column {col!r}: {cell} is out of range: values must be finite numbers "
+                                         "> 0 (a log-log fit)") from None
+                    raise refused("data", path, f": row {i}, column {col!r}: {cell!r} is not a number ({NUMBER_RULE})"
+                                     + (" (a bound is written >=25 or <=0.01)" if col == "value" else "")) from None
+                if not x > 0:
+                    raise refused("data", path, f": row {i}, column {col!r}: {cell} is out of range: values must be finite numbers > 0 "
+                                     "(a log-log fit)")
+                row[col] = x
+            rows.append(row)
     if not rows:
         raise refused("data", path, "has a header but no rows")
     _refuse_repeats(path, variables, rows)
@@ -130,12 +117,6 @@ def _seed(text: str | None) -> str | None:
     if math.isfinite(x) and x.is_integer():
         return str(int(x))
     return repr(x) if math.isfinite(x) else text
-
-
-def _csv_error(path: str, reader, err: csv.Error) -> InputError:
-    """The csv module's refusal (a field over its size limit, a malformed quote) as one line naming the line."""
-    return refused("data", path, f": line {reader.line_num + 1} cannot be read as CSV ({err}; a field may hold at most "
-                      f"{csv.field_size_limit()} characters)")
 
 
 def _refuse_repeats(path: str, variables: list[str], rows: list[dict]) -> None:

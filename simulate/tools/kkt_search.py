@@ -9,7 +9,6 @@ point's robustness. Results are :class:`KKTPoints` and :class:`KKTTrajectory`; n
 """
 from __future__ import annotations
 
-import csv
 import math
 import os
 import sys
@@ -21,10 +20,11 @@ import numpy as np
 from ibcheck.simulate.substrate.data import clusters, sphere
 from ibcheck.simulate.substrate.rundir import clean
 from ibcheck.simulate.substrate.seeds import stream
+from ibcheck.simulate.substrate.userdata import INT64_MAX, CsvRows, int64, number, open_regular, read_npz
 from ibcheck.solvers.kkt.policy import POINT_TOL
 from ibcheck.solvers.radius.attack import attack_radius
 from ibcheck.solvers.radius.universal import flip_rate, universal_directions, universal_radius
-from ibcheck.solvers.validation import check_data
+from ibcheck.solvers.validation import MAX_ELEMENTS, check_data
 from ibcheck.theory.argtypes import refused, require_bool, require_float, require_int
 from ibcheck.theory.atomic import save_npz
 from ibcheck.theory.errors import InputError
@@ -32,6 +32,7 @@ from ibcheck.theory.result import Result, new_figure
 
 NEAR_TIE = 1e-4  # relative |z_ij| below which a pre-activation may count as a tie (relaxation, flagged)
 DATA = ("clusters", "sphere", "arrays")
+MAX_N = MAX_D = 10_000  # points and features of a dataset, generated or the user's: the search solves small programs (cvxpy)
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,10 @@ class KKTSearchConfig:
             if self.X is None or self.y is None:
                 raise InputError("data='arrays' needs both X (n, d) and y (n,) in {-1, +1}")
             X, y = check_data(self.X, self.y)
+            for axis, size, high in (("n", X.shape[0], MAX_N), ("d", X.shape[1], MAX_D)):  # the limits of generated data
+                if size > high:
+                    raise InputError(f"X has shape {X.shape}: {axis} = {size} is out of range: {axis} must be at most {high} "
+                                     f"(the KKT search solves small programs)", "X", X.shape)
             if len(np.unique(y)) < 2:
                 raise InputError(f"y has one class only (every label is {y[0]:g}): (P) needs both -1 and +1")
             object.__setattr__(self, "X", X)
@@ -83,10 +88,10 @@ class KKTSearchConfig:
         elif self.cluster is not None:
             raise InputError("cluster is given without X and y: pass the arrays (data='arrays')")
         # the search solves small programs (cvxpy): sizes beyond these are typos, not instances
-        for name, high in (("d", 10_000), ("k", 10_000), ("n", 10_000), ("width", 10_000), ("starts", 10_000), ("max_patterns", 10**7),
+        for name, high in (("d", MAX_D), ("k", 10_000), ("n", MAX_N), ("width", 10_000), ("starts", 10_000), ("max_patterns", 10**7),
                            ("programs", 1000), ("enumerate", 10**6), ("max_starts", 100_000)):
             if self.data == "arrays" and name in ("d", "n"):
-                continue  # the arrays' own shape (checked with the arrays)
+                continue  # the arrays' own shape (checked against the same limits with the arrays)
             require_int(name, getattr(self, name), 0 if name == "enumerate" else 1, high=high)
         require_int("seed", self.seed, 0)
         require_float("sigma", self.sigma, 0.0, strict=False, high=1e6)
@@ -103,60 +108,93 @@ class KKTSearchConfig:
 
 
 def check_clusters(cluster, y: np.ndarray) -> np.ndarray:
-    """Each point's cluster: integers >= 0, one per point, every cluster of one label (a cluster holds one class)."""
+    """Each point's cluster: integers in [0, 2^63 - 1] (int64), one per point, every cluster of one label (a cluster holds
+    one class). A refused id is quoted as given: 2^64 - 1 (uint64) and 1e300 were converted to int64 first and quoted
+    as -1 and -9223372036854775808."""
     try:
         c = np.asarray(cluster)
     except (TypeError, ValueError):
         raise InputError("cluster is not an array of integers") from None
     if c.ndim != 1 or len(c) != len(y):
         raise InputError(f"cluster has shape {c.shape}: it must be 1-D with one integer per row of X ({len(y)})")
-    if c.dtype.kind not in "iu" and not (c.dtype.kind == "f" and np.all(np.isfinite(c)) and np.all(c == np.round(c))):
-        raise InputError(f"cluster has dtype {c.dtype}: it must hold integers >= 0")
+    problem = _cluster_ids_problem(c)
+    if problem:
+        raise InputError(problem)
     c = c.astype(np.int64)
-    if (c < 0).any():
-        i = int(np.flatnonzero(c < 0)[0])
-        raise InputError(f"cluster[{i}] = {c[i]}: clusters must be integers >= 0")
     for g in np.unique(c):
         if len(np.unique(y[c == g])) > 1:
             raise InputError(f"cluster {g} holds both labels: each cluster must be of one class")
     return c
 
 
+def _cluster_ids_problem(c: np.ndarray) -> str | None:
+    """Why the ids ``c`` (an array) are not integers in [0, 2^63 - 1], quoting the first bad one as given; None if they are."""
+    if c.dtype.kind not in "iuf":
+        return f"cluster has dtype {c.dtype}: it must hold integers >= 0"
+    if c.dtype.kind == "f":
+        bad = ~np.isfinite(c) | (c < 0) | (c >= 2.0**63) | (c != np.round(c))
+    elif c.dtype.kind == "u":
+        bad = c > np.uint64(INT64_MAX)
+    else:
+        bad = c < 0
+    if not bad.any():
+        return None
+    i = int(np.flatnonzero(bad)[0])
+    return f"cluster[{i}] = {c[i]!s}: cluster ids must be integers in [0, 2^63 - 1] (int64)"
+
+
 def load_data_file(path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """(X, y, cluster or None) from an .npz (arrays ``X``, ``y`` and optionally ``cluster``) or a .csv (a header row; the
-    columns ``y`` and optionally ``cluster``, every other column a feature). Checked as data, never executed."""
-    if not os.path.isfile(path):
-        raise InputError(f"--data {path!r}: no such file (give clusters, sphere, or an .npz / .csv file)")
-    if path.endswith(".npz"):
-        try:
-            with np.load(path, allow_pickle=False) as f:
-                arrays = {k: f[k] for k in f.files}
-        except (OSError, ValueError) as err:
-            raise InputError(f"--data {path!r}: not a readable .npz ({str(err)[:80]})") from None
-        if "X" not in arrays or "y" not in arrays:
-            raise InputError(f"--data {path!r}: the .npz must hold arrays X and y (it holds {', '.join(sorted(arrays)) or 'nothing'})")
+    """(X, y, cluster or None) from an .npz (arrays ``X``, ``y`` and optionally ``cluster``; no other array is read) or a
+    .csv (a header row naming each column once: ``y``, optionally ``cluster``, every other column a feature), read by
+    :mod:`ibcheck.simulate.substrate.userdata`: a regular file, sizes within n <= MAX_N points and d <= MAX_D features
+    checked before the arrays are read, numbers as written (``1_000``, ``nan`` refused). Checked as data, never executed."""
+    fh, _ = open_regular(path, "data")  # a missing, or not a regular, file: said before the file's kind
+    fh.close()
+    suffix = os.path.splitext(path)[1].lower()
+    if suffix == ".npz":
+        arrays = read_npz(path, "data", {"X": ("n", "d"), "y": ("n",), "cluster": ("n",)}, {"n": MAX_N, "d": MAX_D}, ("X", "y"),
+                          MAX_ELEMENTS)
+        problem = _cluster_ids_problem(arrays["cluster"]) if "cluster" in arrays else None
+        if problem:  # said of the file: the ids as stored (2^64 - 1 in a uint64 array), before any conversion
+            raise refused("data", path, f": {problem}")
         return arrays["X"], arrays["y"], arrays.get("cluster")
-    if path.endswith(".csv"):
-        with open(path, newline="") as fh:
-            rows = list(csv.reader(fh))
-        if len(rows) < 2:
-            raise InputError(f"--data {path!r}: a header row and at least one data row are needed")
-        head = [h.strip() for h in rows[0]]
+    if suffix == ".csv":
+        return _load_csv(path)
+    raise refused("data", path, "is out of range: give clusters, sphere, or a file ending in .npz or .csv")
+
+
+def _load_csv(path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    limit = f" (n <= {MAX_N} points: the KKT search solves small programs)"
+    with CsvRows(path, "data", max_rows=MAX_N, max_columns=MAX_D + 2, what=limit) as table:
+        head = table.header
         if "y" not in head:
-            raise InputError(f"--data {path!r}: the header needs a column named y (it has {', '.join(head)})")
-        body = rows[1:]
-        if any(len(r) != len(head) for r in body):
-            bad = next(i for i, r in enumerate(body) if len(r) != len(head))
-            raise InputError(f"--data {path!r}: row {bad + 2} has {len(body[bad])} fields, the header {len(head)}")
-        try:
-            A = np.array([[float(v) for v in r] for r in body])
-        except ValueError as err:
-            raise InputError(f"--data {path!r}: a field is not a number ({str(err)[:80]})") from None
+            raise refused("data", path, f": the header needs a column named y (it has {', '.join(head)[:200]})")
         yi = head.index("y")
         ci = head.index("cluster") if "cluster" in head else None
         feats = [j for j in range(len(head)) if j not in (yi, ci)]
-        return A[:, feats], A[:, yi], (A[:, ci] if ci is not None else None)
-    raise InputError(f"--data {path!r}: give clusters, sphere, or a file ending in .npz or .csv")
+        if not feats:
+            raise refused("data", path, f": the header has no feature column (it has {', '.join(head)}): every column but y and cluster is a feature")
+        if len(feats) > MAX_D:
+            raise refused("data", path, f"has {len(feats)} feature columns: d must be at most {MAX_D}")
+        X, ys, cs = [], [], []
+        for line, fields in table.rows():
+            j = yi
+            try:
+                ys.append(number(fields[yi]))
+                row = np.empty(len(feats))
+                for i, j in enumerate(feats):
+                    row[i] = number(fields[j])
+                X.append(row)
+                if ci is not None:
+                    j = ci
+                    cs.append(int64(fields[ci]))
+            except ValueError as err:  # number's and int64's reason (no InputError is raised inside)
+                raise refused("data", path, f": row {line}, column {head[j]!r}: {err}") from None
+            if len(X) * len(feats) > MAX_ELEMENTS:
+                raise refused("data", path, f"has more than {MAX_ELEMENTS} entries (at row {line}): at most {MAX_ELEMENTS} are accepted")
+    if not X:
+        raise refused("data", path, "has a header but no rows: a header row and at least one data row are needed")
+    return np.vstack(X), np.array(ys, dtype=float), (np.array(cs, dtype=np.int64) if ci is not None else None)
 
 
 def check_separable(X, y) -> dict:
