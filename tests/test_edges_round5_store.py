@@ -203,6 +203,10 @@ def test_compare_reruns_edited_rows_and_its_fits_are_the_unedited_runs(cli, tmp_
     assert (again["tasks"]["ran"], again["tasks"]["skipped"]) == (4, 6)
     warning = [line for line in res.stderr.splitlines() if "warning" in line]
     assert len(warning) == 1 and "4 stored row(s)" in warning[0] and "edited after it was written" in warning[0]
+    remeasured = again["tasks"]["remeasured"]  # summary.json names each row measured again, with why
+    assert len(remeasured) == 4 and all("edited after it was written" in r for r in remeasured)
+    assert sum("d=99999" in r and "not in the design" in r for r in remeasured) == 1, remeasured
+    assert clean["tasks"]["remeasured"] == []
     assert again["fits"] == clean["fits"] and again["verdict"] == clean["verdict"]
     assert again["task_status"] == {"ok": 10} and again["failures"] == []
     assert sorted(again["grid"]["d"]) == [1000, 3000, 10000, 30000, 100000]

@@ -202,7 +202,9 @@ def cmd_compare(args) -> int:
         print(dumps(summary, indent=2))
         return 0
     app = summary["applicability"]
-    print(f"{summary['claim']}: {summary['verdict']}  ({summary['tasks']['ran']} tasks run, {summary['tasks']['skipped']} reused, "
+    again = len(summary["tasks"].get("remeasured", ()))
+    print(f"{summary['claim']}: {summary['verdict']}  ({summary['tasks']['ran']} tasks run"
+          f"{f' ({again} of them stored rows not trusted, measured again)' if again else ''}, {summary['tasks']['skipped']} reused, "
           f"{len(summary['rounds'])} look(s), {summary['seconds']:.1f} s; {app['cells_inside']}/{app['cells_total']} cells inside the "
           f"hypotheses) -> {summary['files']['html']}")
     _print_results(summary)

@@ -23,7 +23,7 @@ import shutil
 import tempfile
 import time
 from dataclasses import dataclass, replace
-from typing import Mapping
+from typing import Any, Mapping
 
 from ibcheck.simulate.compare import inputs
 from ibcheck.simulate.compare.record import (
@@ -373,7 +373,7 @@ def _rounds(setup: _Setup, st: SweepStore, executor: Executor, t_start: float) -
     grid, fixed, version = {v: list(x) for v, x in design.grid.items()}, dict(design.fixed), design.code_version
     policy, cost = SequentialPolicy(o.spending), exp.cost_of
     rounds: list[Round] = []
-    totals = {"tasks": 0, "ran": 0, "skipped": 0, "failed": 0}
+    totals: dict[str, Any] = {"tasks": 0, "ran": 0, "skipped": 0, "failed": 0, "remeasured": []}
     cells = {k: n for k, n in _initial_cells(grid, design.seeds).items() if setup.runs is None or k in setup.runs}
     stored = st.stored_cells(exp.claim, exp.name, fixed, version)
     ledger = st.looks(setup.design_id)
@@ -390,6 +390,7 @@ def _rounds(setup: _Setup, st: SweepStore, executor: Executor, t_start: float) -
         counts = executor.run(st, tasks, version, exp)
         for k in ("ran", "failed"):
             totals[k] += counts[k]
+        totals["remeasured"] += [r.text() for r in counts.get("stale", ())]  # stored rows not trusted: measured again
         totals["tasks"] = counts["tasks"]
         keys = [t.key for t in tasks]
         rows = readable_rows(st.rows(keys), exp)
@@ -462,7 +463,8 @@ def _summary(setup: _Setup, swept: _Swept, results: list, statuses: dict, db: st
         flow=flow_runs(rows, setup.cell_vars),
         reading=decide_reading([ReadingInput.of(r) for r in results]),
         kkt=_kkt_record(exp, claim, rows, setup.cell_vars, setup.fit_vars, o.margin, alpha, swept.keep, setup.how) if exp.kkt else None,
-        tasks=TaskCounts(swept.totals["tasks"], swept.totals["ran"], swept.totals["failed"]), seconds=time.perf_counter() - t_start,
+        tasks=TaskCounts(swept.totals["tasks"], swept.totals["ran"], swept.totals["failed"], tuple(swept.totals["remeasured"])),
+        seconds=time.perf_counter() - t_start,
         code_version=version,
         design={"claim": design.claim, "experiment": design.experiment, "fit_variables": list(design.fit_variables),
                 "trajectory": design.trajectory, "bounds": [{"label": b.label, "kind": b.kind, "terms": {t.name: str(x) for t, x in

@@ -316,9 +316,11 @@ class TaskCounts:
     tasks: int
     ran: int
     failed: int
+    remeasured: tuple[str, ...] = ()  # stored rows that could not be trusted (edited, or another cell's): measured again
 
     def as_json(self) -> dict:
-        return {"tasks": self.tasks, "ran": self.ran, "skipped": self.tasks - self.ran, "failed": self.failed}
+        return {"tasks": self.tasks, "ran": self.ran, "skipped": self.tasks - self.ran, "failed": self.failed,
+                "remeasured": list(self.remeasured)}
 
 
 @dataclass(frozen=True)
