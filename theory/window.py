@@ -14,6 +14,13 @@ window is computed from the roots of the g's, not by scanning integers:
    verified by evaluating one step inside it and one step outside it, which also names
    the hypothesis that binds there.
 
+The window is the set of integers in (domain and hypotheses): the domain's ends are the exact rationals written
+(0.5 is 1/2), rounded inward (``(1, 4)`` holds 2 and 3; ``[0.5, 0.7]`` none, an empty window that says so), and an
+end is checked in the domain too. Integers <= 0 (a domain reaching 0 or below, or unbounded below) come from the exact
+real construction of a real window over that part, the ends rounded inward exactly; the positive ones from the roots
+in u as above, with the exact roots of each relation that is a rational function of the free variable added (a double
+root such as ``(x - 3)**2 > 0`` changes no sign) and the integers next to every root checked one by one.
+
 Ends beyond 4300 digits (Python's int-to-str limit) are given as ``~10^x`` strings. Comparisons at
 an end that is an equality point (``d >= n*k`` at d = n*k) are decided exactly
 (:func:`theory.evaluate.relation_holds`). A real-valued variable (a step size, a signal strength)
@@ -25,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from fractions import Fraction
 from functools import cmp_to_key, lru_cache
-from typing import ClassVar, Mapping, cast
+from typing import Callable, ClassVar, Mapping, Sequence, cast
 
 import mpmath
 import sympy as sp
@@ -34,6 +41,7 @@ from .claim import Claim
 from .errors import InputError
 from .evaluate import Point, make_point, parse_assignments, relation_holds
 from .result import Result, new_figure
+from .variables import Variable
 
 U = sp.Symbol("u", real=True)
 MAX_DIGITS = 4300
@@ -42,8 +50,9 @@ _SCAN_POINTS = 48
 
 @dataclass(frozen=True)
 class Window(Result):
-    """The result of :func:`applicability_window`: closed integer intervals of ``free`` where every
-    hypothesis holds, each end checked one step inside and one step outside."""
+    """The result of :func:`applicability_window`: closed integer intervals of ``free`` (in its domain) where every
+    hypothesis holds, each end checked one step inside and one step outside; a low end ``"-oo"`` where the domain is
+    unbounded below."""
 
     name: ClassVar[str] = "window"
 
@@ -81,7 +90,7 @@ class Window(Result):
         """Interval ``i`` in bracket notation: ``[22, oo)`` for integers, ``(0, 0.0476...]`` or ``[2, 2]`` (a point) for a
         real variable, each end open or closed as it is."""
         lo, hi = self.intervals[i]
-        cl = self.closed[i] if self.real else (True, hi is not None)
+        cl = self.closed[i] if self.real else (lo != "-oo", hi is not None)
         return f"{'[' if cl[0] else '('}{lo}, {'oo' if hi is None else hi}{']' if cl[1] else ')'}"
 
     def heading(self) -> str:
@@ -192,7 +201,10 @@ def _roots_for(atom, free, values, u_lo, u_hi=None) -> list[mpmath.mpf]:
     args = [values[n] for n in names]
 
     def g(u):
-        v = gf(u, *args)
+        try:
+            v = gf(u, *args)
+        except (ZeroDivisionError, ValueError, OverflowError):  # a pole at a sample (1/(x - 1) at u = 0)
+            return mpmath.nan
         return mpmath.re(v) if isinstance(v, mpmath.mpc) and abs(v.imag) < 1e-20 else (v if not isinstance(v, mpmath.mpc) else mpmath.nan)
 
     if u_hi is None:
@@ -272,15 +284,30 @@ def _values(raw: Mapping[str, object]) -> dict[str, object]:
 
 
 def _failing(hyps, raw, free, x: int) -> str | None:
-    """The first hypothesis that fails at integer ``x`` (None if all hold), at exact-enough precision."""
+    """The first hypothesis that fails at integer ``x`` (None if all hold), at exact-enough precision; one with a side
+    undefined or not real there (1/0, log 0, the root of a negative) fails, as in a real window."""
     digits = int(x.bit_length() * 0.30103) + 1
+    exact = {**{n: exact_number(v) for n, v in raw.items()}, free: sp.Integer(x)}
     with mpmath.workdps(max(30, digits + 20)):
-        return _first_failing(hyps, {**_values(raw), free: mpmath.mpf(x)})
+        vals = {**_values(raw), free: mpmath.mpf(x)}
+        return next((name for name, rel in hyps if not _holds_defined(rel, vals, exact)), None)
 
 
-def _first_failing(hyps, vals: dict) -> str | None:
-    """The name of the first hypothesis that fails at ``vals`` (None if all hold)."""
-    return next((name for name, rel in hyps if not relation_holds(rel, vals)[0]), None)
+def _holds_defined(rel: sp.Basic, vals: dict, exact: dict | None) -> bool:
+    """:func:`theory.evaluate.relation_holds` at ``vals``, a relation counting as failed where it cannot be evaluated,
+    or where a side is undefined or not real at the exact values ``exact`` (log 0, 1/0, sqrt of a negative; not
+    checked where ``exact`` is None)."""
+    if isinstance(rel, (sp.And, sp.Or)):
+        parts = [_holds_defined(a, vals, exact) for a in rel.args]
+        return all(parts) if isinstance(rel, sp.And) else any(parts)
+    if exact is not None:
+        for side in (rel.lhs, rel.rhs):  # a polynomial is defined everywhere: only the others are evaluated here
+            if not side.is_polynomial() and _sign(side.xreplace({s: exact[s.name] for s in side.free_symbols if s.name in exact})) is None:
+                return False
+    try:
+        return bool(relation_holds(rel, vals)[0])
+    except (ZeroDivisionError, ValueError, TypeError, ArithmeticError):
+        return False
 
 
 def applicability_window(claim: Claim, free: str, at: Mapping[str, str] | str) -> Window:
@@ -314,37 +341,231 @@ def _window(claim: Claim, free: str, at: Mapping[str, str] | str) -> Window:
     at_json = {k: str(v) for k, v in raw.items()}
     if not var.integer:
         return _real_window(claim, var, numeric, raw_vals, at_json, assumed, qualitative)
-    lo_dom = int(var.low) if var.low is not None else 1
-    hi_dom = int(var.high) if var.high is not None else None
     depends = [(n, e) for n, e in numeric if any(s.name == free for s in e.free_symbols)]
     constant = [(n, e) for n, e in numeric if (n, e) not in depends]
     ignored = [n for n, _ in constant]
-
+    lo_int, hi_int = _integer_domain(var)
+    if lo_int is not None and hi_int is not None and lo_int > hi_int:
+        return Window(claim.id, free, at_json, [], [], [], [], True, assumed, qualitative, ignored,
+                      f"no integer in the domain of {free} ({var.domain_text()})")
     with mpmath.workdps(40):
         values = _values(raw_vals)
         for n, e in constant:
             if not relation_holds(e, values)[0]:
                 return Window(claim.id, free, at_json, [], [], [], [], True, assumed, qualitative, ignored,
                               f"{n} fails at this point whatever {free} is")
-        real_ivs, ever = _real_intervals(depends, values, free, lo_dom)
-    intervals, log_ivs, binding, checks, verified = _integer_intervals(real_ivs, depends, raw_vals, free, lo_dom, hi_dom)
+    ints = _IntegerDomain(free, lo_int, hi_int, depends, raw_vals)
+    raw_ivs: list[tuple[object, object]] = []
+    ever = {n: False for n, _ in depends}
+    some_real = False
+    if lo_int is None or lo_int <= 0:  # integers <= 0: the exact real construction (any sign), then its integers
+        part, part_ever, part_real = _signed_integer_part(var, depends, raw_vals, values, ints)
+        raw_ivs += part
+        ever = {n: ever[n] or part_ever.get(n, False) for n in ever}
+        some_real = some_real or part_real
+    if hi_int is None or hi_int >= 1:  # positive integers: roots in u = ln x (ends far beyond 10^300 too)
+        lo_pos = 1 if lo_int is None else max(lo_int, 1)
+        exact_roots = _rational_roots(depends, raw_vals, free)
+        with mpmath.workdps(40):
+            real_ivs, pos_ever, roots = _real_intervals(depends, values, free, lo_pos, exact_roots)
+        raw_ivs += _positive_integer_part(real_ivs, roots, exact_roots, depends, raw_vals, free, lo_pos, hi_int)
+        ever = {n: ever[n] or pos_ever[n] for n in ever}
+        some_real = some_real or bool(real_ivs)
+    intervals, log_ivs, binding, checks, verified = _finish(_merge_integer(raw_ivs), ints, var)
     why = None
     if not intervals:
         never = [n for n, t in ever.items() if not t]
-        why = (f"{', '.join(never)} never hold(s) for {free} >= {lo_dom}" if never
+        why = (f"{', '.join(never)} never hold(s) for {free} {ints.text()}" if never
+               else f"{', '.join(ever)} hold together only between integers of {free} {ints.text()}" if some_real
                else f"{', '.join(ever)} each hold for some {free} but never all together")
     return Window(claim.id, free, at_json, intervals, log_ivs, binding, checks, verified, assumed, qualitative, ignored, why)
 
 
-def _real_intervals(depends: list, values: dict, free: str, lo_dom: int) -> tuple[list[tuple], dict[str, bool]]:
+def _integer_domain(var) -> tuple[int | None, int | None]:
+    """The smallest and largest integer in an integer variable's domain (None: unbounded), exactly: an end is the
+    rational it was written as (0.5 is 1/2), rounded inward, an open end that is an integer excluded (``(1, 4)`` is
+    2..3, ``[0.5, 2.5]`` is 1..2). Pitfall avoided: ``int(low)`` truncated 0.5 to 0 and 2.5 to 2 and kept open ends."""
+    def rounded(v, up: bool, open_: bool) -> int:
+        q = v if isinstance(v, sp.Basic) and not isinstance(v, sp.Rational) else exact_number(v)
+        fl, ce = int(sp.floor(q)), int(sp.ceiling(q))
+        if up:
+            return fl + 1 if open_ else ce
+        return ce - 1 if open_ else fl
+
+    lo = None if var.low is None else rounded(var.low, True, var.low_open)
+    hi = None if var.high is None else rounded(var.high, False, var.high_open)
+    return lo, hi
+
+
+class _IntegerDomain:
+    """An integer variable's domain [lo, hi] (None: unbounded) and the exact test of one integer in it: the first
+    hypothesis that fails there, or the domain where the integer is outside it."""
+
+    def __init__(self, free: str, lo: int | None, hi: int | None, depends: list, raw_vals: dict):
+        self.free, self.lo, self.hi, self.depends, self.raw_vals = free, lo, hi, depends, raw_vals
+        self.signed_failing: Callable[[sp.Rational], str | None] | None = None  # integers <= 0 (set by the signed part)
+
+    def text(self) -> str:
+        if self.lo is not None and self.hi is not None:
+            return f"in [{self.lo}, {self.hi}]"
+        if self.lo is not None:
+            return f">= {self.lo}"
+        return "any integer" if self.hi is None else f"<= {self.hi}"
+
+    def outside(self, x: int) -> str | None:
+        """The domain's text where ``x`` is outside it, else None."""
+        if self.lo is not None and x < self.lo:
+            return f"domain ({self.free} >= {self.lo})"
+        if self.hi is not None and x > self.hi:
+            return f"domain ({self.free} <= {self.hi})"
+        return None
+
+    def failing(self, x: int) -> str | None:
+        """What excludes integer ``x`` from the window: the domain, or the first hypothesis that fails there; None if
+        ``x`` is in the domain and every hypothesis holds."""
+        out = self.outside(x)
+        if out is not None:
+            return out
+        if x >= 1:
+            return _failing(self.depends, self.raw_vals, self.free, x)
+        assert self.signed_failing is not None  # x <= 0 is in the domain only where the signed part ran
+        with mpmath.workdps(_DPS):
+            return self.signed_failing(sp.Integer(x))
+
+
+@dataclass(frozen=True)
+class _Far:
+    """An end beyond 10^4300 digits: written ``~10^x``, not checked at integers."""
+
+    text: str
+    log10: float
+    binding: str | None = None
+
+
+def _signed_integer_part(var, depends: list, raw_vals: dict, values: dict,
+                         ints: _IntegerDomain) -> tuple[list[tuple[object, object]], dict[str, bool], bool]:
+    """The integers <= 0 of the domain where every hypothesis holds: the exact real window over [lo, min(hi, 0)]
+    (the construction of :func:`_real_window`), each of its intervals narrowed to the integers in it (ceil/floor of
+    an exact end done exactly, a numeric one settled by exact checks at the integers next to it). Returns the
+    (low, high) pairs (None: unbounded), per hypothesis whether it ever holds there, and whether any real interval was
+    found."""
+    top = 0 if ints.hi is None else min(ints.hi, 0)
+    part_var = Variable(var.name, var.description, low=ints.lo, high=top)
+    with mpmath.workdps(_DPS):
+        core = _real_core(part_var, depends, raw_vals, values)
+        ints.signed_failing = core.checker.failing
+        out: list[tuple[object, object]] = []
+        for first, last in core.runs:
+            lo = _integer_end(core.elements, first, "low", ints)
+            hi = _integer_end(core.elements, last, "high", ints)
+            if lo is not None and hi is not None and lo > hi:
+                continue
+            out.append((lo, hi))
+    return out, core.ever, bool(core.runs)
+
+
+def _integer_end(elements: list[dict], k: int, side: str, ints: _IntegerDomain) -> int | None:
+    """The integer end of a real run: the least integer at or above (above, for an open end) its low end, the
+    greatest at or below its high end, exactly where the end is exact (a rational by integer arithmetic, an
+    irrational by sympy's floor/ceiling), else from its value; then settled by exact checks at the integers next to
+    it, never past the domain. None for an unbounded end."""
+    end = _end_of(elements, k, side)
+    if end is None:
+        return None
+    cut, closed = end
+    low = side == "low"
+    n: int | None = None
+    if cut.exact:
+        try:
+            fl, ce = int(sp.floor(cut.x)), int(sp.ceiling(cut.x))
+            n = (ce if closed else fl + 1) if low else (fl if closed else ce - 1)
+        except (TypeError, ValueError, ArithmeticError):
+            n = None
+    if n is None:
+        n = int(mpmath.ceil(cut.num) if low else mpmath.floor(cut.num))
+    step = 1 if low else -1
+    for _ in range(3):  # a numeric end next to an integer: move inward past an integer that fails,
+        if ints.failing(n) is None:
+            break
+        n += step
+    for _ in range(3):  # and outward over one that holds
+        if ints.failing(n - step) is not None:
+            break
+        n -= step
+    return n
+
+
+def _merge_integer(ivs: list[tuple[object, object]]) -> list[tuple[object, object]]:
+    """The integer intervals in order, overlapping or adjacent ones joined (``[.., 0]`` and ``[1, ..]``; two real
+    intervals apart by less than one integer step)."""
+    def low_key(iv):
+        lo = iv[0]
+        return (0, 0) if lo is None else (2, lo.log10) if isinstance(lo, _Far) else (1, lo)
+
+    out: list[list[object]] = []
+    for lo, hi in sorted(ivs, key=low_key):
+        if out:
+            prev = out[-1]
+            if prev[1] is None or (isinstance(prev[1], _Far) and isinstance(lo, int)):
+                continue  # unbounded above, or above every written integer: it holds every later one
+            if isinstance(prev[1], int) and isinstance(lo, int) and lo <= prev[1] + 1:
+                if hi is None or isinstance(hi, _Far) or (isinstance(hi, int) and hi > prev[1]):
+                    prev[1] = hi
+                continue
+        out.append([lo, hi])
+    return [(lo, hi) for lo, hi in out]
+
+
+def _finish(ivs: list[tuple[object, object]], ints: _IntegerDomain, var) -> tuple[list, list, list, list, bool]:
+    """Each integer end checked exactly: in the domain and every hypothesis holding at it, and the integer one step
+    outside it excluded (by the domain, or by a hypothesis: the binding). Returns (intervals, log10 intervals,
+    bindings, checks, whether every end verified)."""
+    intervals: list[tuple[int | str, int | str | None]] = []
+    log_ivs: list[tuple[float | None, float | None]] = []
+    binding: list[dict[str, str | None]] = []
+    checks: list[dict] = []
+    verified = True
+    unbounded = f"domain ({var.domain_text()})"
+    for lo, hi in ivs:
+        ends: list[tuple[int | str | None, float | None, str | None]] = []
+        for side, x in (("low", lo), ("high", hi)):
+            if x is None:
+                ends.append(("-oo" if side == "low" else None, None, unbounded))
+            elif isinstance(x, _Far):
+                checks.append({"side": side, "note": f"end beyond 10^{MAX_DIGITS}: not verified at integers"})
+                verified = False
+                ends.append((x.text, x.log10, x.binding))
+            else:
+                assert isinstance(x, int)
+                beyond = x - 1 if side == "low" else x + 1
+                at_end, outside = ints.failing(x), ints.failing(beyond)
+                in_domain = ints.outside(x) is None
+                checks.append({"at": x, "side": side, "in_domain": in_domain, "inside": at_end is None,
+                               "outside_fails": outside})
+                verified = verified and in_domain and at_end is None and outside is not None
+                ends.append((x, _log10(x) if x > 0 else None, outside))
+        intervals.append((cast("int | str", ends[0][0]), ends[1][0]))
+        log_ivs.append((ends[0][1], ends[1][1]))
+        binding.append({"low": ends[0][2], "high": ends[1][2]})
+    return intervals, log_ivs, binding, checks, verified
+
+
+def _real_intervals(depends: list, values: dict, free: str, lo_dom: int,
+                    exact_roots: Sequence[tuple[sp.Expr, sp.Basic]] = ()) -> tuple[list[tuple], dict[str, bool], list[tuple]]:
     """The real intervals of log ``free`` (from log ``lo_dom``) where every hypothesis that depends on it holds, cut
-    at the roots of their atoms (inside ``mpmath.workdps``), and per hypothesis whether it ever holds."""
+    at the roots of their atoms (inside ``mpmath.workdps``) and at ``exact_roots`` (a rational function's, exact), per
+    hypothesis whether it ever holds (on an open piece), and the roots (u, atom) themselves."""
     u_lo = mpmath.log(lo_dom)
     roots: list[tuple[mpmath.mpf, sp.Basic]] = []
     for _, e in depends:
         for atom in _atoms(e):
             if any(s.name == free for s in atom.free_symbols):
                 roots += [(r, atom) for r in _roots_for(atom, free, values, u_lo)]
+    tol = mpmath.mpf(10) ** (10 - mpmath.mp.dps)
+    for x, atom in exact_roots:
+        u = mpmath.log(_num(x))
+        if u > u_lo and not any(abs(r - u) <= tol * max(1, abs(u)) for r, _ in roots):
+            roots.append((u, atom))
     roots.sort(key=lambda ra: ra[0])
     cuts: list[tuple[mpmath.mpf, sp.Basic | None]] = [(u_lo, None)] + roots
     real_ivs: list[tuple] = []
@@ -356,7 +577,7 @@ def _real_intervals(depends: list, values: dict, free: str, lo_dom: int) -> tupl
         mid = (a[0] + b[0]) / 2 if b is not None else (a[0] + 1 if a[0] < 1 else 2 * a[0])
         vals = dict(values)
         vals[free] = mpmath.exp(mid)
-        truth = {n: relation_holds(e, vals)[0] for n, e in depends}
+        truth = {n: _holds_defined(e, vals, None) for n, e in depends}
         ever = {n: ever[n] or t for n, t in truth.items()}
         if not all(truth.values()):
             continue
@@ -364,65 +585,111 @@ def _real_intervals(depends: list, values: dict, free: str, lo_dom: int) -> tupl
             real_ivs[-1] = (real_ivs[-1][0], b)
         else:
             real_ivs.append((a, b))
-    return real_ivs, ever
+    return real_ivs, ever, roots
 
 
-def _integer_intervals(real_ivs: list[tuple], depends: list, raw_vals: dict, free: str, lo_dom: int,
-                       hi_dom: int | None) -> tuple[list, list, list, list, bool]:
-    """The real intervals as integer ends, each end checked exactly (inside, and failing one step outside):
-    (intervals, log10 intervals, the binding hypothesis at each end, the checks, whether every end verified)."""
-    intervals: list[tuple[int | str, int | str | None]] = []
-    log_ivs: list[tuple[float, float | None]] = []
-    binding: list[dict[str, str | None]] = []
-    checks: list[dict] = []
-    verified = True
+def _rational_roots(depends: list, raw_vals: dict, free: str) -> list[tuple[sp.Expr, sp.Basic]]:
+    """The positive real roots and poles, exact (sympy's), of every relation that is a rational function of ``free``
+    at the fixed values, with the relation: the pieces of a positive integer window are cut there, and the integers
+    next to each are checked one by one, so a double root (``(x - 3)**2 > 0``, ``-(x - 2)**2 >= 0``) that changes
+    no sign is not missed."""
+    fixed = {n: exact_number(v) for n, v in raw_vals.items()}
+    out: list[tuple[sp.Expr, sp.Basic]] = []
+    for _, e in depends:
+        for atom in _atoms(e):
+            if not any(s.name == free for s in atom.free_symbols):
+                continue
+            r = _exact(atom, _subs(atom, free, fixed))
+            if not isinstance(r, sp.core.relational.Relational):
+                continue
+            f = r.lhs - r.rhs
+            if not f.has(X) or not f.is_rational_function(X):
+                continue
+            num, den = sp.fraction(sp.together(f))
+            try:
+                found = (_real_roots(sp.Poly(num, X)) or []) + (_real_roots(sp.Poly(den, X)) or [])
+            except (sp.PolynomialError, NotImplementedError, ValueError, TypeError):
+                continue
+            out += [(x, atom) for x in found if _sign(x) == 1]
+    return out
+
+
+def _floor_points(x: sp.Expr) -> set[int]:
+    """The integers next to a positive exact number: its floor and the one above, exactly for a rational, else from
+    its value to (digits + 20) digits (both neighbours of an integer it may be)."""
+    if isinstance(x, sp.Rational):
+        fl = int(x.p) // int(x.q)
+        return {fl, fl + 1}
+    v = _num(x)
+    dps = max(40, (int(mpmath.log10(v)) + 1 if v >= 1 else 1) + 20)
+    with mpmath.workdps(dps):
+        try:
+            fl = int(mpmath.floor(mpmath.mpf(sp.N(x, dps)._mpf_)))
+        except (AttributeError, TypeError, ValueError, ArithmeticError):  # not a plain real Float: its 60 digits
+            fl = int(mpmath.floor(v))
+    return {fl, fl + 1}
+
+
+def _positive_integer_part(real_ivs: list[tuple], roots: list[tuple], exact_roots: list[tuple], depends: list,
+                           raw_vals: dict, free: str, lo_dom: int, hi_dom: int | None) -> list[tuple[object, object]]:
+    """The real intervals of the positive integers [lo_dom, hi_dom] (hi_dom None: unbounded) as integer ends, cut to
+    that range, and the integers at a root (or at lo_dom) where everything holds while the pieces on both sides fail
+    (``x <= 3`` over [3, 3]; ``x >= 3`` and ``x <= 3``): (low, high) pairs, high None for unbounded, an end beyond
+    10^4300 a :class:`_Far`. Pitfalls avoided: the ends were settled by stepping while a hypothesis held, past the
+    domain's high end ([1, 13] for [1, 10] and ``x <= 20``); a point window was reported empty."""
+    out: list[tuple[object, object]] = []
     huge = mpmath.mpf(MAX_DIGITS) * mpmath.log(10)
     ln10 = mpmath.log(10)
+    u_top = None if hi_dom is None else mpmath.log(hi_dom)
     for a, b in real_ivs:
+        if u_top is not None and a[1] is not None and a[0] > u_top:
+            continue  # starts above the domain
         if a[0] > huge:
-            intervals.append((_approx(a[0]), None if b is None else _approx(b[0])))
-            log_ivs.append((float(a[0] / ln10), None if b is None else float(b[0] / ln10)))
-            binding.append({"low": None, "high": None})
-            checks.append({"side": "both", "note": f"ends beyond 10^{MAX_DIGITS}: not verified at integers"})
-            verified = False
+            binding = next((n for n, e in depends if b is not None and b[1] in _atoms(e)), None)
+            out.append((_Far(_approx(a[0]), float(a[0] / ln10)),
+                        None if b is None else _Far(_approx(b[0]), float(b[0] / ln10), binding)))
             continue
-        lo = lo_dom if a[1] is None else _end(a, free, raw_vals, up=True)
+        lo = lo_dom if a[1] is None else max(lo_dom, _end(a, free, raw_vals, up=True))
         hi_exact = b is not None and b[0] <= huge
         hi = _end(b, free, raw_vals, up=False) if hi_exact else None
         if hi_dom is not None:
             hi = hi_dom if hi is None else min(hi, hi_dom)
-        lo, hi = _settle(depends, raw_vals, free, lo, hi, lo_dom)
+        lo, hi = _settle(depends, raw_vals, free, lo, hi, lo_dom, hi_dom)
         if hi is not None and lo > hi:
             continue
-        fail_in_lo = _failing(depends, raw_vals, free, lo)
-        fail_out_lo = _failing(depends, raw_vals, free, lo - 1) if lo > lo_dom else "domain"
-        checks.append({"at": lo, "side": "low", "inside": fail_in_lo is None, "outside_fails": fail_out_lo})
-        ok = fail_in_lo is None and fail_out_lo is not None
-        b_lo = fail_out_lo if fail_out_lo != "domain" else f"domain ({free} >= {lo_dom})"
-        b_hi = None
-        if hi is not None:
-            fail_in_hi = _failing(depends, raw_vals, free, hi)
-            fail_out_hi = _failing(depends, raw_vals, free, hi + 1) if hi_dom is None or hi < hi_dom else "domain"
-            checks.append({"at": hi, "side": "high", "inside": fail_in_hi is None, "outside_fails": fail_out_hi})
-            ok = ok and fail_in_hi is None and fail_out_hi is not None
-            b_hi = fail_out_hi if fail_out_hi != "domain" else f"domain ({free} <= {hi_dom})"
-            high_end, high_log = hi, _log10(hi)
-        elif b is not None:
-            high_end, high_log = _approx(b[0]), float(b[0] / ln10)
-            checks.append({"side": "high", "note": f"end beyond 10^{MAX_DIGITS}: not verified at integers"})
-            ok = False
-            b_hi = next((n for n, e in depends if b[1] in _atoms(e)), None)
+        if hi is None and b is not None:
+            binding = next((n for n, e in depends if b[1] in _atoms(e)), None)
+            out.append((lo, _Far(_approx(b[0]), float(b[0] / ln10), binding)))
         else:
-            high_end, high_log = None, None
-        verified = verified and ok
-        intervals.append((lo, high_end))
-        log_ivs.append((_log10(lo), high_log))
-        binding.append({"low": b_lo, "high": b_hi})
-    return intervals, log_ivs, binding, checks, verified
+            out.append((lo, hi))
+    points = {lo_dom}
+    for u, atom in roots:
+        if u <= huge:
+            fl = _end((u, atom), free, raw_vals, up=False)
+            points |= {fl, fl + 1}
+    for x, _ in exact_roots:
+        if mpmath.log(_num(x)) <= huge:
+            points |= _floor_points(x)
+    for p in sorted(points):
+        if p < lo_dom or (hi_dom is not None and p > hi_dom):
+            continue
+        if _failing(depends, raw_vals, free, p) is None:
+            out.append((p, p))  # joined with an interval that holds it by _merge_integer
+        else:  # a root the pieces on both sides hold around ((x - 3)**2 > 0 at 3): not in the window
+            out = [piece for lo, hi in out for piece in _without(lo, hi, p)]
+    return out
 
 
-def _settle(hyps, values, free, lo, hi, lo_dom, steps=3):
-    """Correct integer ends by a few exact steps where rounding or equality at a root moved them."""
+def _without(lo, hi, p: int) -> list[tuple[object, object]]:
+    """The integer interval [lo, hi] (hi None or :class:`_Far`: beyond every written integer) less the integer p."""
+    if not isinstance(lo, int) or p < lo or (isinstance(hi, int) and p > hi):
+        return [(lo, hi)]
+    return [iv for iv in ((lo, p - 1), (p + 1, hi)) if not (isinstance(iv[0], int) and isinstance(iv[1], int) and iv[0] > iv[1])]
+
+
+def _settle(hyps, values, free, lo, hi, lo_dom, hi_dom, steps=3):
+    """Correct integer ends by a few exact steps where rounding or equality at a root moved them, never past the
+    domain [lo_dom, hi_dom]."""
     for _ in range(steps):
         if _failing(hyps, values, free, lo) is None:
             break
@@ -434,7 +701,7 @@ def _settle(hyps, values, free, lo, hi, lo_dom, steps=3):
         while s and _failing(hyps, values, free, hi) is not None:
             hi, s = hi - 1, s - 1
         s = 3
-        while s and _failing(hyps, values, free, hi + 1) is None:
+        while s and (hi_dom is None or hi < hi_dom) and _failing(hyps, values, free, hi + 1) is None:
             hi, s = hi + 1, s - 1
     return lo, hi
 
@@ -835,26 +1102,9 @@ def _real_window(claim: Claim, var, numeric: list, raw_vals: dict, at_json: dict
             if (n, e) not in depends and not relation_holds(e, values)[0]:
                 return Window(claim.id, free, at_json, [], [], [], [], True, assumed, qualitative, ignored,
                               f"{n} fails at this point whatever {free} is", real=True)
-    fixed = {n: exact_number(v) for n, v in raw_vals.items()}
-    lo = None if var.low is None else exact_number(var.low)
-    hi = None if var.high is None else exact_number(var.high)
     with mpmath.workdps(_DPS):
-        atoms: list[_Atom] = []
-        exact_hyps = [(n, _exact(e, {})) for n, e in depends]
-        trees = [(n, _tree(e, atoms, free, fixed)) for n, e in exact_hyps]
-        cuts: list[_Cut] = []
-        lo_cut = None if lo is None else _merge(cuts, lo, True, None, None, domain=True)
-        hi_cut = None if hi is None else _merge(cuts, hi, True, None, None, domain=True)
-        for i, atom in enumerate(atoms):
-            for x, exact, sign in _atom_cuts(atom, free, fixed, lo, hi):
-                _merge(cuts, x, exact, i, sign)
-        cuts = [c for c in cuts if (lo_cut is None or c is lo_cut or _cmp(c, lo_cut) > 0)
-                and (hi_cut is None or c is hi_cut or _cmp(c, hi_cut) < 0)]
-        cuts.sort(key=cmp_to_key(_cmp))
-        elements = _elements(cuts, atoms, trees, var, lo_cut, hi_cut)
-        ever = {n: any(e["truth"][n] for e in elements if e["in_domain"]) for n, _ in trees}
-        runs = _runs(elements)
-        checker = _Checker(exact_hyps, values, fixed, free, var, lo_cut, hi_cut)
+        core = _real_core(var, depends, raw_vals, values)
+        elements, runs, checker, ever = core.elements, core.runs, core.checker, core.ever
         intervals: list[tuple[int | str, int | str | None]] = []
         exact_ivs: list[tuple[str | None, str | None]] = []
         log_ivs: list[tuple[float | None, float | None]] = []
@@ -889,6 +1139,43 @@ def _real_window(claim: Claim, var, numeric: list, raw_vals: dict, at_json: dict
                else f"{', '.join(ever)} each hold for some {free} but never all together")
     return Window(claim.id, free, at_json, intervals, log_ivs, binding, checks, verified, assumed, qualitative, ignored,
                   why, real=True, closed=closed, exact_intervals=exact_ivs)
+
+
+@dataclass
+class _RealCore:
+    """The exact real construction over a variable's domain: its elements (cuts and the segments between them, each
+    hypothesis's truth there), the runs where everything holds, the exact checker, and per hypothesis whether it
+    ever holds in the domain."""
+
+    elements: list[dict]
+    runs: list[tuple[int, int]]
+    checker: _Checker
+    ever: dict[str, bool]
+
+
+def _real_core(var, depends: list, raw_vals: dict, values: dict) -> _RealCore:
+    """Cut the domain of ``var`` (any sign, ends open or closed as they are) at every relation's exact or numeric
+    roots and poles, decide every hypothesis on each piece, and find the runs where all hold (inside
+    ``mpmath.workdps(_DPS)``)."""
+    free = var.name
+    fixed = {n: exact_number(v) for n, v in raw_vals.items()}
+    lo = None if var.low is None else exact_number(var.low)
+    hi = None if var.high is None else exact_number(var.high)
+    atoms: list[_Atom] = []
+    exact_hyps = [(n, _exact(e, {})) for n, e in depends]
+    trees = [(n, _tree(e, atoms, free, fixed)) for n, e in exact_hyps]
+    cuts: list[_Cut] = []
+    lo_cut = None if lo is None else _merge(cuts, lo, True, None, None, domain=True)
+    hi_cut = None if hi is None else _merge(cuts, hi, True, None, None, domain=True)
+    for i, atom in enumerate(atoms):
+        for x, exact, sign in _atom_cuts(atom, free, fixed, lo, hi):
+            _merge(cuts, x, exact, i, sign)
+    cuts = [c for c in cuts if (lo_cut is None or c is lo_cut or _cmp(c, lo_cut) > 0)
+            and (hi_cut is None or c is hi_cut or _cmp(c, hi_cut) < 0)]
+    cuts.sort(key=cmp_to_key(_cmp))
+    elements = _elements(cuts, atoms, trees, var, lo_cut, hi_cut)
+    ever = {n: any(e["truth"][n] for e in elements if e["in_domain"]) for n, _ in trees}
+    return _RealCore(elements, _runs(elements), _Checker(exact_hyps, values, fixed, free, var, lo_cut, hi_cut), ever)
 
 
 def _elements(cuts: list[_Cut], atoms: list[_Atom], trees: list, var, lo_cut, hi_cut) -> list[dict]:
@@ -1011,16 +1298,7 @@ class _Checker:
         return next((name for name, rel in self.hyps if not self._holds(rel, vals, exact)), None)
 
     def _holds(self, rel: sp.Basic, vals: dict, exact: dict) -> bool:
-        if isinstance(rel, (sp.And, sp.Or)):
-            parts = [self._holds(a, vals, exact) for a in rel.args]
-            return all(parts) if isinstance(rel, sp.And) else any(parts)
-        for side in (rel.lhs, rel.rhs):
-            if _sign(side.xreplace({s: exact[s.name] for s in side.free_symbols if s.name in exact})) is None:
-                return False  # log 0, 1/0, sqrt of a negative: the relation does not hold there
-        try:
-            return bool(relation_holds(rel, vals)[0])
-        except (ZeroDivisionError, ValueError, TypeError, ArithmeticError):
-            return False
+        return _holds_defined(rel, vals, exact)  # log 0, 1/0, sqrt of a negative: the relation does not hold there
 
     def check(self, elements, first, last, cut: _Cut, side: str, closed: bool) -> tuple[bool, dict, str]:
         """(verified, the check's record, the binding: what fails just outside) for one end of a run."""

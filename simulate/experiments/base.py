@@ -98,6 +98,8 @@ def _window_pick(claim_id: str, free: str, at: tuple) -> tuple[int | None, str]:
         return None, f"empty: {w.empty_because}"
     lo, hi = w.intervals[0]
     b = w.binding[0]
+    if str(lo) == "-oo":  # a user's integer variable with no low end: no smallest value to pick
+        return None, f"empty: {free}'s window is unbounded below ({w.interval_text(0)}): no smallest value to pick; give {free} a low end"
     return int(lo), f"{free} in [{lo}, {'oo' if hi is None else hi}] ({b['low']} binds below, {b['high'] or 'nothing'} above)"
 
 
