@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from dataclasses import replace
 
@@ -55,6 +56,8 @@ def register(sub) -> None:
                                                               "fit each run, combine the runs")
     p.add_argument("--include-outside", action="store_true", help="also fit the rows outside the claim's hypotheses (by default, "
                                                                    "as in compare, only the inside cells are fitted where enough lie inside)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the report of another claim that --out holds (by default refused; the same claim again replaces its own)")
     _fit_options(p)
     p.set_defaults(func=cmd_verdict)
 
@@ -127,17 +130,31 @@ def cmd_design(args) -> int:
     return 0
 
 
-def _another_claim(out: str, claim: str) -> str | None:
-    """What ``out`` holds when it is another claim's report (by its summary.json), or None: no report, or this claim's
-    own (a rerun resumes). A folder with a store and no report (an interrupted comparison) holds no report to replace."""
+REPORT_SUFFIXES = (".png", ".md", ".html", ".parquet", ".json")
+REPORT_FILES = ("report.md", "report.html", "results.parquet")  # a claim's report beside its summary.json
+
+
+def _read_summary(out: str) -> tuple[bool, object]:
+    """(whether ``out`` has a summary.json, what it holds: None where it cannot be read as JSON)."""
     summary = os.path.join(out, "summary.json")
     if not os.path.lexists(summary):
-        return None
+        return False, None
     try:
         with open(summary, encoding="utf-8") as f:
-            held = json.load(f)
+            return True, json.load(f)
     except (OSError, ValueError, RecursionError):
-        held = None
+        return True, None
+
+
+def _held_report(out: str, claim: str) -> str | None:
+    """What ``out`` holds when it is a report this claim's may not replace without --overwrite, or None: no report, or
+    this claim's own (a rerun resumes). A folder with a store and no report (an interrupted comparison) holds no report
+    to replace; one with a report's files (report.md, report.html, results.parquet) and no summary.json holds a report
+    whose claim cannot be read."""
+    present, held = _read_summary(out)
+    if not present:
+        found = [n for n in REPORT_FILES if os.path.lexists(os.path.join(out, n))]
+        return f"a report whose claim cannot be read ({', '.join(found)}, no summary.json)" if found else None
     other = held.get("claim") if isinstance(held, dict) else None
     if other == claim:
         return None
@@ -149,31 +166,46 @@ def _shown_id(claim: str) -> str:
     return claim if CLAIM_ID_PATTERN.fullmatch(claim) else repr(claim[:40])
 
 
-def _replaced_files(args) -> list[str]:
-    """Refuse (one line, exit 2) an --out that holds another claim's report, unless --overwrite; with it, the
-    files of the old report (those its summary.json lists, directly in --out) that the new report may leave behind.
+def guard_out(out: str, claim: str, overwrite: bool) -> list[str]:
+    """The one guard of every command that writes a claim's report into --out (``compare``, ``verdict``): refuse (one
+    line, exit 2) an --out that holds another claim's report, or a report whose claim cannot be read, unless
+    ``overwrite``; otherwise the names of the report's files that --out holds (those its summary.json lists, else the
+    report.md's images, directly in --out), which :func:`_remove_replaced` removes where the new report does not write
+    them again: the folder then holds one report, never a mix.
 
-    Pitfall avoided: ``compare CLAIM2 --out DIR`` replaced the report CLAIM1 had written there, without a word."""
-    try:
-        get_claim(args.claim)
-    except InputError:
-        return []  # an unknown claim: the API refuses it next, in its own words
-    held = _another_claim(args.out, args.claim)
-    if held is None:
-        return []
-    if not args.overwrite:
-        raise InputError(f"--out {args.out} holds {held}; pass --overwrite to write the report of {args.claim} there all the same, "
+    Pitfalls avoided: ``compare CLAIM2 --out DIR`` replaced the report CLAIM1 had written there, without a word; then
+    ``verdict --claim CLAIM2`` still did (``verdict`` had no guard), ``verdict --predict`` left CLAIM1's plots beside its
+    report, and a DIR whose summary.json was deleted had its report.md replaced silently."""
+    held = _held_report(out, claim)
+    if held is not None and not overwrite:
+        raise InputError(f"--out {out} holds {held}; pass --overwrite to write the report of {_shown_id(claim)} there all the same, "
                          "or give another --out")
-    try:
-        with open(os.path.join(args.out, "summary.json"), encoding="utf-8") as f:
-            files = json.load(f).get("files")
-    except (OSError, ValueError, RecursionError, AttributeError):
-        return []
-    names = {os.path.basename(v) for v in files.values() if isinstance(v, str)} if isinstance(files, dict) else set()
+    _, summary = _read_summary(out)
+    files = summary.get("files") if isinstance(summary, dict) else None
+    if isinstance(files, dict):
+        names = {os.path.basename(v) for v in files.values() if isinstance(v, str)}
+    else:  # no readable list: the report's own files, and the images its report.md shows
+        names = set(REPORT_FILES) | _report_images(out)
     return sorted(n for n in names if n.endswith(REPORT_SUFFIXES) and n not in ("", ".", "..") and not n.startswith("sweep.sqlite"))
 
 
-REPORT_SUFFIXES = (".png", ".md", ".html", ".parquet", ".json")
+def _report_images(out: str) -> set[str]:
+    """The images ``out``/report.md shows from ``out`` itself (``![...](name.png)``)."""
+    try:
+        with open(os.path.join(out, "report.md"), encoding="utf-8", errors="replace") as f:
+            text = f.read(1_000_000)
+    except OSError:
+        return set()
+    return {m for m in re.findall(r"!\[[^\]]*\]\(([^()\s/]+\.png)\)", text)}
+
+
+def _replaced_files(args) -> list[str]:
+    """:func:`guard_out` for ``compare`` (an unknown claim is left to the API, which refuses it in its own words)."""
+    try:
+        get_claim(args.claim)
+    except InputError:
+        return []
+    return guard_out(args.out, args.claim, args.overwrite)
 
 
 def _remove_replaced(out: str, names: list[str], written: dict) -> None:
@@ -203,9 +235,11 @@ def cmd_compare(args) -> int:
         return 0
     app = summary["applicability"]
     again = len(summary["tasks"].get("remeasured", ()))
+    redone = len(summary["tasks"].get("ledger_discarded", ()))
+    looks = f"{len(summary['rounds'])} look(s){f' ({redone} of the ledger not trusted, recomputed)' if redone else ''}"
     print(f"{summary['claim']}: {summary['verdict']}  ({summary['tasks']['ran']} tasks run"
           f"{f' ({again} of them stored rows not trusted, measured again)' if again else ''}, {summary['tasks']['skipped']} reused, "
-          f"{len(summary['rounds'])} look(s), {summary['seconds']:.1f} s; {app['cells_inside']}/{app['cells_total']} cells inside the "
+          f"{looks}, {summary['seconds']:.1f} s; {app['cells_inside']}/{app['cells_total']} cells inside the "
           f"hypotheses) -> {summary['files']['html']}")
     _print_results(summary)
     return 0
@@ -249,7 +283,9 @@ def cmd_verdict(args) -> int:
     result = api.verdict(args.data, args.claim, args.quantity, args.reading, args.predict, args.kind, args.margin,
                          parse_constants(args.constants), args.margin_log, args.offsets, parse_from(args.fit_from), args.trajectory,
                          args.log_corrections, args.include_outside)
+    replaced = guard_out(args.out, result.record.claim, args.overwrite)  # another claim's report: refused unless --overwrite
     s = {**result.as_json(), "files": result.save(args.out)}
+    _remove_replaced(args.out, replaced, s["files"])
     if args.json:
         print(dumps(s, indent=2))
         return 0

@@ -20,6 +20,7 @@ import itertools
 import math
 import os
 import shutil
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, replace
@@ -55,7 +56,7 @@ from ibcheck.simulate.experiments.registry import experiment_for
 from ibcheck.simulate.experiments.window import design_cell, run_cell_keys
 from ibcheck.simulate.sweep.executor import Executor
 from ibcheck.simulate.sweep.measurements import Measurements, readable_rows
-from ibcheck.simulate.sweep.store import SweepStore
+from ibcheck.simulate.sweep.store import SweepStore, discarded_text
 from ibcheck.simulate.sweep.tasks import CellKey, Task, cell_key, code_version, measure_version, task_key
 from ibcheck.simulate.verdict.analysis import BoundAnalysis, analyze
 from ibcheck.simulate.verdict.kkt import ReadingInput, at_thresholds, decide_reading, kkt_cells, transfer_cells
@@ -376,10 +377,12 @@ def _rounds(setup: _Setup, st: SweepStore, executor: Executor, t_start: float) -
     totals: dict[str, Any] = {"tasks": 0, "ran": 0, "skipped": 0, "failed": 0, "remeasured": []}
     cells = {k: n for k, n in _initial_cells(grid, design.seeds).items() if setup.runs is None or k in setup.runs}
     stored = st.stored_cells(exp.claim, exp.name, fixed, version)
-    ledger = st.looks(setup.design_id)
+    ledger = _looks(st, setup.design_id)
     # the same command again over its own ledger (after an interruption): retrace its rounds from the initial grid, each
-    # look the ledger's again, so that the verdict is the uninterrupted run's; otherwise continue from every stored row
-    replay = o.budget is not None and bool(ledger) and ledger[-1]["budget"] == o.budget
+    # look the ledger's again, so that the verdict is the uninterrupted run's; otherwise continue from every stored row.
+    # A ledger discarded from an untrusted look on (edited, removed, inserted) is retraced too: its kept looks are used
+    # again and the discarded ones recomputed from the rows, as the same command would have made them
+    replay = o.budget is not None and (bool(ledger) and ledger[-1]["budget"] == o.budget or bool(st.discarded))
     continued = not replay and bool(stored) and any(n > cells.get(k, 0) for k, n in stored.items())
     for k, n in (stored.items() if not replay else ()):  # every stored row of this design is analysed (a rerun continues from them)
         cells[k] = max(cells.get(k, 0), n)
@@ -399,7 +402,7 @@ def _rounds(setup: _Setup, st: SweepStore, executor: Executor, t_start: float) -
             _check_inside_count(app, setup.fit_vars)
         keep = _kept_cells(app, setup.fit_vars, o)
         work = sum(cost(dict(k)) * n for k, n in cells.items())  # deterministic: the design's declared cost
-        past = st.looks(setup.design_id)
+        past = _looks(st, setup.design_id)
         look, results, plan, capped = _look(_from_run_start(setup, app), policy, past, keys, rows, keep, cells, work, t_start,
                                             len(rounds) if replay else None)
         if o.budget is not None or past:
@@ -407,6 +410,7 @@ def _rounds(setup: _Setup, st: SweepStore, executor: Executor, t_start: float) -
         rounds.append(Round(len(rounds), plan_text, counts["ran"], counts["tasks"], time.perf_counter() - t_round, work, look,
                             _ci_widths(results), {r.label: r.analysis.verdict for r in results}))
         if plan is None:
+            totals["ledger_discarded"] = list(st.discarded)
             return _Swept(rows, app, results, look.alpha, rounds, totals, cells, capped, keep)
         for k, n in plan.seeds.items():
             cells[k] = cells[k] + n
@@ -414,6 +418,15 @@ def _rounds(setup: _Setup, st: SweepStore, executor: Executor, t_start: float) -
             if _may_add(setup, dict(k)):
                 cells[k] = max(cells.get(k, 0), n)
         plan_text = plan.describe()
+
+
+def _looks(st: SweepStore, design: str) -> list[dict]:
+    """The design's verified looks (:meth:`SweepStore.looks`); the looks it discarded as untrusted, in one line on stderr."""
+    said = len(st.discarded)
+    looks = st.looks(design)
+    if len(st.discarded) > said:
+        print(discarded_text(st.discarded[said:]), file=sys.stderr, flush=True)
+    return looks
 
 
 def _look(setup: _Setup, policy: SequentialPolicy, past: list[dict], keys: list[str], rows: list[Row], keep, cells: dict,
@@ -463,7 +476,8 @@ def _summary(setup: _Setup, swept: _Swept, results: list, statuses: dict, db: st
         flow=flow_runs(rows, setup.cell_vars),
         reading=decide_reading([ReadingInput.of(r) for r in results]),
         kkt=_kkt_record(exp, claim, rows, setup.cell_vars, setup.fit_vars, o.margin, alpha, swept.keep, setup.how) if exp.kkt else None,
-        tasks=TaskCounts(swept.totals["tasks"], swept.totals["ran"], swept.totals["failed"], tuple(swept.totals["remeasured"])),
+        tasks=TaskCounts(swept.totals["tasks"], swept.totals["ran"], swept.totals["failed"], tuple(swept.totals["remeasured"]),
+                         tuple(swept.totals.get("ledger_discarded", ()))),
         seconds=time.perf_counter() - t_start,
         code_version=version,
         design={"claim": design.claim, "experiment": design.experiment, "fit_variables": list(design.fit_variables),

@@ -317,10 +317,11 @@ class TaskCounts:
     ran: int
     failed: int
     remeasured: tuple[str, ...] = ()  # stored rows that could not be trusted (edited, or another cell's): measured again
+    ledger_discarded: tuple[str, ...] = ()  # looks of the sequential ledger that could not be trusted: discarded, recomputed
 
     def as_json(self) -> dict:
         return {"tasks": self.tasks, "ran": self.ran, "skipped": self.tasks - self.ran, "failed": self.failed,
-                "remeasured": list(self.remeasured)}
+                "remeasured": list(self.remeasured), "ledger_discarded": list(self.ledger_discarded)}
 
 
 @dataclass(frozen=True)

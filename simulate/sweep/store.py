@@ -4,7 +4,10 @@
   sweep (:mod:`simulate.sweep.executor`) one transaction each, so a killed sweep resumes; each carries the
   digest of what it holds (:func:`row_digest`), so a row edited after it was written is never reused or fitted:
   the sweep measures its task again (:func:`reusable`), and a reader sees it as a failed row saying so;
-* **ledger**: the looks of the sequential design (:mod:`simulate.verdict.sequential`), keyed by design;
+* **ledger**: the looks of the sequential design (:mod:`simulate.verdict.sequential`), keyed by design; each entry carries
+  the digest of what it holds chained to the entry before it (:func:`ledger_digest`), so a look edited, removed or
+  inserted afterwards is never used: the design's ledger is discarded from it on (:meth:`SweepStore.looks`), said in
+  one line and in the record, and the same command recomputes those looks from the rows;
 * **schema and SQL**: every statement on the file lives here (the sweep calls :func:`write_row`);
 * **lock**: one comparison at a time per store. A second ``compare`` on the same ``--out`` while
   one runs is refused with one line: two runs interleaving their looks in one ledger would give
@@ -56,6 +59,7 @@ CREATE TABLE IF NOT EXISTS ledger (
     boundary REAL,
     rule TEXT NOT NULL,
     created REAL NOT NULL,
+    digest TEXT,
     PRIMARY KEY (design, look)
 )
 """
@@ -98,11 +102,13 @@ RESULT_COLUMNS, LEDGER_COLUMNS = _columns(SCHEMA), _columns(LEDGER)
 LATER_COLUMNS = ("failure", "digest")  # added to the results table after its first release, in this order
 # the results table's columns as each release wrote them (the current one first)
 KNOWN_RESULT_COLUMNS = tuple(RESULT_COLUMNS[:len(RESULT_COLUMNS) - i] for i in range(len(LATER_COLUMNS) + 1))
+LATER_LEDGER_COLUMNS = ("digest",)  # added to the ledger after its first release
+KNOWN_LEDGER_COLUMNS = tuple(LEDGER_COLUMNS[:len(LEDGER_COLUMNS) - i] for i in range(len(LATER_LEDGER_COLUMNS) + 1))
 
 
 def _foreign(con: sqlite3.Connection) -> str | None:
     """Why the open file is not one of our stores (another program's tables, or our tables' names with other
-    columns), or None for a new file or one of ours (a store from before the ``failure`` or ``digest`` column is ours).
+    columns), or None for a new file or one of ours (a store from before the ``failure`` or ``digest`` columns is ours).
 
     Pitfall avoided: a foreign file was refused as "left untouched" after a column had been added to it and its
     journal switched to WAL."""
@@ -113,7 +119,7 @@ def _foreign(con: sqlite3.Connection) -> str | None:
         return f"it holds the table(s) {', '.join(other)[:80]}"
     if "results" in tables and tables["results"] not in KNOWN_RESULT_COLUMNS:
         return f"its results table has the columns {', '.join(tables['results'])[:80]}"
-    if "ledger" in tables and tables["ledger"] != LEDGER_COLUMNS:
+    if "ledger" in tables and tables["ledger"] not in KNOWN_LEDGER_COLUMNS:
         return f"its ledger table has the columns {', '.join(tables['ledger'])[:80]}"
     return None
 
@@ -306,6 +312,7 @@ class SweepStore:
         self.path = path
         self._lock_fd: int | None = None
         self.con: sqlite3.Connection | None = None
+        self.discarded: list[str] = []  # the ledger's looks discarded on reading (:meth:`looks`), each with why
 
     def __enter__(self) -> SweepStore:
         d = os.path.dirname(os.path.abspath(self.path))
@@ -324,6 +331,10 @@ class SweepStore:
             self.con = connect(self.path)
             with self.con:
                 self.con.execute(LEDGER)
+                have = {row[1] for row in self.con.execute("PRAGMA table_info(ledger)")}
+                for column in LATER_LEDGER_COLUMNS:  # a ledger written before the column: its entries have none (unverified)
+                    if column not in have:
+                        self.con.execute(f"ALTER TABLE ledger ADD COLUMN {column} TEXT")
         except BaseException:
             self._release()
             raise
@@ -370,10 +381,19 @@ class SweepStore:
 
     # -- ledger ---------------------------------------------------------------------------------
     def looks(self, design: str) -> list[dict]:
+        """The design's looks, oldest first, each verified: an entry whose digest does not match what it holds (edited
+        after it was written), that has none (a ledger from before entries carried one) or that is not the next look
+        (one removed, or one inserted) is never used. The design's ledger is discarded from that entry on (deleted from
+        the file, so the looks are recomputed from the rows and recorded again), and :attr:`discarded` says which, with why.
+
+        A value no sweep writes (alpha = -1, a fraction 'abc') is refused as a damaged store, as before.
+
+        Pitfall avoided: ``update ledger set spent=0, alpha=0.5`` turned a consistent verdict inconclusive with no warning
+        ("0 tasks run, 36 reused"), and alpha = 0.001 changed the resolution silently."""
         assert self.con is not None
-        cols = ("look", "data_hash", "work", "budget", "fraction", "alpha", "spent", "boundary", "rule")
-        q = f"SELECT {', '.join(cols)} FROM ledger WHERE design=? ORDER BY look"
-        looks = [dict(zip(cols, row)) for row in self.con.execute(q, (design,))]
+        q = f"SELECT rowid, {', '.join(LEDGER_READ)}, created, digest FROM ledger WHERE design=? ORDER BY look"
+        stored = list(self.con.execute(q, (design,)))
+        looks = [dict(zip(LEDGER_READ, row[1:1 + len(LEDGER_READ)])) for row in stored]
         for lk in looks:  # a damaged ledger (an edited or foreign row) is one line, not an error deep in the policy
             bad = [c for c in ("look", "work", "fraction", "alpha", "spent") if isinstance(lk[c], bool) or not isinstance(lk[c], (int, float))
                    or not math.isfinite(lk[c])]
@@ -384,14 +404,77 @@ class SweepStore:
             if bad or not isinstance(lk["rule"], str) or not isinstance(lk["data_hash"], str):
                 raise InputError(f"{self.path}: the ledger's look {lk['look']!r} holds {', '.join(f'{c}={lk[c]!r}' for c in bad) or 'a bad entry'}: "
                                  "the store is damaged; move it away or give another --out")
+        previous, legacy = None, all(row[-1] is None for row in stored)
+        for i, row in enumerate(stored):
+            why = _untrusted_look(design, i + 1, row[1:], previous, legacy)
+            if why is not None:
+                self._discard(design, stored[i:], why)
+                return looks[:i]
+            previous = row[-1]
         return looks
 
+    def _discard(self, design: str, entries: list, why: str) -> None:
+        """Delete ``entries`` (the ledger's rows from the first untrusted one on) and say so in :attr:`discarded`."""
+        assert self.con is not None
+        first = entries[0][1]
+        said = [f"look {first!r}: {why}"] + [f"look {e[1]!r}: after look {first!r}, which was discarded" for e in entries[1:]]
+        with self.con:
+            self.con.executemany("DELETE FROM ledger WHERE rowid = ? AND design = ?", [(e[0], design) for e in entries])
+        self.discarded += said
+
     def record_look(self, design: str, look, keys) -> None:
-        """Append a look to the ledger (a repeated look is not recorded again)."""
+        """Append a look to the ledger (a repeated look is not recorded again), with its digest (:func:`ledger_digest`),
+        chained to the design's previous entry; the digest is of the entry as the file gives it back."""
         assert self.con is not None
         if look.repeated:
             return
         with self.con:
-            self.con.execute("INSERT INTO ledger VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            self.con.execute("INSERT INTO ledger VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                              (design, look.look, data_hash(keys), look.work, look.budget, look.fraction, look.alpha, look.spent,
-                              look.boundary if look.boundary is None or look.boundary < 1e300 else None, look.rule, time.time()))
+                              look.boundary if look.boundary is None or look.boundary < 1e300 else None, look.rule, time.time(), None))
+            before = self.con.execute("SELECT digest FROM ledger WHERE design=? AND look<? ORDER BY look DESC LIMIT 1",
+                                      (design, look.look)).fetchone()
+            row = self.con.execute(f"SELECT {', '.join(LEDGER_READ)}, created FROM ledger WHERE design=? AND look=?",
+                                   (design, look.look)).fetchone()
+            self.con.execute("UPDATE ledger SET digest=? WHERE design=? AND look=?",
+                             (ledger_digest(design, tuple(row), None if before is None else before[0]), design, look.look))
+
+
+LEDGER_READ = ("look", "data_hash", "work", "budget", "fraction", "alpha", "spent", "boundary", "rule")  # what the policy reads
+LEDGER_DIGEST_VERSION = "ibcheck-look-1"
+LOOK_EDITED_WHY = "edited after it was written"
+LOOK_UNVERIFIED_WHY = "written without a digest (a ledger from before its entries carried one), so it cannot be verified"
+
+
+def ledger_digest(design: str, fields: tuple | list, previous: str | None) -> str:
+    """The sha256 of a ledger entry as stored: its design, every column (``fields``: those of :data:`LEDGER_READ` and
+    ``created``, as the file gives them back: the level it spent, the rows it looked at) and the digest of the design's
+    entry before it (None for the first), so that an entry edited, removed or inserted afterwards no longer matches.
+    Like :func:`row_digest`, it detects edits, not a forger who recomputes it; a ledger cut after its last entry (or
+    emptied) reads as an interrupted run (or none), whose looks the same command makes again from the rows."""
+    blob = json.dumps([LEDGER_DIGEST_VERSION, design, *fields, previous], separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _untrusted_look(design: str, due: int, entry: tuple, previous: str | None, legacy: bool) -> str | None:
+    """Why a stored ledger entry (the columns of :data:`LEDGER_READ`, created, digest) is not the design's look ``due``
+    as written after ``previous`` (the digest of the entry before it), or None. ``legacy``: no entry of the design has a
+    digest (a ledger from before they carried one), else an entry without one was inserted or edited afterwards."""
+    *fields, digest = entry
+    look = fields[0]
+    if look != due:
+        return (f"not the next look (look {due} was due): look {due} is missing (removed, or this entry renumbered)"
+                if isinstance(look, (int, float)) and look > due else f"not the next look (look {due} was due): an entry inserted or renumbered")
+    if digest is None:
+        return LOOK_UNVERIFIED_WHY if legacy else "it has no digest, unlike the entries written with it: inserted or edited afterwards"
+    try:
+        return None if digest == ledger_digest(design, fields, previous) else LOOK_EDITED_WHY
+    except (TypeError, ValueError):  # a column of a type no sweep writes (bytes): edited too
+        return LOOK_EDITED_WHY
+
+
+def discarded_text(discarded: list[str], most: int = 3) -> str:
+    """One line for the ledger's looks discarded on reading: how many, and why for the first ``most``."""
+    shown = "; ".join(discarded[:most]) + (f"; and {len(discarded) - most} more" if len(discarded) > most else "")
+    return (f"ibcheck: warning: {len(discarded)} look(s) of this comparison's sequential ledger cannot be trusted: discarded, "
+            f"never used; the looks are recomputed from the rows: {shown}")
