@@ -547,7 +547,8 @@ def robust_construction(source: Run, which: Literal["fvbs23", "lpll25-robust"]) 
 
 
 def scaling_report(out: str, claims: Sequence[str] | None = None) -> str:
-    """The bound scaling report (Markdown and PNGs) of ``claims`` (default: every claim) under ``out``; returns its path."""
+    """The bound scaling report (Markdown and PNGs) of ``claims`` (a list of claim ids; None, the default: every claim) under
+    ``out``; returns its path. An empty list is refused: it names no claim (it once meant every claim)."""
     from ibcheck.simulate.report.figures import (
         scaling_report as _scaling,  # heavy: the simulate layer (scipy, pandas; torch on use), kept out of import ibcheck (loaded on first use)
     )
@@ -556,7 +557,9 @@ def scaling_report(out: str, claims: Sequence[str] | None = None) -> str:
     names = [claims] if isinstance(claims, str) else claims
     if names is not None and (not isinstance(names, (list, tuple)) or not all(isinstance(c, str) for c in names)):
         raise refused("claims", claims, "is not accepted: must be a list of claim ids, e.g. ['FVBS23.thm.4_2'] (None: every claim)")
-    return _scaling(list(names) if names else None, where)
+    if names is not None and not names:
+        raise refused("claims", claims, "names no claim: give claim ids, e.g. ['FVBS23.thm.4_2'], or None for every claim")
+    return _scaling(list(names) if names is not None else None, where)
 
 
 def claim_template(claim_id: str, file: str) -> str:

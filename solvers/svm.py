@@ -19,11 +19,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import ClassVar
 
 import cvxpy as cp
 import numpy as np
 
 from ibcheck.errors import InputError
+from ibcheck.theory.result import Result, plain
 
 U = 2.0 ** -53  # float64's unit roundoff
 RTOL = 1e-6  # "optimal" when the proven bracket on the margin is this tight (relative)
@@ -31,10 +33,14 @@ MAX_SUPPORT = 40  # the largest overlap verified in rational arithmetic (larger 
 
 
 @dataclass
-class SVMResult:
+class SVMResult(Result):
     """``w``, ``b``, the dual variables ``alpha``, the support vectors and the solver status.
 
-    ``separable`` is True or False only where proven (``evidence`` says by what), None where float64 cannot decide."""
+    ``separable`` is True or False only where proven (``evidence`` says by what), None where float64 cannot decide.
+    As every result: ``as_json()`` (plain data), ``to_json()`` (its JSON text), ``text()`` and ``save(directory)``.
+    Pitfall avoided: the SVM's result had no JSON methods, though docs/api.md says every result has them."""
+
+    name: ClassVar[str] = "svm"
 
     separable: bool | None
     status: str
@@ -50,6 +56,19 @@ class SVMResult:
         if self.w is None:
             raise ValueError(f"the SVM has no direction: its solver status is {self.status!r}")
         return unit(self.w)
+
+    def as_json(self) -> dict:
+        """Plain data: the arrays as lists, an infinite margin (one class, with a bias) as None, as JSON has no infinity."""
+        return plain({"separable": self.separable, "status": self.status, "margin": self.margin, "w": self.w, "b": self.b,
+                      "alpha": self.alpha, "support": self.support, "evidence": self.evidence})
+
+    def heading(self) -> str:
+        said = {True: "separable", False: "not separable", None: "separability not proven"}[self.separable]
+        margin = f", margin {self.margin:.6g}" if self.margin is not None else ""
+        return f"hard-margin SVM: {said}{margin} ({self.status})"
+
+    def table(self) -> list[dict]:
+        return [{"field": k, "value": v} for k, v in self.as_json().items() if k in ("separable", "status", "margin", "b", "evidence")]
 
 
 def direction_error(w: np.ndarray, reference: np.ndarray) -> float:

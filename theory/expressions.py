@@ -15,7 +15,7 @@ import math
 import numbers
 import re
 from contextvars import ContextVar
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any, Callable
 
@@ -36,14 +36,24 @@ _GREEK = {"varepsilon": "eps", "epsilon": "eps", "lambda": "lam"}
 _LATEX_LETTERS = frozenset(("alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa lambda mu nu xi omicron pi "
                             "varpi rho varrho sigma varsigma tau upsilon phi varphi chi psi omega Gamma Delta Theta Lambda Xi Pi Sigma "
                             "Upsilon Phi Psi Omega").split())
+# every command sympy's LaTeX grammar (sympy/parsing/latex/LaTeX.g4) reads as a command, and \infty: any other command (\def,
+# \newcommand, \operatorname, \k) is lexed as a SYMBOL and comes out as a name, whether the parse succeeds or not
+_LATEX_GRAMMAR = frozenset(("Longrightarrow Rightarrow arccos arccot arccsc arcosh arcsec arcsin arctan arsinh artanh binom cdot cos "
+                            "cosh cot csc dbinom dfrac div exp frac ge geq geqq geqslant hfil int langle lceil le left leq leqq "
+                            "leqslant lfloor lg lim limits ln log longrightarrow mathit medspace negmedspace negthickspace "
+                            "negthinspace neq overline prod qquad quad rangle rceil right rightarrow rfloor sec sin sinh sqrt sum "
+                            "tan tanh tbinom tfrac thickspace thinspace times to vbox vcenter vrule vskip vspace infty").split())
+LATEX_COMMANDS = _LATEX_GRAMMAR | _LATEX_LETTERS
 # \Omega(...) and friends around a bound written in LaTeX, with the kind they state
 _KINDS = (("\\Theta", "Theta"), ("\\Omega", "Omega"), ("\\omega", "omega"), ("\\mathcal{O}", "O"), ("O", "O"), ("o", "o"))
 
 MAX_LENGTH = 2000       # characters of one formula
 MAX_NODES = 400         # syntax-tree nodes of one formula
-MAX_DIGITS = 60         # digits of any number in the parsed formula (numerator or denominator)
+MAX_DIGITS = 60         # significant digits of any number in the parsed formula (numerator or denominator)
 MAX_EXP_DEPTH = 2       # exp(exp(d)) is the deepest tower accepted
 MAX_DECIMAL_EXPONENT = 10000  # |exponent| of a decimal written in a formula (1e-400 is kept exactly)
+MAX_EXACT_DIGITS = 4000  # an exact integer, numerator or denominator is at most 10**4000 (10**(-400) is exact), trailing zeros
+#                          included: below Python's 4300-digit limit on printing an integer
 _BINOPS = {ast.Add: sp.Add, ast.Sub: lambda a, b: a - b, ast.Mult: sp.Mul, ast.Div: lambda a, b: a / b}
 _RELATIONS = {ast.Lt: sp.StrictLessThan, ast.LtE: sp.LessThan, ast.Gt: sp.StrictGreaterThan, ast.GtE: sp.GreaterThan,
               ast.Eq: sp.Eq}
@@ -72,7 +82,8 @@ def parse_expression(text: str, where: str = "formula") -> sp.Basic:
     field in the one-line error, which also gives the position of the problem. Built by a whitelist
     walk of the syntax tree, never by ``eval``."""
     if not isinstance(text, str) or not text.strip():
-        raise InputError(f"{_where(where)}cannot parse the formula {text!r}: it is empty (write e.g. sqrt(d/k)*log(d)**2)")
+        shown = _quote(text) if isinstance(text, str) else repr(text)
+        raise InputError(f"{_where(where)}cannot parse the formula {shown}: it is empty (write e.g. sqrt(d/k)*log(d)**2)")
     if len(text) > MAX_LENGTH:
         raise InputError(f"{_where(where)}the formula has {len(text)} characters: at most {MAX_LENGTH} are accepted")
     source = text.replace("≥", ">=").replace("≤", "<=").replace("^", "**").strip()
@@ -80,21 +91,23 @@ def parse_expression(text: str, where: str = "formula") -> sp.Basic:
         tree = ast.parse(source, mode="eval")
     except SyntaxError as err:
         at = err.offset or _position(text)
-        raise InputError(f"{_where(where)}cannot parse the formula {text!r} at position {at}: write e.g. sqrt(d/k)*log(d)**2") from None
+        latex = " (LaTeX is not read here: write sympy syntax)" if "\\" in text else ""
+        raise InputError(f"{_where(where)}cannot parse the formula {_quote(text)} at position {at}: write e.g. sqrt(d/k)*log(d)**2"
+                         f"{latex}") from None
     nodes = sum(1 for _ in ast.walk(tree))
     for node in ast.walk(tree):  # a decimal is the decimal written: 1e-400 is not the float 0.0 Python rounds it to
         if isinstance(node, ast.Constant) and isinstance(node.value, float):
             node.text = ast.get_source_segment(source, node)  # type: ignore[attr-defined]
     if nodes > MAX_NODES:
-        raise InputError(f"{_where(where)}the formula {_short(text)} has {nodes} syntax nodes: at most {MAX_NODES} are accepted")
+        raise InputError(f"{_where(where)}the formula {_quote(text)} has {nodes} syntax nodes: at most {MAX_NODES} are accepted")
     try:
         return _build(tree.body, 0)
     except _Refused as why:
         col = getattr(why, "col", None)
         where_at = f" at position {col + 1}" if col is not None else ""
-        raise InputError(f"{_where(where)}cannot parse the formula {_short(text)}{where_at}: {why}") from None
+        raise InputError(f"{_where(where)}cannot parse the formula {_quote(text)}{where_at}: {why}") from None
     except (TypeError, ValueError, ZeroDivisionError, OverflowError, RecursionError) as err:  # sympy refusing an operation
-        raise InputError(f"{_where(where)}cannot parse the formula {_short(text)}: {type(err).__name__}: {err}"[:400]) from None
+        raise InputError(f"{_where(where)}cannot parse the formula {_quote(text)}: {type(err).__name__}: {err}"[:400]) from None
 
 
 def _refuse(node: ast.AST, message: str) -> _Refused:
@@ -110,12 +123,14 @@ def _build(node: ast.AST, exp_depth: int) -> Any:
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise _refuse(node, f"{v!r} is not a number")
         if isinstance(v, int):
-            if len(str(abs(v))) > MAX_DIGITS:
-                raise _refuse(node, f"a number with more than {MAX_DIGITS} digits")
-            return sp.Integer(v)
-        if not math.isfinite(v):
+            return _checked(node, sp.Integer(v))
+        text = getattr(node, "text", None)  # 1e309 is the decimal written, not the inf Python rounds it to
+        if text is None and not math.isfinite(v):
             raise _refuse(node, f"{v!r} is not a finite number")
-        written = Decimal(getattr(node, "text", None) or repr(v))
+        try:
+            written = Decimal(text or repr(v))
+        except InvalidOperation:  # pragma: no cover - the text of a float literal is a decimal
+            raise _refuse(node, f"{text!r} is not a number") from None
         if written != 0 and abs(written.adjusted()) > MAX_DECIMAL_EXPONENT:
             raise _refuse(node, f"{written} is beyond 1e-{MAX_DECIMAL_EXPONENT} .. 1e{MAX_DECIMAL_EXPONENT} in absolute value")
         return sp.Float(str(written), max(15, len(written.as_tuple().digits)))  # every digit written, exactly
@@ -183,7 +198,8 @@ def _const(node: ast.AST) -> bool:
 
 def _check_power(node: ast.AST, base: Any, ex: Any) -> None:
     """Refuse a power whose value would be astronomically large before sympy computes it:
-    ``9**9**9**9`` has about 10^(3.7e8) digits."""
+    ``9**9**9**9`` has about 10^(3.7e8) digits. A power of at most MAX_EXACT_DIGITS digits either way is computed
+    exactly (``10**(-400)`` is 1/10^400, as ``1e-400`` is the decimal written) and its digits checked after."""
     if not (isinstance(ex, sp.Basic) and ex.is_number):
         return
     if ex.is_real and abs(ex) > 10**6:
@@ -193,23 +209,62 @@ def _check_power(node: ast.AST, base: Any, ex: Any) -> None:
             digits = abs(float(ex)) * abs(math.log10(abs(float(base)))) if abs(float(base)) not in (0.0, math.inf) else math.inf
         except (TypeError, ValueError, OverflowError):
             digits = math.inf
-        if digits > 10 * MAX_DIGITS:
-            raise _refuse(node, f"{_num(base)}**{_num(ex)} has about {digits:.3g} digits: numbers in a formula have at most {MAX_DIGITS}")
+        if digits > MAX_EXACT_DIGITS + 1 and base.is_Rational and ex.is_Rational:
+            raise _refuse(node, f"{_num(base)}**{_num(ex)} has about {digits:.3g} digits: an exact number has at most {MAX_EXACT_DIGITS + 1} "
+                                f"(10**{MAX_EXACT_DIGITS}); write a decimal such as 1e-5000 instead (decimals are read within "
+                                f"1e-{MAX_DECIMAL_EXPONENT} .. 1e{MAX_DECIMAL_EXPONENT})")
+        if digits > MAX_DECIMAL_EXPONENT:
+            raise _refuse(node, f"{_num(base)}**{_num(ex)} has about {digits:.3g} digits: numbers in a formula lie within "
+                                f"1e-{MAX_DECIMAL_EXPONENT} .. 1e{MAX_DECIMAL_EXPONENT}")
 
 
 def _checked(node: ast.AST, value: Any) -> Any:
-    """Every number in the result has at most MAX_DIGITS digits (numerator and denominator)."""
+    """Every rational in the result has at most MAX_DIGITS significant digits (numerator and denominator, trailing zeros
+    not counted: ``10**400`` is one digit) and at most MAX_EXACT_DIGITS digits in all.
+
+    Pitfall avoided: ``10**(-400)`` was refused for its 401 digits while ``1e-400`` was read; the exact power of ten is one
+    significant digit, as the decimal written."""
     if isinstance(value, sp.Basic):
         if value.has(sp.zoo, sp.nan):
             raise _refuse(node, "a division by zero (or an undefined value such as 0/0)")
         for atom in value.atoms(sp.Rational):
-            if len(str(abs(atom.p))) > MAX_DIGITS or len(str(atom.q)) > MAX_DIGITS:
-                raise _refuse(node, f"a number with more than {MAX_DIGITS} digits ({_num(atom)})")
+            for which, part in (("numerator", int(atom.p)), ("denominator", int(atom.q))):
+                total, significant = _digits(part)
+                if total > MAX_EXACT_DIGITS + 1:
+                    raise _refuse(node, f"an exact number with {total} digits in its {which}: at most {MAX_EXACT_DIGITS + 1} (10**{MAX_EXACT_DIGITS}); "
+                                        f"write a decimal such as 1e-5000 instead (decimals are read within 1e-{MAX_DECIMAL_EXPONENT} .. "
+                                        f"1e{MAX_DECIMAL_EXPONENT})")
+                if significant > MAX_DIGITS:
+                    raise _refuse(node, f"a number with more than {MAX_DIGITS} significant digits ({_num(atom)})")
     return value
 
 
+def _digits(n: int) -> tuple[int, int]:
+    """(digits, significant digits) of ``|n|``: trailing zeros are not significant."""
+    n = abs(n)
+    total = _ndigits(n)
+    if total > MAX_EXACT_DIGITS + 1:
+        return total, total
+    while n and n % 10**16 == 0:
+        n //= 10**16
+    while n and n % 10 == 0:
+        n //= 10
+    return total, _ndigits(n)
+
+
+def _ndigits(n: int) -> int:
+    """The decimal digits of ``n >= 0``, counted without ``str`` (which refuses integers past 4300 digits)."""
+    if n == 0:
+        return 1
+    est = int((n.bit_length() - 1) * math.log10(2)) + 1  # the digits of 2^(bits - 1) <= n < 2^bits: est or est + 1
+    return est + (n >= 10**est)
+
+
 def _num(x: Any) -> str:
-    s = str(x)
+    try:
+        s = str(x)
+    except ValueError:  # an integer past 4300 digits
+        return "a number of thousands of digits"
     return s if len(s) <= 24 else s[:10] + "..." + s[-6:]
 
 
@@ -217,8 +272,12 @@ def _clip(text: str) -> str:
     return text if len(text) <= 80 else text[:60] + "..."
 
 
-def _short(text: str) -> str:
-    return repr(_clip(text))
+def _quote(text: str) -> str:
+    """A formula quoted as typed, in single quotes (clipped past 80 characters); repr() only where the text holds a character
+    that does not print (a newline, a control character). Pitfall avoided: repr() doubled every backslash, so
+    ``\\def\\x{d}\\x`` was quoted as ``'\\\\def\\\\x{d}\\\\x'``, which is not what was typed."""
+    clipped = _clip(text)
+    return f"'{clipped}'" if clipped.isprintable() else repr(clipped)
 
 
 def as_sympy(value: Any, where: str = "formula") -> sp.Basic:
@@ -255,11 +314,14 @@ def parse_latex_formula(text: str, where: str = "formula") -> sp.Basic:
     if re.search(r"\^\s*\{?\s*\d{4,}", text) or re.search(r"\d{%d,}" % (MAX_DIGITS + 1), text):
         raise InputError(f"{where}: the LaTeX {_latex(text)} has a number or an exponent too large to evaluate "
                          f"(numbers have at most {MAX_DIGITS} digits, numeric exponents at most 3)")
+    unknown = unknown_latex_commands(text)
     body = text.replace("\\,", " ").replace("\\;", " ").replace("\\!", "").replace("\\left", "").replace("\\right", "")
     body, placeholder = _no_differentials(body)
     try:
         raw = parse_latex(body, strict=True)
     except (LaTeXParsingError, Exception) as err:  # antlr's own errors are not all LaTeXParsingError
+        if unknown:
+            raise InputError(_unknown_commands(text, unknown, where)) from None
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise InputError(f"{where}: cannot parse the LaTeX {_latex(text)}: {_bracket_hint(text)} (the parser: {first})") from None
     if raw.has(sp.zoo, sp.nan) or any(isinstance(a, sp.Pow) and a.exp.is_negative and a.base == 0 for a in sp.preorder_traversal(raw)):
@@ -273,6 +335,8 @@ def parse_latex_formula(text: str, where: str = "formula") -> sp.Basic:
         elif "_" in s.name:
             raise InputError(f"{where}: the subscript in {s.name!r} of {_latex(text)} is not a plain name: LaTeX subscripts "
                              "are read as digits or one letter (C_1, C_{12}); write longer names in sympy syntax (c_max)")
+    if unknown:  # after the subscripts' own message (c_{\\mathrm{max}}): a command read as a name is refused, even where it parsed
+        raise InputError(_unknown_commands(text, unknown, where))
     if placeholder is not None:
         renamed[sp.Symbol(placeholder)] = sp.Symbol("d")
     raw = raw.xreplace(renamed)
@@ -282,22 +346,35 @@ def parse_latex_formula(text: str, where: str = "formula") -> sp.Basic:
     try:
         return parse_expression(rebuilt, where)
     except InputError as err:
-        raise InputError(_latex_refusal(text, raw, rebuilt, where, err)) from None
+        raise InputError(_latex_refusal(text, rebuilt, where, err)) from None
 
 
-def _latex_refusal(text: str, raw: sp.Basic, rebuilt: str, where: str, err: InputError) -> str:
+def unknown_latex_commands(text: str) -> list[str]:
+    """The commands of ``text`` (``\\name``, once each, in order) that sympy's LaTeX grammar does not read as commands: it
+    reads each as a name. ``\\\\`` (a line break) is skipped as a whole, so ``\\\\x`` is no command."""
+    return list(dict.fromkeys(m.group(1) for m in re.finditer(r"\\(?:([A-Za-z]+)|.)", text, re.S)
+                              if m.group(1) and m.group(1) not in LATEX_COMMANDS))
+
+
+def _unknown_commands(text: str, unknown: list[str], where: str) -> str:
+    """The one line refusing commands that are not a formula's, said of the LaTeX as typed.
+
+    Pitfall avoided: ``\\newcommand{\\x}{d}\\x`` parsed as ``d*newcommand*x**2``, ``\\sqrt{\\k}`` as ``sqrt(k)`` and
+    ``\\operatorname{def} d`` as ``E*d**2*f*operatorname``: the parser reads an unknown command as a name, so a claim that
+    declared those names was read silently; the check ran only when the rewrite failed to parse."""
+    cmds = " and ".join("\\" + c for c in unknown[:4]) + (f" (and {len(unknown) - 4} more)" if len(unknown) > 4 else "")
+    one = len(unknown) == 1
+    return (f"{where}: cannot parse the LaTeX {_latex(text)}: {cmds} {'is not a command' if one else 'are not commands'} of a "
+            f"formula (the LaTeX parser would read {'it as a name' if one else 'them as names'}; a formula's commands are \\frac, "
+            f"\\sqrt, \\log, \\ln, \\exp, \\cdot, \\times, \\leq, \\geq, \\left, \\right, \\infty and the greek letters); "
+            f"write e.g. \\sqrt{{d/k}}\\,\\log^2 d")
+
+
+def _latex_refusal(text: str, rebuilt: str, where: str, err: InputError) -> str:
     """The refusal of a LaTeX formula's sympy rewrite, said of the LaTeX as typed (the rewrite and its positions are not
-    what the user wrote). Pitfall avoided: ``\\def\\x{d}\\x`` was refused as "cannot parse the formula 'd*def*x**2' at
-    position 3": the parser reads an unknown command as a name, and ``def`` is a Python keyword."""
-    names = {s.name for s in raw.free_symbols}
-    unknown = [c for c in dict.fromkeys(re.findall(r"\\([A-Za-z]+)", text)) if c in names and c not in _LATEX_LETTERS]
-    if unknown:
-        cmds = " and ".join("\\" + c for c in unknown)
-        one = len(unknown) == 1
-        return (f"{where}: cannot parse the LaTeX {_latex(text)}: {cmds} {'is not a command' if one else 'are not commands'} of a "
-                f"formula (the LaTeX parser read {'it as a name' if one else 'them as names'}); write e.g. \\sqrt{{d/k}}\\,\\log^2 d")
+    what the user wrote); commands that are not a formula's are refused before (:func:`unknown_latex_commands`)."""
     reason = str(err)[len(_where(where)):]
-    for quoted in (repr(rebuilt), _short(rebuilt)):
+    for quoted in (repr(rebuilt), _quote(rebuilt)):
         reason = reason.replace(f"the formula {quoted}", "it", 1)
     reason = re.sub(r"^cannot parse it at position \d+", "cannot parse it", reason)
     reason = reason.removeprefix("cannot parse it: ").removeprefix("cannot parse it")

@@ -21,7 +21,7 @@ import sympy as sp
 from .errors import InputError
 from .expressions import _KINDS, as_sympy, parse_formula, parse_latex_bound, parse_latex_formula, parse_over_reals
 from .outdir import check_claim_id
-from .variables import Variable, shared_variable, symbol
+from .variables import Variable, check_name, shared_variable, symbol
 
 ClaimStatus = Literal["exact", "order", "ambiguous", "unverified"]
 STATUSES: tuple[str, ...] = ClaimStatus.__args__  # type: ignore[attr-defined]
@@ -338,6 +338,8 @@ def _normalize(claim: ClaimStatement) -> None:
         if not isinstance(value, (list, tuple)) or (name != "variables" and not all(isinstance(x, str) for x in value)):
             raise InputError(f"claim {claim.id}: {name}={value!r} is not a list{' of names' if name != 'variables' else ''}")
         set_(name, tuple(value))
+    for c in claim.constants:  # a constant is a name of the formulas, as a variable is: constants=["E"] read E as e
+        check_name(c, f"claim {claim.id}: constants[{c!r}]")
     if not isinstance(claim.hypotheses, (dict, list, tuple)):
         raise InputError(f"claim {claim.id}: hypotheses={claim.hypotheses!r} is not a dict such as {{'H1': 'n >= k*log(d)**2'}}")
     if not isinstance(claim.bounds, (list, tuple)):

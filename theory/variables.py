@@ -105,12 +105,34 @@ class Variable:
 TENDS_TO = ("oo", "0", "const")  # the asymptotic direction: sizes grow, accuracies shrink, a constant stays
 
 
+# the names a formula reads as something else: constants (E, pi, oo; e is Euler's number in LaTeX; I, nan and zoo are how
+# sympy prints its imaginary unit and undefined values) and the functions of the formula parser
+# (theory.expressions._CONSTANTS and _FUNCS, which a test keeps within this set)
+RESERVED_NAMES: dict[str, str] = {
+    "E": "Euler's number", "e": "Euler's number in LaTeX", "pi": "the number pi", "oo": "infinity",
+    "I": "the imaginary unit, as sympy writes it", "nan": "an undefined value, as sympy writes it", "zoo": "complex infinity, as sympy writes it",
+    **{f: f"the function {f}(...)" for f in ("log", "ln", "sqrt", "exp", "Max", "Min", "max", "min", "Abs", "abs")},
+}
+
+
 def check_name(name: object, what: str | None = None) -> str:
-    """A variable's name: a Python identifier, not a keyword, not starting with ``_`` (the formula parser reads it as a
-    name); else an InputError naming ``what`` (default ``variable 'name'``)."""
+    """A variable's name: an ASCII Python identifier, not a keyword, not starting with ``_`` (the formula parser reads it as
+    a name), not a name a formula reads as a constant or a function (:data:`RESERVED_NAMES`); else an InputError naming
+    ``what`` (default ``variable 'name'``).
+
+    Pitfalls avoided: ``Variable("E")`` was accepted and ``E*d`` then read as e*d (at E=100: 10e, not 1000); the full-width
+    ``Variable('ｘ')`` was accepted but unusable, since Python's parser reads the identifier ``ｘ`` in a formula as ``x``
+    (NFKC)."""
+    shown = what or f"variable {name!r}"
+    if isinstance(name, str) and not name.isascii():
+        raise InputError(f"{shown} is not a name: a variable's name is ASCII letters, digits and _ (such as d, k or n_train); "
+                         "a formula reads some non-ASCII letters as others (the full-width 'ｘ' as x)", parameter="name", value=name)
     if not isinstance(name, str) or not name.isidentifier() or name.startswith("_") or keyword.iskeyword(name):
-        raise InputError(f"{what or f'variable {name!r}'} is not a name: a variable's name is a Python identifier such as d, k or "
+        raise InputError(f"{shown} is not a name: a variable's name is a Python identifier such as d, k or "
                          "n_train (not a keyword, not starting with _)", parameter="name", value=name)
+    if name in RESERVED_NAMES:
+        raise InputError(f"{shown} is not a name: {name} is a reserved word (a formula reads it as {RESERVED_NAMES[name]}); choose "
+                         "another name, such as d, k or n_train", parameter="name", value=name)
     return name
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, replace
+from decimal import Decimal
 from fractions import Fraction
 
 import sympy as sp
@@ -26,7 +27,7 @@ from ibcheck.simulate.experiments.applicability import applicability, kept_cells
 from ibcheck.simulate.experiments.base import Row
 from ibcheck.simulate.experiments.design import LOG_INVERSE, bound_specs
 from ibcheck.simulate.experiments.terms import parse_term
-from ibcheck.simulate.substrate.userdata import NUMBER, NUMBER_RULE, CsvRows, number
+from ibcheck.simulate.substrate.userdata import INT64_MAX, NUMBER, NUMBER_RULE, CsvRows, number
 from ibcheck.simulate.sweep.measurements import Measurements, run_key
 from ibcheck.theory import get_claim
 from ibcheck.theory.argtypes import refused
@@ -74,7 +75,11 @@ def read_table(path: str, allowed: list[str] | None = None, required: tuple[str,
         rows = []
         for i, fields in table.rows():
             raw = {h: f.strip() for h, f in zip(header, fields)}
-            row: dict[str, object] = {"row": i, "seed": _seed(raw.get("seed"))}
+            try:
+                seed = _seed(raw.get("seed"))
+            except ValueError as err:
+                raise refused("data", path, f": row {i}, column 'seed': {err}") from None
+            row: dict[str, object] = {"row": i, "seed": seed}
             for col in variables + ["value"]:
                 cell = raw[col]
                 if cell == "":
@@ -84,9 +89,9 @@ def read_table(path: str, allowed: list[str] | None = None, required: tuple[str,
                     cell = cell[2:].strip()
                 try:
                     x = number(cell)
-                except ValueError:
-                    if NUMBER.fullmatch(cell):  # a number past the float range (1e999)
-                        raise refused("data", path, f": row {i}, column {col!r}: {cell} is out of range: values must be finite numbers "
+                except ValueError as err:
+                    if NUMBER.fullmatch(cell):  # a number past the float range (1e999), or below it (1e-400: never read as 0)
+                        raise refused("data", path, f": row {i}, column {col!r}: {err}; values must be finite numbers "
                                          "> 0 (a log-log fit)") from None
                     raise refused("data", path, f": row {i}, column {col!r}: {cell!r} is not a number ({NUMBER_RULE})"
                                      + (" (a bound is written >=25 or <=0.01)" if col == "value" else "")) from None
@@ -106,17 +111,22 @@ def read_table(path: str, allowed: list[str] | None = None, required: tuple[str,
 
 
 def _seed(text: str | None) -> str | None:
-    """A seed as one run's name: "1", "1.0" and "01" are the same run (numbers compared as numbers, an integer
-    written as one); other text is kept as written. Pitfall avoided: seeds compared as text made three runs of one."""
+    """A seed as one run's name: "1", "1.0", "01" and "1e0" are the same run (a number compared as the exact decimal written,
+    an integer written as one); other text is kept as written. An integer seed is an int64: beyond it, a ValueError
+    quoting the text as given.
+
+    Pitfalls avoided: seeds compared as text made three runs of one; seeds read as floats made 2^53 and 2^53 + 1 one run
+    (refused as repeats) and stored 2^64 - 1 as 2^64."""
     if not text:
         return None
-    try:
-        x = float(text)
-    except ValueError:
+    if not NUMBER.fullmatch(text):
         return text
-    if math.isfinite(x) and x.is_integer():
+    x = Decimal(text)
+    if x == x.to_integral_value():
+        if not -INT64_MAX - 1 <= x <= INT64_MAX:
+            raise ValueError(f"{text} is out of range (a seed is an integer in [-2^63, 2^63 - 1], an int64, or a name)")
         return str(int(x))
-    return repr(x) if math.isfinite(x) else text
+    return str(x.normalize())
 
 
 def _refuse_repeats(path: str, variables: list[str], rows: list[dict]) -> None:

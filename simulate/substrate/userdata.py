@@ -26,6 +26,7 @@ import math
 import os
 import re
 import stat
+import sys
 import zipfile
 from decimal import Decimal, InvalidOperation
 from typing import BinaryIO, Iterator
@@ -82,7 +83,10 @@ def number(text: str) -> float:
         raise ValueError(f"{text!r} is not a number ({NUMBER_RULE})")
     x = float(s)
     if not math.isfinite(x):
-        raise ValueError(f"{text.strip()} is out of range (a number is finite: at most about 1.8e308 in size)")
+        raise ValueError(f"{s} is out of range (a number is finite: at most about 1.8e308 in size)")
+    if abs(x) < sys.float_info.min and Decimal(s) != 0:  # 1e-400 is not 0, nor a subnormal float of a few bits
+        raise ValueError(f"{s} is out of range (a nonzero number is at least about 2.2e-308 in size, float64's smallest normal "
+                         "number: it would be read as 0 or lose its digits)")
     return x
 
 
@@ -96,7 +100,8 @@ def int64(text: str, low: int = 0) -> int:
     except InvalidOperation:  # pragma: no cover - the pattern admits decimals only
         raise ValueError(f"{text!r} is not an integer") from None
     if not low <= v <= INT64_MAX:
-        raise ValueError(f"{s} is out of range (an integer in [{low}, 2^63 - 1], an int64, is accepted)")
+        shown = "-2^63" if low == -INT64_MAX - 1 else str(low)
+        raise ValueError(f"{s} is out of range (an integer in [{shown}, 2^63 - 1], an int64, is accepted)")
     if v != v.to_integral_value():
         raise ValueError(f"{s} is not an integer")
     return int(v)
@@ -160,7 +165,10 @@ class CsvRows:
         """The file's lines, decoded as UTF-8 (a byte-order mark dropped), each at most ``_limit`` bytes."""
         first = True
         while True:
-            raw = self._fh.readline(self._limit + 1)
+            try:
+                raw = self._fh.readline(self._limit + 1)
+            except OSError as err:  # /proc/self/mem is a "regular" file that cannot be read
+                raise _unreadable(self.name, self.path, err, f" at line {self._line + 1}") from None
             if not raw:
                 return
             self._line += 1
@@ -220,11 +228,16 @@ def read_npz(path: str, name: str, dims: dict[str, tuple[str, ...]], limits: dic
     arrays of the archive are never opened; ``required`` ones must be there."""
     fh, _ = open_regular(path, name)
     with fh:
-        magic = fh.read(6)
-        fh.seek(0)
+        try:
+            magic = fh.read(6)
+            fh.seek(0)
+        except OSError as err:  # /proc/self/mem is a "regular" file that cannot be read
+            raise _unreadable(name, path, err) from None
         try:
             zf = zipfile.ZipFile(fh)
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError) as err:
+        except OSError as err:
+            raise _unreadable(name, path, err) from None
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError) as err:
             if magic == b"\x93NUMPY":
                 raise refused(name, path, "is a single .npy array, not an .npz archive: save the arrays with numpy.savez(path, X=X, y=y)") from None
             raise refused(name, path, f"is not an .npz file (a zip archive of .npy arrays): {str(err)[:80]}") from None
@@ -279,6 +292,8 @@ def _check_array(path: str, name: str, key: str, shape: tuple[int, ...], dtype: 
     if len(shape) != len(axes):
         raise refused(name, path, f": the array {key!r} has shape {shape}: it must be {len(axes)}-D, ({', '.join(axes)}{',' if len(axes) == 1 else ''})")
     for axis, size in zip(axes, shape):
+        if size < 0:  # a corrupt header: said of this array, before another array's size is compared with it
+            raise refused(name, path, f": the array {key!r} has shape {shape}: {axis} = {size} is negative (a corrupt .npy header)")
         if size > limits[axis]:
             raise refused(name, path, f": the array {key!r} has shape {shape}: {axis} = {size} is out of range: {axis} must be at most {limits[axis]}")
         if axis in sizes and sizes[axis] != size:
@@ -292,6 +307,14 @@ def _npy_data(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: str, name: str, 
             return npy_format.read_array(m, allow_pickle=False)
     except (ValueError, OSError, EOFError, RuntimeError, NotImplementedError, zipfile.BadZipFile, MemoryError) as err:
         raise refused(name, path, f": the array {key!r} cannot be read ({_first_line(err)})") from None
+
+
+def _unreadable(name: str, path: str, err: OSError, where: str = "") -> Exception:
+    """The refusal of a file that opened but cannot be read, said of the reading. Pitfall avoided: ``--data`` linked to
+    /proc/self/mem was "cannot write: Input/output error", as if an output had failed."""
+    real = os.path.realpath(path)
+    via = f" (it resolves to {real})" if real != os.path.abspath(path) else ""
+    return refused(name, path, f"cannot be read{where}{via}: {err.strerror or err}")
 
 
 def _first_line(err: BaseException) -> str:

@@ -171,6 +171,10 @@ def _load_csv(path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
             raise refused("data", path, f": the header needs a column named y (it has {', '.join(head)[:200]})")
         yi = head.index("y")
         ci = head.index("cluster") if "cluster" in head else None
+        for h in head:  # 'Y' beside 'y' is a second label column, not a feature
+            if h.lower() in ("y", "cluster") and h not in ("y", "cluster"):
+                raise refused("data", path, f": the column {h!r} differs from {h.lower()!r} only in case: rename or remove it "
+                              "(every column but y and cluster is a feature)")
         feats = [j for j in range(len(head)) if j not in (yi, ci)]
         if not feats:
             raise refused("data", path, f": the header has no feature column (it has {', '.join(head)}): every column but y and cluster is a feature")
@@ -181,6 +185,8 @@ def _load_csv(path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
             j = yi
             try:
                 ys.append(number(fields[yi]))
+                if ys[-1] not in (-1.0, 1.0):
+                    raise ValueError(f"{fields[yi].strip()} is not a label: labels are -1 or +1")
                 row = np.empty(len(feats))
                 for i, j in enumerate(feats):
                     row[i] = number(fields[j])
