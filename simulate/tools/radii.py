@@ -202,8 +202,9 @@ def radii(target, X: np.ndarray | None = None, y: np.ndarray | None = None, meth
             pooled.setdefault(key, []).append(val)
     R = {key: np.concatenate(val) for key, val in pooled.items()}
     lower = np.maximum(R.get("certified", np.zeros_like(R["universal"])), R.get("exact_lower", 0.0))
-    atol = 1e-12 * float(np.abs(X).max(initial=0.0))  # relative to the data's scale: 1e-12 absolute marked every radius at X x 1e-200 exact
-    tol = lambda a: np.isclose(a, lower, rtol=1e-6, atol=atol) & np.isfinite(a)  # noqa: E731
+    # relative to each point's own bound, no absolute floor: 1e-12 absolute marked every radius at X x 1e-200 exact, and one
+    # relative to max |X| every radius on columns of mixed scale (1e-200 beside 1e200)
+    tol = lambda a: np.isclose(a, lower, rtol=1e-6, atol=0.0) & np.isfinite(a)  # noqa: E731
     summary = {}
     for mth in methods:
         if mth == "exact":
@@ -215,7 +216,7 @@ def radii(target, X: np.ndarray | None = None, y: np.ndarray | None = None, meth
             summary[mth] = _stats(R[mth], tol(R[mth]))
     finite = np.isfinite(R["upper"])
     top = float(np.max(R["upper"][finite])) if finite.any() else math.sqrt(d)
-    grid = np.linspace(0, (max(top, atol) or 1e-12) * 1.05, 60)
+    grid = np.linspace(0, (top if top > 0 else 1e-12) * 1.05, 60)
     best = R["exact_upper"] if "exact" in methods and R["exact_proven"].all() else R["upper"]
     acc_up, acc_any = robust_accuracy(best, grid), robust_accuracy(R["upper"], grid)
     acc_lo = robust_accuracy(lower, grid) if ("certified" in R or "exact_lower" in R) else None

@@ -11,10 +11,9 @@ import warnings
 
 import numpy as np
 
-from ..networks import LinearClassifier, TwoLayerReLU
-from .linear import l2_radius
-from .ray import ray_flip_radius
-from .units import rescaled, scaled_back
+from .linear import l2_local
+from .ray import ray_local
+from .units import Local, localize
 
 
 def _torch_module(net, dtype=None):
@@ -38,32 +37,65 @@ def _torch_module(net, dtype=None):
     return Binary().eval()
 
 
+def _local_module(loc: Local, dtype):
+    """Each point's own problem (:class:`.units.Local`) as one batch: row i of the input is point i's perturbation in
+    its units, and the biases are its pre-activations."""
+    import torch  # heavy: torch (loaded on first use)
+
+    W = torch.tensor(loc.W, dtype=dtype)
+    a = torch.tensor(loc.a, dtype=dtype)
+    H = torch.tensor(loc.H, dtype=dtype)
+
+    class Binary(torch.nn.Module):
+        """Logits (-f/2, f/2): class 1 is y = +1."""
+
+        def forward(self, x):
+            if x.shape[0] != H.shape[0]:
+                raise RuntimeError("the local attack model takes the whole batch of points")
+            f = torch.relu(x @ W.T + H) @ a
+            return torch.stack([-f / 2, f / 2], dim=1)
+
+    return Binary().eval()
+
+
 def attack_radius(net, X: np.ndarray, y: np.ndarray, steps: int = 100, methods=("deepfool", "ddn"),
                   float32: bool = True) -> dict[str, np.ndarray]:
     """Per-point verified upper bounds from each attack, and their minimum under ``"attack"``.
 
-    The attacks run in normalized units (:mod:`.units`) and their radii are scaled back. Pitfall avoided: at X x 1e150
-    foolbox's float32 bounds (100 max |X|) overflowed to inf and its input check failed with an AssertionError."""
+    The attacks run at each point in its own units (:class:`.units.Local`: the point at the origin, its
+    pre-activations as biases) and their radii are scaled back. Pitfall avoided: at X x 1e150 foolbox's float32 bounds
+    (100 max |X|) overflowed to inf and its input check failed with an AssertionError."""
     X = np.atleast_2d(np.asarray(X, float))
     y = np.asarray(y, float)
-    unit, Xs, e, _ = rescaled(net, X)
-    return {k: scaled_back(v, e) for k, v in _attack_unit(unit, Xs, y, steps, methods, float32).items()}
+    return attack_local(localize(net, X, y), steps, methods, float32)
 
 
-def _attack_unit(net, X: np.ndarray, y: np.ndarray, steps: int, methods, float32: bool) -> dict[str, np.ndarray]:
-    if isinstance(net, LinearClassifier):
-        r = l2_radius(net, X, y)
-        return {"attack": r}
-    if not isinstance(net, TwoLayerReLU):
-        raise TypeError(f"no attack for a {net.kind} network")
+def attack_local(loc: Local, steps: int = 100, methods=("deepfool", "ddn"), float32: bool = True) -> dict[str, np.ndarray]:
+    """:func:`attack_radius` of a :class:`.units.Local` problem, in the units of X. Only points proven correctly
+    classified are attacked; a proven misclassification has radius 0, and any other point gets no bound (inf)."""
+    if loc.linear:
+        return {"attack": l2_local(loc)}
+    base = np.where(loc.sign < 0, 0.0, np.inf)
+    idx = np.flatnonzero(loc.decided)
+    out: dict[str, np.ndarray] = {name: base.copy() for name in methods}
+    if len(idx):
+        sub = loc.take(idx)
+        for name, r in _attack_points(sub, steps, methods, float32).items():
+            out[name][idx] = r
+    out["attack"] = np.minimum.reduce([out[m] for m in methods])
+    return out
+
+
+def _attack_points(loc: Local, steps: int, methods, float32: bool) -> dict[str, np.ndarray]:
     import foolbox as fb  # heavy: foolbox (loaded on first use)
     import torch  # heavy: torch (loaded on first use)
 
-    scale = float(np.abs(X).max()) * 100 + 1.0
     dtype = torch.float32 if float32 else torch.float64
-    fmodel = fb.PyTorchModel(_torch_module(net, dtype), bounds=(-scale, scale), device="cpu")
-    xt = torch.tensor(X, dtype=dtype)
-    labels = torch.tensor((y > 0).astype(np.int64))
+    scale = 101.0  # the points' units put each one's largest distance to a hyperplane in [1/2, 1)
+    fmodel = fb.PyTorchModel(_local_module(loc, dtype), bounds=(-scale, scale), device="cpu")
+    N, d = len(loc.H), loc.W.shape[1]
+    xt = torch.zeros((N, d), dtype=dtype)
+    labels = torch.tensor((loc.y > 0).astype(np.int64))
     out: dict[str, np.ndarray] = {}
     attacks = {"deepfool": fb.attacks.L2DeepFoolAttack(steps=50, overshoot=0.02), "ddn": fb.attacks.DDNAttack(steps=steps)}
     for name in methods:
@@ -71,15 +103,14 @@ def _attack_unit(net, X: np.ndarray, y: np.ndarray, steps: int, methods, float32
             warnings.simplefilter("ignore")
             try:
                 _, adv, _ = attacks[name](fmodel, xt, labels, epsilons=None)
-            except AssertionError:  # foolbox's own input checks: this attack gives no bound (inf), never a crash
-                out[name] = np.where(y * net.forward(X) <= 0, 0.0, np.inf)
+            except (AssertionError, RuntimeError):  # foolbox's own input checks: this attack gives no bound (inf), never a crash
+                out[name] = np.full(N, np.inf)
                 continue
-        delta = adv.numpy().astype(np.float64) - X
+        delta = adv.numpy().astype(np.float64)
         norms = np.linalg.norm(delta, axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
             U = np.where(norms[:, None] > 0, delta / norms[:, None], 0.0)
-        r = ray_flip_radius(net, X, y, U)
+        r = ray_local(loc, U)
         # A direction that flips beyond the attack's own norm still gives a valid bound.
-        out[name] = np.where(norms > 0, r, np.where(y * net.forward(X) <= 0, 0.0, np.inf))
-    out["attack"] = np.minimum.reduce([out[m] for m in methods])
+        out[name] = np.where(norms > 0, r, np.inf)
     return out

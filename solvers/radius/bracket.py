@@ -10,12 +10,11 @@ from typing import Literal
 
 import numpy as np
 
-from ..networks import classifier_normalized
-from .attack import attack_radius
-from .certified import certified_radius
-from .exact import exact_radius
-from .units import rescaled, scaled_back
-from .universal import universal_radius
+from .attack import attack_local
+from .certified import certified_local
+from .exact import exact_local
+from .ray import ray_local
+from .units import localize
 
 Method = Literal["universal", "attack", "certified", "exact"]
 METHODS: tuple[Method, ...] = ("universal", "attack", "certified", "exact")
@@ -26,29 +25,27 @@ def compute_radii(net, X: np.ndarray, y: np.ndarray, v: np.ndarray, methods: tup
     (and ``exact_proven``, ``exact_status``), and ``upper``, the best verified upper bound.
 
     Pitfall avoided: an attack can miss a flip that the universal direction finds, so the reported
-    attack bound is the minimum of both; a lower bound is never computed past a known upper one. Every method runs
-    in normalized units (:mod:`.units`: X at unit scale, the network rewritten for it) and every radius is scaled back,
-    so that the radii of ``c X`` are ``c`` times those of X (before: at X x 1e-200 the universal radius was 0 for every
-    point, below its own certified bound; at X x 1e200 every radius was inf)."""
-    net, Xs, e, _ = rescaled(net, np.atleast_2d(np.asarray(X, float)))
-    out = _compute_unit(classifier_normalized(net), Xs, np.asarray(y, float), v, methods, time_limit)
-    return {k: (scaled_back(val, e) if k not in ("exact_proven", "exact_status") else val) for k, val in out.items()}
-
-
-def _compute_unit(net, X: np.ndarray, y: np.ndarray, v: np.ndarray, methods: tuple[str, ...], time_limit: float) -> dict[str, np.ndarray]:
-    """:func:`compute_radii` at unit scale (radii depend on sign(f) only: the solvers see a scale-free network)."""
-    out: dict[str, np.ndarray] = {"universal": universal_radius(net, X, y, v)}
+    attack bound is the minimum of both; a lower bound is never computed past a known upper one. Every method solves
+    each point's problem in the point's own units (:class:`.units.Local`: the point at the origin, its pre-activations
+    computed column by column with rounding bounds, lengths scaled by a power of two) and scales its radius back, so
+    that the radii of ``c X`` are ``c`` times those of X and a column of X far below another keeps its digits (before:
+    at X x 1e-200 the universal radius was 0 for every point, below its own certified bound; at X x 1e200 every radius
+    was inf; at ``X x [1e-200, 1e200]`` every radius was an "exact" 0)."""
+    X = np.atleast_2d(np.asarray(X, float))
+    y = np.asarray(y, float)
+    loc = localize(net, X, y)
+    out: dict[str, np.ndarray] = {"universal": ray_local(loc, -y[:, None] * np.asarray(v, float)[None, :])}
     upper = out["universal"]
     if "attack" in methods or "exact" in methods:
-        att = attack_radius(net, X, y)
+        att = attack_local(loc)
         out.update({k: att[k] for k in att if k != "attack"})
         out["attack"] = np.minimum(att["attack"], out["universal"])
         upper = out["attack"]
     out["upper"] = upper
     if "certified" in methods or "exact" in methods:
-        out["certified"] = certified_radius(net, X, y, upper)
+        out["certified"] = certified_local(loc, upper)
     if "exact" in methods:
-        res = exact_radius(net, X, y, upper, out["certified"], time_limit)
+        res = exact_local(loc, upper, out["certified"], time_limit)
         out["exact_lower"] = np.array([r.lower for r in res])
         out["exact_upper"] = np.array([r.upper for r in res])
         out["exact_proven"] = np.array([r.exact for r in res])

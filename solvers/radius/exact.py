@@ -31,9 +31,9 @@ import numpy as np
 
 from ibcheck.errors import InputError
 
-from ..networks import LinearClassifier, TwoLayerReLU
-from .linear import l2_radius
-from .units import rescaled
+from ..networks import TwoLayerReLU
+from .linear import l2_local
+from .units import Local, localize
 
 
 @dataclass
@@ -208,18 +208,59 @@ def enumerate_radius(net: TwoLayerReLU, x: np.ndarray, y: float, upper: float, m
 
 def exact_radius(net, X: np.ndarray, y: np.ndarray, upper: np.ndarray, lower: np.ndarray | None = None,
                  time_limit: float = 10.0) -> list[RadiusInterval]:
-    """Per point: the exact radius or an interval (linear classifiers: closed form, exact), solved in normalized units
-    (:mod:`.units`) and scaled back: a length of X, whatever its scale."""
+    """Per point: the exact radius or an interval (linear classifiers: closed form, exact), each point's problem solved
+    in its own units (:class:`.units.Local`) and scaled back: a length of X, whatever the scale of X or of its columns."""
     X = np.atleast_2d(np.asarray(X, float))
-    if isinstance(net, LinearClassifier):
-        r = l2_radius(net, X, y)
-        return [RadiusInterval(float(v), float(v), not math.isnan(v), "closed form" if not math.isnan(v) else "closed form is nan: not proven", 0.0)
-                for v in r]
-    unit, Xs, e, _ = rescaled(net, X)
-    up = np.ldexp(np.asarray(upper, float), -e)
-    lo = np.zeros(len(X)) if lower is None else np.ldexp(np.asarray(lower, float), -e)
-    out = [_guarded(unit, Xs[i], float(y[i]), float(up[i]), float(lo[i]), time_limit) for i in range(len(X))]
-    return [replace(r, lower=float(np.ldexp(r.lower, e)), upper=float(np.ldexp(r.upper, e))) for r in out] if e else out
+    return exact_local(localize(net, X, np.asarray(y, float)), upper, lower, time_limit)
+
+
+PRE_TOL = 1e-10  # pre-activations within this of the true ones (in the point's units, largest distance ~1): below SCIP's feastol
+
+
+def exact_local(loc: Local, upper: np.ndarray, lower: np.ndarray | None = None, time_limit: float = 10.0) -> list[RadiusInterval]:
+    """:func:`exact_radius` of a :class:`.units.Local` problem (``upper``, ``lower`` and the result in the units of X).
+
+    "misclassified" (0, proven) only where the margin is proven <= 0 beyond its rounding; a margin within its rounding
+    of 0, or pre-activations that float64 does not resolve to the solver's tolerance, keep the bracket, not proven."""
+    N = len(loc.H)
+    upper = np.broadcast_to(np.asarray(upper, float), (N,))
+    lower = np.zeros(N) if lower is None else np.broadcast_to(np.asarray(lower, float), (N,))
+    if loc.linear:
+        out = []
+        for i, v in enumerate(l2_local(loc).tolist()):
+            if loc.sign[i] > 0 and v == math.inf and loc.W.any():
+                out.append(RadiusInterval(float(np.finfo(float).max), v, False, "closed form past float64's range: an interval", 0.0))
+            elif loc.sign[i] > 0 and v < 2.0 ** -1022:  # subnormal: fewer digits than the closed form has (v rounded up)
+                out.append(RadiusInterval(math.nextafter(math.nextafter(v, 0.0), 0.0), v, False,
+                                          "closed form in float64's subnormal range: an interval", 0.0))
+            else:
+                out.append(RadiusInterval(v, v, True, "closed form", 0.0))
+        return out
+    moving = loc.W.any(axis=1)  # neurons that depend on x (a constant one's value is no distance)
+    res = []
+    for i in range(N):
+        up, lo = float(upper[i]), float(lower[i])
+        if loc.sign[i] < 0:
+            res.append(RadiusInterval(0.0, 0.0, True, "misclassified", 0.0))
+        elif not loc.decided[i]:
+            res.append(RadiusInterval(max(lo, 0.0), up, False, "the margin is within float64 rounding of 0: not proven", 0.0))
+        elif np.max(np.where(moving, loc.E[i], 0.0), initial=0.0) > PRE_TOL:
+            res.append(RadiusInterval(lo, up, False, "pre-activations not resolved by float64 to the solver's tolerance: bracket kept", 0.0))
+        else:
+            s = int(loc.s[i])
+            one = _guarded(loc.point_network(i), np.zeros(loc.W.shape[1]), float(loc.y[i]), _ldexp(up, -s), _ldexp(lo, -s), time_limit)
+            res.append(replace(one, lower=_ldexp(one.lower, s), upper=_ldexp(one.upper, s)) if s else one)
+    return res
+
+
+def _ldexp(v: float, e: int) -> float:
+    """``v 2^e`` (inf past float64's range, inf and nan unchanged)."""
+    if not math.isfinite(v):
+        return v
+    try:
+        return math.ldexp(v, e)
+    except OverflowError:
+        return math.inf
 
 
 def _guarded(net, x: np.ndarray, y: float, upper: float, lower: float, time_limit: float) -> RadiusInterval:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..networks import LinearClassifier, MulticlassReLU, TwoLayerReLU
-from .units import _row_exponents, rescaled
+from ..networks import MulticlassReLU
+from .units import Local, _row_exponents, localize
 
 
 def _as_binary(net):
@@ -24,36 +24,47 @@ def ray_flip_radius(net, X: np.ndarray, y: np.ndarray, U: np.ndarray, chunk: int
 
     ``U`` is one direction (d,) for all points or one per point (N, d); it need not be unit
     length (the radius is then in units of ``||u||``... so pass unit vectors for l2 radii).
+    Computed at each point in its own units (:class:`.units.Local`), so that a column of X far below another keeps its
+    digits.
     """
     net = _as_binary(net)
     X = np.atleast_2d(np.asarray(X, float))
     y = np.asarray(y, float)
-    U = np.broadcast_to(np.asarray(U, float), X.shape)
-    # normalized units (:mod:`.units`): x = 2^e x' and u = 2^k u', so x + t u = 2^e (x' + t 2^(k-e) u'), t = t' 2^(e-k)
-    net, X, e, _ = rescaled(net, X)
+    return ray_local(localize(net, X, y), U, chunk)
+
+
+def ray_local(loc: Local, U: np.ndarray, chunk: int = 256) -> np.ndarray:
+    """:func:`ray_flip_radius` of a :class:`.units.Local` problem, in the units of X.
+
+    With ``u = 2^k u'`` and point i's lengths in units ``2^s``, the ray is ``H + t'' W u'`` with ``t = t'' 2^(s - k)``.
+    A point proven misclassified has radius 0; one proven correctly classified whose margin is lost in its units gets
+    inf (no bound), never 0; at a point whose margin is within its rounding of 0 the flip must go below minus twice
+    that rounding (a flip that float64 resolves)."""
+    U = np.broadcast_to(np.asarray(U, float), (len(loc.H), loc.W.shape[1]))
     k = _row_exponents(U)
-    t = _ray_unit(net, X, y, np.ldexp(U, -k[:, None]), chunk)
-    return np.ldexp(t, e - k)
-
-
-def _ray_unit(net, X: np.ndarray, y: np.ndarray, U: np.ndarray, chunk: int) -> np.ndarray:
-    """:func:`ray_flip_radius` in normalized units."""
-    if isinstance(net, LinearClassifier):
-        q = y * net.forward(X)
-        slope = y * (U @ net.w)
+    G = np.ldexp(U, -k[:, None]) @ loc.W.T
+    if loc.linear:
+        q = loc.q
+        slope = loc.y * G[:, 0]
         with np.errstate(divide="ignore", invalid="ignore"):
             t = np.where(slope < 0, -q / slope, np.inf)
-        return np.where(q <= 0, 0.0, t)
-    if not isinstance(net, TwoLayerReLU):
-        raise TypeError(f"no exact ray radius for a {getattr(net, 'kind', type(net).__name__)} network")
-    out = np.empty(len(X))
-    for s in range(0, len(X), chunk):
-        out[s:s + chunk] = _ray_chunk(net, X[s:s + chunk], y[s:s + chunk], U[s:s + chunk])
-    return out
+        t = np.where(q <= 0, 0.0, t)
+    else:
+        t = np.empty(len(loc.H))
+        c = loc.y[:, None] * loc.a[None, :]
+        offset = np.where(loc.sign == 0, 2.0 * loc.qerr, 0.0)
+        for s in range(0, len(t), chunk):
+            t[s:s + chunk] = _ray_chunk(loc.H[s:s + chunk], G[s:s + chunk], c[s:s + chunk], offset[s:s + chunk])
+    t = np.where(loc.sign < 0, 0.0, np.where((loc.sign > 0) & ~loc.decided, np.inf, t))
+    with np.errstate(over="ignore", under="ignore"):
+        out = np.ldexp(t, loc.s - k)
+    coarse = (t > 0) & (out < 2.0 ** -1022)  # an upper bound in float64's subnormal range: one step up
+    return np.where(coarse, np.nextafter(out, np.inf), out) if coarse.any() else out
 
 
-def _ray_chunk(net: TwoLayerReLU, X, y, U) -> np.ndarray:
-    """The first zero of the margin along each ray, in O(N M log M) time and O(N M) memory.
+def _ray_chunk(h: np.ndarray, g: np.ndarray, c: np.ndarray, offset: np.ndarray | None = None) -> np.ndarray:
+    """The first zero of the margin (plus ``offset``) along each ray, in O(N M log M) time and O(N M) memory: ``h`` the
+    pre-activations at t = 0, ``g`` their slopes, ``c`` each neuron's margin weight ``y a_j``.
 
     Pitfall avoided: evaluating every neuron on every segment holds an (N, M+1, M) array, which
     at M = 1600 and 256 rays is 5 GB per temporary. Here the breakpoints are sorted and each one
@@ -61,9 +72,6 @@ def _ray_chunk(net: TwoLayerReLU, X, y, U) -> np.ndarray:
     sums of the toggles. The margin is continuous, so its value at a breakpoint does not depend
     on the order in which tied breakpoints toggle their neurons.
     """
-    h = net.preactivations(X)  # (N, M)
-    g = U @ net.W.T  # (N, M): d h / d t
-    c = y[:, None] * net.a[None, :]  # margin weight of each neuron
     with np.errstate(divide="ignore", invalid="ignore"):
         tb = np.where(g != 0, -h / g, np.inf)
     tb = np.where(tb > 0, tb, np.inf)
@@ -71,6 +79,8 @@ def _ray_chunk(net: TwoLayerReLU, X, y, U) -> np.ndarray:
     tb = np.take_along_axis(tb, order, axis=1)
     active0 = (h > 0) | ((h == 0) & (g > 0))  # active just after t = 0
     A0 = np.sum(np.where(active0, c * h, 0.0), axis=1)
+    if offset is not None:
+        A0 = A0 + offset
     B0 = np.sum(np.where(active0, c * g, 0.0), axis=1)
     # A finite breakpoint switches its neuron on when g > 0 (it was below 0) and off when g < 0.
     sign = np.where(np.isfinite(tb), np.sign(np.take_along_axis(g, order, axis=1)), 0.0)
