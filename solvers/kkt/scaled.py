@@ -179,6 +179,75 @@ def _values(m: np.ndarray, e: np.ndarray) -> np.ndarray:
         return np.ldexp(m, np.clip(e, -4000, 4000))
 
 
+def _scaled_system(scaled: TwoLayerReLU, XA: np.ndarray, yA: np.ndarray, HM: np.ndarray, F: np.ndarray, E: np.ndarray,
+                   theta: np.ndarray):
+    """Stationarity ``theta = J^T lambda`` on the active points as ``b = A^T mu``: J's entries (``y_i a_j sigma_ij x_i``,
+    ``y_i a_j sigma_ij``, ``y_i ReLU(z_ij)`` per block) carried as mantissas and exponents, each parameter's row divided
+    by a power of two at its largest entry (R) and each point's column likewise (C); AE bounds A's rounding. Returns
+    (A, AE, b, R, C)."""
+    nA = len(XA)
+    on = HM > 0
+    m, d = scaled.W.shape
+    ma, ea = np.frexp(scaled.a)
+    mx, ex = np.frexp(XA)
+    coef = yA[:, None] * on * ma[None, :]  # (nA, m): y_i a_j sigma_ij, mantissas (exponents ea)
+    mants, exps, errs = [], [], []
+    for blk in scaled.blocks:
+        if blk == "W":
+            mants.append((coef[:, :, None] * mx[:, None, :]).reshape(nA, m * d))
+            exps.append((ea[None, :, None] + ex[:, None, :]).reshape(nA, m * d))
+            errs.append(np.zeros((nA, m * d)))
+        elif blk == "b":
+            mants.append(coef)
+            exps.append(np.broadcast_to(ea[None, :], (nA, m)))
+            errs.append(np.zeros((nA, m)))
+        else:  # "a": y_i ReLU(z_ij), z within its rounding bound
+            mants.append(yA[:, None] * np.maximum(HM, 0.0))
+            exps.append(np.broadcast_to(F[None, :], (nA, m)))
+            errs.append(np.where(on, E, 0.0))
+    Jm, Je, JE = np.hstack(mants), np.hstack(exps).astype(np.int64), np.hstack(errs)
+    m1, e1 = np.frexp(Jm)
+    Jx = np.where(Jm != 0, Je + e1, _NONE)
+    mt, et = np.frexp(theta)
+    R = np.maximum(Jx.max(axis=0, initial=_NONE), np.where(theta != 0, et, _NONE))
+    R = np.where(R == _NONE, 0, R)
+    with np.errstate(under="ignore"):
+        A = np.ldexp(m1, np.maximum(Jx - R[None, :], -2000))  # |A| < 1: each parameter's row at its largest entry
+        AE = np.ldexp(JE, np.maximum(Je - R[None, :], -2000)) * (1 + 4 * ULP)
+        b = np.ldexp(mt, np.maximum(et - R, -2000))
+    C = np.frexp(np.max(np.abs(A), axis=1, initial=0.0))[1]  # each point's column at its largest entry
+    A, AE = np.ldexp(A, -C[:, None]), np.ldexp(AE, -C[:, None])
+    return A, AE, b, R, C
+
+
+def _multipliers(A: np.ndarray, AE: np.ndarray, b: np.ndarray, R: np.ndarray, nA: int, tol: float) -> tuple[np.ndarray, float] | None:
+    """Non-negative multipliers ``mu`` of ``b = A^T mu`` and the relative residual's bound in the original metric, or None
+    where the bound exceeds ``tol`` (nothing proven) or the solver fails."""
+    from scipy.optimize import nnls  # heavy: scipy (loaded on first use)
+
+    def verified(mu: np.ndarray) -> float:
+        """The relative residual ``||theta - J^T lambda|| / ||theta||`` in the original metric, bounded above."""
+        r = b - A.T @ mu
+        bound = np.abs(r) + 2.0 * (nA + 4) * ULP * (np.abs(b) + np.abs(A).T @ mu) + AE.T @ mu + (nA + 2) * 2.0 ** -1072 * (1 + float(mu.sum()))
+        G = int(np.max(R + np.frexp(np.maximum(bound, np.abs(b)))[1]))
+        with np.errstate(under="ignore", divide="ignore", invalid="ignore"):
+            return float(np.linalg.norm(np.ldexp(bound, R - G)) / np.linalg.norm(np.ldexp(b, R - G)))
+
+    try:
+        mu, _ = nnls(A.T, b, maxiter=50 * max(nA, 1))
+        rho = verified(mu)
+        keep = mu > 1e-8 * float(mu.max(initial=0.0))  # the scaled program weighs rows unlike the original metric: a
+        if not rho <= tol and 0 < keep.sum() < nA:  # multiplier left at rounding level can cost much there; drop those
+            mu2 = np.zeros(nA)
+            mu2[keep], _ = nnls(A[keep].T, b, maxiter=50 * max(nA, 1))
+            rho2 = verified(mu2)
+            if rho2 < rho:
+                mu, rho = mu2, rho2
+    except RuntimeError:
+        return None
+    return (mu, rho) if rho <= tol else None
+
+
 def _parameter_space(net: TwoLayerReLU, X: np.ndarray, y: np.ndarray, qmin_orig: float, active_tol: float, tie_tol: float,
                      tol: float = 1e-6) -> KKTCertificate | None:
     """A certificate in parameter space, on X as given, for where the engine's Gram-space program cannot hold the data
@@ -219,61 +288,11 @@ def _parameter_space(net: TwoLayerReLU, X: np.ndarray, y: np.ndarray, qmin_orig:
     HA, _, _ = preactivation_parts(np.abs(scaled.W), None if scaled.b is None else np.abs(scaled.b), np.abs(XA))  # same exponents
     if np.any(np.abs(HM) <= np.maximum(E, tie_tol * HA)):
         return None  # a tie, or a sign float64 does not decide: the Clarke cone is the engine's
-    on = HM > 0
-    m, d = scaled.W.shape
-    ma, ea = np.frexp(scaled.a)
-    mx, ex = np.frexp(XA)
-    coef = yA[:, None] * on * ma[None, :]  # (nA, m): y_i a_j sigma_ij, mantissas (exponents ea)
-    mants, exps, errs = [], [], []
-    for blk in scaled.blocks:
-        if blk == "W":
-            mants.append((coef[:, :, None] * mx[:, None, :]).reshape(nA, m * d))
-            exps.append((ea[None, :, None] + ex[:, None, :]).reshape(nA, m * d))
-            errs.append(np.zeros((nA, m * d)))
-        elif blk == "b":
-            mants.append(coef)
-            exps.append(np.broadcast_to(ea[None, :], (nA, m)))
-            errs.append(np.zeros((nA, m)))
-        else:  # "a": y_i ReLU(z_ij), z within its rounding bound
-            mants.append(yA[:, None] * np.maximum(HM, 0.0))
-            exps.append(np.broadcast_to(F[None, :], (nA, m)))
-            errs.append(np.where(on, E, 0.0))
-    Jm, Je, JE = np.hstack(mants), np.hstack(exps).astype(np.int64), np.hstack(errs)
-    m1, e1 = np.frexp(Jm)
-    Jx = np.where(Jm != 0, Je + e1, _NONE)
-    mt, et = np.frexp(theta)
-    R = np.maximum(Jx.max(axis=0, initial=_NONE), np.where(theta != 0, et, _NONE))
-    R = np.where(R == _NONE, 0, R)
-    with np.errstate(under="ignore"):
-        A = np.ldexp(m1, np.maximum(Jx - R[None, :], -2000))  # |A| < 1: each parameter's row at its largest entry
-        AE = np.ldexp(JE, np.maximum(Je - R[None, :], -2000)) * (1 + 4 * ULP)
-        b = np.ldexp(mt, np.maximum(et - R, -2000))
-    C = np.frexp(np.max(np.abs(A), axis=1, initial=0.0))[1]  # each point's column at its largest entry
-    A, AE = np.ldexp(A, -C[:, None]), np.ldexp(AE, -C[:, None])
-    from scipy.optimize import nnls  # heavy: scipy (loaded on first use)
-
-    def verified(mu: np.ndarray) -> float:
-        """The relative residual ``||theta - J^T lambda|| / ||theta||`` in the original metric, bounded above."""
-        r = b - A.T @ mu
-        bound = np.abs(r) + 2.0 * (nA + 4) * ULP * (np.abs(b) + np.abs(A).T @ mu) + AE.T @ mu + (nA + 2) * 2.0 ** -1072 * (1 + float(mu.sum()))
-        G = int(np.max(R + np.frexp(np.maximum(bound, np.abs(b)))[1]))
-        with np.errstate(under="ignore", divide="ignore", invalid="ignore"):
-            return float(np.linalg.norm(np.ldexp(bound, R - G)) / np.linalg.norm(np.ldexp(b, R - G)))
-
-    try:
-        mu, _ = nnls(A.T, b, maxiter=50 * max(nA, 1))
-        rho = verified(mu)
-        keep = mu > 1e-8 * float(mu.max(initial=0.0))  # the scaled program weighs rows unlike the original metric: a
-        if not rho <= tol and 0 < keep.sum() < nA:  # multiplier left at rounding level can cost much there; drop those
-            mu2 = np.zeros(nA)
-            mu2[keep], _ = nnls(A[keep].T, b, maxiter=50 * max(nA, 1))
-            rho2 = verified(mu2)
-            if rho2 < rho:
-                mu, rho = mu2, rho2
-    except RuntimeError:
+    A, AE, b, R, C = _scaled_system(scaled, XA, yA, HM, F, E, theta)
+    found = _multipliers(A, AE, b, R, nA, tol)
+    if found is None:
         return None
-    if not rho <= tol:
-        return None
+    mu, rho = found
     lam = np.zeros(len(X))
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         lam[active] = np.ldexp(mu, -C)
