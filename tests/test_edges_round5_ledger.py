@@ -204,3 +204,25 @@ def test_a_ledger_with_other_columns_is_still_foreign(tmp_path):
     with pytest.raises(InputError, match="its ledger table has the columns design, look, digest"):
         with SweepStore(db):
             pass
+
+
+def test_a_rerun_after_a_larger_budget_continued_the_ledger_repeats_its_last_look(run, tmp_path):
+    """Budgets 30, then 300, then 300 again: the third run retraced the mixed ledger from the initial grid, analysed 69 of
+    the 300 stored rows, appended a look whose work fell below the last one's (every later run then refused as "information
+    fractions must be increasing"), and crashed printing a resolution of None (referee round 2)."""
+    out = tmp_path / "grown"
+    assert run(out).returncode == 0
+    grown = run(out, "--budget", "300")
+    assert grown.returncode == 0, grown.stderr
+    first = json.loads(grown.stdout)
+    before = _ledger(out)
+    again = run(out, "--budget", "300")
+    assert again.returncode == 0, again.stderr
+    s = json.loads(again.stdout)
+    assert s["tasks"]["ran"] == 0 and s["tasks"]["tasks"] == first["tasks"]["tasks"]
+    assert s["verdict"] == first["verdict"] and s["fits"] == first["fits"]
+    assert _ledger(out) == before  # no look appended
+    works = [lk[2] for lk in before]
+    assert works == sorted(works) and len(set(works)) == len(works)
+    text = run(out, "--budget", "300", json_out=False)  # the printed summary (a resolution may be None) is one run's, no crash
+    assert text.returncode == 0 and "internal error" not in text.stderr

@@ -272,7 +272,8 @@ def _print_results(summary: dict) -> None:
     for r in summary["results"]:
         fits = "; ".join(f"{f['variable']}: {f['estimate']:.3f} [{f['ci_low']:.3f}, {f['ci_high']:.3f}] vs {f['predicted']:g}" for f in r["fits"])
         rd = f" [{r['reading']}]" if r["reading"] else ""
-        res = "; ".join(f"{v}: " + ", ".join(f"{fam} {x:.2g}" for fam, x in per.items()) for v, per in (r.get("resolution") or {}).items())
+        res = "; ".join(f"{v}: " + ", ".join(f"{fam} {x:.2g}" if x is not None else f"{fam} none" for fam, x in per.items())
+                        for v, per in (r.get("resolution") or {}).items())
         att = "" if r.get("attained") is None or r["kind"] == "Theta" else f"; attained: {'yes' if r['attained'] else 'no (loose)'}"
         print(f"  {r['quantity']} {r['kind']}({r['expr']}){rd}: {r['verdict']}  (resolution {res}{att}; exponents {fits})")
         print(f"    why: {r['reason']}")

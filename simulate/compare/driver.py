@@ -382,7 +382,11 @@ def _rounds(setup: _Setup, st: SweepStore, executor: Executor, t_start: float) -
     # look the ledger's again, so that the verdict is the uninterrupted run's; otherwise continue from every stored row.
     # A ledger discarded from an untrusted look on (edited, removed, inserted) is retraced too: its kept looks are used
     # again and the discarded ones recomputed from the rows, as the same command would have made them
-    replay = o.budget is not None and (bool(ledger) and ledger[-1]["budget"] == o.budget or bool(st.discarded))
+    # Only a ledger all of whose looks this budget took is retraced: one that an earlier, smaller budget began was
+    # continued from every stored row, and retracing it from the initial grid analysed a part of the rows (69 of 300)
+    # and appended a look out of order (referee round of issue 50)
+    own = bool(ledger) and all(p["budget"] == o.budget for p in ledger)
+    replay = o.budget is not None and (own or bool(st.discarded))
     continued = not replay and bool(stored) and any(n > cells.get(k, 0) for k, n in stored.items())
     for k, n in (stored.items() if not replay else ()):  # every stored row of this design is analysed (a rerun continues from them)
         cells[k] = max(cells.get(k, 0), n)
