@@ -208,6 +208,8 @@ def relation_holds(rel: sp.Basic, values: Mapping[str, object]) -> tuple[bool, m
     if a is None or b is None:
         # A side that is not positive: compare the values directly (rare; small numbers).
         va, vb = evaluate(lhs, values), evaluate(rhs, values)
+        if not (_real_finite(va) and _real_finite(vb)):  # undefined there (log 0, sqrt of a negative): the relation fails,
+            return False, a, b  # as a window counts it (the real part of sqrt(-1) used to read as 0, log 0 as -inf)
         a_, b_ = mpmath.re(va), mpmath.re(vb)
         if abs(a_ - b_) <= _tie_width(a_, b_):
             return _decide_tie(rel, values, a_, b_), a, b
@@ -215,6 +217,16 @@ def relation_holds(rel: sp.Basic, values: Mapping[str, object]) -> tuple[bool, m
     if abs(a - b) <= _tie_width(a, b):
         return _decide_tie(rel, values, a, b), a, b
     return bool(_REL[type(rel)](a, b)), a, b
+
+
+def _real_finite(v) -> bool:
+    """Is ``v`` a finite real number (an mpc with a zero imaginary part counts)?"""
+    try:
+        im = mpmath.im(v)
+        re_ = mpmath.re(v)
+    except (TypeError, ValueError):
+        return False
+    return bool(im == 0 and mpmath.isfinite(re_))
 
 
 def _tie_width(a, b) -> mpmath.mpf:
