@@ -63,3 +63,29 @@ def test_bounds_count_a_hypothesis_undefined_at_the_point_as_failing_as_windows_
         ibcheck.register(c)
         got = {r["name"]: r["holds"] for r in ibcheck.bounds(c.id, at={"x": at}).as_json()["hypotheses"]}
     assert got == {"H": holds}
+
+
+def test_a_hypothesis_whose_text_is_words_beside_its_relation_is_not_parsed_as_a_formula():
+    """Hypothesis('H1', t < 3, 'at some t the loss is below ell(0)') on a domain reaching below 0 was refused as
+    "cannot parse the formula 'at some t ...'": the signed-domain check read the words as the formula."""
+    import sympy as sp
+
+    t = Variable("t", "time", low=-1, high=5)
+    with ibcheck.using_registry(ibcheck.Registry()):
+        c = Claim(f"SIGNED{next(_ids)}.a", title="t", variables=[t],
+                  hypotheses=[ibcheck.Hypothesis("H1", sp.Symbol("t", positive=True) < 3, "at some t the loss is below ell(0)")],
+                  bounds=[Bound("y", "O", "1")])
+    assert c.hypotheses[0].text.startswith("at some t")
+
+
+@pytest.mark.parametrize("integer, expect", [(False, ["[1.414213562373095, 3]"]), (True, ["[2, 3]"])])
+def test_an_exact_irrational_domain_end_is_kept_exact(integer, expect):
+    """A real variable with low = sqrt(2) raised decimal.InvalidOperation (the real window converted the end as a decimal)."""
+    import sympy as sp
+
+    x = Variable("x", "x", integer=integer, low=sp.sqrt(2), high=5)
+    with ibcheck.using_registry(ibcheck.Registry()):
+        c = _claim("x <= 3", x)
+        ibcheck.register(c)
+        w = ibcheck.window(c.id, free="x")
+    assert [w.interval_text(i) for i in range(len(w.intervals))] == expect

@@ -304,16 +304,22 @@ def _admits_nonpositive(v: Variable) -> bool:
     return v.low is None or v.low < 0 or (v.low == 0 and not v.low_open)
 
 
-def _same_over_reals(text: str, signed: dict, where: str) -> None:
+def _same_over_reals(text: str, signed: dict, where: str, prose: bool = False) -> None:
     """A hypothesis over a variable whose domain admits values <= 0 must say the same over the reals as over the positive
     values its formula is parsed for (the shared symbols are positive): refused otherwise, in one line.
 
     Pitfall avoided: ``Abs(x) <= 1`` on the domain [-5, 5] was parsed as ``x <= 1`` (sympy simplifies Abs of a positive
-    symbol) and its window was [-5, 1], not [-1, 1]; ``x + 1 > 0`` was refused as "always true"."""
+    symbol) and its window was [-5, 1], not [-1, 1]; ``x + 1 > 0`` was refused as "always true". ``prose``: the text of a
+    Hypothesis object, which may be words, not the formula (then nothing is checked)."""
     names = frozenset(n for n in signed if re.search(rf"\b{re.escape(n)}\b", text))
     if not names:
         return
-    real = parse_over_reals(text, names, where)
+    try:
+        real = parse_over_reals(text, names, where)
+    except InputError:
+        if prose:  # a Hypothesis's text may be words beside its relation ('at some t the loss is below ell(0)'): not a formula
+            return
+        raise
     try:
         positive = parse_formula(text, where)
     except InputError:
@@ -355,7 +361,7 @@ def _normalize(claim: ClaimStatement) -> None:
         where = f"claim {claim.id}: hypotheses[{key!r}]"
         text = h.text if isinstance(h, Hypothesis) and h.expr is not None else h
         if signed and isinstance(text, str):
-            _same_over_reals(text, signed, where)
+            _same_over_reals(text, signed, where, prose=isinstance(h, Hypothesis))
         if isinstance(h, Hypothesis):  # checked when built (Hypothesis.__post_init__)
             out.append(h)
             continue

@@ -386,7 +386,7 @@ def _integer_domain(var) -> tuple[int | None, int | None]:
     rational it was written as (0.5 is 1/2), rounded inward, an open end that is an integer excluded (``(1, 4)`` is
     2..3, ``[0.5, 2.5]`` is 1..2). Pitfall avoided: ``int(low)`` truncated 0.5 to 0 and 2.5 to 2 and kept open ends."""
     def rounded(v, up: bool, open_: bool) -> int:
-        q = v if isinstance(v, sp.Basic) and not isinstance(v, sp.Rational) else exact_number(v)
+        q = exact_number(v)
         fl, ce = int(sp.floor(q)), int(sp.ceiling(q))
         if up:
             return fl + 1 if open_ else ce
@@ -756,6 +756,8 @@ def exact_number(v) -> sp.Rational:
     (0.1 is 1/10, not the double next to it; 1e-400 is 10^-400, not 0.0), a Fraction or a sympy rational as itself.
     Pitfall avoided: float rounding moved an end (``x >= 1e-320`` gave (0, oo)), or made a domain end 0.50000000000000001."""
     if isinstance(v, sp.Rational):
+        return v
+    if isinstance(v, sp.Basic) and v.is_number and not isinstance(v, sp.Float):  # exact already (sqrt(2), pi): as it is
         return v
     if isinstance(v, bool):
         raise TypeError(f"{v!r} is not a number")

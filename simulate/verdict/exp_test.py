@@ -28,7 +28,7 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from ibcheck.simulate.experiments.terms import Term
-from ibcheck.simulate.stats.fit import Fit, log_of
+from ibcheck.simulate.stats.fit import Fit, _before, log_of
 from ibcheck.simulate.stats.ratio import FAMILIES, FamilyFit, alternatives, log_claim
 from ibcheck.theory.errors import InputError
 
@@ -49,6 +49,7 @@ def exp_rows(rows: list[dict], variables: list[str], predicted: dict[str, float]
              toward_zero: frozenset[str] = frozenset()) -> tuple[list[dict], int, int]:
     """The rows the fit reads: z (finite, uncensored), h and each variable's log; how many were left out (censored, or
     z or h undefined), and how many of those were censored."""
+    zero = toward_zero | frozenset(t.variable for t in terms if t.toward_zero)  # a restriction keeps their small values
     keep, dropped, censored = [], 0, 0
     for r in rows:
         z, lh = r.get("value"), log_claim(r, predicted, terms)
@@ -59,17 +60,10 @@ def exp_rows(rows: list[dict], variables: list[str], predicted: dict[str, float]
         if not isinstance(z, (int, float)) or not math.isfinite(z) or lh is None or any(x is None for x in logs.values()):
             dropped += 1
             continue
-        if restriction and any(_before(logs[v], x0, v in toward_zero) for v, x0 in restriction.items() if v in logs):
+        if restriction and any(_before(logs[v], x0, v in zero) for v, x0 in restriction.items() if v in logs):
             continue
         keep.append({"z": float(z), "h": math.exp(lh), **{"log_" + v: float(x) for v, x in logs.items()}})  # type: ignore[arg-type]
     return keep, dropped, censored
-
-
-def _before(log_x: float | None, x0: float, toward_zero: bool) -> bool:
-    """Is the row before the restriction's start (x < x0; x > x0 for a variable that tends to 0)?"""
-    if log_x is None:
-        return False
-    return log_x > math.log(x0) + 1e-12 if toward_zero else log_x < math.log(x0) - 1e-12
 
 
 def _cells(rows: list[dict], variables: list[str]) -> list[dict]:
