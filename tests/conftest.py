@@ -115,3 +115,24 @@ def _own_registry():
 
     with R.using(R.current().copy()):
         yield
+
+
+def file_digests(out) -> dict:
+    """Every file under ``out`` and the sha256 of its bytes (to assert that a refused command touched nothing)."""
+    import hashlib
+
+    found = {}
+    for d, _, names in os.walk(out):
+        for n in names:
+            p = os.path.join(d, n)
+            with open(p, "rb") as f:
+                found[os.path.relpath(p, out)] = hashlib.sha256(f.read()).hexdigest()
+    return found
+
+
+def refused_in_one_line(res, *words):
+    """A CLI result refused as bad input: exit 2, one line on stderr with every one of ``words``, no traceback."""
+    assert res.returncode == 2, (res.stdout[-500:], res.stderr[-500:])
+    assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr, res.stderr
+    for w in words:
+        assert w in res.stderr, res.stderr

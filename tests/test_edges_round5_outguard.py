@@ -12,13 +12,15 @@ The other commands that write into --out write no claim's report there: ``calibr
 compare/<its id>/, a folder only that claim writes), ``radius`` (radius.*); ``train``, ``construct`` and ``kkt`` refuse a
 non-empty --out unless --overwrite already.
 """
-import hashlib
 import json
 import math
 import os
 import random
 
 import pytest
+
+from tests.conftest import file_digests as _files
+from tests.conftest import refused_in_one_line as _refused
 
 TOY = """
 import math, random, ibcheck
@@ -29,24 +31,6 @@ for i in (1, 2):
         lambda cell, seed: {"radius": math.sqrt(cell["d"] / cell["k"]) * math.exp(random.Random(f"{cell}{seed}").gauss(0, 0.05))})
 """
 PREDICT = ["--predict", "d=1/2,k=-1/2", "--kind", "Theta"]
-
-
-def _files(out) -> dict:
-    """Every file under ``out`` and the sha256 of its bytes."""
-    found = {}
-    for d, _, names in os.walk(out):
-        for n in names:
-            p = os.path.join(d, n)
-            with open(p, "rb") as f:
-                found[os.path.relpath(p, out)] = hashlib.sha256(f.read()).hexdigest()
-    return found
-
-
-def _refused(res, *words):
-    assert res.returncode == 2, (res.stdout[-500:], res.stderr[-500:])
-    assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr, res.stderr
-    for w in words:
-        assert w in res.stderr, res.stderr
 
 
 def _claim(out) -> str:

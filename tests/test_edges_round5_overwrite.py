@@ -4,32 +4,16 @@
 word. Now it is refused in one line naming DIR and CLAIM1, nothing in DIR touched; the same claim again resumes as before,
 and --overwrite writes CLAIM2's report there, the old report's files gone.
 """
-import hashlib
 import json
 import os
 
 import pytest
 
+from tests.conftest import file_digests as _files
+from tests.conftest import refused_in_one_line as _refused
+
 FIRST = ["SSTTM18.cor.robust_upper", "--quick"]  # 6 tasks, about a second
 SECOND = ["SSTTM18.cor.robust_lower", "--grid", "d=1000,3000,10000,30000,100000", "eps=0.5", "--seeds", "2"]  # 10 tasks
-
-
-def _files(out) -> dict:
-    """Every file under ``out`` and the sha256 of its bytes."""
-    found = {}
-    for d, _, names in os.walk(out):
-        for n in names:
-            p = os.path.join(d, n)
-            with open(p, "rb") as f:
-                found[os.path.relpath(p, out)] = hashlib.sha256(f.read()).hexdigest()
-    return found
-
-
-def _refused(res, *words):
-    assert res.returncode == 2, (res.stdout[-500:], res.stderr[-500:])
-    assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr, res.stderr
-    for w in words:
-        assert w in res.stderr, res.stderr
 
 
 @pytest.fixture

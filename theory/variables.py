@@ -16,7 +16,7 @@ from fractions import Fraction
 
 import sympy as sp
 
-from .argtypes import refused
+from .argtypes import _is_bool, refused
 from .errors import InputError
 
 
@@ -134,11 +134,6 @@ def check_name(name: object, what: str | None = None) -> str:
         raise InputError(f"{shown} is not a name: {name} is a reserved word (a formula reads it as {RESERVED_NAMES[name]}); choose "
                          "another name, such as d, k or n_train", parameter="name", value=name)
     return name
-
-
-def _is_bool(value) -> bool:
-    """True or False, a numpy bool too (``numpy.bool_``, named ``bool`` since numpy 2)."""
-    return isinstance(value, bool) or (type(value).__module__ == "numpy" and type(value).__name__ in ("bool_", "bool"))
 
 
 def _finite_number(x) -> bool:

@@ -285,11 +285,12 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
     cells = [dict(k) for k in {tuple((v, r[v]) for v in table.variables) for r in kept}]
     plans = {} if trajectory else {r.label: p for r in results
                                    if (p := bound_plan(list(r.data), r.analysis.function, fvars, seeds, grid_work(cells, lambda c: 1.0)))}
-    bounds = tuple(bound_record(r, app, _counts(table, [r.quantity for r in results])) for r in results)
+    counts = _counts(table, [r.quantity for r in results])  # the same for every bound
+    bounds = tuple(bound_record(r, app, counts) for r in results)
     bounds = tuple(replace(b, reason=f"{b.reason}; {plans[b.label].text()}") if b.label in plans else b for b in bounds)
     record = ComparisonRecord(
         "csv", claim.id, claim.title, claim.status, tuple(claim.flags), f"your measurements ({path})",
-        {v: sorted({r[v] for r in table.rows}) for v in table.variables}, max(c["n_seeds"] for c in pa.fit.cells), tuple(fvars),
+        {v: sorted({r[v] for r in table.rows}) for v in table.variables}, seeds, tuple(fvars),
         margin, margin_log, offsets, dict(fit_from or {}) or None, bounds, app,
         f"every number comes from {os.path.abspath(path)} ({len(table.rows)} rows)", {"rows": len(table.rows)},
         constants=dict(constants or {}), data=os.path.abspath(path), rows=len(table.rows), include_outside=include_outside,

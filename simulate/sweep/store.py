@@ -124,10 +124,6 @@ def _foreign(con: sqlite3.Connection) -> str | None:
     return None
 
 
-def done_keys(con: sqlite3.Connection) -> set[str]:
-    return {r[0] for r in con.execute("SELECT key FROM results")}
-
-
 DIGEST_VERSION = "ibcheck-row-1"
 EDITED, UNVERIFIED = "EditedRow", "UnverifiedRow"  # the failure kinds of a row that is not reused
 EDITED_WHY = "edited after it was written"
@@ -362,10 +358,6 @@ class SweepStore:
     def rows(self, keys: list[str]) -> list[Row]:
         assert self.con is not None
         return rows_for(self.con, keys)
-
-    def keys(self) -> set[str]:
-        assert self.con is not None
-        return {k for (k,) in self.con.execute("SELECT key FROM results")}
 
     def stored_cells(self, claim: str, experiment: str, fixed: dict, version: str) -> dict[CellKey, int]:
         """Cells and seeds of the same design stored earlier (a rerun continues from them)."""

@@ -16,46 +16,36 @@ from .ray import ray_local
 from .units import Local, localize
 
 
-def _torch_module(net, dtype=None):
+def _binary_module(W: np.ndarray, a: np.ndarray, bias: np.ndarray | None, dtype):
+    """``x -> (-f/2, f/2)``, ``f = relu(x W^T + bias) a`` as a torch module in evaluation mode (class 1 is y = +1): ``bias``
+    one per neuron (the network's b), or one row per point (a batch of local problems, which then takes the whole batch)."""
     import torch  # heavy: torch (loaded on first use)
 
-    dtype = dtype or torch.float64
-    W = torch.tensor(net.W, dtype=dtype)
-    a = torch.tensor(net.a, dtype=dtype)
-    b = torch.tensor(net.b, dtype=dtype) if net.b is not None else None
+    Wt, at = torch.tensor(W, dtype=dtype), torch.tensor(a, dtype=dtype)
+    bt = None if bias is None else torch.tensor(bias, dtype=dtype)
 
     class Binary(torch.nn.Module):
-        """Logits (-f/2, f/2): class 1 is y = +1."""
-
         def forward(self, x):
-            z = x @ W.T
-            if b is not None:
-                z = z + b
-            f = torch.relu(z) @ a
+            if bt is not None and bt.ndim == 2 and x.shape[0] != bt.shape[0]:
+                raise RuntimeError("the local attack model takes the whole batch of points")
+            z = x @ Wt.T
+            f = torch.relu(z if bt is None else z + bt) @ at
             return torch.stack([-f / 2, f / 2], dim=1)
 
-    return Binary().eval()
+    return Binary().eval()  # torch's evaluation mode (no Python eval)
+
+
+def _torch_module(net, dtype=None):
+    """The network itself as a torch module (bench/radius_speed.py's reference)."""
+    import torch  # heavy: torch (loaded on first use)
+
+    return _binary_module(net.W, net.a, net.b, dtype or torch.float64)
 
 
 def _local_module(loc: Local, dtype):
     """Each point's own problem (:class:`.units.Local`) as one batch: row i of the input is point i's perturbation in
     its units, and the biases are its pre-activations."""
-    import torch  # heavy: torch (loaded on first use)
-
-    W = torch.tensor(loc.W, dtype=dtype)
-    a = torch.tensor(loc.a, dtype=dtype)
-    H = torch.tensor(loc.H, dtype=dtype)
-
-    class Binary(torch.nn.Module):
-        """Logits (-f/2, f/2): class 1 is y = +1."""
-
-        def forward(self, x):
-            if x.shape[0] != H.shape[0]:
-                raise RuntimeError("the local attack model takes the whole batch of points")
-            f = torch.relu(x @ W.T + H) @ a
-            return torch.stack([-f / 2, f / 2], dim=1)
-
-    return Binary().eval()
+    return _binary_module(loc.W, loc.a, loc.H, dtype)
 
 
 def attack_radius(net, X: np.ndarray, y: np.ndarray, steps: int = 100, methods=("deepfool", "ddn"),

@@ -134,7 +134,7 @@ def linear_parts(net: LinearClassifier, X: np.ndarray) -> tuple[np.ndarray, np.n
     return hm, he, err
 
 
-def margin_parts(net: Any, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def margin_parts(net: Any, X: np.ndarray, y: np.ndarray, parts=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(qm, qe, em)``: the margins ``q_i = y_i f(x_i)`` as ``qm_i 2^qe_i`` with ``|q_i - qm_i 2^qe_i| <= em_i 2^qe_i``,
     for a linear classifier or a two-layer ReLU network, at any scale (of X, of its columns, of each layer; nothing is
     scaled as a whole). ``qm - em > 0`` proves the point correctly classified, ``qm + em <= 0`` proves it misclassified
@@ -146,7 +146,7 @@ def margin_parts(net: Any, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np
         return y * hm, he, np.abs(y) * err
     if not isinstance(net, TwoLayerReLU):
         raise TypeError(f"no margins with rounding bounds for a {getattr(net, 'kind', type(net).__name__)} network")
-    HM, F, E = preactivation_parts(net.W, net.b, X)
+    HM, F, E = parts if parts is not None else preactivation_parts(net.W, net.b, X)  # parts: computed by the caller already
     a = np.asarray(net.a, float)
     ma, ea = np.frexp(a)
     live = (a != 0)[None, :] & (HM > -E)  # a neuron that may be on (one surely off contributes exactly 0)
@@ -249,17 +249,17 @@ def localize(net: Any, X: np.ndarray, y: np.ndarray) -> Local:
         return Local((wu / wn)[None, :], np.ones(1), H, E, s, y, y * H[:, 0], np.abs(y) * E[:, 0], sign, True)
     if not isinstance(net, TwoLayerReLU):
         raise TypeError(f"no radius for a {getattr(net, 'kind', type(net).__name__)} network")
-    qm, _, em = margin_parts(net, X, y)
+    parts = preactivation_parts(net.W, net.b, X)  # once: each neuron's column is its own, so the kept ones are a slice
+    qm, _, em = margin_parts(net, X, y, parts)
     sign = _signs(qm, em)
     keep = np.asarray(net.a) != 0  # a neuron with a_j = 0 changes nothing
     W = np.asarray(net.W, float)[keep]
     a = np.asarray(net.a, float)[keep]
-    b = None if net.b is None else np.asarray(net.b, float)[keep]
     M = len(a)
     if not M:  # the zero function: every point a tie (sign -1)
         none = np.zeros((N, 0))
         return Local(np.zeros((0, d)), a, none, none, np.zeros(N, np.int64), y, np.zeros(N), np.zeros(N), sign, False)
-    HM, F, E = preactivation_parts(W, b, X)
+    HM, F, E = parts[0][:, keep], parts[1][keep], parts[2][:, keep]
     r = _row_exponents(W)
     Wu = np.ldexp(W, -r[:, None])
     n = np.linalg.norm(Wu, axis=1)
