@@ -226,7 +226,13 @@ def parser() -> argparse.ArgumentParser:
                     "at the cells' own n, smallest and largest d of the quick grid; the FVBS23 quick budget only")
     ap.add_argument("--sphere-cells", action="store_true", help="instead: instances at VYS22.thm.main's quick cells (points on "
                     "the sphere, every d and n of its quick grid), under VYS22's quick budget only")
-    ap.add_argument("--seeds", type=int, default=1, help="samples per cell with --cells or --sphere-cells")
+    ap.add_argument("--depth", default="", help="instead: depth stability (bench/kkt_depth_stability.py) on these classes, "
+                    "';'-separated: quick:2,4,6,8 (FVBS23.thm.4_2's quick cells at these k; FVBS23.thm.3_1's test error on the "
+                    "same searches), full:12,16 (the full design's cells), sphere (VYS22.thm.main's quick cells)")
+    ap.add_argument("--jobs", type=int, default=1, help="instances measured at once with --depth (one process and one BLAS "
+                    "thread each)")
+    ap.add_argument("--seeds", type=int, default=1, help="samples per cell with --cells or --sphere-cells; instances per class "
+                    "with --depth")
     ap.add_argument("--first-seed", type=int, default=0, help="the first sample's seed with --cells (the runs add up)")
     return ap
 
@@ -237,6 +243,9 @@ def main() -> None:
     commit = commit_id()  # before this run writes recall.json (and the fixture)
     ap = parser()
     args = ap.parse_args()
+    if args.depth:
+        depth_main(args, ap, commit)
+        return
     bs = budgets()
     if args.cells:
         bs = {"FVBS23 quick": bs["FVBS23 quick"]}
@@ -322,6 +331,49 @@ def main() -> None:
         FIXTURE.parent.mkdir(parents=True, exist_ok=True)
         np.savez(FIXTURE, **fixture)
         print(f"written {FIXTURE}")
+
+
+def depth_tasks(spec: str, seeds: int, first: int) -> list[tuple]:
+    """The --depth spec as tasks (set, d, k, n, seed, quick)."""
+    from kkt_depth_stability import cell_instances, sphere_instances
+
+    tasks: list[tuple] = []
+    for part in [p.strip() for p in spec.split(";") if p.strip()]:
+        name, _, ks = part.partition(":")
+        if name == "sphere":
+            tasks += [("sphere", d, k, n, s, True) for d, k, n, s in sphere_instances(seeds, first)]
+        elif name in ("quick", "full"):
+            ks_ = [int(x) for x in ks.split(",") if x]
+            tasks += [(name, d, k, n, s, name == "quick")
+                      for d, k, n, s in cell_instances("FVBS23.thm.4_2", ks_, seeds, first, name == "quick")]
+        else:
+            raise SystemExit(f"--depth: {part!r} is not one of quick:K,..., full:K,..., sphere")
+    return tasks
+
+
+def depth_main(args, ap, commit: str) -> None:
+    """Depth stability per class (bench/kkt_depth_stability.py): measure, merge into recall.json, print and record."""
+    from kkt_depth_stability import run_depth, write
+    from record import command_line, record, variant_id
+
+    tasks = depth_tasks(args.depth, args.seeds, args.first_seed)
+    print(f"engine fingerprint {engine_fingerprint()}; {len(tasks)} instances, {args.jobs} at a time", flush=True)
+    t = time.perf_counter()
+    rows = run_depth(tasks, args.jobs)
+    classes = write(rows)
+    lines = []
+    for c in classes:
+        lines.append(f"{c.kind} k = {c.k} {c.quantity}: {c.text()}")
+        print(lines[-1])
+    secs = [r["budget_seconds"] for r in rows if r["quantity"] == "universal_flip_norm"]
+    refs = [r["reference_seconds"] for r in rows if r["quantity"] == "universal_flip_norm"]
+    figure = "; ".join(lines) + (f"; seconds per search: budget {min(secs):.1f}-{max(secs):.1f} s, reference "
+                                 f"{min(refs):.1f}-{max(refs):.1f} s" if secs else "")
+    record(variant_id("kkt_recall", args, ap, ignore=("fixture", "jobs")), figure, command_line(__file__),
+           {"fingerprint": engine_fingerprint(), "instances": len(tasks), "seconds": round(time.perf_counter() - t)},
+           commit=commit, what=f"KKT depth stability per class ({args.depth}, {args.seeds} instances a class from seed "
+                               f"{args.first_seed}): the budget's extremum of the claim's quantity within max(2%, 2x its "
+                               "resolution) of a reference at least 4x deeper")
 
 
 def _record_run(args, ap, todo, per_class: list[str], several_text: str, seconds: dict[str, list[float]], fp: str,

@@ -49,6 +49,7 @@ from .api import (  # noqa: E402
     probability_claims,
     radii,
     read_data,
+    read_direction,
     report,
     reproduce,
     robust_construction,
@@ -76,5 +77,5 @@ __all__ = ["Bound", "Claim", "Hypothesis", "Variable", "load_claims", "register"
            "claims", "claim", "bounds", "window", "design", "growth", "train", "load_run", "radii", "kkt_points", "kkt_certificate",
            "global_max_margin", "svm", "normalized_margin", "direction_error", "AtLeast", "AtMost",
            "experiment", "compare", "compare_probability", "verdict", "reproduce", "report", "calibrate", "claim_template",
-           "kkt_trajectory", "probability_claims", "read_data", "robust_construction", "scaling_report", "InputError", "RunFailure",
+           "kkt_trajectory", "probability_claims", "read_data", "read_direction", "robust_construction", "scaling_report", "InputError", "RunFailure",
            *_CONFIGS]

@@ -253,7 +253,7 @@ def kkt_points(config: KKTSearchConfig | None = None, progress: bool = False, **
         cfg = replace(config, **fields) if config is not None else KKTSearchConfig(**fields)
     except TypeError as err:
         raise InputError(f"kkt_points: {err} (fields: data, X, y, cluster, d, k, n, sigma, width, starts, max_starts, saturation, time, covers, "
-                         "programs, enumerate, "
+                         "objective, direction, programs, enumerate, "
                          "include_global, bias, seed, max_patterns)") from None
     return _search(cfg, progress=progress)
 
@@ -268,6 +268,16 @@ def read_data(path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     if isinstance(path, os.PathLike) and isinstance(os.fspath(path), str):
         path = os.fspath(path)  # a pathlib.Path is a path as well
     return load_data_file(_text("path", path))
+
+
+def read_direction(path: str) -> np.ndarray:
+    """The direction ``v`` (one array of length d, at most 10,000) from an .npz: the flip objective's direction for
+    :func:`kkt_points` (``objective="flip"``). Read as data, strictly, like :func:`read_data`."""
+    from ibcheck.simulate.substrate.userdata import read_npz  # heavy: the simulate layer (torch)
+
+    if isinstance(path, os.PathLike) and isinstance(os.fspath(path), str):
+        path = os.fspath(path)
+    return read_npz(_text("path", path), "direction", {"v": ("d",)}, {"d": 10_000}, ("v",), 10_000)["v"]
 
 
 def kkt_certificate(network, X: np.ndarray, y: np.ndarray, active_tol: float = 1e-6) -> KKTCertificate:

@@ -134,30 +134,19 @@ def test_every_distinct_point_certifies_again_from_scratch():
         assert np.isclose(cert.min_margin, 1.0, rtol=1e-6)  # stored at unit margin
 
 
-def test_every_kkt_point_counts_only_where_the_search_saturated_with_measured_recall():
+def test_every_kkt_point_does_not_count_a_partial_search():
+    """The rule's first condition (the rest: tests/test_kkt_depth.py): an engine that did not run in full at a cell."""
     from ibcheck.simulate.verdict.kkt import KKTCell, every_point_searched
     from ibcheck.simulate.verdict.rules import RowEvidence, counted
 
-    def cell(d, distinct, complete=True, recall=0.95, lower=0.85, unseen=0.0, stop="saturated"):
-        return KKTCell({"d": d}, 2, 0, 4, 4, 0, 1e-7, None, 1e-6, 1e-6, distinct=distinct, complete=complete, recall=recall,
-                       recall_note="measured", recall_lower=lower, unseen=(unseen,) * len(distinct), stops=(stop,) * len(distinct))
-
-    one = (cell(4, (1, 1)), cell(8, (1, 1)))  # one point per sample counts: the search saturated, recall measured
-    assert every_point_searched(one) is None
-    assert counted(RowEvidence("consistent", 2, 2, kkt_certified=True, kkt_search=every_point_searched(one)))[0]
-    low = (cell(4, (2, 2)), cell(8, (3, 2), recall=0.8))
-    why = every_point_searched(low)
-    assert why and "below 90%" in why
+    partial = KKTCell({"d": 4}, 2, 0, 4, 4, 0, 1e-7, None, 1e-6, 1e-6, distinct=(2,), complete=False)
+    why = every_point_searched((partial,))
+    assert why and "did not run in full" in why
     ok, how = counted(RowEvidence("consistent", 2, 2, kkt_certified=True, kkt_search=why))
     assert not ok and "every-KKT-point not tested" in how
-    assert "did not run in full" in (every_point_searched((cell(4, (2,), complete=False),)) or "")
-    assert "unmeasured" in (every_point_searched((cell(4, (2,), recall=None, lower=None),)) or "")
-    # a recall of 30/33 (91%) has a 95% lower bound of 78%: below 80%, it does not count
-    assert "lower bound below 80%" in (every_point_searched((cell(4, (2,), recall=30 / 33, lower=0.78),)) or "")
-    # an unsaturated search, or one stopped by its cap or its time, does not count whatever its recall
-    assert "did not saturate" in (every_point_searched((cell(4, (2,), unseen=0.1, stop="cap"),)) or "")
-    assert "did not saturate" in (every_point_searched((cell(4, (2,), unseen=0.0, stop="time"),)) or "")
-    assert "did not saturate" in (every_point_searched((cell(4, (2,), unseen=0.06),)) or "")
+    ok, how = counted(RowEvidence("consistent", 2, 2, kkt_certified=True, kkt_search=None,
+                                  kkt_depth="depth-stable at its classes (k = 8: 29/30 within 2.0%)"))
+    assert ok and how.endswith("; depth-stable at its classes (k = 8: 29/30 within 2.0%)")
 
 
 def test_the_flip_norm_is_chosen_with_confidence_and_checked_on_fresh_points():
@@ -200,33 +189,25 @@ def test_transfer_controls_fail_and_a_network_that_is_no_kkt_point_never_enters_
     assert not is_point(kkt_certificate(lin, ds.X, ds.y))
 
 
-def test_the_kkt_table_shows_what_a_recall_rests_on():
-    """A claim's KKT table gives the recall with its count (6/6 reads differently from 150/150), and an unmeasured
-    recall with why."""
-    from ibcheck.simulate.report.comparison import _kkt_section
-
-    base = {"networks_certified": 8, "networks_trained": 16, "distinct": [1, 1], "ties": [5, 9], "max_eps": 1e-12,
-            "complete": True, "flip_norms": [[9.5], [9.4]], "spread": []}
-    note = "6/6 known points on 6 planted instances at k = 4, d = 256-1024, n = 123-193; 95% lower bound 61%"
-    summary = {"kkt": [{**base, "cell": {"d": 256, "k": 4}, "recall": 1.0, "recall_note": note},
-                       {**base, "cell": {"d": 256, "k": 8}, "recall": None,
-                        "recall_note": "recall measured at n = 24-64 only (k = 8, d = 64-1024), not at this cell's n = 246"}]}
-    text = "\n".join(_kkt_section(summary))
-    assert f"100% ({note})" in text
-    assert "unmeasured: recall measured at n = 24-64 only" in text
-
-
-def test_the_kkt_table_shows_each_samples_saturation_and_the_running_maximum(tmp_path):
-    """Per sample, the unseen estimate and why the starts stopped; the running maximum of the flip norm against starts
-    is drawn (one line per sample)."""
+def test_the_kkt_table_shows_depth_stability_points_families_and_each_samples_last_record(tmp_path):
+    """Per cell, the class's depth stability in words (or why it is unmeasured); per sample, its points and families,
+    the unseen estimate and the stop, and the running extremum with the start of its last record. The figure plots every
+    start in search order, divided by the claim's function, with each record's source and the reference's value."""
     from ibcheck.simulate.report.comparison import _kkt_section, _running_max_figure
 
-    base = {"networks_certified": 8, "networks_trained": 16, "distinct": [2, 1], "ties": [5, 9], "max_eps": 1e-12, "complete": True,
-            "flip_norms": [[9.5, 9.9], [9.4]], "spread": [1.04], "recall": 1.0, "recall_note": "30/30", "unseen": [0.05, 0.0],
-            "stops": ["saturated", "cap"], "running_max": [[9.5, 9.5, 9.9], [9.4, 9.4]]}
+    base = {"networks_certified": 8, "networks_trained": 16, "distinct": [17, 1], "families": [4, 1], "ties": [5, 9],
+            "max_eps": 1e-12, "complete": True, "flip_norms": [[9.5, 9.9], [9.4]], "spread": [1.04], "unseen": [0.05, 0.0],
+            "stops": ["stopped", "cap"], "running_max": [[9.5] * 10 + [9.9] * 12, [9.4] * 5 + [9.6] * 15],
+            "sources": [["start:gd"] + ["cone:per-class"] * 9 + ["cover"] * 12, ["cover"] * 5 + ["move:split"] * 15],
+            "references": [10.0, None],
+            "depth_note": "depth-stable at its class (29/30 within 2.0% of a reference at least 4.0x deeper ...)"}
     text = "\n".join(_kkt_section({"kkt": [{**base, "cell": {"d": 256, "k": 6}}]}))
-    assert "0.05 (saturated), 0.00 (cap)" in text
-    name = _running_max_figure([{**base, "cell": {"d": 256, "k": 6}}], str(tmp_path))
+    assert "0.05 (stopped), 0.00 (cap)" in text
+    assert "17/4, 1/1" in text  # points / families
+    assert "9.9 (11/22), 9.6 (6/20)" in text  # the running extremum and the start of its last record
+    assert "depth-stable at its class (29/30 within 2.0%" in text
+    assert "saturated" not in text
+    name = _running_max_figure([{**base, "cell": {"d": 256, "k": 6}}], str(tmp_path), lambda cell: (cell["d"] / cell["k"]) ** 0.5)
     assert (tmp_path / name).stat().st_size > 1000
 
 

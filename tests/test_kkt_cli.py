@@ -114,9 +114,16 @@ def test_kkt_on_a_users_file_reports_its_own_k_the_widths_used_and_how_saturated
     assert out["k"] == 3 and out["width"] is None  # its own 3 clusters; no GD network is trained on a user's arrays
     assert out["gd_widths"] and set(out["gd_widths"]) <= set(range(1, 7)) and 3 in out["gd_widths"]
     eng = out["engine"]
-    assert eng["stop"] in ("saturated", "cap") and eng["gd_starts"] <= 6
-    assert (eng["stop"] == "saturated") == (eng["unseen"] <= 0.5 and eng["gd_starts"] >= 2)
-    assert out["saturation"].startswith(f"{eng['gd_starts']} GD starts")
+    assert eng["stop"] in ("unseen", "cap") and eng["gd_starts"] <= 6
+    assert (eng["stop"] == "unseen") == (eng["unseen"] <= 0.5 and eng["gd_starts"] >= 2)
+    # points and families, never "saturated" nor "every KKT point was found"
+    assert out["saturation"].startswith(f"{eng['distinct']} point(s) in {eng['families']} famil")
+    assert "more may exist" in out["saturation"] and "saturated" not in out["saturation"]
+    assert out["families"] == eng["families"] <= out["distinct_kkt_points_by_function"]
+    rec = json.loads(cli("kkt", "--data", str(tmp_path / "mine.npz"), "--starts", "2", "--max-starts", "30", "--enumerate", "0",
+                         "--programs", "3", "--objective", "margin", "--out", str(tmp_path / "o"), "--json", check_rc=0).stdout)
+    assert rec["engine"]["stop"] in ("stopped", "cap") and rec["engine"]["starts"] <= 30 + 1
+    assert "running extremum of the objective" in rec["saturation"] and len(rec["engine"]["running_max"]) == rec["engine"]["starts"]
     timed = json.loads(cli("kkt", "--data", str(tmp_path / "mine.npz"), "--time", "0.001", "--out", str(tmp_path / "t"), "--json",
                            check_rc=0).stdout)
     assert timed["engine"]["stop"] == "time" and not timed["engine"]["complete"] and "time cap" in timed["saturation"]

@@ -2,6 +2,7 @@
 points found, and the user's own data."""
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -204,21 +205,22 @@ def test_good_turing_counts_points_reached_once_over_starts():
 
 
 def test_a_search_stops_only_at_its_unseen_estimate_or_its_cap():
-    """gd_max: GD starts beyond ``gd`` run while the search has not saturated (Good-Turing estimate above ``saturation``,
-    or fewer starts than resolve it), never past gd_max; the result says which stopped it."""
+    """Without an objective, gd_max: GD starts beyond ``gd`` run while the Good-Turing estimate is above ``saturation``
+    (or fewer starts than resolve it), never past gd_max; the result says which stopped it, and never "saturated"."""
     ds = clusters(64, 8, 24, 1.0, seed=1)
     base = dict(enumerate=0, programs=8, slsqp=0, ascent=0)
     two = search(ds.X, ds.y, ds.cluster, (), Budget(gd=2, **base), seed=1)
-    assert two.stop == "cap" and two.gd_starts == 2 and not two.saturated  # two starts cannot resolve 0.02
+    assert two.stop == "cap" and two.gd_starts == 2  # two starts cannot resolve 0.02
     capped = search(ds.X, ds.y, ds.cluster, (), Budget(gd=2, gd_max=10, saturation=0.2, **base), seed=1)
     assert capped.gd_starts <= 10 and (capped.stop == "cap") == (capped.gd_starts == 10)
-    assert capped.saturated == (capped.unseen <= 0.2 and capped.gd_starts >= 5)
+    assert (capped.stop == "unseen") == (capped.unseen <= 0.2 and capped.gd_starts >= 5)
     deep = search(ds.X, ds.y, ds.cluster, (), Budget(gd=2, gd_max=40, saturation=0.1, **base), seed=1)
     assert deep.distinct >= capped.distinct
-    if deep.stop == "saturated":  # stopped at the first start where the estimate reached the level from >= 10 starts
+    if deep.stop == "unseen":  # stopped at the first start where the estimate reached the level from >= 10 starts
         assert deep.unseen <= 0.1 and deep.gd_starts >= 10
     else:
         assert deep.stop == "cap" and deep.gd_starts == 40 and deep.unseen > 0.1
+    assert len(deep.order) == len(deep.sources) and deep.family_count <= deep.distinct
     timed = search(ds.X, ds.y, ds.cluster, (), Budget(gd=2, gd_max=40, saturation=0.01, seconds=0.0, **base), seed=1)
     assert timed.stop == "time" and not timed.complete
 
@@ -462,3 +464,25 @@ def test_the_recall_on_record_was_measured_with_this_engine():
     data = json.loads(RECALL_FILE.read_text())
     assert data["fingerprint"] == engine_fingerprint()
     assert {c["fingerprint"] for c in data["classes"]} == {engine_fingerprint()}
+
+
+def test_with_an_objective_the_search_runs_by_the_record_rule():
+    """Given the claim's quantity, the engine runs until its running extremum over every start in search order has
+    stopped (no record beyond 0.5% in the last half of at least 20 starts, after starts_min), or its cap; the running
+    extremum, each start's point and source are kept, and the record rule can be read again from them."""
+    from ibcheck.simulate.experiments.kkt import flip_objective
+    from ibcheck.solvers.kkt.records import record_stopped, running_extremum
+
+    ds = clusters(64, 4, 24, 1.0, seed=3)
+    obj = flip_objective(ds, 0.1, 3)
+    budget = Budget(gd=2, enumerate=4, programs=8, slsqp=0, covers=(1.0,), starts_max=60)
+    r = search(ds.X, ds.y, ds.cluster, (), budget, seed=3, objective=obj)
+    assert len(r.running_max) == len(r.order) == len(r.sources) >= 20
+    values = [obj(p) for p in r.points]
+    assert running_extremum(r.order, values) == pytest.approx(r.running_max)
+    assert r.stop in ("stopped", "cap") and (r.stop == "stopped") == record_stopped(r.running_max)
+    assert r.stop == "stopped" or len(r.order) == 60
+    assert sum(r.records().values()) >= 1 and r.last_record() is not None
+    deep = search(ds.X, ds.y, ds.cluster, (), replace(budget, starts_min=80, starts_max=100), seed=3, objective=obj)
+    assert len(deep.order) >= 80  # a reference's depth: at least starts_min starts before the rule may stop
+    assert {s.split(":")[0] for s in deep.sources} >= {"cone", "cover"}  # every source counted in search order

@@ -22,10 +22,19 @@ def register(sub) -> None:
     p.add_argument("--width", type=pos_int, default=6)
     p.add_argument("--starts", type=pos_int, default=8, help="the KKT engine's GD starts (per-cluster inits with biases; random "
                    "ones without clusters), beside a GD-trained network and the cluster-level cones")
-    p.add_argument("--max-starts", type=pos_int, default=60, help="more GD starts, up to this many, until the search saturates")
+    p.add_argument("--max-starts", type=pos_int, default=60, help="more GD starts, up to this many, while the unseen estimate is "
+                   "above --saturation; with --objective, starts of every source, at most, while its running extremum rises")
     p.add_argument("--saturation", type=pos_float, default=0.02,
-                   help="the Good-Turing estimate that one more GD start finds a new point at which the search stops (0-1)")
-    p.add_argument("--time", type=pos_float, default=None, metavar="SECONDS", help="no pattern starts past this many seconds")
+                   help="the Good-Turing estimate that one more GD start finds a new point at which the GD starts end without "
+                        "--objective (0-1; it sees only basins reached more than once, so the points may still grow)")
+    p.add_argument("--objective", choices=("margin", "flip"), default=None,
+                   help="run by the record rule on this quantity: the largest normalized margin, or the largest flip norm "
+                        "along --direction (default: the clusters' universal direction, or sum_i y_i x_i); the search stops "
+                        "once no record beyond 0.5%% came in the last half of at least 20 starts")
+    p.add_argument("--direction", default=None, metavar="FILE.npz",
+                   help="with --objective flip: an .npz holding one array v of length d (the direction to flip along)")
+    p.add_argument("--time", type=pos_float, default=150.0, metavar="SECONDS",
+                   help="no pattern starts past this many seconds (default 150: the search then says how far it got)")
     p.add_argument("--cover-scales", dest="covers", type=float_list, default=(1.0, 2.0, 3.0), metavar="S1,S2,...",
                    help="the cover starts' scales (data with clusters: GD from every combination of each class's overlapping "
                         "leave-one-out covers of its clusters, at each scale); 'none' for no cover starts")
@@ -51,12 +60,15 @@ def cmd_kkt(args) -> int:
 
     cfg = dict(d=args.d, k=args.k, n=args.n, sigma=args.sigma, width=args.width, starts=args.starts, programs=args.programs,
                enumerate=args.enumerate, include_global=args.global_, bias=not args.no_bias, seed=args.seed, max_patterns=args.max_patterns,
-               max_starts=args.max_starts, saturation=args.saturation, time=args.time, covers=args.covers)
+               max_starts=args.max_starts, saturation=args.saturation, time=args.time, covers=args.covers,
+               objective=args.objective)
     if args.data in ("clusters", "sphere"):
         cfg["data"] = args.data
     else:
         X, y, cluster = api.read_data(args.data)
         cfg.update(data="arrays", X=X, y=y, cluster=cluster)
+    if args.direction is not None:
+        cfg["direction"] = api.read_direction(args.direction)
     check_out_dir(args.out, args.overwrite)
     res = api.kkt_points(progress=not args.json, **cfg)
     res.save(args.out)

@@ -24,7 +24,7 @@ from ibcheck.simulate.compare.record import BoundRecord, ComparisonRecord
 from ibcheck.simulate.compare.result import ComparisonResult
 from ibcheck.simulate.experiments.registry import EXPERIMENTS, experiment_for
 from ibcheck.simulate.report.figures import ForestRow
-from ibcheck.simulate.verdict.kkt import certified_everywhere, every_point_searched
+from ibcheck.simulate.verdict.kkt import certified_everywhere, depth_text, every_point_searched
 from ibcheck.simulate.verdict.rules import RowEvidence, Verdict, counted, holm
 from ibcheck.theory import get_claim
 from ibcheck.theory.argtypes import refused
@@ -194,12 +194,14 @@ def _evidence(b: BoundRecord, rec: ComparisonRecord, family_rejected: bool | Non
     """What the counting rule (:func:`~ibcheck.simulate.verdict.rules.counted`) reads of one bound of a comparison."""
     app = rec.applicability
     kkt = several = None
+    depth = ""
     if rec.kkt is not None:
         keys = {tuple(sorted(c["cell"].items())) for c in (app.cells if app else []) if c.get("inside")}
         kkt = certified_everywhere(rec.kkt.cells, keys)
-        several = every_point_searched(rec.kkt.cells, keys)
+        several = every_point_searched(rec.kkt.cells, keys, b.quantity)
+        depth = "" if several else depth_text(rec.kkt.cells, keys, b.quantity)
     return RowEvidence(b.verdict, app.inside if app else 0, app.total if app else 0, b.trivial, rec.offsets, kkt, several,
-                       family_rejected)
+                       family_rejected, depth)
 
 
 def kkt_text(rec: ComparisonRecord) -> str:
@@ -234,7 +236,7 @@ def _bound_row(name: str, b: BoundRecord, rec: ComparisonRecord, holm_level: tup
         reason += f". Family level (Holm across the index's rows): p = {ft.p_violation if ft else 1.0:.2g} against {holm_level[1]:.2g}"
     return SuiteRow(name, b.quantity + (f" [{b.reading}]" if b.reading else ""), b.result.kind, pred, meas, res,
                     ft.attained if ft else None, f"{app.inside if app else 0}/{app.total if app else 0}", kkt_text(rec),
-                    len(rec.rounds), b.verdict, is_counted, "-" if is_counted or how == "undecided" else how, reason)
+                    len(rec.rounds), b.verdict, is_counted, _counted_text(is_counted, how), reason)
 
 
 def _probability_row(pc: ProbabilityComparison, base: ComparisonRecord, holm_level: tuple[bool, float]) -> SuiteRow:
@@ -242,20 +244,29 @@ def _probability_row(pc: ProbabilityComparison, base: ComparisonRecord, holm_lev
     inside its own hypotheses, certified KKT points, and two distinct points per sample where it speaks of every one."""
     t, app = pc.test, pc.applicability
     kkt = several = None
+    depth = ""
     if base.kkt is not None:
         keys = app.inside_keys()
-        kkt, several = certified_everywhere(base.kkt.cells, keys), every_point_searched(base.kkt.cells, keys)
+        kkt, several = certified_everywhere(base.kkt.cells, keys), every_point_searched(base.kkt.cells, keys, t.quantity)
         if pc.extra_kkt:  # the extension's samples enter the test, so its cells are judged too
             kkt = kkt and certified_everywhere(pc.extra_kkt, keys)
-            several = several or every_point_searched(pc.extra_kkt, keys)
-    is_counted, how = counted(RowEvidence(t.verdict, app.inside, app.total, None, "fit", kkt, several, holm_level[0]))
+            several = several or every_point_searched(pc.extra_kkt, keys, t.quantity)
+        depth = "" if several else depth_text(base.kkt.cells, keys, t.quantity)
+    is_counted, how = counted(RowEvidence(t.verdict, app.inside, app.total, None, "fit", kkt, several, holm_level[0], depth))
     why = pc.reason
     if t.verdict == "inconsistent":
         why += f". Family level (Holm across the index's rows): p = {t.p_value:.2g} against {holm_level[1]:.2g}"
     return SuiteRow(pc.claim, t.quantity, "<= (w.p. 1 - delta)", f"eps = {t.eps:g}, delta = {t.delta:g}",
                     f"{t.exceed}/{len(t.samples)} samples above eps ({t.unresolved} unresolved)",
                     f"a failure rate above {t.rate_upper:.2f}", None, f"{app.inside}/{app.total}", kkt_text(base), 1, cast(Verdict, t.verdict),
-                    is_counted, "-" if is_counted or how == "undecided" else how, why)
+                    is_counted, _counted_text(is_counted, how), why)
+
+
+def _counted_text(is_counted: bool, how: str) -> str:
+    """The counted column: why a row does not count; for a counted claim about every KKT point, its depth stability."""
+    if is_counted:
+        return how.split("; ", 1)[1] if "; depth-stable" in how else "-"
+    return "-" if how == "undecided" else how
 
 
 def judged_rows(pending: Sequence[tuple[str, BoundRecord, ComparisonRecord]],

@@ -42,7 +42,8 @@ class TrainedNetwork:
     kkt_programs: int = 8  # ... cone programs per pattern (tie-aware polish, certified between programs)
     kkt_enumerate: int = 0  # ... every partition cone where there are at most this many (225 at k = 8)
     kkt_gd_max: int | None = None  # ... more GD starts, up to this many, until the unseen estimate is at most kkt_saturation
-    kkt_saturation: float = 0.05  # ... the Good-Turing level at which a sample's search is saturated (the counting rule's)
+    kkt_saturation: float = 0.05  # ... the Good-Turing level (reported; without an objective it ends the GD starts)
+    kkt_starts_max: int | None = None  # ... starts of every source, at most, while the record rule has not stopped
 
 
 @dataclass(frozen=True)

@@ -43,9 +43,12 @@ BUILTIN: dict[str, Experiment] = {e.name: e for e in [
                # 36 to bound the rate of samples above eps below delta = 0.1
                design=TrainedNetwork, seeds=3, quick_seeds=2,
                # the KKT engine's budget per sample (its recall under each budget: bench/kkt_recall.py, solvers/kkt/recall.json)
-               # GD starts until the Good-Turing unseen estimate is at most 0.05 (the counting rule's level) from at least 20
-               fixed={**_FVBS23_GD, "networks": 3, "kkt_gd": 8, "kkt_programs": 8, "kkt_enumerate": 225, "kkt_gd_max": 40},
-               quick_fixed={**_FVBS23_GD, "networks": 2, "kkt_gd": 4, "kkt_programs": 8, "kkt_enumerate": 4, "kkt_gd_max": 20},
+               # the record rule (issue 56): starts of every source until the largest flip norm stops rising, at most
+               # kkt_starts_max (the depth of each budget is measured against a 4x deeper reference: solvers/kkt/depth.py)
+               fixed={**_FVBS23_GD, "networks": 3, "kkt_gd": 8, "kkt_programs": 8, "kkt_enumerate": 225, "kkt_gd_max": 40,
+                      "kkt_starts_max": 480},
+               quick_fixed={**_FVBS23_GD, "networks": 2, "kkt_gd": 4, "kkt_programs": 8, "kkt_enumerate": 4, "kkt_gd_max": 20,
+                            "kkt_starts_max": 240},
                # Assumption 2.2 (its recalled, unverified forms) is part of "inside": sigma = 1 (the data), max_mean_ip
                # measured on each sample's means, kappa = 1/2 stated here (the exponent was not read: "a small power of d")
                hypothesis_values=lambda cell: {"n": design(TrainedNetwork, cell).n_per_cluster * int(cell["k"]),
@@ -61,10 +64,12 @@ BUILTIN: dict[str, Experiment] = {e.name: e for e in [
                measure_vys22, grid={"d": [2048, 4096, 8192, 16384], "n": [2, 4, 8]}, quick_grid={"d": [2048, 4096, 8192, 16384], "n": [2, 4, 8]},
                design=TrainedNetwork,
                # width 20 and a deep target: narrower networks stall on the sphere (train accuracy < 1, no point of (P))
-               # GD starts until the Good-Turing unseen estimate is at most 0.05 from at least 20 (cheap at n <= 8)
-               fixed={**_VYS22_GD, "networks": 3, "kkt_gd": 4, "kkt_gd_max": 40},
-               quick_fixed={**_VYS22_GD, "networks": 2, "kkt_gd": 2, "kkt_gd_max": 20}, seeds=3,
-               quick_seeds=2, kkt=True, max_grid={"d": 65536, "n": 8}, cost_model=(1.3, {})),
+               # starts until the largest norm stops rising (the record rule), at most kkt_starts_max (cheap at n <= 8)
+               # 80 GD starts at least (issue 56: at 20, the largest norm was within 2% of a 4x deeper reference on 27 of
+               # 30 samples, lowest ratio 0.926; rare basins at n = 8 are reached by 1 start in 50-150)
+               fixed={**_VYS22_GD, "networks": 3, "kkt_gd": 160, "kkt_gd_max": 160, "kkt_starts_max": 320},
+               quick_fixed={**_VYS22_GD, "networks": 2, "kkt_gd": 80, "kkt_gd_max": 80, "kkt_starts_max": 160}, seeds=3,
+               quick_seeds=2, kkt=True, max_grid={"d": 65536, "n": 8}, cost_model=(5.0, {})),
     Experiment("BCGT21.thm.one_step", "BCGT21.thm.one_step", ("flip_norm",), "random ReLU network, one gradient step",
                measure_bcgt21, grid={"d": [64, 256, 1024], "k": [100, 400, 1600]}, quick_grid={"d": [64, 128, 256], "k": [50, 100, 200]},
                hypothesis_values=lambda cell: {"gamma": 0.5}, max_grid={"d": 4096, "k": 3200}, cost_model=(1.13e-5, {'d': 0.517, 'k': 0.835})),

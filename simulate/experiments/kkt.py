@@ -94,8 +94,14 @@ class KKTSample:
                 # Good-Turing: the chance one more GD start reaches a new point (GD's own reach, not the engine's recall)
                 "kkt_gd_unseen": plain(float(getattr(search, "unseen", float("nan")))),
                 "kkt_stop": str(getattr(search, "stop", "")), "kkt_gd_starts": int(getattr(search, "gd_starts", 0)),
-                # per GD start: the largest objective (the flip norm on the sample's points) over the points found so far
+                # per start, every source, in search order: the largest objective (the claim's measure) over the points
+                # found so far, the point each start reached and its source (the record rule is read again from these)
                 "kkt_running_max": [plain(float(x)) for x in getattr(search, "running_max", ())],
+                "kkt_order": [None if p is None else int(p) for p in getattr(search, "order", ())],
+                "kkt_sources": list(getattr(search, "sources", ())),
+                "kkt_families": [int(f) for f in getattr(search, "families", ())],
+                "kkt_records": dict(search.records()) if hasattr(search, "records") else {},
+                "kkt_last_record": search.last_record() if hasattr(search, "last_record") else None,
                 "kkt_skipped": int(getattr(search, "skipped", 0)),
                 "kkt_gd_separating": self.gd_separating, "kkt_networks": nets}
 
@@ -131,7 +137,7 @@ def search_budget(p: TrainedNetwork):
     from ibcheck.solvers.kkt.engine import Budget  # heavy: cvxpy (loaded on first use)
 
     return Budget(gd=p.kkt_gd, gd_steps=p.kkt_steps, programs=p.kkt_programs, enumerate=p.kkt_enumerate,
-                  gd_max=p.kkt_gd_max, saturation=p.kkt_saturation)
+                  gd_max=p.kkt_gd_max, saturation=p.kkt_saturation, starts_max=p.kkt_starts_max)
 
 
 def kkt_sample(cell: dict, seed: int, kind: str, networks: int) -> KKTSample:
@@ -144,19 +150,33 @@ def kkt_sample(cell: dict, seed: int, kind: str, networks: int) -> KKTSample:
     ds = run.datasets[0]
     starts = tuple((f"gd seed {summ['seed']}", net) for net, summ in zip(run.networks, run.summary) if summ["train_accuracy"] >= 1.0)
     cluster = getattr(ds, "cluster", None) if getattr(ds, "means", None) is not None else None
-    # the ascent aims at FVBS23's flip norm on the sample's own points (cheap; measured on fresh ones)
-    objective = flip_objective(ds, p.eps) if cluster is not None else None
+    # the record rule and the moves watch the claim's own quantity: FVBS23's flip norm on the sample's fitting points
+    # (the measure itself), VYS22's norm that flips every training point
+    objective = flip_objective(ds, p.eps, seed) if cluster is not None else vys22_objective(ds)
     result = search(ds.X, ds.y, cluster, starts, search_budget(p), seed=seed, objective=objective)
     return KKTSample(ds, result, tuple(run.networks), len(starts))
 
 
-def flip_objective(ds, eps: float):
-    """FVBS23.thm.4_2's flip norm of a network on the cluster sample's own points (along ``-y v``, flipping ``1 - eps``
-    of them with 95% confidence): the KKT search's ascent objective."""
+def flip_objective(ds, eps: float, seed: int):
+    """FVBS23.thm.4_2's flip norm of a network as the claim's measure takes it: along ``-y v``, flipping ``1 - eps`` of
+    the sample's FIT_POINTS fitting points (stream ``claim-measure``) with 95% confidence (a censored norm at its bound):
+    the KKT search's objective (its record rule and moves)."""
     v = universal_directions("fvbs23", means=ds.means, J_plus=ds.J_plus)
+    X, y = ds.sample(FIT_POINTS, stream("claim-measure", seed, 4))
 
     def objective(net) -> float:
-        return flip_norm(universal_radius(net, ds.X, ds.y, v), 1 - eps)[0]
+        return flip_norm(universal_radius(net, X, y, v), 1 - eps)[0]
+    return objective
+
+
+def vys22_objective(ds):
+    """VYS22.thm.main's measure of a network: the norm along its ``v`` that flips every training point (a censored one at
+    its bound): the KKT search's objective on the sphere."""
+    v = universal_directions("vys22", X_train=ds.X, y_train=ds.y)
+
+    def objective(net) -> float:
+        r = largest_radius(universal_radius(net, ds.X, ds.y, v))
+        return float(getattr(r, "value", r))
     return objective
 
 

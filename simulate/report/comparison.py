@@ -373,15 +373,23 @@ def _cell_table(summary: dict, results: list[BoundAnalysis]) -> list[str]:
                                 + [f"{q.label} (geometric mean)", "seeds"]), ""]
 
 
-def _recall_text(cell: dict) -> str:
-    """The recall column: the share and what it rests on (``6/6 known points on 6 planted instances at k = 4, ...``), or
-    why there is none.
+def _records_text(cell: dict) -> str:
+    """Per sample: the engine's running extremum at its end and the start that made its last record, e.g.
+    ``10.55 (23/120)``."""
+    from ibcheck.solvers.kkt.records import last_record
 
-    Pitfall avoided: "100%" alone reads the same on 6/6 as on 150/150; the count is the evidence."""
-    note = cell.get("recall_note") or ""
-    if cell.get("recall") is None:
-        return "unmeasured" + (f": {note}" if note else "")
-    return _fmt(cell["recall"], ".0%") + (f" ({note})" if note else "")
+    out = []
+    for r in cell.get("running_max") or []:
+        vals = [float(x) if isinstance(x, (int, float)) else float("nan") for x in r]
+        lr = last_record(vals)
+        out.append(f"{_fmt(vals[-1], '.4g') if vals else '-'} ({'-' if lr is None else lr + 1}/{len(vals)})")
+    return ", ".join(out) or "-"
+
+
+def _families_text(cell: dict) -> str:
+    """Per sample: its distinct points and their near-copy families (outputs within 2%), e.g. ``17/4, 1/1``."""
+    pts, fams = cell.get("distinct") or [], cell.get("families") or []
+    return ", ".join(f"{p}/{f}" for p, f in zip(pts, fams)) or "-"
 
 
 def _kkt_section(summary: dict) -> list[str]:
@@ -407,7 +415,9 @@ def _kkt_section(summary: dict) -> list[str]:
                      "engine ran in full": "yes" if c.get("complete") else "no",
                      "search per sample (unseen estimate, stop)": ", ".join(
                          f"{_fmt(u, '.2f')} ({st})" for u, st in zip(c.get("unseen") or [], c.get("stops") or [])) or "-",
-                     "recall on its class": _recall_text(c),
+                     "points / families per sample": _families_text(c),
+                     "running extremum per sample (its last record: start / starts)": _records_text(c),
+                     "depth stability (largest flip norm)": c.get("depth_note") or "-",
                      "flip norms of the distinct points (samples split by ;)": "; ".join(norms) or "-",
                      "spread (largest / smallest)": ", ".join(f"{x:.3g}" for x in c.get("spread") or []) or "-",
                      "own z on fresh points (bound)": _fmt(t.get("own_lcb"), ".3f"),
@@ -418,17 +428,20 @@ def _kkt_section(summary: dict) -> list[str]:
             "The claim is about every KKT point of (P): per cell, the KKT engine's candidates (the trained networks and the "
             "engine's own pattern sources, below), each a KKT point only when its certificate holds at a relative residual "
             "of 1e-6 (ties by the Clarke rule), grouped into distinct points by function (outputs within 1e-3); whether the "
-            "engine ran in full; per sample the Good-Turing estimate that one more GD start finds a new point and why the "
-            "starts stopped (saturated: at most 0.05 from at least 20 starts; cap: the budget's most starts); its measured "
-            "recall at the cell's (d, k, n) class against a deeper, saturated reference (bench/kkt_recall.py; the row counts "
-            "only where every sample saturated and the recall is 90% or more with a 95% lower bound of 80% or more); the "
-            "flip norm of each distinct point and their spread; "
+            "engine ran in full; per sample its points and their near-copy families (outputs on the sample within 2%: the "
+            "points multiply with the depth of the search as near copies, so they are reported, never counted), the "
+            "Good-Turing estimate that one more GD start finds a new point (reported; it sees only basins reached more than "
+            "once) and why the starts stopped (stopped: the record rule held, no record of the largest flip norm beyond "
+            "0.5% in the last half of at least 20 starts; cap: the budget's most starts with the extremum still rising); "
+            "the depth stability of the cell's class (bench/kkt_recall.py --depth: the budget's largest flip norm within "
+            "max(2%, twice its resolution) of a reference at least 4x deeper on 90% of 30 instances at the cells' own n, "
+            "with a 95% lower bound of 80%; the row counts only there, and where every sample's extremum stopped); the "
+                        "flip norm of each distinct point and their spread; "
             "each point's own z on 2000 fresh points (its one-sided 95% lower bound), and the transfer of the most robust point's z "
             "to every other point: the smallest fraction and its one-sided 95% upper bound (Bonferroni over the pairs), which "
             "refutes the transfer where it lies below 1 - eps; the negative controls must fail that way (their upper bound "
             "below 1 - eps). "
-            "delta is not reported (multipliers on active points only: at most 1e-6 by construction). Recall notes: "
-            + "; ".join(sorted({f"k={c['cell'].get('k', '-')}: {c.get('recall_note') or '-'}" for c in kkt})) + ".", "",
+            "delta is not reported (multipliers on active points only: at most 1e-6 by construction).", "",
             markdown_table(rows), ""] + _search_section(kkt)
 
 
@@ -557,14 +570,15 @@ def write_report(result, out: str) -> dict:
     md += _rounds_table(summary)
     files = {}
     if any(c.get("running_max") for c in summary.get("kkt") or []):
-        files["kkt_running_max"] = _running_max_figure(summary["kkt"], out)
-        md += ["### Does the largest flip norm stop rising?", "",
-               "Per sample, the largest flip norm (on the sample's own points) over the distinct KKT points found so far, "
-               "against the random GD starts run: a curve still rising at its last start says the search may have missed a "
-               "more robust point. The curve starts after the search's other sources (the given networks, the cones and the "
-               "cover starts, which run first), so a flat curve says the random starts added nothing to what those found; "
-               "the recall note above says how far that is from the largest flip norm a deeper search knows.", "",
-               f"![running maximum]({files['kkt_running_max']})", ""]
+        files["kkt_running_max"] = _running_max_figure(summary["kkt"], out, _claim_scale(results))
+        md += ["### Has the running extremum stopped?", "",
+               "Per sample, the largest value of the claim's quantity over the distinct KKT points found so far, divided by "
+               "the claim's function at the cell, against every start in search order (the given networks, the cones, the "
+               "cover starts, GD starts, SLSQP and the moves over activation patterns), each record marked by the source that "
+               "made it. A sample counts only where no record beyond 0.5% came in the last half of at least 20 starts; a "
+               "short bar beside a line's end is a 4x deeper reference's value on the same sample (bench/kkt_recall.py), "
+               "where one is on record.", "",
+               f"![running extremum]({files['kkt_running_max']})", ""]
     if summary.get("flow_control"):
         files["flow_control"] = _flow_figure(summary["flow_control"], out)
         md += _flow_section(summary["flow_control"], files["flow_control"])
@@ -612,24 +626,74 @@ def write_report(result, out: str) -> dict:
     return files
 
 
-def _running_max_figure(kkt: list[dict], out: str) -> str:
-    """Per sample, the running maximum of the flip norm over the points found, against GD starts (one line a sample,
-    coloured by cell)."""
+SOURCE_MARKERS = {"start": ("o", "given networks"), "cone": ("s", "cones"), "cover": ("^", "cover starts"),
+                  "gd": (".", "GD starts"), "slsqp": ("x", "SLSQP"), "move": ("*", "moves")}
+
+
+def _source_group(kind: str) -> str:
+    """A start's source kind (``cone:per-class``, ``cover``, ``gd:groups``, ``move:split``...) as its marker's group."""
+    head = kind.split(":")[0]
+    return head if head in SOURCE_MARKERS else "gd"
+
+
+def _running_max_figure(kkt: list[dict], out: str, scale=None) -> str:
+    """Per sample, the running extremum of the claim's quantity over the points found against every start in search
+    order (one line a sample, coloured by cell), divided by the claim's function at the cell (``scale``: cell ->
+    the function's value, None: undivided); each record marked by its source, and the reference's value at the same
+    sample (a deeper search, bench/kkt_recall.py) drawn beside the line's end where one is on record."""
     import matplotlib.pyplot as plt  # heavy: matplotlib
 
-    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    fig, ax = plt.subplots(figsize=(6.8, 4.2))
+    seen: set[str] = set()
     for i, c in enumerate(kkt):
         label = ", ".join(f"{k}={v:g}" for k, v in c["cell"].items())
+        f = float(scale(c["cell"])) if scale is not None else 1.0
+        refs = c.get("references") or []
         for j, r in enumerate(c.get("running_max") or []):
-            pts = [(t + 1, x) for t, x in enumerate(r) if isinstance(x, (int, float)) and x == x]
-            if pts:
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], "-", color=f"C{i % 10}", lw=0.9, alpha=0.8,
-                        label=label if j == 0 else None)
-    ax.set_xlabel("random GD starts run (after the cones and the cover starts)")
-    ax.set_ylabel("largest flip norm over the points found")
+            pts = [(t + 1, x / f) for t, x in enumerate(r) if isinstance(x, (int, float)) and x == x]
+            if not pts:
+                continue
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], "-", color=f"C{i % 10}", lw=0.9, alpha=0.8,
+                    label=label if j == 0 else None)
+            srcs = (c.get("sources") or [[]] * (j + 1))[j] if j < len(c.get("sources") or []) else []
+            prev = float("nan")
+            for t, x in pts:
+                if not prev == prev or x > prev * (1 + 1e-12):
+                    grp = _source_group(srcs[t - 1]) if t - 1 < len(srcs) else "gd"
+                    mk, what = SOURCE_MARKERS[grp]
+                    ax.plot([t], [x], mk, color=f"C{i % 10}", ms=6 if mk != "." else 8, mfc="none" if mk in "os^" else None,
+                            label=f"record from {what}" if grp not in seen else None)
+                    seen.add(grp)
+                prev = x
+            ref = refs[j] if j < len(refs) else None
+            if isinstance(ref, (int, float)) and ref == ref:
+                ax.plot([pts[-1][0] * 1.04], [ref / f], "_", color=f"C{i % 10}", ms=14, mew=2,
+                        label="the reference's value (4x deeper)" if "ref" not in seen else None)
+                seen.add("ref")
+    ax.set_xlabel("starts in search order (every source)")
+    ax.set_ylabel("largest value so far / the claim's function" if scale is not None else "largest value so far")
     name = "kkt_running_max.png"
-    save_figure(fig, ax, os.path.join(out, name), "the KKT search: the largest flip norm against starts", legend_fontsize=6, ncol=2)
+    save_figure(fig, ax, os.path.join(out, name), "the KKT search: the running extremum of the claim's quantity",
+                legend_fontsize=6, ncol=2)
     return name
+
+
+def _claim_scale(results):
+    """cell -> the claim's function at the cell (its predicted exponents, constants free), from the first bound; None
+    where it cannot be evaluated."""
+    if not results:
+        return None
+    an = results[0].analysis
+    claim = {t.name: an.predicted.get(t.name, 0.0) for t in an.terms}
+
+    def scale(cell: dict) -> float:
+        logs = {"log_" + k: math.log(float(v)) for k, v in cell.items() if float(v) > 0}
+        try:
+            v = math.exp(_log_function(an.terms, claim, logs))
+        except (KeyError, ValueError, OverflowError):
+            return 1.0
+        return v if math.isfinite(v) and v > 0 else 1.0
+    return scale
 
 
 def _flow_section(flow: list[dict], png: str) -> list[str]:

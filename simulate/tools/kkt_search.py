@@ -40,9 +40,12 @@ class KKTSearchConfig:
     """The dataset (``clusters`` or ``sphere`` generated, or ``arrays``: ``X``, ``y`` in {-1, +1} and optionally
     ``cluster``, one integer per point) and the engine's budget: ``starts`` GD starts, then more up to ``max_starts``
     until the Good-Turing estimate that one more start finds a new point is at most ``saturation`` (from at least
-    1 / saturation starts), no pattern started past ``time`` seconds (None: no cap), ``programs`` cone programs per
+    1 / saturation starts; it sees only basins reached more than once), or, given an ``objective`` ("margin" or "flip",
+    along ``direction``), until its running extremum stops (the record rule, at most ``max_starts`` starts of every
+    source), no pattern started past ``time`` seconds (default 150; None: no cap), ``programs`` cone programs per
     pattern, every partition cone up to ``enumerate``, the cover starts at the scales ``covers`` (data with clusters);
-    ``width``: the GD network trained as one more start (and the width of random GD inits for data without clusters)."""
+    ``width``: the GD network trained as one more start (and the width of random GD inits for data without clusters).
+    The result reports points and their near-copy families (outputs within 2%), never that every point was found."""
 
     data: str = "clusters"
     d: int = 5
@@ -59,8 +62,10 @@ class KKTSearchConfig:
     enumerate: int = 256
     max_starts: int = 60
     saturation: float = 0.02
-    time: float | None = None
+    time: float | None = 150.0  # seconds: no pattern starts past it (None: no cap); the search then says how far it got
     covers: tuple[float, ...] = (1.0, 2.0, 3.0)  # the cover starts' scales (data with clusters; () for none)
+    objective: str | None = None  # "margin" or "flip": the search runs by the record rule on it (max_starts: its cap)
+    direction: np.ndarray | None = field(default=None, compare=False, repr=False)  # the flip objective's direction (d,)
     X: np.ndarray | None = field(default=None, compare=False, repr=False)
     y: np.ndarray | None = field(default=None, compare=False, repr=False)
     cluster: np.ndarray | None = field(default=None, compare=False, repr=False)
@@ -101,6 +106,17 @@ class KKTSearchConfig:
         if isinstance(self.covers, (str, bytes)) or not isinstance(self.covers, (tuple, list)) or len(self.covers) > 20:
             raise refused("covers", self.covers, "is out of range: must be a list of at most 20 scales, each in (0, 100] (e.g. (1, 2, 3); () for none)")
         object.__setattr__(self, "covers", tuple(require_float("covers", c, 0.0, strict=True, high=100.0) for c in self.covers))
+        if self.objective is not None and (not isinstance(self.objective, str) or self.objective not in OBJECTIVES):
+            raise refused("objective", self.objective, "is out of range: must be 'margin' (the largest normalized margin) or "
+                          "'flip' (the flip norm along a direction), or None")
+        if self.direction is not None:
+            if self.objective != "flip":
+                raise InputError("direction is given without objective='flip': it is the flip objective's direction")
+            v = np.asarray(self.direction, dtype=float) if np.asarray(self.direction).dtype.kind in "iuf" else None
+            if v is None or v.ndim != 1 or len(v) != self.d or not np.isfinite(v).all() or not np.any(v):
+                raise refused("direction", np.asarray(self.direction).shape, f"is out of range: must be a finite, nonzero vector of "
+                              f"length d = {self.d}")
+            object.__setattr__(self, "direction", v)
         require_bool("include_global", self.include_global)
         require_bool("bias", self.bias)
         if not self.bias:
@@ -274,12 +290,14 @@ class KKTPoints(Result):
                 "policy": {"certified_at": POINT_TOL, "same_point_rtol": 1e-3},
                 "engine": clean({k: v for k, v in s.as_json().items() if k != "candidates"}) if s is not None else None,  # type: ignore[attr-defined]
                 "points": [clean(p) for p in self.points], "distinct_kkt_points_by_function": self.distinct,
+                "families": int(getattr(s, "family_count", 0)) if s is not None else None,
                 "global": clean(g.as_json()) if g is not None else None}  # type: ignore[attr-defined]
 
     def heading(self) -> str:
         c, g = self.config, self.global_optimum
         gt = "" if g is None else "; " + g.heading()  # type: ignore[attr-defined]
-        return (f"{len(self.points)} candidates on {c.data} d={c.d} n={c.n}: {self.distinct} distinct KKT point(s) "
+        return (f"{len(self.points)} candidates on {c.data} d={c.d} n={c.n}: {self.distinct} distinct KKT point(s) in "
+                f"{getattr(self.search, 'family_count', '?')} families "
                 f"(certified at a relative residual of {POINT_TOL:g}){gt}" + (f"; {saturation_text(self.search)}" if self.search else ""))
 
     def table(self) -> list[dict]:
@@ -312,21 +330,63 @@ class KKTPoints(Result):
         return files
 
 
-def saturation_text(search) -> str:
-    """How saturated a search is, in words: its GD starts, the Good-Turing unseen estimate and why it stopped."""
+def saturation_text(search, objective: str = "the objective") -> str:
+    """How far a search got, in words: its points and near-copy families ("more may exist": never "every KKT point was
+    found", never "saturated" from the unseen estimate), its starts, the Good-Turing estimate, and why it stopped (the
+    record rule of ``objective``'s running extremum, the estimate's level, a cap or the time cap)."""
     u = float(getattr(search, "unseen", float("nan")))
     n = int(getattr(search, "gd_starts", 0))
+    total = len(getattr(search, "order", ()) or ()) or n
     b = getattr(search, "budget")
     stop = getattr(search, "stop", "")
-    if stop == "saturated":
-        why = f"saturated (at most {b.saturation:g} from at least {math.ceil(1 / b.saturation - 1e-9)} starts)"
+    pts, fams = int(getattr(search, "distinct", 0)), int(getattr(search, "family_count", 0))
+    head = f"{pts} point(s) in {fams} famil{'y' if fams == 1 else 'ies'} (outputs within 2%); more may exist"
+    last = search.last_record() if hasattr(search, "last_record") else None
+    running = list(getattr(search, "running_max", ()) or ())
+    top = f"{running[-1]:.4g}" if running and running[-1] == running[-1] else "none"
+    if stop == "stopped":
+        why = (f"the running extremum of {objective} ({top}) stopped: no record beyond 0.5% in the last half of "
+               f"{total} starts (its last record at start {last})")
+    elif stop == "unseen":
+        why = (f"the GD starts ended where the unseen estimate fell to {b.saturation:g} (it sees only basins reached more "
+               "than once: the points may still grow with depth)")
     elif stop == "cap":
-        why = f"not saturated (the level is {b.saturation:g}): stopped at the cap of {b.gd_max or b.gd} starts"
+        why = (f"stopped at the cap of {total} starts with the running extremum of {objective} ({top}) still rising (last "
+               f"record at start {last})" if running else f"stopped at the cap of {b.gd_max or b.gd} GD starts")
     elif stop == "time":
-        why = f"not saturated: stopped at the time cap of {b.seconds:g} s"
+        why = f"stopped at the time cap of {b.seconds:g} s after {total} starts: the search is not complete"
     else:
         why = "no GD start ran" if stop == "no GD start" else "not recorded"
-    return (f"{n} GD starts, unseen estimate {u:.3f}: {why}" if u == u else why)
+    return f"{head}; {total} starts ({n} GD), unseen estimate {u:.3f}: {why}" if u == u else f"{head}; {why}"
+
+
+OBJECTIVES = ("margin", "flip")
+
+
+def user_objective(cfg: KKTSearchConfig, X: np.ndarray, y: np.ndarray, ds):
+    """The search's objective (``cfg.objective``), a function of a KKT point at unit margin, or None: ``margin`` the
+    normalized margin ``min_i y_i f(x_i) / ||theta||^2`` (largest: the global max-margin direction), ``flip`` the norm
+    along ``-y_i v`` that flips every training point (``v``: ``cfg.direction``, else the cluster means' universal
+    direction, or VYS22's ``sum_i y_i x_i`` without clusters; a ray that never flips counts at the largest finite radius)."""
+    if cfg.objective is None:
+        return None
+    if cfg.objective == "margin":
+        def margin(net) -> float:
+            th = net.params()
+            return float((y * net.forward(X)).min() / float(th @ th))
+        return margin
+    if cfg.direction is not None:
+        v = np.asarray(cfg.direction, float)
+    elif ds.means is not None:
+        v = universal_directions("fvbs23", means=ds.means, J_plus=list(ds.J_plus))
+    else:
+        v = universal_directions("vys22", X_train=X, y_train=y)
+
+    def flip(net) -> float:
+        r = universal_radius(net, X, y, v)
+        finite = r[np.isfinite(r)]
+        return float(r.max()) if len(finite) == len(r) else float(finite.max() if len(finite) else 0.0)
+    return flip
 
 
 def kkt_points(cfg: KKTSearchConfig, progress: bool = False) -> KKTPoints:
@@ -344,7 +404,8 @@ def kkt_points(cfg: KKTSearchConfig, progress: bool = False) -> KKTPoints:
         if (y * gd.forward(X)).min() > 0:
             starts.append(("gd", gd))
     budget = Budget(gd=cfg.starts, programs=cfg.programs, enumerate=cfg.enumerate, width=None if ds.cluster is not None else cfg.width,
-                    gd_max=max(cfg.max_starts, cfg.starts), saturation=cfg.saturation, seconds=cfg.time, covers=cfg.covers)
+                    gd_max=max(cfg.max_starts, cfg.starts), saturation=cfg.saturation, seconds=cfg.time, covers=cfg.covers,
+                    starts_max=cfg.max_starts if cfg.objective else None)
     bar = None
     if progress:
         from tqdm import tqdm  # heavy: tqdm (loaded on first use)
@@ -352,11 +413,14 @@ def kkt_points(cfg: KKTSearchConfig, progress: bool = False) -> KKTPoints:
         # a bar only on a terminal: elsewhere (a log, a pipe) its last erased line ran into the results
         bar = tqdm(desc="KKT engine: patterns", unit="pattern", leave=False, disable=not sys.stderr.isatty())
 
-    def status(starts: int, distinct: int, unseen: float) -> None:
+    def status(p) -> None:
         if bar is not None:
-            bar.set_postfix_str(f"GD starts {starts}, distinct points {distinct}, unseen {unseen:.3f}", refresh=False)
+            bar.set_postfix_str(f"starts {p.starts}, points {p.points}, families {p.families}"
+                                + (f", extremum {p.extremum:.4g}" if p.extremum == p.extremum else f", unseen {p.unseen:.3f}"),
+                                refresh=False)
+    objective = user_objective(cfg, X, y, ds)
     res = search(X, y, ds.cluster, tuple(starts), budget, seed=cfg.seed, progress=(bar.update if bar is not None else None),
-                 status=status)
+                 status=status, objective=objective)
     if bar is not None:
         bar.close()
     glob = None

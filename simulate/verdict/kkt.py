@@ -19,7 +19,9 @@ from ibcheck.simulate.substrate.censored import decode
 from ibcheck.simulate.verdict.analysis import BoundAnalysis
 from ibcheck.simulate.verdict.rules import UPPER, Verdict, combine
 from ibcheck.solvers.binomial import upper_confidence
-from ibcheck.solvers.kkt.recall import RECALL_LOWER_MIN, RECALL_MIN, SATURATION_MAX, recall_record_for
+from ibcheck.solvers.kkt.depth import depth_record_for, reference_values
+from ibcheck.solvers.kkt.recall import recall_record_for
+from ibcheck.solvers.kkt.records import last_record, record_stopped, running_extremum
 
 
 def _by_cell(rows: list[Row], cell_vars: list[str]) -> dict[tuple, list[Row]]:
@@ -95,19 +97,50 @@ class KKTCell:
     unseen: tuple[float, ...] = ()  # per sample: the Good-Turing estimate that one more GD start finds a new point
     stops: tuple[str, ...] = ()  # per sample: why its GD starts stopped ("saturated", "cap", "time", ...)
     recall_lower: float | None = None  # the recall's one-sided 95% lower bound
-    running_max: tuple[tuple[float, ...], ...] = ()  # per sample: the largest flip norm so far against GD starts
+    running_max: tuple[tuple[float, ...], ...] = ()  # per sample: the engine's objective's running extremum, every start
+    orders: tuple[tuple[int | None, ...], ...] = ()  # per sample: the point each start reached, in search order
+    sources: tuple[tuple[str, ...], ...] = ()  # per sample: each start's source kind
+    test_errors: tuple[tuple[int, ...], ...] = ()  # per sample, per distinct point: its errors on the fresh points
+    families: tuple[int, ...] = ()  # per sample: the near-copy families of its points (outputs within 2%)
+    seeds: tuple[int, ...] = ()  # per sample: its seed
+    budget: Mapping | None = None  # the engine's budget (as recorded with the rows)
+    kind: str = "clusters"  # the data: clusters or sphere
+    n: int | None = None  # the samples' largest n
+    references: tuple[float | None, ...] = ()  # per sample: a 4x deeper reference's largest flip norm there (None: none)
+    depth_note: str = ""  # the class's depth stability for the flip norm, in words (or why it is unmeasured)
 
-    @property
-    def saturated(self) -> bool:
-        """Every sample's search saturated: its GD starts stopped at a Good-Turing unseen estimate of at most
-        SATURATION_MAX (from enough starts to resolve it)."""
-        return bool(self.stops) and len(self.stops) == len(self.unseen) and all(
-            st == "saturated" and u <= SATURATION_MAX for st, u in zip(self.stops, self.unseen))
+    def per_point(self, quantity: str) -> tuple[tuple[float, ...], ...]:
+        """Per sample, per distinct point: the value of the claim's ``quantity`` (a censored flip norm at its bound)."""
+        if quantity == "test_error":
+            return tuple(tuple(float(e) for e in errs) for errs in self.test_errors)
+        return tuple(tuple(float(decode(x)[0]) for x in fl) for fl in self.flip_norms)
+
+    def extrema(self, quantity: str) -> tuple[tuple[float, ...], ...]:
+        """Per sample: the running extremum of ``quantity`` over the starts in search order (every source)."""
+        return tuple(running_extremum(o, v) for o, v in zip(self.orders, self.per_point(quantity)))
+
+    def rising(self, quantity: str) -> list[str]:
+        """The samples whose running extremum of ``quantity`` had not stopped by the record rule, each in words."""
+        out = []
+        for i, run in enumerate(self.extrema(quantity)):
+            if not record_stopped(run):
+                lr = last_record(run)
+                seed = self.seeds[i] if i < len(self.seeds) else i
+                out.append(f"seed {seed}: " + (f"last record at start {lr + 1} of {len(run)}" if lr is not None and len(run) >= 20
+                                               else f"{len(run)} starts (at least 20 needed)" if lr is not None else "no point reached"))
+        return out
+
+    def depth(self, quantity: str):
+        """(the class's depth record, how it was read) for ``quantity`` (:func:`ibcheck.solvers.kkt.depth.depth_record_for`)."""
+        if self.budget is None or "d" not in self.cell or (self.kind == "clusters" and "k" not in self.cell):
+            return None, "no depth stability for this cell (no budget recorded, or no d and k)"
+        k = int(self.cell["k"]) if self.kind == "clusters" else 0
+        return depth_record_for(int(self.cell["d"]), k, self.n, canonical(quantity), dict(self.budget), self.kind)
 
     @property
     def searched(self) -> bool:
-        """The counting rule for a claim about every KKT point holds at this cell (:func:`every_point_searched`, its
-        one home)."""
+        """The counting rule for a claim about every KKT point holds at this cell for FVBS23.thm.4_2's quantity
+        (:func:`every_point_searched`, its one home)."""
         return every_point_searched((self,)) is None
 
     def as_json(self) -> dict:
@@ -125,8 +158,11 @@ class KKTCell:
                 "flip_norms": [list(f) for f in self.flip_norms], "search": [x.as_json() for x in self.search],
                 "complete": self.complete, "recall": self.recall, "recall_note": self.recall_note,
                 "values": [list(v) for v in self.values], "spread": list(self.spread), "unseen": list(self.unseen),
-                "stops": list(self.stops), "saturated": self.saturated, "recall_lower": self.recall_lower,
-                "running_max": [list(r) for r in self.running_max]}
+                "stops": list(self.stops), "recall_lower": self.recall_lower, "families": list(self.families),
+                "running_max": [list(r) for r in self.running_max], "orders": [list(o) for o in self.orders],
+                "sources": [list(x) for x in self.sources], "test_errors": [list(e) for e in self.test_errors],
+                "seeds": list(self.seeds), "budget": dict(self.budget) if self.budget else None, "kind": self.kind, "n": self.n,
+                "references": list(self.references), "depth_note": self.depth_note}
 
 
 @dataclass(frozen=True)
@@ -230,9 +266,27 @@ def kkt_cells(rows: list[Row], cell_vars: list[str]) -> tuple[KKTCell, ...]:
                            tuple(float(v["kkt_gd_unseen"]) if isinstance(v.get("kkt_gd_unseen"), (int, float)) else float("nan")
                                  for v in vals),
                            tuple(str(v.get("kkt_stop") or "not recorded") for v in vals), lower,
-                           tuple(tuple(float(x) for x in v.get("kkt_running_max") or [] if isinstance(x, (int, float)))
-                                 for v in vals)))
+                           tuple(tuple(float(x) if isinstance(x, (int, float)) else float("nan") for x in v.get("kkt_running_max") or [])
+                                 for v in vals),
+                           tuple(tuple(None if p is None else int(p) for p in v.get("kkt_order") or []) for v in vals),
+                           tuple(tuple(str(x) for x in v.get("kkt_sources") or []) for v in vals),
+                           tuple(tuple(int(e) for e in v.get("kkt_test_errors") or []) for v in vals),
+                           tuple(len(set(v.get("kkt_families") or [])) for v in vals),
+                           tuple(int(r.seed) for r in rs if r.measured),
+                           vals[0].get("kkt_budget") if vals else None, str(vals[0].get("kkt_data") or "clusters") if vals else "clusters",
+                           max((int(v["kkt_n"]) for v in vals if v.get("kkt_n") is not None), default=None)))
+        c = out[-1]
+        if c.budget is not None and "d" in cell and (c.kind != "clusters" or "k" in cell):
+            refs = reference_values(c.kind, int(cell["d"]), int(cell["k"]) if c.kind == "clusters" else 0, c.n, c.seeds,
+                                    "universal_flip_norm")
+            out[-1] = replace(c, references=refs, depth_note=c.depth("universal_flip_norm")[1])
     return tuple(out)
+
+
+def canonical(quantity: str) -> str:
+    """The quantity whose depth record a claim's quantity reads: VYS22's eta is its flip norm over a constant per sample
+    (the same extremum, the same ratio)."""
+    return "universal_flip_norm" if quantity == "universal_flip_eta" else quantity
 
 
 def certified_everywhere(kkt: tuple[KKTCell, ...], inside: set[tuple] | None = None) -> bool:
@@ -241,33 +295,56 @@ def certified_everywhere(kkt: tuple[KKTCell, ...], inside: set[tuple] | None = N
     return bool(cells) and all(c.networks_certified > 0 for c in cells)
 
 
-def every_point_searched(kkt: tuple[KKTCell, ...], inside: set[tuple] | None = None) -> str | None:
-    """The counting rule's condition for a claim about every KKT point (None: it holds; else why not): at every (inside)
-    cell the engine ran in full on every sample, its GD starts saturated there (a Good-Turing unseen estimate of at most
-    SATURATION_MAX), and its measured recall on instances of the cell's (d, k, n) class is at least RECALL_MIN with a
-    95% lower bound of at least RECALL_LOWER_MIN. One distinct point per sample counts where the search saturated: one
-    point can be the truth (k = 4)."""
+def every_point_searched(kkt: tuple[KKTCell, ...], inside: set[tuple] | None = None,
+                         quantity: str = "universal_flip_norm") -> str | None:
+    """The counting rule's condition for a claim about every KKT point bounding ``quantity`` (None: it holds; else why
+    not), judged by the quantity the claim bounds, never by the number of points (they multiply with depth as near
+    copies):
+
+    * the engine ran in full on every sample of every (inside) cell;
+    * per sample, the running extremum of ``quantity`` over the starts in search order (every source) has stopped
+      (:func:`ibcheck.solvers.kkt.records.record_stopped`: no record beyond 0.5% in the last half, at least 20 starts);
+    * per cell, its class (k, d, n, data) is depth-stable for ``quantity`` under the cells' budget
+      (:mod:`ibcheck.solvers.kkt.depth`: a fresh record, the budget within max(2%, twice the resolution) of a reference
+      at least 4x deeper on 90% of 30 instances, with a 95% lower bound of 80%, every reference stopped).
+
+    The points, their near-copy families and the Good-Turing estimate are reported beside it, never counted."""
     cells = [c for c in kkt if inside is None or tuple(sorted(c.cell.items())) in inside]
     if not cells:
         return "no cell inside the hypotheses holds KKT points"
     partial = [c for c in cells if not c.complete]
     if partial:
         return f"the KKT engine did not run in full at {len(partial)} of {len(cells)} cells: every-KKT-point not tested"
-    open_ = [c for c in cells if not c.saturated]
-    if open_:
-        c = open_[0]
-        worst = max((u for u in c.unseen if u == u), default=float("nan"))
-        return (f"the KKT search did not saturate at {len(open_)} of {len(cells)} cells (e.g. "
-                f"{', '.join(f'{k}={v:g}' for k, v in c.cell.items())}: unseen estimate up to {worst:.2f}, stops "
-                f"{', '.join(sorted(set(c.stops)))}; a cell counts at {SATURATION_MAX:g} or less): every-KKT-point not tested")
-    low = [c for c in cells if c.recall is None or c.recall < RECALL_MIN or c.recall_lower is None or c.recall_lower < RECALL_LOWER_MIN]
-    if low:
-        c = low[0]
-        what = c.recall_note if c.recall is None else f"recall {c.recall:.0%} ({c.recall_note})"
-        return (f"the KKT engine's recall is unmeasured, below {RECALL_MIN:.0%} or with a 95% lower bound below "
-                f"{RECALL_LOWER_MIN:.0%} at {len(low)} of {len(cells)} cells "
-                f"(e.g. {', '.join(f'{k}={v:g}' for k, v in c.cell.items())}: {what}): every-KKT-point not tested")
+    rising = [(c, c.rising(quantity)) for c in cells]
+    rising = [(c, r) for c, r in rising if r]
+    if rising:
+        c, r = rising[0]
+        n = sum(len(x) for _, x in rising)
+        return (f"the running extremum of {quantity} was still rising at {n} sample(s) of {len(rising)} of {len(cells)} cells "
+                f"(e.g. {_cell_text(c)}, {r[0]}; a sample counts once no record beyond 0.5% came in the last half of at "
+                "least 20 starts): every-KKT-point not tested")
+    for c in cells:
+        rec, note = c.depth(quantity)
+        if rec is None or not rec.passes:
+            return f"{note} at {_cell_text(c)}: every-KKT-point not tested"
     return None
+
+
+def depth_text(kkt: tuple[KKTCell, ...], inside: set[tuple] | None = None, quantity: str = "universal_flip_norm") -> str:
+    """How a counted claim about every KKT point holds, in words: each class's depth stability, once."""
+    cells = [c for c in kkt if inside is None or tuple(sorted(c.cell.items())) in inside]
+    texts = []
+    for c in cells:
+        rec, note = c.depth(quantity)
+        if rec is not None:
+            short = f"{'k = ' + str(rec.k) if rec.kind == 'clusters' else rec.kind}: {rec.within}/{rec.instances} within {rec.threshold:.1%}"
+            if short not in texts:
+                texts.append(short)
+    return "depth-stable at its classes (" + "; ".join(texts) + ")" if texts else ""
+
+
+def _cell_text(c: KKTCell) -> str:
+    return ", ".join(f"{k}={v:g}" for k, v in c.cell.items())
 
 
 def at_thresholds(rows: list[Row], quantity: str, eps: float, delta: float) -> list[Row]:

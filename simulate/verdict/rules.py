@@ -261,6 +261,7 @@ class RowEvidence:
     kkt_certified: bool | None = None  # None: the claim speaks of no KKT point
     kkt_search: str | None = None  # a claim about every KKT point: why the engine's search does not count (None: it does)
     family_rejected: bool | None = None  # an inconsistent row: does its violation survive Holm across the index's rows?
+    kkt_depth: str = ""  # a claim about every KKT point that counts: its classes' depth stability, in words
 
 
 def counted(e: RowEvidence) -> tuple[bool, str]:
@@ -269,7 +270,8 @@ def counted(e: RowEvidence) -> tuple[bool, str]:
     Only when its verdict is consistent or inconsistent; at least 80% of its cells are inside the claim's
     hypotheses; for a claim about KKT points, every inside cell holds certified KKT points; and it tests the
     claim's own exponents (log exponents fitted, not taken as known offsets; not a trivial row); a claim about every KKT
-    point also needs the KKT engine run in full at every inside cell with a measured recall of 90% or more on its class
+    point also needs the KKT engine run in full at every inside cell, the running extremum of the claim's quantity stopped
+    on every sample, and each cell's class depth-stable for that quantity
     (:func:`~ibcheck.simulate.verdict.kkt.every_point_searched`)."""
     if not e.cells_total or e.cells_inside / e.cells_total < MIN_INSIDE:
         return False, f"extrapolated: {e.cells_inside}/{e.cells_total} cells inside the hypotheses (at least {MIN_INSIDE:.0%} needed)"
@@ -285,4 +287,5 @@ def counted(e: RowEvidence) -> tuple[bool, str]:
         return False, e.kkt_search
     if e.verdict == "inconsistent" and e.family_rejected is False:
         return False, "inconsistent at its own level, not at the family level across the index's rows (Holm, 0.05)"
-    return True, f"{e.cells_inside}/{e.cells_total} cells inside" + (", certified KKT points at every cell" if e.kkt_certified else "")
+    return True, (f"{e.cells_inside}/{e.cells_total} cells inside" + (", certified KKT points at every cell" if e.kkt_certified else "")
+                  + (f"; {e.kkt_depth}" if e.kkt_depth else ""))

@@ -18,7 +18,12 @@ The search (every candidate goes through the same tie-aware polish and the same 
    (:func:`.certificate.kkt_certificate`, the Clarke rule at ties); where it does not certify, only the walls (P) does
    not admit are flipped, and the next cone is solved and certified, for at most ``Budget.programs`` programs. It stops
    at a certified point, when no wall (P) does not admit binds, or when its function reaches a point already found;
-3. the certified candidates grouped into distinct points (:func:`.policy.distinct_groups`).
+3. the certified candidates grouped into distinct points (:func:`.policy.distinct_groups`), and the points into
+   near-copy families (outputs on the sample within 2%);
+4. given an objective (the quantity a claim bounds), the continuation by the record rule (:mod:`.records`): more
+   starts from GD, cover starts at random scales and moves over activation patterns (:mod:`.moves`), each source in
+   proportion to the records it made, until the running extremum of the objective over the starts in search order
+   has stopped (no record beyond 0.5% in the last half of at least 20 starts) or the cap.
 
 Pitfalls avoided: the polish before issue 35 flipped legitimate ties and left the cone of a real KKT point; a search
 that stops at the first point it finds reports one point where (P) has several (3-10 per sample at k = 8, d = 64-256);
@@ -35,9 +40,11 @@ import numpy as np
 
 from ..networks import TwoLayerReLU
 from .certificate import kkt_certificate
-from .cones import cluster_labels, partition_cones, partition_count, split_move, sub_averaging_cones
-from .gd import cover_inits, gd_pattern, inits
+from .cones import cluster_labels, partition_cones, partition_count, sub_averaging_cones
+from .gd import cover_inits, gd_pattern, inits, random_covers
+from .moves import pattern_moves
 from .policy import POINT_TOL, SAME_POINT_RTOL, distinct_groups, function_distance, function_probes
+from .records import FAMILY_RTOL, last_record, record_stopped, records_by_source
 
 
 @dataclass(frozen=True)
@@ -53,19 +60,23 @@ class Budget:
     per_program: int | None = None
     cones: bool = True
     width: int | None = None  # random GD inits' width (data without clusters; None: 2 sqrt(n))
-    ascent: int = 2  # split moves from the point with the largest objective (where an objective is given; clusters only)
+    ascent: int = 2  # moves over activation patterns tried per record (where an objective is given; :mod:`.moves`); 0: none
     slsqp: int = 4  # SLSQP on (P) itself from random starts (width 2 x the GD width), where the parameters are at most SLSQP_MAX
     gd_max: int | None = None  # more GD starts, up to this many (the cap), while the unseen mass is above ``saturation`` (None: gd)
     saturation: float = 0.02  # Good-Turing estimate of the chance that one more GD start finds a new point
     seconds: float | None = None  # a time cap: no pattern starts past it (the search is then not complete)
     probe: int = 4  # cones of one kind (leave-one-out, partition) tried before the rest run only where one certified
     covers: tuple[float, ...] = (1.0, 2.0, 3.0)  # the cover starts' scales (clusters only; every combination at each, :func:`.gd.cover_inits`)
+    starts_max: int | None = None  # with an objective: starts of every source, at most, while the record rule has not stopped (None: 4 x the planned)
+    starts_min: int = 0  # with an objective: starts of every source, at least, before the record rule may stop (a reference's depth)
 
     def as_json(self) -> dict:
         return {"gd": self.gd, "gd_steps": self.gd_steps, "programs": self.programs, "enumerate": self.enumerate,
                 "per_program": self.per_program, "cones": self.cones, "width": self.width, "ascent": self.ascent,
                 "slsqp": self.slsqp, **({"covers": list(self.covers)} if self.covers else {}), **({"gd_max": self.gd_max, "saturation": self.saturation} if self.gd_max else {}),  # noqa: E501
-                **({"seconds": self.seconds} if self.seconds is not None else {})}
+                **({"seconds": self.seconds} if self.seconds is not None else {}),
+                **({"starts_max": self.starts_max} if self.starts_max is not None else {}),
+                **({"starts_min": self.starts_min} if self.starts_min else {})}
 
 
 @dataclass(frozen=True)
@@ -110,20 +121,37 @@ class KKTSearch:
     planned: int
     notes: tuple[str, ...] = field(default=())
     unseen: float = float("nan")  # Good-Turing: points reached once by GD starts / GD starts (nan: no GD start)
-    stop: str = ""  # why the GD starts stopped: "saturated", "cap" (gd_max reached first), "time" (Budget.seconds)
+    stop: str = ""  # why the starts stopped: "stopped" (the record rule, given an objective), "unseen" (the Good-Turing
+    # estimate reached the budget's level, without an objective: points may still grow with depth), "cap", "time"
     gd_starts: int = 0
-    running_max: tuple[float, ...] = ()  # per GD start: the largest objective over the points found so far (given one)
+    running_max: tuple[float, ...] = ()  # per start, every source, in search order: the largest objective so far (given one)
     skipped: int = 0  # cones left out because their kind certified nothing in its first Budget.probe
     widths: tuple[int, ...] = ()  # per GD start: its width (neurons)
+    order: tuple[int | None, ...] = ()  # per start, every source, in search order: the point it reached (None: none)
+    sources: tuple[str, ...] = ()  # ... and its source kind (the origin up to its first space)
+    families: tuple[int, ...] = ()  # per point: its near-copy family (outputs on the sample within 2%, :func:`.records.families`)
 
     @property
     def distinct(self) -> int:
         return len(self.points)
 
     @property
-    def saturated(self) -> bool:
-        """The GD starts stopped because the Good-Turing unseen estimate reached the budget's saturation level."""
-        return self.stop == "saturated"
+    def family_count(self) -> int:
+        return len(set(self.families))
+
+    @property
+    def stopped(self) -> bool:
+        """The record rule held: the running extremum of the objective stopped rising (:func:`.records.record_stopped`)."""
+        return self.stop == "stopped"
+
+    def records(self) -> dict[str, int]:
+        """Per source kind: the records of the objective its starts made (beyond 0.5%; the first point included)."""
+        return records_by_source(self.running_max, self.sources)
+
+    def last_record(self) -> int | None:
+        """The start (1-based, in search order) that made the last record of the objective (None: no objective)."""
+        i = last_record(self.running_max)
+        return None if i is None else i + 1
 
     def by_origin(self) -> dict[str, tuple[int, int, int]]:
         """Per origin kind (the origin up to its first space): (candidates, certified, points first found there)."""
@@ -140,9 +168,11 @@ class KKTSearch:
         return {k: (v[0], v[1], v[2]) for k, v in out.items()}
 
     def as_json(self) -> dict:
-        return {"distinct": self.distinct, "values": list(self.values), "complete": self.complete, "planned": self.planned,
-                "unseen": self.unseen, "stop": self.stop, "gd_starts": self.gd_starts, "saturated": self.saturated,
-                "running_max": list(self.running_max), "skipped": self.skipped, "gd_widths": sorted(set(self.widths)),
+        return {"distinct": self.distinct, "families": self.family_count, "values": list(self.values), "complete": self.complete,
+                "planned": self.planned, "unseen": self.unseen, "stop": self.stop, "stopped": self.stopped, "gd_starts": self.gd_starts,
+                "starts": len(self.order), "running_max": list(self.running_max), "records": self.records(),
+                "last_record": self.last_record(), "order": list(self.order), "sources": list(self.sources),
+                "point_families": list(self.families), "skipped": self.skipped, "gd_widths": sorted(set(self.widths)),
                 "by_origin": {k: list(v) for k, v in self.by_origin().items()},
                 "seconds": self.seconds, "budget": self.budget.as_json(), "notes": list(self.notes),
                 "candidates": [c.as_json() for c in self.candidates]}
@@ -236,25 +266,46 @@ def search(X: np.ndarray, y: np.ndarray, cluster: np.ndarray | None = None, star
            seed: int = 0, progress=None, objective=None, status=None) -> KKTSearch:
     """The KKT points of (P) on ``(X, y)`` (a two-layer ReLU network with biases, all layers trained): see the module
     docstring. ``starts``: (name, network) pairs whose patterns are polished first; ``progress``: called with 1 per
-    pattern done; ``status``: called after each pattern with (GD starts run, distinct points, unseen estimate);
-    ``objective``: a function of a point to ascend (e.g. a flip norm): ``budget.ascent`` split moves from
-    the point where it is largest (:func:`ascend`). Inputs are checked by the caller (the API's boundary)."""
+    pattern done; ``status``: called after each pattern with a :class:`Progress`; ``objective``: the quantity a claim
+    bounds, a function of a point (e.g. a flip norm): the search then runs by the record rule (:mod:`.records`), its
+    continuation split between GD starts, cover starts at random scales and moves over activation patterns from the
+    point where the objective is largest (:mod:`.moves`), each in proportion to the records it made, until the running
+    extremum has stopped (after at least ``budget.starts_min`` starts) or ``budget.starts_max`` starts ran. Without
+    one, more GD starts run while the Good-Turing unseen estimate is above ``budget.saturation``, up to
+    ``budget.gd_max``. Inputs are checked by the caller (the API's boundary)."""
     from .polish import data_span  # heavy: cvxpy (loaded on first use)
 
     X, y = np.asarray(X, float), np.asarray(y, float)
     cluster = None if cluster is None else np.asarray(cluster)
     rng = np.random.default_rng(seed)
     run = _Run(X, y, budget, data_span(X, True), objective, progress, status)
-    gd_inits = inits(run.span[0], X, cluster, y, max(budget.gd, budget.gd_max or 0), rng, True, budget.width)
+    more = max(budget.gd, budget.gd_max or 0, budget.starts_max or 0) if objective is not None else max(budget.gd, budget.gd_max or 0)
+    gd_inits = inits(run.span[0], X, cluster, y, more, rng, True, budget.width)
     run.planned(_patterns(X, y, cluster, tuple(starts), budget, run.span, rng, gd_inits))
-    if run.complete:
+    if run.complete and objective is not None:
+        run.to_records(gd_inits[budget.gd:], cluster, rng)
+    elif run.complete:
         run.more_starts(gd_inits[budget.gd:])
-    return run.result(cluster, run.n_planned)
+    return run.result(run.n_planned)
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where a search stands, for a progress bar: starts run (every source), GD starts, distinct points, near-copy
+    families, the Good-Turing unseen estimate, and the running extremum of the objective (nan: none)."""
+
+    starts: int
+    gd_starts: int
+    points: int
+    families: int
+    unseen: float
+    extremum: float
 
 
 class _Run:
-    """One search's state: the points found (functions on the probes, networks, values), the candidates, each GD start's
-    point (``hits``) and width, the cones solved, the running maximum of the objective, and why it stopped."""
+    """One search's state: the points found (functions on the probes, networks, values), the candidates, each start's
+    point and source (``order``, ``sources``; GD starts' in ``hits``) and width, the cones solved, the running extremum
+    of the objective, and why it stopped."""
 
     def __init__(self, X, y, budget: Budget, span, objective, progress, status):
         self.X, self.y, self.budget, self.span, self.objective = X, y, budget, span, objective
@@ -268,28 +319,51 @@ class _Run:
         self.notes: list[str] = []
         self.hits: list[int | None] = []  # per GD start: the point it reached (None: none)
         self.widths: list[int] = []  # per GD start: its width
+        self.order: list[int | None] = []  # per start, every source: the point it reached
+        self.sources: list[str] = []  # per start: its source kind
+        self.origins: list[str] = []  # per start: its origin in full
         self.reached: dict[bytes, int | None] = {}  # per cone solved: the point its polish reached
         self.running: list[float] = []
         self.scores: list[float] = []  # the objective of each point found (in order)
+        self.fams: list[int] = []  # each point's near-copy family (its outputs on the sample within 2% of a family's first)
+        self.fam_f: list[np.ndarray] = []
         self.skipped, self.extra, self.stop, self.complete, self.n_planned = 0, 0, "", True, 0
 
-    def run(self, origin: str, D: np.ndarray, s: np.ndarray) -> None:
+    def run(self, origin: str, D: np.ndarray, s: np.ndarray) -> int | None:
+        """Polish and certify from the cone (D, s) (once per cone), record the start; the point it reached."""
         key = _cone_key(D, s)
         if key not in self.reached:  # the same convex program is solved once; a start that repeats it reaches the same point
             c = _placed(polish_and_certify(self.X, self.y, D, s, origin, self.budget, self.span, self.probes, self.found_f),
                         self.probes, self.points, self.values, self.found_f)
             self.cands.append(c)
             self.reached[key] = c.point if c.point is not None else _reached(c, self.probes, self.found_f)
+        point = self.reached[key]
+        self.order.append(point)
+        self.sources.append(origin.split(" ")[0])
+        self.origins.append(origin)
+        self._families()
         if origin.startswith("gd:"):
-            self.hits.append(self.reached[key])
+            self.hits.append(point)
             self.widths.append(D.shape[1])
-            if self.objective is not None:  # the running maximum of the objective over the points found so far
-                self.scores.extend(float(self.objective(p)) for p in self.points[len(self.scores):])
-                self.running.append(max(self.scores, default=float("nan")))
+        if self.objective is not None:  # the running extremum of the objective over the points found so far, every source
+            self.scores.extend(float(self.objective(p)) for p in self.points[len(self.scores):])
+            self.running.append(max((x for x in self.scores if x == x), default=float("nan")))
         if self.progress is not None:
             self.progress(1)
         if self.status is not None:
-            self.status(len(self.hits), len(self.points), good_turing(self.hits))
+            self.status(Progress(len(self.order), len(self.hits), len(self.points), len(self.fam_f), good_turing(self.hits),
+                                 self.running[-1] if self.running else float("nan")))
+        return point
+
+    def _families(self) -> None:
+        """Each new point's near-copy family (:data:`.records.FAMILY_RTOL` on the sample's outputs)."""
+        for net in self.points[len(self.fams):]:
+            f = net.forward(self.X)
+            g = next((i for i, ref in enumerate(self.fam_f) if function_distance(f, ref) <= FAMILY_RTOL), None)
+            if g is None:
+                g = len(self.fam_f)
+                self.fam_f.append(f)
+            self.fams.append(g)
 
     def out_of_time(self) -> bool:
         if self.budget.seconds is not None and time.perf_counter() - self.t0 > self.budget.seconds:
@@ -318,7 +392,8 @@ class _Run:
                               f"certified nothing in its first {self.budget.probe}")
 
     def more_starts(self, more: list) -> None:
-        """More GD starts while the search has not saturated, up to the cap (``more``: the inits past ``budget.gd``)."""
+        """Without an objective: more GD starts while the unseen estimate is above the level, up to the cap (``more``:
+        the inits past ``budget.gd``)."""
         for init in more:
             if saturated(self.hits, self.budget.saturation) or self.out_of_time():
                 break
@@ -326,31 +401,122 @@ class _Run:
             self.run(init.name, D, s)
             self.extra += 1
 
-    def result(self, cluster, planned: int) -> KKTSearch:
+    def to_records(self, more: list, cluster, rng: np.random.Generator) -> None:
+        """With an objective: the continuation, until the record rule stops (:func:`.records.record_stopped`, after at
+        least ``budget.starts_min`` starts) or ``budget.starts_max`` starts ran. Each next start comes from one of three
+        sources: a GD start (``more``), a cover start at a random scale (clusters only; :func:`.gd.random_covers`, half
+        of them the combination that made the last record), or a move from the point where the objective is largest
+        (:mod:`.moves`; at most ``budget.ascent`` per record made by moves, plus ``budget.ascent``), whichever has run
+        the fewest starts per record it made (a source counts 1 + its records), so the budget goes where records come
+        from. Which source made each record is kept (:meth:`KKTSearch.records`)."""
+        b = self.budget
+        cap = max(b.starts_max if b.starts_max is not None else 4 * max(len(self.order), 1), b.starts_min)
+        groups, labels = _groups(self.y, cluster)
+        feeds: dict[str, Iterator] = {"gd": iter(more)}
+        if cluster is not None and b.covers:
+            feeds["cover"] = random_covers(self.span[0], self.X, cluster, self.y, rng, self._record_combo)
+        moves: Iterator | None = None
+        base: int | None = None
+        since = 0  # moves tried from the current base
+        tried = {"gd": 0, "cover": 0, "move": 0}
+        while len(self.order) < cap and not self._stopped() and not self.out_of_time():
+            best = _argmax(self.scores)
+            if b.ascent and best is not None and best != base:  # a new best point: moves from it
+                base, since = best, 0
+                w = {k.split(":")[1]: float(v) for k, v in self.records_made().items() if k.startswith("move:")}
+                net = self.points[best]
+                moves = pattern_moves(net.preactivations(self.X), np.sign(net.a), groups, labels, w, rng)
+            made = _by_feed(self.records_made())
+            open_ = [f for f in ("move", "cover", "gd") if f in feeds or (f == "move" and moves is not None)]
+            if moves is not None and since >= b.ascent * (1 + made.get("move", 0)):
+                open_ = [f for f in open_ if f != "move"]
+            pick = min(open_, key=lambda f: (tried[f] / (1 + made.get(f, 0)), open_.index(f)), default=None)
+            if pick is None:
+                break
+            if pick == "move":
+                assert moves is not None
+                nxt = next(moves, None)
+                if nxt is None:
+                    moves = None
+                    continue
+                self.run(*nxt)
+                since += 1
+            else:
+                init = next(feeds[pick], None)
+                if init is None:
+                    del feeds[pick]
+                    continue
+                D, s = gd_pattern(self.span[1], self.y, init, steps=b.gd_steps)
+                self.run(init.name, D, s)
+            tried[pick] += 1
+        self.extra = sum(tried.values())
+        if not self.stop:
+            self.stop = "stopped" if self._stopped() else "cap"
+        lr = last_record(self.running)
+        self.notes.append(f"{len(self.order)} starts ({tried['gd']} more GD starts, {tried['cover']} more cover starts, "
+                          f"{tried['move']} moves): the running extremum "
+                          + ("stopped" if self.stop == "stopped" else f"was still rising at the {'time cap' if self.stop == 'time' else 'cap'}")
+                          + (f"; its last record at start {lr + 1}" if lr is not None else "; no point reached"))
+
+    def records_made(self) -> dict[str, int]:
+        return records_by_source(self.running, self.sources)
+
+    def _record_combo(self) -> str | None:
+        """The cover combination whose start made the last record (None: a record from another source)."""
+        i = last_record(self.running)
+        if i is None or not self.origins[i].startswith("cover "):
+            return None
+        return self.origins[i].split(" ")[1]
+
+    def _stopped(self) -> bool:
+        """The record rule, after at least ``budget.starts_min`` starts."""
+        return len(self.order) >= self.budget.starts_min and record_stopped(self.running)
+
+    def result(self, planned: int) -> KKTSearch:
         b, unseen = self.budget, good_turing(self.hits)
         if not self.stop:
-            self.stop = "saturated" if saturated(self.hits, b.saturation) else ("cap" if self.hits else "no GD start")
-        if self.extra:
-            self.notes.append(f"{self.extra} more GD start(s): the unseen mass {'fell to' if self.stop == 'saturated' else 'stood at'} "
-                              f"{unseen:.2f} after {len(self.hits)} (cap {b.gd_max}, saturation {b.saturation:g})")
-        if self.objective is not None and cluster is not None and self.points and b.ascent and self.complete:
-            self.cands += ascend(self.X, self.y, cluster, b, self.span, self.probes, self.points, self.values, self.found_f,
-                                 self.objective)
-        dup = planned - self.skipped + self.extra - sum(not c.origin.startswith("ascent") for c in self.cands)
+            self.stop = "unseen" if saturated(self.hits, b.saturation) else ("cap" if self.hits else "no GD start")
+        if self.extra and self.objective is None:
+            self.notes.append(f"{self.extra} more GD start(s): the unseen mass {'fell to' if self.stop == 'unseen' else 'stood at'} "
+                              f"{unseen:.2f} after {len(self.hits)} (cap {b.gd_max}, level {b.saturation:g}); the points may "
+                              "still grow with depth (the estimate sees only basins hit more than once)")
+        dup = len(self.order) - len(self.cands)
         if dup > 0:
             self.notes.append(f"{dup} pattern(s) repeated a cone already solved (solved once)")
         return KKTSearch(tuple(self.cands), tuple(self.points), tuple(self.values), self.complete, b, time.perf_counter() - self.t0,
                          planned + self.extra, tuple(self.notes), unseen, self.stop, len(self.hits), tuple(self.running),
-                         self.skipped, tuple(self.widths))
+                         self.skipped, tuple(self.widths), tuple(self.order), tuple(self.sources), tuple(self.fams))
+
+
+def _by_feed(records: dict[str, int]) -> dict[str, int]:
+    """Records per continuation source: moves, cover starts, and every other source as GD."""
+    out: dict[str, int] = {}
+    for kind, v in records.items():
+        f = "move" if kind.startswith("move:") else "cover" if kind == "cover" else "gd"
+        out[f] = out.get(f, 0) + v
+    return out
+
+
+def _argmax(scores: list[float]) -> int | None:
+    ok = [(v, i) for i, v in enumerate(scores) if v == v]
+    return max(ok)[1] if ok else None
+
+
+def _groups(y: np.ndarray, cluster) -> tuple[np.ndarray, np.ndarray]:
+    """The groups the moves work on: the clusters (0..k-1, each with its label), or each point its own group."""
+    if cluster is not None:
+        return cluster_labels(y, cluster)
+    return np.arange(len(y)), np.asarray(y, float)
 
 
 PROBED = ("cone:leave-one-out", "cone:partition")  # cone kinds that run only where their first Budget.probe certified
 
 
 def saturated(hits: list[int | None], level: float) -> bool:
-    """Whether the GD starts have saturated at ``level``: the Good-Turing unseen estimate at most ``level`` from at least
-    ``ceil(1 / level)`` starts (fewer cannot resolve the level: from 4 starts that all reach one point the estimate
-    reads 0, while one start in 4 reaching a new point is 0.25)."""
+    """Whether the GD starts' Good-Turing unseen estimate is at most ``level`` from at least ``ceil(1 / level)`` starts
+    (fewer cannot resolve the level: from 4 starts that all reach one point the estimate reads 0, while one start in 4
+    reaching a new point is 0.25). Without an objective this ends the GD starts; it never says the points were all
+    found (the estimate only sees basins hit more than once)."""
     return len(hits) >= math.ceil(1 / level - 1e-9) and good_turing(hits) <= level
 
 
@@ -359,9 +525,9 @@ def good_turing(hits: list[int | None]) -> float:
     reached by exactly one start over the number of starts (``hits``: the point each start reached, None for none);
     nan with no start, and 1 where no start reached a point (nothing is known yet of the points there are).
 
-    Pitfalls avoided: a fixed number of starts reports 14 points where 49 exist (d = 64, k = 8, n = 24); the estimate says
-    how far from saturation the starts are, on the user's own sample, where no point is known in advance. Four starts
-    that certified nothing read 0/4 = 0, "saturated", on a sample holding 3 points (d = 256, k = 6, n = 185)."""
+    Pitfalls avoided: a fixed number of starts reports 14 points where 49 exist (d = 64, k = 8, n = 24); four starts
+    that certified nothing read 0/4 = 0 on a sample holding 3 points (d = 256, k = 6, n = 185). It is reported beside
+    the points, never as a stop that says they were all found: deeper searches keep finding near copies it does not see."""
     if not hits:
         return float("nan")
     counts: dict[int, int] = {}
@@ -395,42 +561,10 @@ def _reached(c: Candidate, probes, found_f: list) -> int | None:
     return int(np.argmin([function_distance(f, g) for g in found_f]))
 
 
-
-
-def ascend(X, y, cluster, budget: Budget, span, probes, points: list, values: list, found_f: list, objective) -> list[Candidate]:
-    """Local moves aimed at a larger ``objective`` (origin ``ascent``), from the point where it is largest: each move
-    splits the cluster nearest its wall off the neuron that averages the most clusters of its class
-    (:func:`.cones.split_move`) and polishes from that cone; a certified new point joins the points, and the base moves
-    there only where the objective grows. At most ``budget.ascent`` moves.
-
-    Pitfall avoided: the polish alone heads to the nearest KKT point whatever its robustness; these moves go the other
-    way (less averaging) and keep only what raises the objective."""
-    remap, labels = cluster_labels(y, cluster)
-    scores = [float(objective(p)) for p in points]
-    i = int(np.argmax(scores))
-    base, best = points[i], scores[i]
-    tried: set[str] = set()
-    out: list[Candidate] = []
-    for _ in range(budget.ascent):
-        move = split_move(base.preactivations(X), np.sign(base.a), remap, labels, frozenset(tried))
-        if move is None:
-            break
-        D, s, what = move
-        tried.add(what)
-        before = len(points)
-        c = _placed(polish_and_certify(X, y, D, s, "ascent", budget, span, probes, found_f), probes, points, values, found_f)
-        gain = float(objective(c.net)) if len(points) > before else float("nan")
-        out.append(replace(c, trace=f"{what} (objective {best:.3g} at the base): {c.trace}"
-                           + (f"; a new point, objective {gain:.3g}" if gain == gain else "")))
-        if gain == gain and gain > best:
-            base, best, tried = c.net, gain, set()
-    return out
-
-
 def _cone_key(D: np.ndarray, s: np.ndarray) -> bytes:
     """A cone up to the order and repetition of its neurons."""
     cols = sorted({(float(sg),) + tuple(int(v) for v in col) for sg, col in zip(s, np.asarray(D).T)})
     return repr(cols).encode()
 
 
-__all__ = ["Budget", "Candidate", "KKTSearch", "search", "polish_and_certify", "distinct_groups"]
+__all__ = ["Budget", "Candidate", "KKTSearch", "Progress", "search", "polish_and_certify", "distinct_groups"]

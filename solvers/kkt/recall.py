@@ -21,7 +21,8 @@ from pathlib import Path
 from ..binomial import lower_confidence
 
 RECALL_FILE = Path(__file__).with_name("recall.json")
-ENGINE_SOURCES = ("engine.py", "polish.py", "gram.py", "gd.py", "cones.py", "certificate.py", "multipliers.py", "factor.py", "policy.py", "jacobian.py")
+ENGINE_SOURCES = ("engine.py", "polish.py", "gram.py", "gd.py", "cones.py", "certificate.py", "multipliers.py", "factor.py", "policy.py",
+                  "jacobian.py", "records.py", "moves.py")
 RECALL_MIN = 0.9  # a claim about every KKT point counts only where the engine's recall on its class is at least this
 RECALL_LOWER_MIN = 0.8  # ... and the recall's one-sided 95% lower bound (Recall.lower) at least this
 SATURATION_MAX = 0.05  # ... and every sample's search saturated: a Good-Turing unseen estimate of at most this

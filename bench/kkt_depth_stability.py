@@ -1,0 +1,195 @@
+"""Depth stability of the KKT search, per class: the budget's extremum of the claim's quantity against a reference at
+least 4x deeper, on instances at the cells' own n (:mod:`ibcheck.solvers.kkt.depth`). Called by ``bench/kkt_recall.py
+--depth ...``; the instances and classes go to ``solvers/kkt/recall.json`` (``depth_instances``, ``depth``), stamped
+with the engine's fingerprint.
+
+Per instance (d, k, n, seed), at the cells' own n:
+
+* the budget: the claim design's own search budget (FVBS23 quick or full, VYS22 quick), with the claim's own objective
+  (its measure: FVBS23.thm.4_2's flip norm on the sample's 2000 fitting points, VYS22's norm that flips every training
+  point), seed as the comparison runs it;
+* the reference: every source (cover starts at 10 scales, partition cones up to 30, every cone kind run, SLSQP), the
+  record rule with at least 4x the budget's starts on that instance (``starts_min``), another seed;
+* both extrema measured on the same points: FVBS23.thm.4_2's flip norm on the 2000 fitting points, FVBS23.thm.3_1's
+  test error (the worst point's errors on its 2000 fresh points), VYS22's norm on the training points (exact);
+* the resolution: the bootstrap spread (200 resamples of those points) of the reference's extremal point's value.
+
+Pitfall avoided: a reference that stopped at its cap while its extremum still rose would make a budget look deep; each
+reference's own record rule is recorded, and a class passes only where every reference stopped.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import replace
+from multiprocessing import get_context
+
+import numpy as np
+
+from ibcheck.simulate.experiments.base import TrainedNetwork, design
+from ibcheck.simulate.experiments.kkt import FIT_POINTS, flip_objective, search_budget, vys22_objective
+from ibcheck.simulate.experiments.registry import EXPERIMENTS
+from ibcheck.simulate.substrate.censored import largest_radius
+from ibcheck.simulate.substrate.data import clusters, sphere
+from ibcheck.simulate.substrate.seeds import stream
+from ibcheck.solvers.kkt.depth import DEPTH_FACTOR, DepthInstance, bootstrap_resolution, depth_classes
+from ibcheck.solvers.kkt.engine import Budget, search
+from ibcheck.solvers.kkt.flip import flip_norm
+from ibcheck.solvers.kkt.recall import RECALL_FILE, engine_fingerprint
+from ibcheck.solvers.kkt.records import record_stopped, running_extremum
+from ibcheck.solvers.radius.universal import universal_directions, universal_radius
+
+REFERENCE = Budget(gd=160, gd_max=320, saturation=0.01, programs=8, enumerate=30, probe=10**6,
+                   covers=(0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 2.75, 3.0), ascent=8)
+
+
+def claim_budget(claim: str, quick: bool) -> Budget:
+    return search_budget(design(TrainedNetwork, EXPERIMENTS[claim].fixed_at(quick)))
+
+
+def cell_instances(claim: str, ks: list[int], seeds: int, first: int, quick: bool) -> list[tuple[int, int, int, int]]:
+    """(d, k, n, seed) at FVBS23.thm.4_2's cells with these k (quick or full grid), every d inside the window, n the cell's
+    own (the smallest inside the window, as the sweep picks it); seeds spread over the d values."""
+    exp = EXPERIMENTS[claim]
+    grid = exp.quick_grid if quick else exp.grid
+    out = []
+    for k in ks:
+        inside = [(d, n) for d in grid["d"] if (n := exp.settings_at({**exp.fixed_at(quick), "d": d, "k": k}).get("n"))]
+        for seed in range(first, first + seeds):
+            d, n = inside[seed % len(inside)]
+            out.append((int(d), int(k), int(n), seed))
+    return out
+
+
+def sphere_instances(seeds: int, first: int) -> list[tuple[int, int, int, int]]:
+    """(d, 0, n, seed) over VYS22.thm.main's quick grid, seeds spread over its (d, n) cells."""
+    exp = EXPERIMENTS["VYS22.thm.main"]
+    cells = [(int(d), int(n)) for d in exp.quick_grid["d"] for n in exp.quick_grid["n"]]
+    return [(cells[s % len(cells)][0], 0, cells[s % len(cells)][1], s) for s in range(first, first + seeds)]
+
+
+def _cell_eps(claim: str, d: int, k: int, quick: bool) -> float:
+    return float(design(TrainedNetwork, {**EXPERIMENTS[claim].fixed_at(quick), "d": d, "k": k}).eps)
+
+
+def measure(task: tuple) -> list[dict]:
+    """One instance: both searches and every quantity's row (``DepthInstance.as_json`` plus the budget)."""
+    set_name, d, k, n, seed, quick = task
+    claim = "VYS22.thm.main" if k == 0 else "FVBS23.thm.4_2"
+    budget = claim_budget(claim, quick)
+    if k:
+        ds = clusters(d, k, n, 1.0, seed=seed)
+        eps = _cell_eps(claim, d, k, quick)
+        objective = flip_objective(ds, eps, seed)
+        cluster = ds.cluster
+    else:
+        ds = sphere(d, n, seed=seed)
+        objective = vys22_objective(ds)
+        cluster = None
+    t = time.perf_counter()
+    got = search(ds.X, ds.y, cluster, (), budget, seed=seed, objective=objective)
+    t_budget = time.perf_counter() - t
+    ref_budget = replace(REFERENCE, starts_min=DEPTH_FACTOR * len(got.order), starts_max=max(8 * len(got.order), 400))
+    t = time.perf_counter()
+    ref = search(ds.X, ds.y, cluster, (), ref_budget, seed=seed + 1000, objective=objective)
+    t_ref = time.perf_counter() - t
+    quantities = {}
+    if k:
+        v = universal_directions("fvbs23", means=ds.means, J_plus=ds.J_plus)
+        Xf, yf = ds.sample(FIT_POINTS, stream("claim-measure", seed, 4))
+
+        def radii(net):
+            return universal_radius(net, Xf, yf, v)
+        q = 1 - eps
+        quantities["universal_flip_norm"] = (lambda net: flip_norm(radii(net), q)[0],
+                                             lambda net: bootstrap_resolution(radii(net), lambda r: flip_norm(r, q)[0]))
+        Xe, ye = ds.sample(2000, stream("kkt-test-error", seed, 4))
+
+        def wrong(net):
+            return (np.sign(net.forward(Xe)) != ye).astype(float)
+        quantities["test_error"] = (lambda net: float(wrong(net).sum()),
+                                    lambda net: bootstrap_resolution(wrong(net), np.sum))
+    else:
+        vv = universal_directions("vys22", X_train=ds.X, y_train=ds.y)
+
+        def norm(net):
+            r = largest_radius(universal_radius(net, ds.X, ds.y, vv))
+            return float(getattr(r, "value", r))
+        quantities["universal_flip_norm"] = (norm, lambda net: 0.0)  # on the training points: exact
+    rows = []
+    for name, (value, resolution) in quantities.items():
+        bv = [value(p) for p in got.points]
+        rv = [value(p) for p in ref.points]
+        b_run, r_run = running_extremum(got.order, bv), running_extremum(ref.order, rv)
+        top = int(np.argmax(rv)) if rv else None
+        lr_b = got.last_record() if name == "universal_flip_norm" else _last(b_run)
+        lr_r = ref.last_record() if name == "universal_flip_norm" else _last(r_run)
+        src = ref.sources[lr_r - 1] if lr_r else ""
+        inst = DepthInstance("sphere" if k == 0 else "clusters", d, k, n, seed, name, max(bv, default=0.0), max(rv, default=0.0),
+                             resolution(ref.points[top]) if top is not None else float("nan"), len(got.order), len(ref.order),
+                             record_stopped(r_run), record_stopped(b_run), got.distinct, got.family_count, ref.distinct,
+                             ref.family_count, lr_b, lr_r, src, _records(b_run, got.sources), _records(r_run, ref.sources),
+                             round(t_budget, 1), round(t_ref, 1))
+        rows.append({"set": set_name, **inst.as_json(), "budget": budget.as_json(), "reference": REFERENCE.as_json(),
+                     "reference_depth": round(len(ref.order) / max(len(got.order), 1), 2)})
+    return rows
+
+
+def _last(run) -> int | None:
+    from ibcheck.solvers.kkt.records import last_record
+
+    i = last_record(run)
+    return None if i is None else i + 1
+
+
+def _records(run, sources) -> dict:
+    from ibcheck.solvers.kkt.records import records_by_source
+
+    return records_by_source(run, sources)
+
+
+def run_depth(tasks: list[tuple], jobs: int) -> list[dict]:
+    """Every task's rows, ``jobs`` processes at a time (one BLAS thread each), printed as they come."""
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    rows: list[dict] = []
+    if jobs <= 1:
+        it = map(measure, tasks)
+        for r in it:
+            _show(r)
+            rows += r
+        return rows
+    with get_context("spawn").Pool(jobs) as pool:
+        for r in pool.imap_unordered(measure, tasks):
+            _show(r)
+            rows += r
+    return rows
+
+
+def _show(rows: list[dict]) -> None:
+    for r in rows:
+        print(json.dumps({k: r[k] for k in ("set", "d", "k", "n", "seed", "quantity", "budget_value", "reference_value", "ratio",
+                                            "threshold", "within", "reference_stopped", "budget_starts", "reference_starts",
+                                            "budget_points", "budget_families", "reference_points", "reference_families",
+                                            "budget_last_record", "reference_last_record", "reference_record_source",
+                                            "budget_seconds", "reference_seconds")}), flush=True)
+
+
+def _key(r: dict) -> tuple:
+    return (r["set"], r["kind"], r["d"], r["k"], r["n"], r["seed"], r["quantity"], json.dumps(r["budget"], sort_keys=True))
+
+
+def write(rows: list[dict]) -> list:
+    """Merge this run's rows with the same engine's on record (an instance measured again is this run's), recompute
+    every class and write recall.json (its other keys kept)."""
+    fp = engine_fingerprint()
+    old = json.loads(RECALL_FILE.read_text()) if RECALL_FILE.exists() else {}
+    kept = old.get("depth_instances", []) if old.get("fingerprint") == fp else []
+    fresh = {_key(r) for r in rows}
+    merged = [r for r in kept if _key(r) not in fresh] + rows
+    classes = depth_classes(merged, {}, REFERENCE.as_json(), fp)
+    keep = {k: v for k, v in old.items() if k not in ("fingerprint", "depth_instances", "depth")} if old.get("fingerprint") == fp else {}
+    RECALL_FILE.write_text(json.dumps({"fingerprint": fp, **keep, "depth_instances": merged,
+                                       "depth": [c.as_json() for c in classes]}, indent=1) + "\n")
+    return classes
