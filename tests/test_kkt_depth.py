@@ -159,3 +159,18 @@ def test_the_unseen_estimate_never_says_saturated_where_points_keep_growing_with
         assert text.startswith(f"{r.distinct} point(s) in {r.family_count} famil")
     if shallow.stop == "unseen":
         assert "may still grow with depth" in saturation_text(shallow)
+
+
+def test_a_counted_row_says_its_depth_stability_in_the_index(tmp_path, monkeypatch):
+    from ibcheck.simulate.compare.suite import SuiteRow
+    from ibcheck.simulate.report.index import _glance_row
+    from ibcheck.simulate.verdict.kkt import depth_text
+
+    monkeypatch.setattr(recall_mod, "RECALL_FILE", tmp_path / "recall.json")
+    _write(tmp_path, [_row(s) for s in range(29)] + [_row(29, ratio=0.9)])
+    cell = _cell([[0] * 10 + [1] * 2 + [0] * 20], [[9.0, 10.0]])
+    text = depth_text((cell,))
+    assert text == "depth-stable at its classes, k = 8: 29/30 within 2.0%"
+    row = SuiteRow("FVBS23.thm.4_2", "universal_flip_norm", "O", "", "", "", None, "2/2", "-", 1, "consistent", True, "-", "why",
+                   text)
+    assert _glance_row(row)["counted"] == "yes: depth-stable at its classes, k = 8: 29/30 within 2.0%"

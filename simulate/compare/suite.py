@@ -87,6 +87,7 @@ class SuiteRow:
     counted: bool
     not_counted: str  # why an otherwise decided row is not counted ("-" when counted or undecided)
     why: str
+    counted_how: str = ""  # a counted claim about every KKT point: its classes' depth stability, in words
 
 
 @dataclass(frozen=True)
@@ -236,7 +237,7 @@ def _bound_row(name: str, b: BoundRecord, rec: ComparisonRecord, holm_level: tup
         reason += f". Family level (Holm across the index's rows): p = {ft.p_violation if ft else 1.0:.2g} against {holm_level[1]:.2g}"
     return SuiteRow(name, b.quantity + (f" [{b.reading}]" if b.reading else ""), b.result.kind, pred, meas, res,
                     ft.attained if ft else None, f"{app.inside if app else 0}/{app.total if app else 0}", kkt_text(rec),
-                    len(rec.rounds), b.verdict, is_counted, _counted_text(is_counted, how), reason)
+                    len(rec.rounds), b.verdict, is_counted, _counted_text(is_counted, how), reason, _counted_how(is_counted, how))
 
 
 def _probability_row(pc: ProbabilityComparison, base: ComparisonRecord, holm_level: tuple[bool, float]) -> SuiteRow:
@@ -259,14 +260,17 @@ def _probability_row(pc: ProbabilityComparison, base: ComparisonRecord, holm_lev
     return SuiteRow(pc.claim, t.quantity, "<= (w.p. 1 - delta)", f"eps = {t.eps:g}, delta = {t.delta:g}",
                     f"{t.exceed}/{len(t.samples)} samples above eps ({t.unresolved} unresolved)",
                     f"a failure rate above {t.rate_upper:.2f}", None, f"{app.inside}/{app.total}", kkt_text(base), 1, cast(Verdict, t.verdict),
-                    is_counted, _counted_text(is_counted, how), why)
+                    is_counted, _counted_text(is_counted, how), why, _counted_how(is_counted, how))
 
 
 def _counted_text(is_counted: bool, how: str) -> str:
-    """The counted column: why a row does not count; for a counted claim about every KKT point, its depth stability."""
-    if is_counted:
-        return how.split("; ", 1)[1] if "; depth-stable" in how else "-"
-    return "-" if how == "undecided" else how
+    """Why a decided row does not count ("-" when it counts or is undecided)."""
+    return "-" if is_counted or how == "undecided" else how
+
+
+def _counted_how(is_counted: bool, how: str) -> str:
+    """For a counted claim about every KKT point: its classes' depth stability ("" otherwise)."""
+    return how.split("; ", 1)[1] if is_counted and "; depth-stable" in how else ""
 
 
 def judged_rows(pending: Sequence[tuple[str, BoundRecord, ComparisonRecord]],

@@ -37,7 +37,7 @@ def _wide_row(row: SuiteRow) -> dict:
     return {"claim": _link(row.claim), "quantity": row.quantity, "kind": row.kind,
             "predicted": row.predicted, "exponents (95% CI, descriptive)": row.measured, "resolution": row.resolution,
             "attained": att if row.kind not in ("Theta",) else "-", "inside": row.inside, "KKT": row.kkt, "looks": row.looks,
-            "verdict": f"**{row.verdict}**", "counted": "yes" if row.counted else "no",
+            "verdict": f"**{row.verdict}**", "counted": ("yes: " + row.counted_how if row.counted_how else "yes") if row.counted else "no",
             "extrapolated / trivial (not counted)": row.not_counted, "why": row.why}
 
 
@@ -72,7 +72,8 @@ def one_sentence(reason: str, most: int = 160, colon: bool = False) -> str:
 def _glance_row(row: SuiteRow) -> dict:
     """A row of the at-a-glance table: the claim and quantity, a verdict badge, counted or not (and why not), and one
     sentence of the reason."""
-    counted = "yes" if row.counted else ("no" if row.not_counted == "-" else f"no: {one_sentence(row.not_counted, 80, colon=True)}")
+    counted = (("yes: " + one_sentence(row.counted_how, 80) if row.counted_how else "yes") if row.counted else
+               ("no" if row.not_counted == "-" else f"no: {one_sentence(row.not_counted, 80, colon=True)}"))
     return {"claim": _link(row.claim), "quantity": row.quantity, "verdict": f"**{row.verdict}**", "counted": counted,
             "why (first clause; the claim's report has all of it)": one_sentence(row.why)}
 

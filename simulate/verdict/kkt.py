@@ -340,7 +340,7 @@ def depth_text(kkt: tuple[KKTCell, ...], inside: set[tuple] | None = None, quant
             short = f"{'k = ' + str(rec.k) if rec.kind == 'clusters' else rec.kind}: {rec.within}/{rec.instances} within {rec.threshold:.1%}"
             if short not in texts:
                 texts.append(short)
-    return "depth-stable at its classes (" + "; ".join(texts) + ")" if texts else ""
+    return "depth-stable at its classes, " + ", ".join(texts) if texts else ""
 
 
 def _cell_text(c: KKTCell) -> str:
