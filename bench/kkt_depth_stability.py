@@ -193,3 +193,27 @@ def write(rows: list[dict]) -> list:
     RECALL_FILE.write_text(json.dumps({"fingerprint": fp, **keep, "depth_instances": merged,
                                        "depth": [c.as_json() for c in classes]}, indent=1) + "\n")
     return classes
+
+
+def depth_table(path=None) -> str:
+    """The classes on record as a Markdown table (docs/kkt.md): per class, the instances, how many within the threshold,
+    the lowest ratio and where, the resolution, the reference's depth, and how many searches stopped by the record rule."""
+    from ibcheck.solvers.kkt.depth import load_depth
+
+    head = ("| class | quantity | budget | instances | within (threshold) | lowest ratio (d, n, seed; its reference's record "
+            "from) | resolution | reference depth (at least) | references stopped | budgets stopped | budget above the "
+            "reference | passes |\n|---|---|---|---|---|---|---|---|---|---|---|---|")
+    rows = []
+    for c in load_depth(path):
+        low = c.lowest or {}
+        cls = (f"k = {c.k}" if c.kind == "clusters" else c.kind) + f", d = {c.d_min}-{c.d_max}, n = {c.n_min}-{c.n_max}"
+        budget = f"{c.budget.get('gd')}-{c.budget.get('starts_max') or c.budget.get('gd_max') or c.budget.get('gd')} starts"
+        rows.append(f"| {cls} | {c.quantity} | {budget} | {c.instances} | {c.within} ({c.threshold:.1%}) | {c.ratio_min:.3f} "
+                    f"({low.get('d')}, {low.get('n')}, {low.get('seed')}; {low.get('reference_record_source') or '-'}) | "
+                    f"{c.resolution:.1%} | {c.depth_min:.1f}x | {c.reference_stopped}/{c.instances} | "
+                    f"{c.budget_stopped}/{c.instances} | {c.above} | {'**yes**' if c.passes else 'no: ' + (c.failure() or '')} |")
+    return head + "\n" + "\n".join(rows)
+
+
+if __name__ == "__main__":
+    print(depth_table())

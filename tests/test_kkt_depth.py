@@ -174,3 +174,21 @@ def test_a_counted_row_says_its_depth_stability_in_the_index(tmp_path, monkeypat
     row = SuiteRow("FVBS23.thm.4_2", "universal_flip_norm", "O", "", "", "", None, "2/2", "-", 1, "consistent", True, "-", "why",
                    text)
     assert _glance_row(row)["counted"] == "yes: depth-stable at its classes, k = 8: 29/30 within 2.0%"
+
+
+def test_kkt_points_runs_the_record_rule_on_a_users_objective_and_refuses_bad_ones():
+    import ibcheck
+    from ibcheck.simulate.substrate.data import clusters
+
+    ds = clusters(16, 4, 16, 0.5, seed=2)
+    v = np.ones(16)
+    res = ibcheck.kkt_points(X=ds.X, y=ds.y, cluster=ds.cluster, starts=2, enumerate=0, programs=4, objective="flip", direction=v,
+                             max_starts=24, covers=())
+    eng = res.as_json()["engine"]
+    assert eng["stop"] in ("stopped", "cap") and eng["starts"] <= 25 and len(eng["running_max"]) == eng["starts"]
+    assert res.as_json()["families"] >= 1 and "saturated" not in res.as_json()["saturation"]
+    for kwargs, msg in [({"objective": "robustness"}, "objective='robustness' is out of range"),
+                        ({"objective": "flip", "direction": np.ones(3)}, "direction=(3,) is out of range: direction must be a finite, nonzero vector of length d = 16"),
+                        ({"direction": v}, "direction is given without objective='flip'")]:
+        with pytest.raises(ibcheck.InputError, match=msg.replace("(", r"\(").replace(")", r"\)")):
+            ibcheck.kkt_points(X=ds.X, y=ds.y, **kwargs)

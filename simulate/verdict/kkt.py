@@ -20,7 +20,6 @@ from ibcheck.simulate.verdict.analysis import BoundAnalysis
 from ibcheck.simulate.verdict.rules import UPPER, Verdict, combine
 from ibcheck.solvers.binomial import upper_confidence
 from ibcheck.solvers.kkt.depth import depth_record_for, reference_values
-from ibcheck.solvers.kkt.recall import recall_record_for
 from ibcheck.solvers.kkt.records import last_record, record_stopped, running_extremum
 
 
@@ -225,20 +224,6 @@ class Reading:
         return {"reading": self.reading, "reason": self.reason, "evidence": {k: v.as_json() for k, v in self.evidence.items()}}
 
 
-def _recall(cell: Mapping[str, float], vals: list[dict]) -> tuple[float | None, float | None, str]:
-    """(recall, its 95% lower bound, how it was read) for a cell's rows."""
-    budget = vals[0].get("kkt_budget") if vals else None
-    if budget is None:
-        return None, None, "rows from before the KKT engine (no budget recorded)"
-    ns = {int(v["kkt_n"]) for v in vals if v.get("kkt_n") is not None}
-    kind = str(vals[0].get("kkt_data") or "clusters")
-    if "d" not in cell or (kind == "clusters" and "k" not in cell):
-        return None, None, "no recall for this cell (the recall classes are keyed by d, and k for clusters)"
-    k = int(cell["k"]) if kind == "clusters" else 0
-    rec, note = recall_record_for(int(cell["d"]), k, budget, n=max(ns) if ns else None, kind=kind)
-    return (None, None, note) if rec is None else (rec.recall, rec.lower, note)
-
-
 def kkt_cells(rows: list[Row], cell_vars: list[str]) -> tuple[KKTCell, ...]:
     """Per cell: samples, candidates tried and certified, samples with no KKT point (failed rows, never fitted), the
     largest residual over the points, the distinct points per sample, whether the engine ran in full, and its measured
@@ -250,7 +235,9 @@ def kkt_cells(rows: list[Row], cell_vars: list[str]) -> tuple[KKTCell, ...]:
         uncertified = sum(1 for r in rs if r.status == "failed" and r.failure == "UncertifiedSample")
         eps = [v["kkt_eps"] for v in vals if v.get("kkt_eps") is not None]
         delta = [v["kkt_delta"] for v in vals if v.get("kkt_delta") is not None]
-        recall, lower, note = _recall(cell, vals)
+        # a recall counted in points is no longer measured (issue 56: the points multiply with depth as near copies);
+        # the class's depth stability for the claim's quantity is what counts (depth_note)
+        recall, lower, note = None, None, "not counted in points: see the class's depth stability"
         complete = bool(vals) and uncertified == 0 and all(bool(v.get("kkt_complete")) for v in vals)
         out.append(KKTCell(cell, len(rs), uncertified, sum(int(v.get("kkt_trained") or 0) for v in vals),
                            sum(int(v.get("kkt_certified") or 0) for v in vals), sum(int(v.get("kkt_polished") or 0) for v in vals),
