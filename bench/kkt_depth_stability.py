@@ -5,11 +5,12 @@ with the engine's fingerprint.
 
 Per instance (d, k, n, seed), at the cells' own n:
 
-* the budget: the claim design's own search budget (FVBS23 quick or full, VYS22 quick), with the claim's own objective
-  (its measure: FVBS23.thm.4_2's flip norm on the sample's 2000 fitting points, VYS22's norm that flips every training
-  point), seed as the comparison runs it;
-* the reference: every source (cover starts at 10 scales, partition cones up to 30, every cone kind run, SLSQP), the
-  record rule with at least 4x the budget's starts on that instance (``starts_min``), another seed;
+* the budget: the comparison's own search: the claim design's budget (FVBS23 quick or full, VYS22 quick), started from
+  the GD networks the comparison trains on the sample, with the claim's own objective (its measure: FVBS23.thm.4_2's
+  flip norm on the sample's 2000 fitting points, VYS22's norm that flips every training point), seed as it runs it;
+* the reference: every source (the same given networks, cover starts at 10 scales, partition cones up to the larger of
+  30 and the budget's own, every cone kind run, SLSQP, moves), the record rule with at least 4x the budget's starts on
+  that instance (``starts_min``), another seed;
 * both extrema measured on the same points: FVBS23.thm.4_2's flip norm on the 2000 fitting points, FVBS23.thm.3_1's
   test error (the worst point's errors on its 2000 fresh points), VYS22's norm on the training points (exact);
 * the resolution: the bootstrap spread (200 resamples of those points) of the reference's extremal point's value.
@@ -28,10 +29,9 @@ from multiprocessing import get_context
 import numpy as np
 
 from ibcheck.simulate.experiments.base import TrainedNetwork, design
-from ibcheck.simulate.experiments.kkt import FIT_POINTS, flip_objective, search_budget, vys22_objective
+from ibcheck.simulate.experiments.kkt import FIT_POINTS, flip_objective, search_budget, trained_starts, vys22_objective
 from ibcheck.simulate.experiments.registry import EXPERIMENTS
 from ibcheck.simulate.substrate.censored import largest_radius
-from ibcheck.simulate.substrate.data import clusters, sphere
 from ibcheck.simulate.substrate.seeds import stream
 from ibcheck.solvers.kkt.depth import DEPTH_FACTOR, DepthInstance, bootstrap_resolution, depth_classes
 from ibcheck.solvers.kkt.engine import Budget, search
@@ -78,21 +78,24 @@ def measure(task: tuple) -> list[dict]:
     set_name, d, k, n, seed, quick = task
     claim = "VYS22.thm.main" if k == 0 else "FVBS23.thm.4_2"
     budget = claim_budget(claim, quick)
+    cell = {**EXPERIMENTS[claim].fixed_at(quick), "d": d, "n": n, **({"k": k} if k else {})}
+    # the comparison's own sample and starts: the GD networks it trains on the sample (the same seeds)
+    _, ds, starts = trained_starts(cell, seed, "clusters" if k else "sphere", design(TrainedNetwork, cell).networks)
     if k:
-        ds = clusters(d, k, n, 1.0, seed=seed)
         eps = _cell_eps(claim, d, k, quick)
         objective = flip_objective(ds, eps, seed)
         cluster = ds.cluster
     else:
-        ds = sphere(d, n, seed=seed)
         objective = vys22_objective(ds)
         cluster = None
     t = time.perf_counter()
-    got = search(ds.X, ds.y, cluster, (), budget, seed=seed, objective=objective)
+    got = search(ds.X, ds.y, cluster, starts, budget, seed=seed, objective=objective)
     t_budget = time.perf_counter() - t
-    ref_budget = replace(REFERENCE, starts_min=DEPTH_FACTOR * len(got.order), starts_max=max(8 * len(got.order), 400))
+    # every source, at least the budget's own cones: partition cones up to the larger of 30 and the budget's enumerate
+    ref_budget = replace(REFERENCE, enumerate=max(REFERENCE.enumerate, budget.enumerate),
+                         starts_min=DEPTH_FACTOR * len(got.order), starts_max=max(8 * len(got.order), 400))
     t = time.perf_counter()
-    ref = search(ds.X, ds.y, cluster, (), ref_budget, seed=seed + 1000, objective=objective)
+    ref = search(ds.X, ds.y, cluster, starts, ref_budget, seed=seed + 1000, objective=objective)
     t_ref = time.perf_counter() - t
     quantities = {}
     if k:
@@ -122,11 +125,12 @@ def measure(task: tuple) -> list[dict]:
         bv = [value(p) for p in got.points]
         rv = [value(p) for p in ref.points]
         b_run, r_run = running_extremum(got.order, bv), running_extremum(ref.order, rv)
-        top = int(np.argmax(rv)) if rv else None
+        top = int(np.nanargmax(rv)) if rv and np.isfinite(rv).any() else None
         lr_b = got.last_record() if name == "universal_flip_norm" else _last(b_run)
         lr_r = ref.last_record() if name == "universal_flip_norm" else _last(r_run)
         src = ref.sources[lr_r - 1] if lr_r else ""
-        inst = DepthInstance("sphere" if k == 0 else "clusters", d, k, n, seed, name, max(bv, default=0.0), max(rv, default=0.0),
+        # a search that found no point has no extremum (nan: never within)
+        inst = DepthInstance("sphere" if k == 0 else "clusters", d, k, n, seed, name, _top(bv), _top(rv),
                              resolution(ref.points[top]) if top is not None else float("nan"), len(got.order), len(ref.order),
                              record_stopped(r_run), record_stopped(b_run), got.distinct, got.family_count, ref.distinct,
                              ref.family_count, lr_b, lr_r, src, _records(b_run, got.sources), _records(r_run, ref.sources),
@@ -134,6 +138,11 @@ def measure(task: tuple) -> list[dict]:
         rows.append({"set": set_name, **inst.as_json(), "budget": budget.as_json(), "reference": REFERENCE.as_json(),
                      "reference_depth": round(len(ref.order) / max(len(got.order), 1), 2)})
     return rows
+
+
+def _top(values: list[float]) -> float:
+    finite = [v for v in values if np.isfinite(v)]
+    return max(finite) if finite else float("nan")
 
 
 def _last(run) -> int | None:

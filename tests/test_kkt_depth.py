@@ -35,6 +35,10 @@ def test_record_rule_needs_twenty_starts_and_a_flat_last_half():
     creeping = [1.0 + 0.003 * i for i in range(40)]  # each step below 0.5%, the last half 6% up: still rising
     assert not record_stopped(creeping)
     assert not record_stopped([float("nan")] * 30)  # no point reached
+    # rises of 0.4% and 0.5% that add up to 0.9% over the last record make a record at start 16 of 20 (referee's case)
+    stepped = [10.0] * 5 + [10.04] * 10 + [10.09] * 5
+    assert last_record(stepped) == 15 and not record_stopped(stepped)
+    assert record_stopped([1.0] * 10 + [float("inf")] * 20)  # an infinite value is no measurement, never a record
 
 
 def test_last_record_and_its_source():
@@ -188,7 +192,8 @@ def test_kkt_points_runs_the_record_rule_on_a_users_objective_and_refuses_bad_on
     assert eng["stop"] in ("stopped", "cap") and eng["starts"] <= 25 and len(eng["running_max"]) == eng["starts"]
     assert res.as_json()["families"] >= 1 and "saturated" not in res.as_json()["saturation"]
     for kwargs, msg in [({"objective": "robustness"}, "objective='robustness' is out of range"),
-                        ({"objective": "flip", "direction": np.ones(3)}, "direction=(3,) is out of range: direction must be a finite, nonzero vector of length d = 16"),
+                        ({"objective": "flip", "direction": np.ones(3)},
+                         "direction=(3,) is out of range: direction must be a finite, nonzero vector of length d = 16"),
                         ({"direction": v}, "direction is given without objective='flip'")]:
         with pytest.raises(ibcheck.InputError, match=msg.replace("(", r"\(").replace(")", r"\)")):
             ibcheck.kkt_points(X=ds.X, y=ds.y, **kwargs)

@@ -463,7 +463,7 @@ def test_the_recall_on_record_was_measured_with_this_engine():
 
     data = json.loads(RECALL_FILE.read_text())
     assert data["fingerprint"] == engine_fingerprint()
-    assert {c["fingerprint"] for c in data["classes"]} == {engine_fingerprint()}
+    assert {c["fingerprint"] for c in data["depth"]} == {engine_fingerprint()}
 
 
 def test_with_an_objective_the_search_runs_by_the_record_rule():

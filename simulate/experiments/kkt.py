@@ -140,15 +140,23 @@ def search_budget(p: TrainedNetwork):
                   gd_max=p.kkt_gd_max, saturation=p.kkt_saturation, starts_max=p.kkt_starts_max)
 
 
+def trained_starts(cell: dict, seed: int, kind: str, networks: int):
+    """(the run, its sample, the starts): ``networks`` networks trained by GD on the sample of ``seed`` at ``cell``, and
+    those that separate it as the engine's given starts, named ``gd seed s`` (what a comparison's search starts from;
+    ``bench/kkt_recall.py --depth`` starts its searches from the same)."""
+    run = _two_layer_gd(cell, seed, kind, networks)
+    ds = run.datasets[0]
+    starts = tuple((f"gd seed {summ['seed']}", net) for net, summ in zip(run.networks, run.summary) if summ["train_accuracy"] >= 1.0)
+    return run, ds, starts
+
+
 def kkt_sample(cell: dict, seed: int, kind: str, networks: int) -> KKTSample:
     """The sample of ``seed`` at ``cell`` with ``networks`` networks trained on it by GD, and the KKT engine's search on
     it, started from those networks (the ones that separate the sample) beside its own pattern sources."""
     from ibcheck.solvers.kkt.engine import search  # heavy: cvxpy (loaded on first use)
 
     p = design(TrainedNetwork, cell)
-    run = _two_layer_gd(cell, seed, kind, networks)
-    ds = run.datasets[0]
-    starts = tuple((f"gd seed {summ['seed']}", net) for net, summ in zip(run.networks, run.summary) if summ["train_accuracy"] >= 1.0)
+    run, ds, starts = trained_starts(cell, seed, kind, networks)
     cluster = getattr(ds, "cluster", None) if getattr(ds, "means", None) is not None else None
     # the record rule and the moves watch the claim's own quantity: FVBS23's flip norm on the sample's fitting points
     # (the measure itself), VYS22's norm that flips every training point

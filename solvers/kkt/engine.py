@@ -122,7 +122,8 @@ class KKTSearch:
     notes: tuple[str, ...] = field(default=())
     unseen: float = float("nan")  # Good-Turing: points reached once by GD starts / GD starts (nan: no GD start)
     stop: str = ""  # why the starts stopped: "stopped" (the record rule, given an objective), "unseen" (the Good-Turing
-    # estimate reached the budget's level, without an objective: points may still grow with depth), "cap", "time"
+    # estimate reached the budget's level, without an objective: points may still grow with depth), "cap", "time",
+    # "exhausted" (every source of the continuation spent before the cap, the extremum still rising)
     gd_starts: int = 0
     running_max: tuple[float, ...] = ()  # per start, every source, in search order: the largest objective so far (given one)
     skipped: int = 0  # cones left out because their kind certified nothing in its first Budget.probe
@@ -347,7 +348,7 @@ class _Run:
             self.widths.append(D.shape[1])
         if self.objective is not None:  # the running extremum of the objective over the points found so far, every source
             self.scores.extend(float(self.objective(p)) for p in self.points[len(self.scores):])
-            self.running.append(max((x for x in self.scores if x == x), default=float("nan")))
+            self.running.append(max((x for x in self.scores if math.isfinite(x)), default=float("nan")))
         if self.progress is not None:
             self.progress(1)
         if self.status is not None:
@@ -432,6 +433,7 @@ class _Run:
                 open_ = [f for f in open_ if f != "move"]
             pick = min(open_, key=lambda f: (tried[f] / (1 + made.get(f, 0)), open_.index(f)), default=None)
             if pick is None:
+                self.stop = "exhausted"  # every source spent before the cap, the extremum still rising
                 break
             if pick == "move":
                 assert moves is not None
@@ -455,7 +457,8 @@ class _Run:
         lr = last_record(self.running)
         self.notes.append(f"{len(self.order)} starts ({tried['gd']} more GD starts, {tried['cover']} more cover starts, "
                           f"{tried['move']} moves): the running extremum "
-                          + ("stopped" if self.stop == "stopped" else f"was still rising at the {'time cap' if self.stop == 'time' else 'cap'}")
+                          + ("stopped" if self.stop == "stopped" else "was still rising when every source was spent"
+                             if self.stop == "exhausted" else f"was still rising at the {'time cap' if self.stop == 'time' else 'cap'}")
                           + (f"; its last record at start {lr + 1}" if lr is not None else "; no point reached"))
 
     def records_made(self) -> dict[str, int]:
@@ -498,7 +501,7 @@ def _by_feed(records: dict[str, int]) -> dict[str, int]:
 
 
 def _argmax(scores: list[float]) -> int | None:
-    ok = [(v, i) for i, v in enumerate(scores) if v == v]
+    ok = [(v, i) for i, v in enumerate(scores) if math.isfinite(v)]
     return max(ok)[1] if ok else None
 
 

@@ -8,8 +8,9 @@ on data without clusters each point is its own group), each move is an exact gro
 * ``drop``: neuron j removed;
 * ``split``: group c taken off neuron j and given a neuron of its own (less averaging);
 * ``loo``: group c taken off neuron j (a leave-one-out neuron; j keeps the rest);
-* ``merge``: two neurons of one output sign made one, firing on the union of their groups;
-* ``twin``: neuron j doubled (two neurons on the same groups, which the polish may pull apart).
+* ``merge``: two neurons of one output sign made one, firing on the union of their groups.
+
+(A neuron doubled on the same groups is no move: the engine solves a cone once up to repeated neurons.)
 
 A move applied to the point a move reached is a combination of moves. :func:`pattern_moves` yields them in an order
 that puts the kinds that have made records first (``weights``), so the engine spends its continuation where records
@@ -21,7 +22,7 @@ from collections.abc import Iterator, Mapping
 
 import numpy as np
 
-MOVE_KINDS = ("split", "loo", "drop", "merge", "twin")
+MOVE_KINDS = ("split", "loo", "drop", "merge")
 
 
 def group_pattern(preact: np.ndarray, groups: np.ndarray, s: np.ndarray) -> tuple[list[frozenset[int]], np.ndarray]:
@@ -60,7 +61,6 @@ def pattern_moves(preact: np.ndarray, s: np.ndarray, groups: np.ndarray, labels:
         rsig = [float(signs[i]) for i in range(m) if i != j]
         if rest:
             by_kind["drop"].append((f"drop neuron {j}", rest, rsig))
-        by_kind["twin"].append((f"twin neuron {j}", sets + [sets[j]], list(signs) + [float(signs[j])]))
         own = sorted(c for c in sets[j] if labels[c] == signs[j])
         if len(own) >= 2:
             for c in own:

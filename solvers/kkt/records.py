@@ -46,22 +46,25 @@ def running_extremum(order: Sequence[int | None], values: Sequence[float]) -> tu
 
 
 def _rose(before: float, after: float, rtol: float) -> bool:
-    """Whether ``after`` is a record over ``before`` beyond ``rtol`` of its size (nan: nothing yet)."""
-    if after != after:
+    """Whether ``after`` is a record over ``before`` beyond ``rtol`` of its size (nan: nothing yet; an infinite value is
+    never a record: it is not a measurement)."""
+    if not math.isfinite(after):
         return False
-    if before != before:
+    if not math.isfinite(before):
         return True
     return after - before > rtol * abs(before)
 
 
 def record_stopped(running: Sequence[float], rtol: float = RECORD_RTOL, min_starts: int = RECORD_MIN_STARTS) -> bool:
-    """The record rule: at least ``min_starts`` starts, a point reached before the last half, and the running extremum
-    at the end within ``rtol`` of its value before the last half (no new record beyond ``rtol`` in the last half)."""
+    """The record rule: at least ``min_starts`` starts, and the last record (:func:`last_record`: a rise beyond ``rtol``
+    over the previous record, the first point included) came before the last half of the starts (starts
+    ``n - n // 2 + 1`` to ``n``, 1-based, form the last half). Rises below ``rtol`` that add up beyond it make a record
+    (they are measured from the last record, not from the previous start)."""
     n = len(running)
     if n < min_starts:
         return False
-    half = running[n // 2 - 1]  # the value before the last half (n // 2 starts ... n - 1 form the last half)
-    return half == half and not _rose(float(half), float(running[-1]), rtol)
+    last = last_record(running, rtol)
+    return last is not None and last < n - n // 2
 
 
 def last_record(running: Sequence[float], rtol: float = RECORD_RTOL) -> int | None:
