@@ -74,6 +74,11 @@ def test_threshold_is_two_percent_or_twice_the_resolution():
     assert threshold(0.005) == 0.02 and threshold(0.013) == pytest.approx(0.026)
     inst = DepthInstance("clusters", 512, 8, 312, 0, "universal_flip_norm", 9.75, 10.0, 0.013, 100, 400, True)
     assert inst.within and not DepthInstance("clusters", 512, 8, 312, 0, "universal_flip_norm", 9.7, 10.0, 0.013, 100, 400, True).within
+    # a measure that cannot resolve the comparison (a test error of 2 in 2000: resolution near 70%) is never within
+    few = DepthInstance("clusters", 512, 8, 312, 0, "test_error", 2.0, 2.0, 0.7, 100, 400, True)
+    assert not few.resolved and not few.within
+    assert DepthInstance("clusters", 512, 8, 312, 0, "test_error", 0.0, 0.0, 0.0, 100, 400, True).within  # 0 of 0: equal
+    assert not DepthInstance("clusters", 512, 8, 312, 0, "test_error", float("nan"), 3.0, 0.1, 100, 400, True).within  # no point
     assert bootstrap_resolution(np.ones(50), np.mean) == 0.0
     assert 0.0 < bootstrap_resolution(np.random.default_rng(1).standard_normal(200) + 5, np.mean) < 0.05
 

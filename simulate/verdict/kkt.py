@@ -112,7 +112,7 @@ class KKTCell:
         """Per sample, per distinct point: the value of the claim's ``quantity`` (a censored flip norm at its bound)."""
         if quantity == "test_error":
             return tuple(tuple(float(e) for e in errs) for errs in self.test_errors)
-        return tuple(tuple(float(decode(x)[0]) for x in fl) for fl in self.flip_norms)
+        return tuple(tuple(float("nan") if x is None else float(decode(x)[0]) for x in fl) for fl in self.flip_norms)
 
     def extrema(self, quantity: str) -> tuple[tuple[float, ...], ...]:
         """Per sample: the running extremum of ``quantity`` over the starts in search order (every source)."""
