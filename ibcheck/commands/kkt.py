@@ -33,8 +33,8 @@ def register(sub) -> None:
                         "once no record beyond 0.5%% came in the last half of at least 20 starts")
     p.add_argument("--direction", default=None, metavar="FILE.npz",
                    help="with --objective flip: an .npz holding one array v of length d (the direction to flip along)")
-    p.add_argument("--time", type=pos_float, default=150.0, metavar="SECONDS",
-                   help="no pattern starts past this many seconds (default 150: the search then says how far it got)")
+    p.add_argument("--time", type=pos_float, default=120.0, metavar="SECONDS",
+                   help="no pattern starts past this many seconds (default 120: the search then says how far it got)")
     p.add_argument("--cover-scales", dest="covers", type=float_list, default=(1.0, 2.0, 3.0), metavar="S1,S2,...",
                    help="the cover starts' scales (data with clusters: GD from every combination of each class's overlapping "
                         "leave-one-out covers of its clusters, at each scale); 'none' for no cover starts")

@@ -42,7 +42,7 @@ class KKTSearchConfig:
     until the Good-Turing estimate that one more start finds a new point is at most ``saturation`` (from at least
     1 / saturation starts; it sees only basins reached more than once), or, given an ``objective`` ("margin" or "flip",
     along ``direction``), until its running extremum stops (the record rule, at most ``max_starts`` starts of every
-    source), no pattern started past ``time`` seconds (default 150; None: no cap), ``programs`` cone programs per
+    source), no pattern started past ``time`` seconds (default 120; None: no cap), ``programs`` cone programs per
     pattern, every partition cone up to ``enumerate``, the cover starts at the scales ``covers`` (data with clusters);
     ``width``: the GD network trained as one more start (and the width of random GD inits for data without clusters).
     The result reports points and their near-copy families (outputs within 2%), never that every point was found."""
@@ -62,7 +62,7 @@ class KKTSearchConfig:
     enumerate: int = 256
     max_starts: int = 60
     saturation: float = 0.02
-    time: float | None = 150.0  # seconds: no pattern starts past it (None: no cap); the search then says how far it got
+    time: float | None = 120.0  # seconds: no pattern starts past it (None: no cap); the search then says how far it got
     covers: tuple[float, ...] = (1.0, 2.0, 3.0)  # the cover starts' scales (data with clusters; () for none)
     objective: str | None = None  # "margin" or "flip": the search runs by the record rule on it (max_starts: its cap)
     direction: np.ndarray | None = field(default=None, compare=False, repr=False)  # the flip objective's direction (d,)
@@ -286,7 +286,7 @@ class KKTPoints(Result):
         own_k = c.k if c.data == "clusters" else (len(np.unique(c.cluster)) if c.cluster is not None else None)
         return {"setting": c.data, "d": c.d, "k": own_k, "n": c.n, "width": c.width if c.data != "arrays" else None,
                 "gd_widths": sorted(set(getattr(s, "widths", ()))) if s is not None else [],
-                "saturation": saturation_text(s) if s is not None else None, "seed": c.seed, **clean(self.separability),
+                "saturation": saturation_text(s, _objective_name(c)) if s is not None else None, "seed": c.seed, **clean(self.separability),
                 "policy": {"certified_at": POINT_TOL, "same_point_rtol": 1e-3},
                 "engine": clean({k: v for k, v in s.as_json().items() if k != "candidates"}) if s is not None else None,  # type: ignore[attr-defined]
                 "points": [clean(p) for p in self.points], "distinct_kkt_points_by_function": self.distinct,
@@ -296,9 +296,11 @@ class KKTPoints(Result):
     def heading(self) -> str:
         c, g = self.config, self.global_optimum
         gt = "" if g is None else "; " + g.heading()  # type: ignore[attr-defined]
-        return (f"{len(self.points)} candidates on {c.data} d={c.d} n={c.n}: {self.distinct} distinct KKT point(s) in "
-                f"{getattr(self.search, 'family_count', '?')} families "
-                f"(certified at a relative residual of {POINT_TOL:g}){gt}" + (f"; {saturation_text(self.search)}" if self.search else ""))
+        if self.search is not None:
+            return (f"{len(self.points)} candidates on {c.data} d={c.d} n={c.n}, certified at a relative residual of "
+                    f"{POINT_TOL:g}: {saturation_text(self.search, _objective_name(c))}{gt}")
+        return (f"{len(self.points)} candidates on {c.data} d={c.d} n={c.n}: {self.distinct} distinct KKT point(s) "
+                f"(certified at a relative residual of {POINT_TOL:g}){gt}")
 
     def table(self) -> list[dict]:
         return [{k: p.get(k) for k in ("start", "is_kkt", "point", "is_global", "value", "stationarity_residual", "programs",
@@ -361,6 +363,10 @@ def saturation_text(search, objective: str = "the objective") -> str:
 
 
 OBJECTIVES = ("margin", "flip")
+
+
+def _objective_name(cfg: KKTSearchConfig) -> str:
+    return {"margin": "the normalized margin", "flip": "the flip norm"}.get(cfg.objective or "", "the objective")
 
 
 def user_objective(cfg: KKTSearchConfig, X: np.ndarray, y: np.ndarray, ds):
