@@ -44,6 +44,14 @@ REFERENCE = Budget(gd=160, gd_max=320, saturation=0.01, programs=8, enumerate=30
                    covers=(0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 2.75, 3.0), ascent=8)
 
 
+def reference_budget(budget: Budget, budget_starts: int) -> Budget:
+    """The reference for an instance where ``budget`` ran ``budget_starts`` starts: every source (at least the budget's
+    partition cones, GD starts and programs), at least DEPTH_FACTOR x its starts, at most 8x (and at least 400)."""
+    return replace(REFERENCE, enumerate=max(REFERENCE.enumerate, budget.enumerate), gd=max(REFERENCE.gd, budget.gd),
+                   programs=max(REFERENCE.programs, budget.programs), starts_min=DEPTH_FACTOR * budget_starts,
+                   starts_max=max(8 * budget_starts, 400))
+
+
 def claim_budget(claim: str, quick: bool) -> Budget:
     return search_budget(design(TrainedNetwork, EXPERIMENTS[claim].fixed_at(quick)))
 
@@ -91,9 +99,7 @@ def measure(task: tuple) -> list[dict]:
     t = time.perf_counter()
     got = search(ds.X, ds.y, cluster, starts, budget, seed=seed, objective=objective)
     t_budget = time.perf_counter() - t
-    # every source, at least the budget's own cones: partition cones up to the larger of 30 and the budget's enumerate
-    ref_budget = replace(REFERENCE, enumerate=max(REFERENCE.enumerate, budget.enumerate),
-                         starts_min=DEPTH_FACTOR * len(got.order), starts_max=max(8 * len(got.order), 400))
+    ref_budget = reference_budget(budget, len(got.order))
     t = time.perf_counter()
     ref = search(ds.X, ds.y, cluster, starts, ref_budget, seed=seed + 1000, objective=objective)
     t_ref = time.perf_counter() - t

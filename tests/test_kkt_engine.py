@@ -417,29 +417,29 @@ def test_recall_runs_add_up_and_an_instance_measured_again_is_replaced():
     assert sorted((c["n_min"], c["n_max"]) for c in bench.recall_classes(both, bs, "fp")) == [(40, 40), (123, 123)]
 
 
-def test_the_recall_reference_runs_at_least_four_times_the_starts_of_every_budget_it_measures():
-    """The recall is only as good as its reference: it must run (not merely allow) at least 8x the random GD starts of
-    each budget it measures, the cover starts at every scale the budget runs and at least 3x as many scales, at least 4x
-    the budget's starts in all (at k = 8: 36 cover starts a scale), on to a saturation level at least as strict; each
-    class states the reference it rests on and how many of its instances saturated."""
-    bench = _recall_bench()
-    ref = bench.REFERENCE
-    for name in ("FVBS23 quick", "VYS22 quick"):  # what --cells and --sphere-cells measure
-        b = bench.budgets()[name]
-        cap = max(b.gd, b.gd_max or 0)
-        assert ref.gd >= 8 * cap, name  # the issue asks 4x; 4x (80 random starts) knew 3 of 5 points
-        assert set(b.covers) <= set(ref.covers) and len(ref.covers) >= 3 * len(b.covers), name
-        assert 36 * len(ref.covers) + ref.gd >= 4 * (36 * len(b.covers) + cap), name
-        assert ref.saturation <= b.saturation and ref.enumerate >= b.enumerate and ref.probe >= 10**6
-    row = {"set": "cells", "d": 256, "k": 6, "n": 185, "seed": 0, "known": 2, "FVBS23 quick found": 1, "reference_stop": "saturated",
-           "reference_budget": ref.as_json()}
-    cls = bench.recall_classes([row, {**row, "seed": 1, "known": 1, "reference_stop": "cap"}], {"FVBS23 quick": Budget(gd=4)}, "fp")
-    assert [(c["reference"], c["reference_saturated"], c["several"]) for c in cls] == [(ref.as_json(), 1, 1)]
-    assert (cls[0]["several_known"], cls[0]["several_found"]) == (2, 1)  # the several-point samples' own recall
-    from ibcheck.solvers.kkt.recall import Recall
+def test_the_depth_reference_runs_every_source_and_four_times_the_starts_of_every_budget_it_measures():
+    """Depth stability is only as good as its reference (bench/kkt_depth_stability.py): on each instance it must run at
+    least 4x the starts the budget ran there (starts_min), the cover starts at every scale the budget runs and at least
+    3x as many scales, at least the budget's partition cones, every cone kind (no probe skipping), SLSQP and moves."""
+    import importlib.util
+    import sys
 
-    rec = Recall(**{**{k: v for k, v in cls[0].items() if k != "recall"}})
-    assert "2 instance(s)" not in rec.depth() and "1 instance(s) with several points (found there: 1/2)" in rec.depth()
+    here = Path(__file__).parents[1] / "bench"
+    sys.path.insert(0, str(here))
+    try:
+        spec = importlib.util.spec_from_file_location("kkt_depth_stability", here / "kkt_depth_stability.py")
+        assert spec and spec.loader
+        bench = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(bench)
+    finally:
+        sys.path.remove(str(here))
+    for claim, quick in (("FVBS23.thm.4_2", True), ("FVBS23.thm.4_2", False), ("VYS22.thm.main", True)):
+        b = bench.claim_budget(claim, quick)
+        ref = bench.reference_budget(b, 120)
+        assert ref.starts_min >= 4 * 120 and ref.starts_max >= ref.starts_min, claim
+        assert set(b.covers) <= set(ref.covers) and len(ref.covers) >= 3 * len(b.covers), claim
+        assert ref.enumerate >= b.enumerate and ref.probe >= 10**6 and ref.slsqp >= b.slsqp and ref.ascent >= b.ascent, claim
+        assert ref.gd >= b.gd and ref.programs >= b.programs and ref.cones, claim
 
 
 def test_the_engine_fingerprint_hashes_code_not_comments():
