@@ -48,7 +48,8 @@ def reference_budget(budget: Budget, budget_starts: int) -> Budget:
     """The reference for an instance where ``budget`` ran ``budget_starts`` starts: every source (at least the budget's
     partition cones, GD starts and programs), at least DEPTH_FACTOR x its starts, at most 8x (and at least 400)."""
     return replace(REFERENCE, enumerate=max(REFERENCE.enumerate, budget.enumerate), gd=max(REFERENCE.gd, budget.gd),
-                   programs=max(REFERENCE.programs, budget.programs), starts_min=DEPTH_FACTOR * budget_starts,
+                   programs=max(REFERENCE.programs, budget.programs), ascent=max(REFERENCE.ascent, 2 * budget.ascent),
+                   starts_min=DEPTH_FACTOR * budget_starts,
                    starts_max=max(8 * budget_starts, 400))
 
 

@@ -146,11 +146,15 @@ def test_a_split_move_takes_one_whole_cluster_off_an_averaging_neuron():
     assert split_move(one, np.array([1.0]), cluster, labels) is None
 
 
-def test_the_ascent_moves_to_a_more_robust_new_point():
-    """Local moves aimed at a larger objective: from the per-class (averaging) point of a small cluster instance, a split
-    move certifies as a new point with a larger flip norm, and the ascent moves its base there (the next move's trace
-    names the larger objective)."""
+def test_the_hill_climb_moves_to_a_more_robust_new_point():
+    """Moves over activation patterns aimed at a larger objective (the engine's hill-climb): from the per-class
+    (averaging) point of a small cluster instance, given as the only start, a split move certifies as a new point with a
+    larger flip norm, and the record it makes is credited to its move kind (whatever the order the moves are tried in)."""
+    from ibcheck.solvers.kkt.cones import cluster_labels
+    from ibcheck.solvers.kkt.engine import polish_and_certify
     from ibcheck.solvers.kkt.flip import point_flip_norm
+    from ibcheck.solvers.kkt.policy import function_probes
+    from ibcheck.solvers.kkt.polish import data_span
 
     ds = clusters(8, 4, 24, 0.3, seed=4)
     v = universal_directions("fvbs23", means=ds.means, J_plus=ds.J_plus)
@@ -158,9 +162,12 @@ def test_the_ascent_moves_to_a_more_robust_new_point():
     def objective(net):
         return point_flip_norm(net, ds.X, ds.y, v, 0.9)[0]
 
-    res = search(ds.X, ds.y, ds.cluster, (), Budget(gd=0, enumerate=4, programs=6, ascent=2, covers=()), seed=0, objective=objective)
-    asc = [c for c in res.candidates if c.origin == "ascent"]
-    assert asc, "the ascent ran"
-    base = max(objective(p) for i, p in enumerate(res.points) if all(c.point != i or c.origin != "ascent" for c in res.candidates))
-    gains = [objective(res.points[c.point]) for c in asc if c.certified and "a new point" in c.trace]
-    assert gains and max(gains) > base + 0.1
+    remap, labels = cluster_labels(ds.y, ds.cluster)
+    D, s = family_cone("per-class", remap, labels)
+    avg = polish_and_certify(ds.X, ds.y, D, s, "per-class", Budget(programs=6), data_span(ds.X, True), function_probes(ds.X), [])
+    assert avg.certified
+    for seed in (0, 1):  # the moves are tried in a random order
+        res = search(ds.X, ds.y, ds.cluster, (("per-class", avg.net),), Budget(gd=0, enumerate=0, cones=False, slsqp=0, programs=6,
+                     ascent=20, covers=(), starts_max=24), seed=seed, objective=objective)
+        assert res.records().get("move:split") == 1
+        assert max(objective(p) for p in res.points) > objective(avg.net) + 0.1

@@ -44,6 +44,7 @@ class TrainedNetwork:
     kkt_gd_max: int | None = None  # ... more GD starts, up to this many, until the unseen estimate is at most kkt_saturation
     kkt_saturation: float = 0.05  # ... the Good-Turing level (reported; without an objective it ends the GD starts)
     kkt_starts_max: int | None = None  # ... starts of every source, at most, while the record rule has not stopped
+    kkt_ascent: int = 2  # ... moves over activation patterns tried from each best point (the hill-climb), and per record
 
 
 @dataclass(frozen=True)

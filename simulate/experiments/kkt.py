@@ -137,7 +137,7 @@ def search_budget(p: TrainedNetwork):
     from ibcheck.solvers.kkt.engine import Budget  # heavy: cvxpy (loaded on first use)
 
     return Budget(gd=p.kkt_gd, gd_steps=p.kkt_steps, programs=p.kkt_programs, enumerate=p.kkt_enumerate,
-                  gd_max=p.kkt_gd_max, saturation=p.kkt_saturation, starts_max=p.kkt_starts_max)
+                  gd_max=p.kkt_gd_max, saturation=p.kkt_saturation, starts_max=p.kkt_starts_max, ascent=p.kkt_ascent)
 
 
 def trained_starts(cell: dict, seed: int, kind: str, networks: int):

@@ -19,6 +19,7 @@ from ibcheck.simulate.report.figures import save_figure, write_html
 from ibcheck.simulate.stats.fit import seed_rows
 from ibcheck.simulate.stats.ratio import SCALE, log_claim
 from ibcheck.simulate.verdict.analysis import BoundAnalysis
+from ibcheck.solvers.kkt.records import last_record
 from ibcheck.theory.atomic import write_text
 from ibcheck.theory.result import markdown_table, markdown_text, settings_text
 
@@ -376,8 +377,6 @@ def _cell_table(summary: dict, results: list[BoundAnalysis]) -> list[str]:
 def _records_text(cell: dict) -> str:
     """Per sample: the engine's running extremum at its end and the start that made its last record, e.g.
     ``10.55 (23/120)``."""
-    from ibcheck.solvers.kkt.records import last_record
-
     out = []
     for r in cell.get("running_max") or []:
         vals = [float(x) if isinstance(x, (int, float)) else float("nan") for x in r]

@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from ..binomial import lower_confidence
+from . import recall
 from .recall import engine_fingerprint
 
 DEPTH_FACTOR = 4  # the reference runs at least this many times the budget's starts on each instance
@@ -45,8 +46,6 @@ INSTANCES_MIN_LARGE = 15  # the full design's classes with k >= 12
 
 def _file(path: Path | None) -> Path:
     """``path``, or the recall file (looked up when called, so that a test may point it elsewhere)."""
-    from . import recall
-
     return Path(path) if path is not None else recall.RECALL_FILE
 
 
