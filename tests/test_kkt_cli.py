@@ -123,7 +123,7 @@ def test_kkt_on_a_users_file_reports_its_own_k_the_widths_used_and_how_saturated
     rec = json.loads(cli("kkt", "--data", str(tmp_path / "mine.npz"), "--starts", "2", "--max-starts", "30", "--enumerate", "0",
                          "--programs", "3", "--objective", "margin", "--out", str(tmp_path / "o"), "--json", check_rc=0).stdout)
     assert rec["engine"]["stop"] in ("stopped", "cap") and rec["engine"]["starts"] <= 30 + 1
-    assert "running extremum of the objective" in rec["saturation"] and len(rec["engine"]["running_max"]) == rec["engine"]["starts"]
+    assert "running extremum of the normalized margin" in rec["saturation"] and len(rec["engine"]["running_max"]) == rec["engine"]["starts"]
     timed = json.loads(cli("kkt", "--data", str(tmp_path / "mine.npz"), "--time", "0.001", "--out", str(tmp_path / "t"), "--json",
                            check_rc=0).stdout)
     assert timed["engine"]["stop"] == "time" and not timed["engine"]["complete"] and "time cap" in timed["saturation"]
