@@ -642,7 +642,7 @@ def _running_max_figure(kkt: list[dict], out: str, scale=None) -> str:
     sample (a deeper search, bench/kkt_recall.py) drawn beside the line's end where one is on record."""
     import matplotlib.pyplot as plt  # heavy: matplotlib
 
-    fig, ax = plt.subplots(figsize=(6.8, 4.2))
+    fig, ax = plt.subplots(figsize=(8.4, 4.2))
     seen: set[str] = set()
     for i, c in enumerate(kkt):
         label = ", ".join(f"{k}={v:g}" for k, v in c["cell"].items())
@@ -673,7 +673,7 @@ def _running_max_figure(kkt: list[dict], out: str, scale=None) -> str:
     ax.set_ylabel("largest value so far / the claim's function" if scale is not None else "largest value so far")
     name = "kkt_running_max.png"
     save_figure(fig, ax, os.path.join(out, name), "the KKT search: the running extremum of the claim's quantity",
-                legend_fontsize=6, ncol=2)
+                legend_fontsize=6, outside=True)
     return name
 
 

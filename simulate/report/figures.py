@@ -31,19 +31,24 @@ def figure_png(fig) -> bytes:
     return buf.getvalue()
 
 
-def finish(fig, ax, title: str, legend_fontsize: int = 8, ncol: int = 1, grid_which: str = "both"):
-    """Title, grid, legend, tight layout: the common end of every figure. Returns ``fig``."""
+def finish(fig, ax, title: str, legend_fontsize: int = 8, ncol: int = 1, grid_which: str = "both", outside: bool = False):
+    """Title, grid, legend (``outside``: to the right of the axes, where many lines would hide behind it), tight layout:
+    the common end of every figure. Returns ``fig``."""
     ax.set_title(title, fontsize=9)
     ax.grid(True, which=grid_which, alpha=0.3)
     if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=legend_fontsize, ncol=ncol)
+        if outside:
+            ax.legend(fontsize=legend_fontsize, ncol=ncol, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+        else:
+            ax.legend(fontsize=legend_fontsize, ncol=ncol)
     fig.tight_layout()
     return fig
 
 
-def save_figure(fig, ax, path: str, title: str, legend_fontsize: int = 8, ncol: int = 1, grid_which: str = "both") -> None:
+def save_figure(fig, ax, path: str, title: str, legend_fontsize: int = 8, ncol: int = 1, grid_which: str = "both",
+                outside: bool = False) -> None:
     """:func:`finish`, then save at 110 dpi (and close, for a pyplot figure)."""
-    save_figure_file(finish(fig, ax, title, legend_fontsize, ncol, grid_which), path)
+    save_figure_file(finish(fig, ax, title, legend_fontsize, ncol, grid_which, outside), path)
     import matplotlib.pyplot as plt  # heavy: matplotlib (loaded on first use)
 
     plt.close(fig)
