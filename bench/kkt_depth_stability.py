@@ -37,7 +37,7 @@ from ibcheck.solvers.kkt.depth import DEPTH_FACTOR, DepthInstance, bootstrap_res
 from ibcheck.solvers.kkt.engine import Budget, search
 from ibcheck.solvers.kkt.flip import flip_norm
 from ibcheck.solvers.kkt.recall import RECALL_FILE, engine_fingerprint
-from ibcheck.solvers.kkt.records import record_stopped, running_extremum
+from ibcheck.solvers.kkt.records import last_record, record_stopped, records_by_source, running_extremum
 from ibcheck.solvers.radius.universal import universal_directions, universal_radius
 
 REFERENCE = Budget(gd=160, gd_max=320, saturation=0.01, programs=8, enumerate=30, probe=10**6,
@@ -140,7 +140,7 @@ def measure(task: tuple) -> list[dict]:
         inst = DepthInstance("sphere" if k == 0 else "clusters", d, k, n, seed, name, _top(bv), _top(rv),
                              resolution(ref.points[top]) if top is not None else float("nan"), len(got.order), len(ref.order),
                              record_stopped(r_run), record_stopped(b_run), got.distinct, got.family_count, ref.distinct,
-                             ref.family_count, lr_b, lr_r, src, _records(b_run, got.sources), _records(r_run, ref.sources),
+                             ref.family_count, lr_b, lr_r, src, records_by_source(b_run, got.sources), records_by_source(r_run, ref.sources),
                              round(t_budget, 1), round(t_ref, 1))
         rows.append({"set": set_name, **inst.as_json(), "budget": budget.as_json(), "reference": REFERENCE.as_json(),
                      "reference_depth": round(len(ref.order) / max(len(got.order), 1), 2)})
@@ -153,16 +153,8 @@ def _top(values: list[float]) -> float:
 
 
 def _last(run) -> int | None:
-    from ibcheck.solvers.kkt.records import last_record
-
     i = last_record(run)
     return None if i is None else i + 1
-
-
-def _records(run, sources) -> dict:
-    from ibcheck.solvers.kkt.records import records_by_source
-
-    return records_by_source(run, sources)
 
 
 def run_depth(tasks: list[tuple], jobs: int) -> list[dict]:

@@ -324,7 +324,8 @@ def main() -> None:
     old = json.loads(RECALL_FILE.read_text()) if RECALL_FILE.exists() else {}
     kept = old.get("instances", []) if old.get("fingerprint") == fp else []
     rows = merged_rows(kept, rows)
-    RECALL_FILE.write_text(json.dumps({"fingerprint": fp, "instances": rows, "classes": recall_classes(rows, budgets(), fp)},
+    depth = {k: old[k] for k in ("depth_instances", "depth") if k in old and old.get("fingerprint") == fp}  # kept as they are
+    RECALL_FILE.write_text(json.dumps({"fingerprint": fp, "instances": rows, "classes": recall_classes(rows, budgets(), fp), **depth},
                                       indent=1) + "\n")
     print(f"written {RECALL_FILE}")
     if args.fixture and fixture:

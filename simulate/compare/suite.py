@@ -232,12 +232,13 @@ def _bound_row(name: str, b: BoundRecord, rec: ComparisonRecord, holm_level: tup
             reason += (f". Would decide: about {worst.budget_seconds:.0f} s of budget ({worst.factor:.1f}x the measurements) "
                        f"if the spread is seed noise; see the comparison's report")
     app = rec.applicability
-    is_counted, how = counted(_evidence(b, rec, holm_level[0] if holm_level else None))
+    ev = _evidence(b, rec, holm_level[0] if holm_level else None)
+    is_counted, how = counted(ev)
     if holm_level is not None and b.verdict == "inconsistent":
         reason += f". Family level (Holm across the index's rows): p = {ft.p_violation if ft else 1.0:.2g} against {holm_level[1]:.2g}"
     return SuiteRow(name, b.quantity + (f" [{b.reading}]" if b.reading else ""), b.result.kind, pred, meas, res,
                     ft.attained if ft else None, f"{app.inside if app else 0}/{app.total if app else 0}", kkt_text(rec),
-                    len(rec.rounds), b.verdict, is_counted, _counted_text(is_counted, how), reason, _counted_how(is_counted, how))
+                    len(rec.rounds), b.verdict, is_counted, _counted_text(is_counted, how), reason, ev.kkt_depth if is_counted else "")
 
 
 def _probability_row(pc: ProbabilityComparison, base: ComparisonRecord, holm_level: tuple[bool, float]) -> SuiteRow:
@@ -254,23 +255,19 @@ def _probability_row(pc: ProbabilityComparison, base: ComparisonRecord, holm_lev
             several = several or every_point_searched(pc.extra_kkt, keys, t.quantity)
         depth = "" if several else depth_text(base.kkt.cells, keys, t.quantity)
     is_counted, how = counted(RowEvidence(t.verdict, app.inside, app.total, None, "fit", kkt, several, holm_level[0], depth))
+    depth = depth if is_counted else ""
     why = pc.reason
     if t.verdict == "inconsistent":
         why += f". Family level (Holm across the index's rows): p = {t.p_value:.2g} against {holm_level[1]:.2g}"
     return SuiteRow(pc.claim, t.quantity, "<= (w.p. 1 - delta)", f"eps = {t.eps:g}, delta = {t.delta:g}",
                     f"{t.exceed}/{len(t.samples)} samples above eps ({t.unresolved} unresolved)",
                     f"a failure rate above {t.rate_upper:.2f}", None, f"{app.inside}/{app.total}", kkt_text(base), 1, cast(Verdict, t.verdict),
-                    is_counted, _counted_text(is_counted, how), why, _counted_how(is_counted, how))
+                    is_counted, _counted_text(is_counted, how), why, depth)
 
 
 def _counted_text(is_counted: bool, how: str) -> str:
     """Why a decided row does not count ("-" when it counts or is undecided)."""
     return "-" if is_counted or how == "undecided" else how
-
-
-def _counted_how(is_counted: bool, how: str) -> str:
-    """For a counted claim about every KKT point: its classes' depth stability ("" otherwise)."""
-    return how.split("; ", 1)[1] if is_counted and "; depth-stable" in how else ""
 
 
 def judged_rows(pending: Sequence[tuple[str, BoundRecord, ComparisonRecord]],

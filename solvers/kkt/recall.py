@@ -11,6 +11,7 @@ that an older engine wrote would claim what the current engine never showed.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
@@ -28,6 +29,7 @@ RECALL_LOWER_MIN = 0.8  # ... and the recall's one-sided 95% lower bound (Recall
 SATURATION_MAX = 0.05  # ... and every sample's search saturated: a Good-Turing unseen estimate of at most this
 
 
+@functools.lru_cache(maxsize=1)
 def engine_fingerprint() -> str:
     """A hash of the engine's code (what decides which points it finds): its source files without comments,
     docstrings, blank lines or trailing spaces (:func:`code_of`), so that a corrected comment keeps the recall measured.
