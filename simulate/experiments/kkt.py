@@ -81,7 +81,7 @@ class KKTSample:
             nets.append(n)
         search = self.search
         return {"kkt_trained": len(cands), "kkt_certified": len(ok), "kkt_distinct": len(self.points),
-                "kkt_n": int(len(self.dataset.X)),  # the recall is read for this n (solvers.kkt.recall.recall_for)
+                "kkt_n": int(len(self.dataset.X)),  # the cell's own n (the class of its depth record: solvers.kkt.depth)
                 "kkt_data": str(getattr(self.dataset, "kind", "clusters")),  # ... and this kind of data (clusters, sphere)
                 "kkt_values": [float(v) for v in getattr(search, "values")],
                 "kkt_not_global": sum(lb > 1 + NOT_GLOBAL_TOL for lb in lbs), "kkt_dual_lb": lbs,

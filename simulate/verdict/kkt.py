@@ -89,13 +89,10 @@ class KKTCell:
     dual_lb: float | None = None  # the largest dual-check lower bound over the cell's distinct points
     search: tuple[SearchLine, ...] = ()  # per origin of the candidates (GD, each cone family, moves): what it found
     complete: bool = False  # the engine ran in full on every measured sample
-    recall: float | None = None  # the engine's measured recall on planted instances of this cell's (d, k) class
-    recall_note: str = ""  # how the recall was read (or why there is none)
     values: tuple[tuple[float, ...], ...] = ()  # per sample, per distinct point: 1/2 ||theta||^2 at unit margin
     spread: tuple[float, ...] = ()  # per sample with two or more exact flip norms: largest / smallest
     unseen: tuple[float, ...] = ()  # per sample: the Good-Turing estimate that one more GD start finds a new point
     stops: tuple[str, ...] = ()  # per sample: why its GD starts stopped ("saturated", "cap", "time", ...)
-    recall_lower: float | None = None  # the recall's one-sided 95% lower bound
     running_max: tuple[tuple[float, ...], ...] = ()  # per sample: the engine's objective's running extremum, every start
     orders: tuple[tuple[int | None, ...], ...] = ()  # per sample: the point each start reached, in search order
     sources: tuple[tuple[str, ...], ...] = ()  # per sample: each start's source kind
@@ -155,9 +152,9 @@ class KKTCell:
                                 "not computed"),
                 "not_global": list(self.not_global), "dual_lower_bound": self.dual_lb, "ties": list(self.ties),
                 "flip_norms": [list(f) for f in self.flip_norms], "search": [x.as_json() for x in self.search],
-                "complete": self.complete, "recall": self.recall, "recall_note": self.recall_note,
+                "complete": self.complete,
                 "values": [list(v) for v in self.values], "spread": list(self.spread), "unseen": list(self.unseen),
-                "stops": list(self.stops), "recall_lower": self.recall_lower, "families": list(self.families),
+                "stops": list(self.stops), "families": list(self.families),
                 "running_max": [list(r) for r in self.running_max], "orders": [list(o) for o in self.orders],
                 "sources": [list(x) for x in self.sources], "test_errors": [list(e) for e in self.test_errors],
                 "seeds": list(self.seeds), "budget": dict(self.budget) if self.budget else None, "kind": self.kind, "n": self.n,
@@ -226,8 +223,9 @@ class Reading:
 
 def kkt_cells(rows: list[Row], cell_vars: list[str]) -> tuple[KKTCell, ...]:
     """Per cell: samples, candidates tried and certified, samples with no KKT point (failed rows, never fitted), the
-    largest residual over the points, the distinct points per sample, whether the engine ran in full, and its measured
-    recall for the cell's (d, k) class."""
+    largest residual over the points, the distinct points per sample and their near-copy families, whether the engine ran
+    in full, and each sample's running extremum in search order (the class's depth stability is read by
+    :func:`every_point_searched`)."""
     out = []
     for key, rs in sorted(_by_cell(rows, cell_vars).items()):
         cell = dict(zip(cell_vars, key))
@@ -235,9 +233,8 @@ def kkt_cells(rows: list[Row], cell_vars: list[str]) -> tuple[KKTCell, ...]:
         uncertified = sum(1 for r in rs if r.status == "failed" and r.failure == "UncertifiedSample")
         eps = [v["kkt_eps"] for v in vals if v.get("kkt_eps") is not None]
         delta = [v["kkt_delta"] for v in vals if v.get("kkt_delta") is not None]
-        # a recall counted in points is no longer measured (issue 56: the points multiply with depth as near copies);
-        # the class's depth stability for the claim's quantity is what counts (depth_note)
-        recall, lower, note = None, None, "not counted in points: see the class's depth stability"
+        # no recall counted in points (issue 56: the points multiply with depth as near copies); the class's depth
+        # stability for the claim's quantity is what counts (depth_note)
         complete = bool(vals) and uncertified == 0 and all(bool(v.get("kkt_complete")) for v in vals)
         out.append(KKTCell(cell, len(rs), uncertified, sum(int(v.get("kkt_trained") or 0) for v in vals),
                            sum(int(v.get("kkt_certified") or 0) for v in vals), sum(int(v.get("kkt_polished") or 0) for v in vals),
@@ -248,11 +245,11 @@ def kkt_cells(rows: list[Row], cell_vars: list[str]) -> tuple[KKTCell, ...]:
                            tuple(tuple(v.get("kkt_flip_norms") or []) for v in vals),
                            tuple(int(v["kkt_not_global"]) for v in vals if v.get("kkt_not_global") is not None),
                            max((x for v in vals for x in v.get("kkt_dual_lb") or [] if x == x), default=None), search_lines(vals),
-                           complete, recall, note, tuple(tuple(v.get("kkt_values") or []) for v in vals),
+                           complete, tuple(tuple(v.get("kkt_values") or []) for v in vals),
                            tuple(float(v["kkt_flip_spread"]) for v in vals if v.get("kkt_flip_spread") is not None),
                            tuple(float(v["kkt_gd_unseen"]) if isinstance(v.get("kkt_gd_unseen"), (int, float)) else float("nan")
                                  for v in vals),
-                           tuple(str(v.get("kkt_stop") or "not recorded") for v in vals), lower,
+                           tuple(str(v.get("kkt_stop") or "not recorded") for v in vals),
                            tuple(tuple(float(x) if isinstance(x, (int, float)) else float("nan") for x in v.get("kkt_running_max") or [])
                                  for v in vals),
                            tuple(tuple(None if p is None else int(p) for p in v.get("kkt_order") or []) for v in vals),
