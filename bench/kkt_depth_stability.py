@@ -157,22 +157,41 @@ def _last(run) -> int | None:
     return None if i is None else i + 1
 
 
-def run_depth(tasks: list[tuple], jobs: int) -> list[dict]:
-    """Every task's rows, ``jobs`` processes at a time (one BLAS thread each), printed as they come."""
+def run_depth(tasks: list[tuple], jobs: int, on_rows=None) -> list[dict]:
+    """Every task's rows, ``jobs`` processes at a time (one BLAS thread each), printed as they come; ``on_rows`` is called
+    with every row so far after each instance (the caller writes them: a measurement longer than a session keeps what
+    it measured)."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     rows: list[dict] = []
+
+    def take(r: list[dict]) -> None:
+        _show(r)
+        rows.extend(r)
+        if on_rows is not None:
+            on_rows(rows)
     if jobs <= 1:
-        it = map(measure, tasks)
-        for r in it:
-            _show(r)
-            rows += r
+        for r in map(measure, tasks):
+            take(r)
         return rows
     with get_context("spawn").Pool(jobs) as pool:
         for r in pool.imap_unordered(measure, tasks):
-            _show(r)
-            rows += r
+            take(r)
     return rows
+
+
+def measured(task: tuple, budget_json: dict, instances: list[dict]) -> bool:
+    """Whether ``task`` (set, d, k, n, seed, quick) is on record under this budget (``instances``: this engine's rows)."""
+    set_name, d, k, n, seed, _ = task
+    want = json.dumps(budget_json, sort_keys=True)
+    return any(r["set"] == set_name and (r["d"], r["k"], r["n"], r["seed"]) == (d, k, n, seed)
+               and json.dumps(r["budget"], sort_keys=True) == want for r in instances)
+
+
+def on_record() -> list[dict]:
+    """The depth instances on record for this engine (none where recall.json's fingerprint is another engine's)."""
+    old = json.loads(RECALL_FILE.read_text()) if RECALL_FILE.exists() else {}
+    return old.get("depth_instances", []) if old.get("fingerprint") == engine_fingerprint() else []
 
 
 def _show(rows: list[dict]) -> None:

@@ -229,6 +229,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--depth", default="", help="instead: depth stability (bench/kkt_depth_stability.py) on these classes, "
                     "';'-separated: quick:2,4,6,8 (FVBS23.thm.4_2's quick cells at these k; FVBS23.thm.3_1's test error on the "
                     "same searches), full:12,16 (the full design's cells), sphere (VYS22.thm.main's quick cells)")
+    ap.add_argument("--redo", action="store_true", help="with --depth: measure again instances already on record for "
+                    "this engine and budget (by default they are kept and skipped, so a long measurement resumes)")
     ap.add_argument("--jobs", type=int, default=1, help="instances measured at once with --depth (one process and one BLAS "
                     "thread each)")
     ap.add_argument("--seeds", type=int, default=1, help="samples per cell with --cells or --sphere-cells; instances per class "
@@ -354,13 +356,21 @@ def depth_tasks(spec: str, seeds: int, first: int) -> list[tuple]:
 
 def depth_main(args, ap, commit: str) -> None:
     """Depth stability per class (bench/kkt_depth_stability.py): measure, merge into recall.json, print and record."""
-    from kkt_depth_stability import run_depth, write
+    from kkt_depth_stability import claim_budget, measured, on_record, run_depth, write
     from record import command_line, record, variant_id
 
     tasks = depth_tasks(args.depth, args.seeds, args.first_seed)
+    if not args.redo:  # resume: an instance this engine measured under the same budget is kept, not measured again
+        have = on_record()
+        todo = [t for t in tasks if not measured(t, claim_budget("VYS22.thm.main" if t[2] == 0 else "FVBS23.thm.4_2",
+                                                                  t[5]).as_json(), have)]
+        if len(todo) < len(tasks):
+            print(f"{len(tasks) - len(todo)} of {len(tasks)} instances already on record for this engine and budget "
+                  "(kept; --redo measures them again)", flush=True)
+        tasks = todo
     print(f"engine fingerprint {engine_fingerprint()}; {len(tasks)} instances, {args.jobs} at a time", flush=True)
     t = time.perf_counter()
-    rows = run_depth(tasks, args.jobs)
+    rows = run_depth(tasks, args.jobs, on_rows=write)  # each instance written as it finishes
     classes = write(rows)
     lines = []
     for c in classes:
@@ -370,7 +380,7 @@ def depth_main(args, ap, commit: str) -> None:
     refs = [r["reference_seconds"] for r in rows if r["quantity"] == "universal_flip_norm"]
     figure = "; ".join(lines) + (f"; seconds per search: budget {min(secs):.1f}-{max(secs):.1f} s, reference "
                                  f"{min(refs):.1f}-{max(refs):.1f} s" if secs else "")
-    record(variant_id("kkt_recall", args, ap, ignore=("fixture", "jobs")), figure, command_line(__file__),
+    record(variant_id("kkt_recall", args, ap, ignore=("fixture", "jobs", "redo")), figure, command_line(__file__),
            {"fingerprint": engine_fingerprint(), "instances": len(tasks), "seconds": round(time.perf_counter() - t)},
            commit=commit, what=f"KKT depth stability per class ({args.depth}, {args.seeds} instances a class from seed "
                                f"{args.first_seed}): the budget's extremum of the claim's quantity within max(2%, 2x its "

@@ -421,6 +421,29 @@ def test_the_depth_reference_runs_every_source_and_four_times_the_starts_of_ever
     """Depth stability is only as good as its reference (bench/kkt_depth_stability.py): on each instance it must run at
     least 4x the starts the budget ran there (starts_min), the cover starts at every scale the budget runs and at least
     3x as many scales, at least the budget's partition cones, every cone kind (no probe skipping), SLSQP and moves."""
+    bench = _depth_bench()
+    for claim, quick in (("FVBS23.thm.4_2", True), ("FVBS23.thm.4_2", False), ("VYS22.thm.main", True)):
+        b = bench.claim_budget(claim, quick)
+        ref = bench.reference_budget(b, 120)
+        assert ref.starts_min >= 4 * 120 and ref.starts_max >= ref.starts_min, claim
+        assert set(b.covers) <= set(ref.covers) and len(ref.covers) >= 3 * len(b.covers), claim
+        assert ref.enumerate >= b.enumerate and ref.probe >= 10**6 and ref.slsqp >= b.slsqp and ref.ascent >= b.ascent, claim
+        assert ref.gd >= b.gd and ref.programs >= b.programs and ref.cones, claim
+
+
+def test_a_depth_measurement_resumes_only_what_the_same_budget_measured():
+    """bench/kkt_recall.py --depth keeps an instance this engine measured under the same budget (a measurement longer
+    than a session resumes); the same (d, k, n, seed) under another budget, or in another set, is measured again."""
+    bench = _depth_bench()
+    b = bench.claim_budget("FVBS23.thm.4_2", True).as_json()
+    row = {"set": "quick", "d": 512, "k": 8, "n": 312, "seed": 3, "budget": dict(b)}
+    assert bench.measured(("quick", 512, 8, 312, 3, True), b, [row])
+    assert not bench.measured(("quick", 512, 8, 312, 4, True), b, [row])
+    assert not bench.measured(("full", 512, 8, 312, 3, False), b, [row])
+    assert not bench.measured(("quick", 512, 8, 312, 3, True), {**b, "starts_max": 2 * (b["starts_max"] or 1)}, [row])
+
+
+def _depth_bench():
     import importlib.util
     import sys
 
@@ -433,13 +456,7 @@ def test_the_depth_reference_runs_every_source_and_four_times_the_starts_of_ever
         spec.loader.exec_module(bench)
     finally:
         sys.path.remove(str(here))
-    for claim, quick in (("FVBS23.thm.4_2", True), ("FVBS23.thm.4_2", False), ("VYS22.thm.main", True)):
-        b = bench.claim_budget(claim, quick)
-        ref = bench.reference_budget(b, 120)
-        assert ref.starts_min >= 4 * 120 and ref.starts_max >= ref.starts_min, claim
-        assert set(b.covers) <= set(ref.covers) and len(ref.covers) >= 3 * len(b.covers), claim
-        assert ref.enumerate >= b.enumerate and ref.probe >= 10**6 and ref.slsqp >= b.slsqp and ref.ascent >= b.ascent, claim
-        assert ref.gd >= b.gd and ref.programs >= b.programs and ref.cones, claim
+    return bench
 
 
 def test_the_engine_fingerprint_hashes_code_not_comments():
