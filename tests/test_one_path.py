@@ -167,6 +167,52 @@ def test_a_hypothesis_on_the_trajectory_variable_is_evaluated_at_every_point(tmp
         assert app.cells[0]["inside_from"] == pytest.approx(n) and app.hypotheses["H1"]["fails"] == 1
 
 
+@pytest.mark.parametrize("ns", [(16, 32), (16, 32, 64)])
+def test_a_trajectory_csv_over_a_cell_variable_gets_compares_verdict(tmp_path, isolated_registry, ns):
+    """O(t^-1/2) for t >= n, runs at several n (2 values, then 3), each from t = n/4 (its first points outside the
+    hypothesis; before t = n the data rise): the CSV was refused ("column 'n' has 2 distinct values", then "the CSV varies
+    t, n") while compare said consistent. Now the CSV's time is the column along which the rows form runs, n names the
+    runs' cells, and both paths give the same verdict, reason and resolution (to 1e-6)."""
+    import ibcheck
+
+    p = tmp_path / "claims.py"
+    p.write_text(TRAJ_CLAIM)
+    ibcheck.load_claims(str(p))
+
+    def ts(n):
+        return [n / 4 * 2 ** (i / 2) for i in range(31)]
+
+    def series(n, seed):
+        rng = np.random.default_rng(1000 * seed + n)
+        level = 0.3 * rng.normal()
+        return [3 * (t ** -0.5 if t >= n else t / n ** 1.5) * math.exp(level + 0.03 * rng.normal()) for t in ts(n)]
+
+    @ibcheck.experiment("ONEPATH.thm.traj", grid={"n": list(ns)}, seeds=3, trajectory=True)
+    def measure(cell, seed):
+        n = int(cell["n"])
+        return {"t": ts(n), "gap": series(n, seed)}
+
+    c = ibcheck.compare("ONEPATH.thm.traj", progress=False)
+    path = _write(tmp_path / "t.csv", ["t", "n"], {(repr(t), n, s): repr(y) for n in ns for s in range(3)
+                                                   for t, y in zip(ts(n), series(n, s))})
+    a = ibcheck.verdict(str(path), claim="ONEPATH.thm.traj", trajectory=True)
+    assert c.verdict == a.verdict == "consistent" and c.reason == a.reason, (c.reason, a.reason)
+    assert a.record.fit_variables == c.record.fit_variables == ("t",)  # the time fitted; n names the runs' cells
+    assert _flat(a.results[0].analysis.function.resolution) == pytest.approx(_flat(c.results[0].analysis.function.resolution), rel=1e-6)
+
+
+def test_a_trajectory_csv_names_why_it_has_no_time(tmp_path, isolated_registry):
+    """Rows that form no run of 3 points along any column are refused in one line that says so."""
+    import ibcheck
+
+    p = tmp_path / "claims.py"
+    p.write_text(TRAJ_CLAIM)
+    ibcheck.load_claims(str(p))
+    path = _write(tmp_path / "t.csv", ["t", "n"], {(t, 16, s): "0.5" for t in (32, 64) for s in range(3)})
+    with pytest.raises(ibcheck.InputError, match="no column does"):
+        ibcheck.verdict(str(path), claim="ONEPATH.thm.traj", trajectory=True)
+
+
 def test_the_calibration_covers_the_classes_of_issue_49_and_none_errs():
     """The calibration's own scenarios for these classes (windows with outside cells of three shapes over d = 2^4..2^14,
     cells on k = sqrt(d) included; exp-type bounds with prefactors 0.01 and 100, and one that decays slower): at 200 trials

@@ -45,7 +45,6 @@ from ibcheck.simulate.compare.result import BoundResult, Comparison, ComparisonR
 from ibcheck.simulate.experiments.applicability import (
     Applicability,
     applicability,
-    inside_from,
     kept_cells,
     min_inside,
     window_cone,
@@ -103,20 +102,22 @@ def _fit_variable_names(exp: Experiment, claim, grid: dict, source: str = "--gri
     return fv
 
 
-def _data_rows(exp: Experiment, rows: list[Row], quantity: str, fit_vars: list[str], keep=None, cell_vars=()) -> list[dict]:
+def _data_rows(exp: Experiment, rows: list[Row], quantity: str, fit_vars: list[str], keep=None, cell_vars=(),
+               run_start: dict | None = None) -> list[dict]:
     """Fit rows of one quantity (see :meth:`Measurements.from_store`)."""
-    return Measurements.from_store(exp, rows, quantity, fit_vars, keep, list(cell_vars)).fit_rows(fit_vars)
+    return Measurements.from_store(exp, rows, quantity, fit_vars, keep, list(cell_vars), run_start).fit_rows(fit_vars)
 
 
 def _analyze_all(exp: Experiment, claim, rows: list[Row], fit_vars: list[str], cell_vars: list[str], margin: float | None, alpha: float,
                  keep=None, bootstrap: bool = True, extrapolate: bool = True, offsets: str = "fit", restriction=None,
                  margin_log: float | None = None, specs: tuple[BoundSpec, ...] | None = None,
-                 log_corrections: bool = False) -> list[BoundAnalysis]:
-    """Every testable bound of every measured quantity (``specs``, the design's), analysed at level ``alpha``."""
+                 log_corrections: bool = False, run_start: dict | None = None) -> list[BoundAnalysis]:
+    """Every testable bound of every measured quantity (``specs``, the design's), analysed at level ``alpha``
+    (``run_start``: per trajectory cell, the time its runs are read from, :func:`_from_run_start`)."""
     results = []
     cones: dict = {}
     for spec in specs if specs is not None else bound_specs(claim, fit_vars, tuple(exp.quantities), offsets):
-        data = spec.tested_rows(_data_rows(exp, rows, spec.quantity, fit_vars, keep, cell_vars))
+        data = spec.tested_rows(_data_rows(exp, rows, spec.quantity, fit_vars, keep, cell_vars, run_start))
         if not data:
             continue
         if spec.toward_zero not in cones:
@@ -155,14 +156,13 @@ def flow_note(rows: list[Row], keep=None, cell_vars=()) -> str | None:
 
 def _from_run_start(setup: _Setup, app: Applicability | None) -> _Setup:
     """A trajectory whose runs enter the hypotheses at a time (t >= n fails at the first points): the fit reads each run
-    from that time on, as the CSV path keeps only the inside points (``--from`` where the user asks for a later start)."""
-    t0 = inside_from(app) if setup.exp.trajectory and app is not None else None
-    if t0 is None:
+    from its own cell's time on (``run_start``: per cell, the time from which every run of the cell is inside), as the
+    CSV path keeps only the inside points. Pitfall avoided: one start for every cell (the latest, t >= 64 at n = 16,
+    32, 64) dropped the inside points of the cells that enter earlier, and the two paths' resolutions differed."""
+    if not setup.exp.trajectory or app is None:
         return setup
-    v = setup.fit_vars[0]
-    restriction = dict(setup.how.get("restriction") or {})
-    restriction[v] = max(float(restriction.get(v, t0)), t0)
-    return replace(setup, how={**setup.how, "restriction": restriction})
+    starts = {cell_key(c["cell"]): float(c["inside_from"]) for c in app.cells if c.get("inside") and c.get("inside_from") is not None}
+    return replace(setup, how={**setup.how, "run_start": starts}) if starts else setup
 
 
 def _planned(setup: _Setup, cells, keep, results: list[BoundAnalysis]) -> list[tuple]:

@@ -187,8 +187,13 @@ def predicted_variables(pred: dict[str, float]) -> list[str]:
     return list(dict.fromkeys(parse_term(k).variable for k in pred))
 
 
-def fit_variables(table: Table) -> list[str]:
-    """Columns with at least 3 distinct values are fitted; one value holds a variable fixed; two is an error."""
+def fit_variables(table: Table, trajectory: bool = False) -> list[str]:
+    """Columns with at least 3 distinct values are fitted; one value holds a variable fixed; two is an error. For
+    trajectories (``trajectory``), the one column that varies within a run (rows of one seed and one value of every other
+    column) is fitted, the time, as compare fits a trajectory experiment's time variable; every other column names the
+    runs' cells and may take any number of values."""
+    if trajectory:
+        return [time_variable(table)]
     out = []
     for v in table.variables:
         distinct = {r[v] for r in table.rows}
@@ -200,6 +205,28 @@ def fit_variables(table: Table) -> list[str]:
     if not out:
         raise refused("data", table.path, ": no column has 3 or more distinct values to fit")
     return out
+
+
+def time_variable(table: Table) -> str:
+    """The trajectories' time: the column along which the rows form the fewest runs (rows of one seed at one value of
+    every other column), each of 3 or more points. Grouped by the time, a run's rows share a seed and a cell; grouped by
+    a cell variable (n), they share only a seed and a time, so they form many more, mostly of one point. Refused where
+    the rows name no run (no seed column), or where no column, or two equally, qualify."""
+    if any(r["seed"] is None for r in table.rows):
+        raise refused("trajectory", True, "needs a seed column naming each row's run")
+    runs_along: dict[str, int] = {}
+    for v in table.variables:
+        runs: dict[tuple, set] = {}
+        for r in table.rows:
+            runs.setdefault((r["seed"], *(r[u] for u in table.variables if u != v)), set()).add(r[v])
+        if min(len(x) for x in runs.values()) >= 3:
+            runs_along[v] = len(runs)
+    fewest = sorted(runs_along, key=runs_along.__getitem__)
+    if not fewest or (len(fewest) > 1 and runs_along[fewest[0]] == runs_along[fewest[1]]):
+        raise refused("trajectory", True, "fits each run along one variable (the time): the column along which every run (a "
+                      "seed at one value of the other columns) has 3 or more points; in " + str(table.path) + " "
+                      + (f"{' and '.join(fewest[:2])} both qualify equally" if fewest else "no column does"))
+    return fewest[0]
 
 
 def claim_bounds(claim, quantity: str | None, reading: str | None) -> list:
@@ -250,15 +277,10 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
     log_corrections = inputs.check_bool("log_corrections", log_corrections)
     include_outside = inputs.check_bool("include_outside", include_outside)
     constants = inputs.check_constants(constants)
-    claim, table, fvars, specs = _claim_and_specs(path, claim_id, quantity, reading, predict, kind, offsets, constants)
+    claim, table, fvars, specs = _claim_and_specs(path, claim_id, quantity, reading, predict, kind, offsets, constants, trajectory)
     for v in fit_from or {}:
         if v not in fvars:
             raise refused("fit_from", dict(fit_from), f"names {v}, which is not a fitted column here; the fitted columns are {', '.join(fvars)}")
-    if trajectory:
-        if len(fvars) != 1:
-            raise refused("trajectory", True, f"fits along one variable (the time); the CSV varies {', '.join(fvars)}")
-        if any(r["seed"] is None for r in table.rows):
-            raise refused("trajectory", True, "needs a seed column naming each row's run")
     app = applicability(claim, Measurements(f"your measurements ({path})", tuple(table.variables), (), trajectory),
                         [Row({v: r[v] for v in table.variables}, r["seed"], "ok", {}) for r in table.rows], table.variables, {}, constants)
     keep = kept_cells(app, fvars, include_outside=include_outside)  # compare's rule: the window's inside cells (points) alone
@@ -313,7 +335,7 @@ def _counts(table, quantities: list[str]):
 
 
 def _claim_and_specs(path: str, claim_id: str | None, quantity: str | None, reading: str | None, predict: str | None,
-                     kind: str | None, offsets: str, constants: dict | None) -> tuple:
+                     kind: str | None, offsets: str, constants: dict | None, trajectory: bool = False) -> tuple:
     """The claim (of the registry, or built from ``predict`` and ``kind``), the CSV read for its variables, the fitted
     variables and the bounds to test: (claim, table, fitted variables, bound specs)."""
     if claim_id is not None:
@@ -321,7 +343,7 @@ def _claim_and_specs(path: str, claim_id: str | None, quantity: str | None, read
             raise refused("kind", kind, "goes with predict (--predict), not with a registry claim, which states its own kind")
         claim = get_claim(claim_id)
         table = read_table(path, list(claim.variable_names))
-        fvars = fit_variables(table)
+        fvars = fit_variables(table, trajectory)
         bounds = claim_bounds(claim, quantity, reading)
         wanted = {(b.quantity, b.reading) for b in bounds}
         specs = [sp_ for sp_ in bound_specs(claim, fvars, offsets=offsets) if (sp_.quantity, sp_.reading) in wanted]
@@ -334,7 +356,7 @@ def _claim_and_specs(path: str, claim_id: str | None, quantity: str | None, read
         pred = parse_predict(predict)
         pvars = predicted_variables(pred)
         table = read_table(path, pvars, required=tuple(pvars))
-        fvars = fit_variables(table)
+        fvars = fit_variables(table, trajectory)
         for name in pred:
             if parse_term(name).order and parse_term(name).variable not in fvars:
                 raise refused("predict", predict, f"names {name}, but {parse_term(name).variable} has fewer than 3 distinct values, so "

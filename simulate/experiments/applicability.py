@@ -160,12 +160,6 @@ def _time_variable(exp, claim) -> str:
     return getattr(exp, "time_variable", None) or ("T" if "T" in set(claim.variable_names) else "t")
 
 
-def inside_from(app: Applicability) -> float | None:
-    """The time from which every run of every inside trajectory cell is inside the hypotheses (None: from the start)."""
-    starts = [c["inside_from"] for c in app.cells if c.get("inside") and c.get("inside_from") is not None]
-    return max(starts) if starts else None
-
-
 def _run_points(exp, claim, value: dict) -> list[dict]:
     """The claim's variables that change along a trajectory row, one dict per point: the time (``T``/``t``, or the
     experiment's ``time_variable``; from its log10 where the run stored that) and the point's other numbers. ``[{}]``

@@ -75,13 +75,14 @@ class Measurements:
 
     @classmethod
     def from_store(cls, exp, rows: list[Row], quantity: str, fit_variables: list[str], keep=None,
-                   cell_variables: list[str] | None = None) -> Measurements:
+                   cell_variables: list[str] | None = None, run_start: dict | None = None) -> Measurements:
         """One quantity's measurements from a sweep's stored rows (ok rows only; ``keep``, a set of
         cell keys, restricts them to those cells). A trajectory row becomes one row per point (at most
         MAX_POINTS per run, :func:`thin_run`), all with their cell and seed as their run (:func:`run_key`); points carry
         ``log_T``/``log_value`` where the run gave log10
         values (T and the loss leave float64's range under the loss-based schedule). A censored
-        value keeps its side (``censor``)."""
+        value keeps its side (``censor``). ``run_start`` (per cell key, a time): a trajectory's points before its cell's
+        time are left out (the run enters the claim's hypotheses there)."""
         out = []
         for r in rows:
             if r.status != "ok" or not isinstance(r.value, dict):
@@ -92,6 +93,7 @@ class Measurements:
                 v0 = fit_variables[0]
                 run = []
                 key = run_key(r.at(cell_variables or []), r.seed)
+                t0 = (run_start or {}).get(cell_key(r.at(cell_variables or [])))
                 for tr in r.value.get("trajectory", []):
                     row = {"seed": r.seed, "run": key}  # one run per (cell, seed): the unit the fit combines
                     lg = tr.get("log10_" + v0, tr.get("log10_T"))
@@ -99,6 +101,8 @@ class Measurements:
                         row["log_" + v0] = round(float(lg) * LN10, 9)
                     else:
                         row[v0] = float(f"{tr.get(v0, tr.get('T')):.10g}")
+                    if t0 is not None and (row[v0] < t0 if v0 in row else row["log_" + v0] < math.log(t0)):
+                        continue  # before the run enters the hypotheses
                     if tr.get("log10_" + quantity) is not None:
                         row["log_value"] = float(tr["log10_" + quantity]) * LN10
                     else:
