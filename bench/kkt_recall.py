@@ -356,14 +356,14 @@ def depth_tasks(spec: str, seeds: int, first: int) -> list[tuple]:
 
 def depth_main(args, ap, commit: str) -> None:
     """Depth stability per class (bench/kkt_depth_stability.py): measure, merge into recall.json, print and record."""
-    from kkt_depth_stability import claim_budget, measured, on_record, run_depth, write
+    from kkt_depth_stability import claim_budget, measured, on_record, reference_json, run_depth, write
     from record import command_line, record, variant_id
 
     tasks = depth_tasks(args.depth, args.seeds, args.first_seed)
     if not args.redo:  # resume: an instance this engine measured under the same budget is kept, not measured again
         have = on_record()
-        todo = [t for t in tasks if not measured(t, claim_budget("VYS22.thm.main" if t[2] == 0 else "FVBS23.thm.4_2",
-                                                                  t[5]).as_json(), have)]
+        budgets = {t: claim_budget("VYS22.thm.main" if t[2] == 0 else "FVBS23.thm.4_2", t[5]) for t in tasks}
+        todo = [t for t in tasks if not measured(t, budgets[t].as_json(), have, reference_json(budgets[t]))]
         if len(todo) < len(tasks):
             print(f"{len(tasks) - len(todo)} of {len(tasks)} instances already on record for this engine and budget "
                   "(kept; --redo measures them again)", flush=True)

@@ -57,15 +57,19 @@ def test_families_group_near_copies_within_two_percent():
 
 
 # -- depth stability ---------------------------------------------------------------------------------------------------
-def _row(seed: int, ratio: float = 1.0, stopped: bool = True, deep: bool = True, k: int = 8, resolution: float = 0.005) -> dict:
+REFERENCE = {"gd": 160, "gd_steps": [500, 2000]}  # GD at the budget's steps and another (depth.REFERENCE_STEPS_MIN)
+
+
+def _row(seed: int, ratio: float = 1.0, stopped: bool = True, deep: bool = True, k: int = 8, resolution: float = 0.005,
+         reference: dict = REFERENCE) -> dict:
     inst = DepthInstance("clusters", 512, k, 312, seed, "universal_flip_norm", 10.0 * ratio, 10.0, resolution, 100,
                          400 if deep else 300, stopped)
-    return {**inst.as_json(), "budget": BUDGET}
+    return {**inst.as_json(), "budget": BUDGET, "reference": reference}
 
 
 def _write(tmp_path, rows, fingerprint=None) -> None:
     fp = fingerprint or recall_mod.engine_fingerprint()
-    classes = depth_classes(rows, BUDGET, {"gd": 160}, fp)
+    classes = depth_classes(rows, BUDGET, REFERENCE, fp)
     (tmp_path / "recall.json").write_text(json.dumps({"fingerprint": fp, "depth_instances": rows,
                                                       "depth": [c.as_json() for c in classes]}))
 
@@ -92,9 +96,15 @@ def test_threshold_is_two_percent_or_twice_the_resolution():
     ([_row(s) for s in range(29)] + [_row(29, stopped=False)], False, "still rising at 1 of 30"),  # the reference had not stopped
     ([_row(s) for s in range(29)] + [_row(29, deep=False)], False, "fewer than 4x"),
     ([_row(s, k=16) for s in range(15)], True, None),  # 15 of 15 at k >= 12
+    # a budget beyond its reference: the deeper search missed a basin, so the extremum is not stable there (not within)
+    ([_row(s) for s in range(27)] + [_row(s, ratio=1.1) for s in (27, 28, 29)], False, "within 2.0% on 27/30"),
+    ([_row(s) for s in range(29)] + [_row(29, ratio=1.015)], True, None),  # beyond by less than the threshold: within
+    # a reference whose GD ran at one step count shares the budget's blind spot (500-step GD found 22% more at k = 6)
+    ([_row(s, reference={"gd": 160, "gd_steps": 2000}) for s in range(30)], False, "one step count"),
+    ([_row(s, reference={"gd": 160, "gd_steps": [2000, 2000]}) for s in range(30)], False, "one step count"),
 ])
 def test_a_class_passes_only_on_the_rule(rows, passes, why):
-    (rec,) = depth_classes(rows, BUDGET, {"gd": 160}, "fp")
+    (rec,) = depth_classes(rows, BUDGET, REFERENCE, "fp")
     assert rec.passes is passes
     if why:
         assert why in (rec.failure() or "")

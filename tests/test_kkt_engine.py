@@ -429,6 +429,9 @@ def test_the_depth_reference_runs_every_source_and_four_times_the_starts_of_ever
         assert set(b.covers) <= set(ref.covers) and len(ref.covers) >= 3 * len(b.covers), claim
         assert ref.enumerate >= b.enumerate and ref.probe >= 10**6 and ref.slsqp >= b.slsqp and ref.ascent >= b.ascent, claim
         assert ref.gd >= b.gd and ref.programs >= b.programs and ref.cones, claim
+        # GD at the budget's own steps and at another (500 and 2000 steps end in different basins)
+        steps = [r.gd_steps for r in bench.reference_budgets(b, 120)]
+        assert steps[0] == b.gd_steps and len(set(steps)) == 2 and bench.reference_json(b)["gd_steps"] == steps, claim
 
 
 def test_a_depth_measurement_resumes_only_what_the_same_budget_measured():
@@ -441,6 +444,9 @@ def test_a_depth_measurement_resumes_only_what_the_same_budget_measured():
     assert not bench.measured(("quick", 512, 8, 312, 4, True), b, [row])
     assert not bench.measured(("full", 512, 8, 312, 3, False), b, [row])
     assert not bench.measured(("quick", 512, 8, 312, 3, True), {**b, "starts_max": 2 * (b["starts_max"] or 1)}, [row])
+    ref = {"gd": 160, "gd_steps": [500, 2000]}
+    assert not bench.measured(("quick", 512, 8, 312, 3, True), b, [row], ref)  # measured against another reference
+    assert bench.measured(("quick", 512, 8, 312, 3, True), b, [{**row, "reference": ref}], ref)
 
 
 def _depth_bench():
