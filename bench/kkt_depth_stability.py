@@ -253,8 +253,10 @@ def write(rows: list[dict]) -> list:
     merged = [r for r in kept if _key(r) not in fresh] + rows
     classes = depth_classes(merged, {}, {}, fp)
     keep = {k: v for k, v in old.items() if k not in ("fingerprint", "depth_instances", "depth")} if old.get("fingerprint") == fp else {}
-    RECALL_FILE.write_text(json.dumps({"fingerprint": fp, **keep, "depth_instances": merged,
-                                       "depth": [c.as_json() for c in classes]}, indent=1) + "\n")
+    tmp = RECALL_FILE.with_suffix(".json.tmp")  # written whole, then renamed: a run killed mid-write keeps the last file
+    tmp.write_text(json.dumps({"fingerprint": fp, **keep, "depth_instances": merged,
+                               "depth": [c.as_json() for c in classes]}, indent=1) + "\n")
+    os.replace(tmp, RECALL_FILE)
     return classes
 
 
@@ -270,7 +272,8 @@ def depth_table(path=None) -> str:
     for c in load_depth(path):
         low = c.lowest or {}
         cls = (f"k = {c.k}" if c.kind == "clusters" else c.kind) + f", d = {c.d_min}-{c.d_max}, n = {c.n_min}-{c.n_max}"
-        budget = f"{c.budget.get('gd')}-{c.budget.get('starts_max') or c.budget.get('gd_max') or c.budget.get('gd')} starts"
+        budget = (f"{c.budget.get('gd')}-{c.budget.get('starts_max') or c.budget.get('gd_max') or c.budget.get('gd')} starts, "
+                  f"GD {c.budget.get('gd_steps')} steps (reference {'/'.join(map(str, c.reference.get('gd_steps') or []))})")
         rows.append(f"| {cls} | {c.quantity} | {budget} | {c.instances} | {c.within} ({c.threshold:.1%}) | {c.ratio_min:.3f} "
                     f"({low.get('d')}, {low.get('n')}, {low.get('seed')}; {low.get('reference_record_source') or '-'}) | "
                     f"{c.resolution:.1%} | {c.depth_min:.1f}x | {c.reference_stopped}/{c.instances} | "
