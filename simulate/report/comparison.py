@@ -644,7 +644,9 @@ def _running_max_figure(kkt: list[dict], out: str, scale=None) -> str:
 
     fig, ax = plt.subplots(figsize=(8.4, 4.2))
     seen: set[str] = set()
+    palette = plt.get_cmap("tab20" if len(kkt) > 10 else "tab10").colors  # one colour a cell (12 cells repeated tab10's)
     for i, c in enumerate(kkt):
+        col = palette[i % len(palette)]
         label = ", ".join(f"{k}={v:g}" for k, v in c["cell"].items())
         f = float(scale(c["cell"])) if scale is not None else 1.0
         refs = c.get("references") or []
@@ -652,7 +654,7 @@ def _running_max_figure(kkt: list[dict], out: str, scale=None) -> str:
             pts = [(t + 1, x / f) for t, x in enumerate(r) if isinstance(x, (int, float)) and x == x]
             if not pts:
                 continue
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], "-", color=f"C{i % 10}", lw=0.9, alpha=0.8,
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], "-", color=col, lw=0.9, alpha=0.8,
                     label=label if j == 0 else None)
             srcs = (c.get("sources") or [[]] * (j + 1))[j] if j < len(c.get("sources") or []) else []
             prev = float("nan")
@@ -660,13 +662,13 @@ def _running_max_figure(kkt: list[dict], out: str, scale=None) -> str:
                 if not prev == prev or x > prev * (1 + 1e-12):
                     grp = _source_group(srcs[t - 1]) if t - 1 < len(srcs) else "gd"
                     mk, what = SOURCE_MARKERS[grp]
-                    ax.plot([t], [x], mk, color=f"C{i % 10}", ms=6 if mk != "." else 8, mfc="none" if mk in "os^" else None,
+                    ax.plot([t], [x], mk, color=col, ms=6 if mk != "." else 8, mfc="none" if mk in "os^" else None,
                             label=f"record from {what}" if grp not in seen else None)
                     seen.add(grp)
                 prev = x
             ref = refs[j] if j < len(refs) else None
             if isinstance(ref, (int, float)) and ref == ref:
-                ax.plot([pts[-1][0] * 1.04], [ref / f], "_", color=f"C{i % 10}", ms=14, mew=2,
+                ax.plot([pts[-1][0] * 1.04], [ref / f], "_", color=col, ms=14, mew=2,
                         label="the reference's value (4x deeper)" if "ref" not in seen else None)
                 seen.add("ref")
     ax.set_xlabel("starts in search order (every source)")
