@@ -275,6 +275,23 @@ def test_the_planner_matches_the_calibration_envelope():
     assert capped.top is None and capped.capped_at == 2.0 ** 18 and "no range of d up to 2^18" in capped.text()
 
 
+def test_a_plan_never_names_fewer_seeds_than_the_sweep_has():
+    """Where the envelope already reaches 80% power (many seeds over a wide range) but the engine falls short, the plan
+    said "more of the same design helps: 2 seeds per cell (about 0.5x this sweep's work)" at 4 seeds, beside the
+    reason's "about 15x the seeds": two plans that disagreed. It now names no count of its own there."""
+    import re
+
+    from ibcheck.simulate.verdict.planner import plan_design
+
+    xs = [2.0 ** i for i in range(6, 17)]
+    p = plan_design("d", xs, [400] * len(xs), 40, 0.15, 0.3, lambda vals, s: len(vals) * 3 * s)
+    assert p.power_now >= 0.8 and p.seeds <= 40  # the envelope's own count is at most this sweep's
+    assert "more seeds at this range" in p.text() and not re.search(r"\b\d+ seeds per cell", p.text())
+    low = plan_design("d", xs, [9] * len(xs), 3, 0.15, 0.3, lambda vals, s: len(vals) * 3 * s)
+    counts = [int(m) for m in re.findall(r"(\d+) seeds per cell", low.text())]
+    assert counts and min(counts) > 3  # a plan below 80% names more seeds than the sweep has
+
+
 CENS_CLAIM = '''import ibcheck
 ibcheck.Claim(id="ONEPATH.thm.cens", variables=["d", "k"], bounds=[ibcheck.Bound("radius", "Theta", "sqrt(d/k)")])
 '''

@@ -52,9 +52,11 @@ class DesignPlan:
 
         alt = f"a log {self.variable} factor more or less"
         if self.power_now >= POWER:
+            # no seed count from the envelope here: it is at most this sweep's (the envelope already reaches POWER), and
+            # beside the reason's own count ("about 15x the seeds") it read as a second plan that contradicted the first
             return (f"this design already lets a test reach {POWER:.0%} power against {alt} (any test: at most "
-                    f"{self.power_now:.0%}); the engine falls short of that bound here, so more of the same design helps: "
-                    f"{self.seeds} seeds per cell (about {self.seeds_work:.1f}x this sweep's work)")
+                    f"{self.power_now:.0%}); the engine falls short of that bound here: more seeds at this range, as its "
+                    "resolution states, not a wider range")
         rng = (f"{self.variable} up to {val(self.top)} at {self.seeds_now} seeds (about {self.top_work:.1f}x this sweep's work)"
                if self.top is not None and self.top_work is not None else
                f"no range of {self.variable} up to {val(self.capped_at)} at {self.seeds_now} seeds does" if self.capped_at else
