@@ -59,3 +59,26 @@ def test_a_pipe_inside_a_table_cell_does_not_shift_the_columns():
     row = md.splitlines()[-1]
     cells = [c.strip() for c in row.strip("|").split(" | ")]
     assert cells == ["d=256", "12.8 \\| 12.7", "0.890"]
+
+
+def test_text_from_a_claim_is_drawn_as_written_in_figures_never_as_mathtext(tmp_path):
+    """A bound quantity or title with an unbalanced ``$`` (``cost_$x^{``) reached a matplotlib title as mathtext, and
+    the layout raised "internal error": exit 1, no report. Titles, axis labels, legend entries and the forest plot's row
+    labels are now drawn as written; a log axis keeps its mathtext tick labels."""
+    from ibcheck.simulate.report.figures import save_figure, series_figure
+    from ibcheck.theory.atomic import save_figure_file
+    from ibcheck.theory.result import new_figure
+
+    payload = "cost_$x^{ and $\\frac{1"
+    fig = series_figure({payload: [(1.0, 2.0), (10.0, 3.0)]}, payload, payload, payload)
+    save_figure_file(fig, str(tmp_path / "a.png"))
+    ax = fig.axes[0]
+    assert ax.get_title() == payload and not ax.title.get_parse_math() and not ax.xaxis.label.get_parse_math()
+    assert all(not t.get_parse_math() for t in ax.get_legend().get_texts())
+    assert (tmp_path / "a.png").stat().st_size > 1000
+    fig2, ax2 = new_figure()
+    ax2.plot([1, 100], [1, 2], label=payload)
+    ax2.set_xscale("log")
+    save_figure(fig2, ax2, str(tmp_path / "b.png"), payload)
+    assert (tmp_path / "b.png").exists()
+    assert all(t.get_parse_math() for t in ax2.get_xticklabels())  # 10^k ticks stay mathtext

@@ -60,8 +60,34 @@ def write_json(path: str, obj, indent: int | None = 2) -> None:
 FIGURE_DPI = 110  # the dpi every saved figure is written at (and laid out at: theory.result.new_figure)
 
 
+def literal_text(fig) -> None:
+    """Every title, axis label, legend entry and annotation of ``fig`` drawn as written, never parsed as mathtext
+    (tick labels keep theirs: a log axis's 10^k). Returns None; call it before laying out or saving.
+
+    Pitfall avoided: text from a claim or a file (a bound quantity ``cost_$``, a title with ``$x^{``) reached a
+    matplotlib title as mathtext, and an unbalanced ``$`` raised "internal error" at layout: exit 1, no report. The
+    report's own formulas in figures are written in Unicode (½‖θ‖²), so nothing relies on mathtext here."""
+    for ax in fig.axes:
+        texts = [ax.title, getattr(ax, "_left_title", None), getattr(ax, "_right_title", None), ax.xaxis.label,
+                 ax.yaxis.label, *ax.texts]
+        leg = ax.get_legend()
+        if leg is not None:
+            texts += [*leg.get_texts(), leg.get_title()]
+        for t in texts:
+            if t is not None:
+                t.set_parse_math(False)
+    for t in [*fig.texts, *([fig._suptitle] if getattr(fig, "_suptitle", None) is not None else [])]:
+        t.set_parse_math(False)
+    leg = getattr(fig, "legends", [])
+    for lg in leg:
+        for t in [*lg.get_texts(), lg.get_title()]:
+            t.set_parse_math(False)
+
+
 def save_figure_file(fig, path: str, dpi: int = FIGURE_DPI) -> None:
-    """``fig.savefig`` through a temp file (the format taken from the name's extension)."""
+    """``fig.savefig`` through a temp file (the format taken from the name's extension), its text drawn as written
+    (:func:`literal_text`)."""
+    literal_text(fig)
     fmt = os.path.splitext(path)[1].lstrip(".") or "png"
     with atomic_file(path, "wb") as f:
         fig.savefig(f, format=fmt, dpi=dpi)

@@ -14,7 +14,7 @@ from typing import Mapping
 
 import networkx as nx
 
-from .atomic import FIGURE_DPI
+from .atomic import FIGURE_DPI, literal_text
 from .claim import Claim
 from .evaluate import evaluate_claim, make_point
 from .registry import all_claims, get_claim
@@ -166,6 +166,7 @@ def render_png(g: nx.DiGraph, path: str) -> str:
     ax.set_title("ibcheck claim graph: fill = paper; ring = status (black exact, blue order, orange ambiguous, red unverified); "
                  "edges point to what a claim rests on")
     ax.axis("off")
+    literal_text(fig)
     fig.tight_layout()
     fig.savefig(path, dpi=FIGURE_DPI)
     plt.close(fig)

@@ -111,6 +111,9 @@ def _cells(rows: list[dict]) -> list[dict]:
 
 def figure_png_base64(fig) -> str:
     """A figure as base64 PNG text, for inline HTML."""
+    from .atomic import literal_text
+
+    literal_text(fig)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
     return base64.b64encode(buf.getvalue()).decode()

@@ -16,7 +16,7 @@ from markdown_it import MarkdownIt
 from markupsafe import Markup
 
 from ibcheck.theory import scaling as S
-from ibcheck.theory.atomic import FIGURE_DPI, save_figure_file, write_text
+from ibcheck.theory.atomic import FIGURE_DPI, literal_text, save_figure_file, write_text
 from ibcheck.theory.outdir import check_out, inside, slug
 from ibcheck.theory.registry import all_claims, get_claim
 from ibcheck.theory.result import markdown_table, new_figure
@@ -26,6 +26,7 @@ SAVE_DPI = FIGURE_DPI  # the dpi every PNG is written at (theory.atomic); figure
 
 def figure_png(fig) -> bytes:
     """A figure as PNG bytes (110 dpi), for a result that keeps its figures in memory until saved."""
+    literal_text(fig)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=SAVE_DPI)
     return buf.getvalue()
@@ -41,6 +42,7 @@ def finish(fig, ax, title: str, legend_fontsize: int = 8, ncol: int = 1, grid_wh
             ax.legend(fontsize=legend_fontsize, ncol=ncol, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
         else:
             ax.legend(fontsize=legend_fontsize, ncol=ncol)
+    literal_text(fig)  # text from a claim or a file is drawn as written (an unbalanced $ crashed the layout)
     fig.tight_layout()
     return fig
 
@@ -83,6 +85,7 @@ def robust_accuracy_figure(curves: dict[str, tuple[np.ndarray, np.ndarray]], mar
     ax.set_title(title, fontsize=9, pad=16)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
+    literal_text(fig)
     fig.tight_layout()
     return fig
 
@@ -284,6 +287,7 @@ def forest_figure(rows: list[ForestRow]):
     ax.set_yticks(range(n))
     ax.set_yticklabels(labels[::-1], fontsize=7)
     for tick, (r, _) in zip(ax.get_yticklabels(), lines[::-1]):
+        tick.set_parse_math(False)  # a row's label is a claim's text: drawn as written
         if not r.counted:
             tick.set_color("0.55")
     ax.set_xlabel("slope of log(measure / claim), in units of a log log x factor over the sweep's range\n"
@@ -292,6 +296,7 @@ def forest_figure(rows: list[ForestRow]):
     handles = [matplotlib_patch(c, v) for v, c in VERDICT_COLOURS.items()] + [matplotlib_patch("0.87", "resolution")]
     ax.legend(handles=handles, fontsize=7, loc="lower right")
     ax.set_title("The ratio of the measure to the claim's function (0: the claim; grey labels: not counted)", fontsize=9)
+    literal_text(fig)
     fig.tight_layout()
     _fit_tick_labels(fig, ax)
     return fig

@@ -318,7 +318,7 @@ class KKTPoints(Result):
         if g is not None and getattr(g, "certified", False):
             ax.axvline(g.value, ls="--", color="gray", label="global optimum")  # type: ignore[attr-defined]
             ax.legend(fontsize=7)
-        ax.set_xlabel(r"$\frac{1}{2}\|\theta\|^2$ at unit margin (o: KKT point, x: candidate)")
+        ax.set_xlabel("½‖θ‖² at unit margin (o: KKT point, x: candidate)")
         ax.set_ylabel(f"universal flip rate at {self.flip_norm:.3g}")
         ax.set_title(self.heading(), fontsize=8)
         return fig
