@@ -19,7 +19,7 @@ import os
 import re
 from typing import Any, ClassVar, Mapping
 
-from .atomic import FIGURE_DPI, save_figure_file, write_text
+from .atomic import FIGURE_DPI, literal_text, save_figure_file, write_text
 from .jsonsafe import dumps, plain
 from .outdir import check_out
 
@@ -111,8 +111,6 @@ def _cells(rows: list[dict]) -> list[dict]:
 
 def figure_png_base64(fig) -> str:
     """A figure as base64 PNG text, for inline HTML."""
-    from .atomic import literal_text
-
     literal_text(fig)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
