@@ -246,10 +246,12 @@ def test_each_class_is_covered_by_overlapping_leave_one_out_sets_and_every_combi
     Z = L @ one.C.T  # pre-activations on the sample (span coordinates)
     assert one.C.shape[0] == 3 + 1 and np.array_equal(np.sign(one.a), [1, 1, 1, -1])
     pos = [int(c) for c in np.flatnonzero(labels > 0)]
-    assert len(pos) == 3  # the loop below checks every positive cluster: it must not be empty
-    for j, left in enumerate(pos):  # neuron j averages its class's clusters but ``left``: it fires on them at about the scale
-        rest = np.isin(remap, [c for c in pos if c != left])  # (scale 2, bias -0.5), and not on ``left`` (a full average would)
-        assert 1.0 < np.median(Z[rest, j]) < 2.0 and np.median(Z[remap == left, j]) < 0.0
+    # neuron j averages its class's clusters but ``left``: it fires on them at about the scale (scale 2, bias -0.5), and
+    # not on ``left`` (a full average would); (median on the rest, median on ``left``) per positive cluster
+    medians = [(float(np.median(Z[np.isin(remap, [c for c in pos if c != left]), j])), float(np.median(Z[remap == left, j])))
+               for j, left in enumerate(pos)]
+    assert len(medians) == 3
+    assert all(1.0 < on < 2.0 and off < 0.0 for on, off in medians), medians
 
 
 def test_cover_starts_run_beside_the_random_ones_which_alone_feed_the_unseen_estimate_and_a_time_cap_stops_them(monkeypatch):
