@@ -33,7 +33,7 @@ from ibcheck.simulate.experiments.kkt import FIT_POINTS, flip_objective, search_
 from ibcheck.simulate.experiments.registry import EXPERIMENTS
 from ibcheck.simulate.substrate.censored import largest_radius
 from ibcheck.simulate.substrate.seeds import stream
-from ibcheck.solvers.kkt.depth import DEPTH_FACTOR, REFERENCE_STEPS_MIN, DepthInstance, bootstrap_resolution, depth_classes
+from ibcheck.solvers.kkt.depth import DEPTH_FACTOR, DepthInstance, bootstrap_resolution, both_step_counts, depth_classes
 from ibcheck.solvers.kkt.engine import Budget, search
 from ibcheck.solvers.kkt.flip import flip_norm
 from ibcheck.solvers.kkt.recall import RECALL_FILE, engine_fingerprint
@@ -246,9 +246,8 @@ def write(rows: list[dict]) -> list:
     fp = engine_fingerprint()
     old = json.loads(RECALL_FILE.read_text()) if RECALL_FILE.exists() else {}
     kept = old.get("depth_instances", []) if old.get("fingerprint") == fp else []
-    # rows measured against a reference at one GD step count are superseded (depth.REFERENCE_STEPS_MIN; in git's history)
-    kept = [r for r in kept if isinstance(steps := (r.get("reference") or {}).get("gd_steps"), list)
-            and len(set(steps)) >= REFERENCE_STEPS_MIN]
+    # rows measured against a reference at one GD step count are superseded (in git's history)
+    kept = [r for r in kept if both_step_counts(r.get("reference"))]
     fresh = {_key(r) for r in rows}
     merged = [r for r in kept if _key(r) not in fresh] + rows
     classes = depth_classes(merged, {}, {}, fp)

@@ -182,10 +182,9 @@ class DepthRecord:
                     f"{self.instances} instances")
         if self.deep < self.instances:
             return f"the reference ran fewer than {DEPTH_FACTOR}x the budget's starts at {self.instances - self.deep} instances"
-        steps = self.reference.get("gd_steps")
-        if not isinstance(steps, list) or len(set(steps)) < REFERENCE_STEPS_MIN:
-            return (f"its reference ran GD at one step count ({steps}): GD stopped at 500 and at 2000 steps ends in "
-                    "different basins, and a search at the other found flip norms up to 22% above such a reference (k = 6)")
+        if not both_step_counts(self.reference):
+            return (f"its reference ran GD at one step count ({self.reference.get('gd_steps')}): GD stopped at 500 and "
+                    "at 2000 steps ends in different basins, and a search at the other found flip norms up to 22% above such a reference (k = 6)")
         share = self.within / self.instances
         if share < WITHIN_MIN_SHARE or self.lower < WITHIN_LOWER_MIN:
             return (f"within {self.threshold:.1%} on {self.within}/{self.instances} ({share:.0%}; 95% lower bound "
@@ -210,6 +209,12 @@ class DepthRecord:
 
     def as_json(self) -> dict:
         return {**asdict(self), "lower": self.lower, "passes": self.passes, "text": self.text()}
+
+
+def both_step_counts(reference: dict | None) -> bool:
+    """Whether a recorded reference ran GD at :data:`REFERENCE_STEPS_MIN` step counts or more (``gd_steps`` a list)."""
+    steps = (reference or {}).get("gd_steps")
+    return isinstance(steps, list) and len(set(steps)) >= REFERENCE_STEPS_MIN
 
 
 def depth_classes(rows: Sequence[dict], budget: dict, reference: dict, fingerprint: str) -> list[DepthRecord]:
@@ -294,4 +299,4 @@ def depth_record_for(d: int, k: int, n: int | None, quantity: str, budget: dict,
 
 
 __all__ = ["DEPTH_FACTOR", "WITHIN_MIN", "DepthInstance", "DepthRecord", "threshold", "ratio", "bootstrap_resolution",
-           "depth_classes", "load_depth", "depth_record_for", "reference_values"]
+           "both_step_counts", "depth_classes", "load_depth", "depth_record_for", "reference_values"]
