@@ -216,6 +216,12 @@ REGIME = [
     Scenario("correction_03_wide", _times(lambda d, k: 1 + 5 * d ** -0.3), True, grid=WIDER, seeds=3,
              note="true, correction 1 + 5 d^-0.3, d = 2^6..2^20: the range tells corrections down to d^-1/4 from a log factor"),
     Scenario("missing_log_wider", _times(lambda d, k: 1 / math.log(d)), False, grid=WIDER, seeds=3, note="1/log d missing, d = 2^6..2^20"),
+    # the confirmation test's nearest false curves (issue 57): a log factor with a d^-0.3 correction of its own, each the
+    # false curve nearest to a true scenario above (simulate.stats.separation.nearest_corrected at this design)
+    Scenario("missing_log_corrected", _times(lambda d, k: math.exp(-0.933 * d ** -0.3) / math.log(d)), False, grid=WIDE, seeds=3,
+             note="1/log d missing, with a correction exp(-0.933 d^-0.3): the false curve nearest to correction_03"),
+    Scenario("extra_log_corrected", _times(lambda d, k: math.log(d) * math.sqrt(1 + 2.63 * d ** -0.3)), False, grid=WIDE, seeds=3,
+             note="log d extra, with a correction (1 + 2.63 d^-0.3)^1/2: the false curve nearest to correction_03_below"),
     Scenario("capped_transient", _times(lambda d, k: 1 + 300 / d), True, kind="Omega", grid={"d": [2 ** i for i in range(6, 14)], "k": [2, 4, 8]},
              seeds=3, note="true Omega, 1 + 300/d: a transient beyond a correction's cap"),
     Scenario("additive_rays", _fvbs, True, kind="O", grid={"d": [2 ** i for i in range(6, 13)], "k": [2, 4, 8, 16]}, seeds=3,

@@ -68,6 +68,7 @@ from ibcheck.simulate.stats.ratio import (
     rays,
 )
 from ibcheck.simulate.stats.separation import slowest_separable
+from ibcheck.simulate.verdict.confirm import Confirmation, confirm
 from ibcheck.simulate.verdict.exp_test import exp_family_fits
 from ibcheck.simulate.verdict.rules import LOWER, TWO, UPPER, Verdict
 from ibcheck.theory.errors import InputError
@@ -182,6 +183,7 @@ class FunctionTest:
     tolerance: tuple[tuple[str, float], ...] = ()  # explicit user tolerances per family
     target_met: dict | None = None  # variable -> whether the log (log-log) resolution reaches a whole factor
     notes: tuple[str, ...] = ()
+    confirmations: tuple[Confirmation, ...] = ()  # the intersection-union tests run where the resolution rule left it open
 
     @property
     def resolution(self) -> dict[str, dict[str, float]]:
@@ -244,7 +246,7 @@ class FunctionTest:
                 "upper_half": next((t.part for t in self.tests if t.part), None), "violation_level": self.level,
                 "power": POWER, "target": "a factor of log log x along each variable", "tolerance": dict(self.tolerance) or None,
                 "target_met": self.target_met, "p_violation": self.p_violation, "rows": [t.as_json() for t in self.tests],
-                "notes": list(self.notes)}
+                "confirmation": [c.as_json() for c in self.confirmations] or None, "notes": list(self.notes)}
 
 
 SEPARABLE = 0.80  # a slower correction is tried where a log factor stays told from it with this power (slowest_decay)
@@ -351,6 +353,56 @@ def function_test(rows: list[dict], variables: list[str], kind: str, predicted: 
     way (a false O(t^-0.1) on 1/log t data: the ratio falls, then rises); an upper half that is consistent (its
     resolution targets met) decides where the whole range is not, and the start is a transient, excluded by this rule and
     said so (t^-1 data against O(t^-5/4) whose first steps read as a correction). Otherwise the whole range decides."""
+    out = _two_ranges(rows, variables, kind, predicted, terms, alpha, offsets, toward_zero, trajectory, restriction, tolerance,
+                      log_corrections, cone, free_constant)
+    if out.verdict != "inconclusive" or trajectory or free_constant or tolerance or any(t.violates(kind) for t in out.tests if not t.bounded):
+        return out
+    return _confirmed(out, rows, variables, kind, predicted, terms, alpha, offsets, toward_zero, restriction)
+
+
+def _confirmed(out: FunctionTest, rows: list[dict], variables: list[str], kind: str, predicted: dict[str, float], terms: list[Term],
+               alpha: float, offsets, toward_zero: frozenset[str], restriction) -> FunctionTest:
+    """Where the resolution rule leaves a bound open with no violation: the intersection-union test
+    (:mod:`~ibcheck.simulate.verdict.confirm`) along each open variable, on the whole range's cells at the look's level.
+    Consistent where every alternative is rejected along every open variable; otherwise the verdict stands, with the
+    tests run beside it. It never overrides a refutation (it runs only where nothing violates)."""
+    deciding = out.deciding()
+    open_ = [v for v in variables if any(t.variables == (v,) and not (t.holds(kind) and t.resolves(kind)) for t in deciding)]
+    # a ray is confirmed with its variables: one that stays open while each of its variables alone is settled is not
+    if not open_ or any(len(t.variables) > 1 and not t.holds(kind) and not set(t.variables) & set(open_) for t in deciding):
+        return out
+    try:
+        ff = alternative_fit(ratio_rows(rows, predicted, terms), 0, variables, toward_zero, offsets, False, restriction)
+    except InputError:
+        return out
+    if ff.fit.censored or ff.fit.unidentified:
+        return out
+    found: list[Confirmation] = []
+    for v in open_:
+        c = confirm(ff.fit.cells, v, kind, variables, toward_zero, alpha)
+        if c is None:
+            return replace(out, confirmations=tuple(found))
+        found.append(c)
+        if not c.confirmed:
+            why = (f"the claim's model with its corrections does not describe the data (lack of fit against the seeds' noise, "
+                   f"p = {c.p_fit:.2g})" if not c.fits else f"not every alternative is rejected at {alpha:.2g} ({c.text()})")
+            return replace(out, confirmations=tuple(found), notes=out.notes + (
+                f"the intersection-union test along {v} does not confirm the claim: {why}",))
+    margin = "; ".join(c.margin() for c in found)
+    along = "; ".join(f"along {c.variable}, {c.text()} (the claim's fit: {c.claim_member})" for c in found)
+    res = "; ".join(f"{v}: " + (", ".join(t.factor() for t in out.deciding() if t.variables == (v,)) or "bounded alone by the window")
+                    for v in variables)
+    reason = (f"no deviation as large as a factor of log log x over the range ({margin}): every alternative is rejected (an "
+              f"intersection-union test, each at {alpha:.2g}, calibrated by a parametric bootstrap at its member nearest to the claim's "
+              f"fit; corrections to scaling down to x^-{MIN_DECAY:g} within the cap on every side): {along}. A smaller deviation is not "
+              f"excluded. The resolution rule alone left it open ({out.reason}); the resolution: {res}")
+    return replace(out, verdict="consistent", reason=reason, confirmations=tuple(found))
+
+
+def _two_ranges(rows: list[dict], variables: list[str], kind: str, predicted: dict[str, float], terms: list[Term],
+                alpha: float, offsets, toward_zero: frozenset[str], trajectory: bool, restriction, tolerance,
+                log_corrections: bool, cone, free_constant: bool) -> FunctionTest:
+    """The whole range and, where a variable has UPPER_HALF_MIN values or more, its upper half (see :func:`function_test`)."""
     args = (variables, kind, predicted, terms)
     opts = dict(offsets=offsets, toward_zero=toward_zero, trajectory=trajectory, tolerance=tolerance, log_corrections=log_corrections,
                 cone=cone, free_constant=free_constant)
