@@ -783,8 +783,15 @@ def _decide(kind: str, all_tests: list[DirectionTest], level: float, corrections
         return FunctionTest("inconclusive", reason, kind, tuple(all_tests), level, attained, tuple(corrections), tol_t, target_met or None, tuple(notes))
     if open_:
         t = open_[0]
-        reason = (f"undetermined along {t.direction} ({t.family} factors): the slope {t.estimate:.3g} +- {t.se:.2g} is neither a "
-                  f"significant deviation nor below the resolution {t.factor()}; {_more(t)} would decide")
+        term = next((n for n in notes if n.startswith(f"along {t.direction} log(1/y) moves against h")), None)
+        if term is not None:  # an exp-type bound: what stands in the way is the lower-order term, and it heads the reason
+            what = term.split("but ", 1)[1].split(":", 1)[0]
+            reason = (f"undetermined along {t.direction}: log(1/y) moves against h ({t.factor(t.estimate)}, {t.estimate:.3g} +- "
+                      f"{t.se:.2g}), but {what}, so the move is no violation on that evidence; a wider range of {t.variables[0]} "
+                      f"separates such a term from a deviation (more seeds sharpen both alike)")
+        else:
+            reason = (f"undetermined along {t.direction} ({t.family} factors): the slope {t.estimate:.3g} +- {t.se:.2g} is neither a "
+                      f"significant deviation nor below the resolution {t.factor()}; {_more(t)} would decide")
         return FunctionTest("inconclusive", reason, kind, tuple(all_tests), level, attained, tuple(corrections), tol_t, target_met or None, tuple(notes))
     if coarse:
         t = max(coarse, key=lambda t: t.resolution / (t.target or 1.0))
