@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 
 import numpy as np
 import pytest
@@ -90,3 +91,27 @@ def test_the_headline_reason_names_the_lower_order_term_that_stands_in_the_way()
             assert "a lower-order term b log h" in an.reason and "a wider range of n" in an.reason, an.reason
             assert "neither a significant deviation" not in an.reason
     assert explained >= 1
+
+
+def test_the_claims_page_of_an_exp_type_bound_draws_log_1_over_y_against_h(tmp_path, isolated_registry):
+    """Issue 57, item 6: an exp-type bound's page has the picture on its own scale, log(1/y) against h per cell with the
+    claim's fit a + c h and the lower-order term beside it; a PNG the page links, from the report's own folder."""
+    import ibcheck
+
+    p = tmp_path / "claims.py"
+    p.write_text('import ibcheck\nibcheck.Claim(id="EXPFIG.thm.1", variables=["n"], constants=["c"], '
+                 'bounds=[ibcheck.Bound("err", "O", "exp(-c*n)")])\n')
+    ibcheck.load_claims(str(p))
+    rng = np.random.default_rng(0)
+
+    @ibcheck.experiment("EXPFIG.thm.1", grid={"n": [2, 4, 8, 16, 32]}, seeds=3)
+    def measure(cell, seed):
+        return {"err": 0.5 * math.exp(-0.3 * cell["n"]) * math.exp(0.15 * rng.standard_normal())}
+
+    c = ibcheck.compare("EXPFIG.thm.1", progress=False)
+    files = c.save(str(tmp_path / "out"))
+    pngs = [f for f in os.listdir(tmp_path / "out") if f.endswith("_exp.png")]
+    assert len(pngs) == 1 and os.path.getsize(tmp_path / "out" / pngs[0]) > 5000
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert f"]({pngs[0]})" in md and "log(1/y) against h" in md
+    assert files is not None

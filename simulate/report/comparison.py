@@ -15,6 +15,7 @@ import re
 import numpy as np
 import sympy as sp
 
+from ibcheck.simulate.experiments.design import LOG_INVERSE
 from ibcheck.simulate.report.figures import save_figure, write_html
 from ibcheck.simulate.stats.fit import seed_rows
 from ibcheck.simulate.stats.ratio import SCALE, log_claim
@@ -47,9 +48,54 @@ def _plots(res, summary: dict, claim, out: str, tag: str) -> dict:
     import matplotlib  # heavy: matplotlib, loaded only when a report is written
     matplotlib.use("Agg")
 
-    return {"ratio": _ratio_figure(res, out, tag), "loglog": _loglog_figure(res, summary, claim, out, tag),
+    figs = {"ratio": _ratio_figure(res, out, tag), "loglog": _loglog_figure(res, summary, claim, out, tag),
             "local": _local_figure(res, out, tag), "collapse": _collapse_figure(res, claim, out, tag),
             "residuals": _residual_figure(res, out, tag)}
+    if getattr(getattr(res, "spec", None), "transform", None) == LOG_INVERSE and (exp := _exp_figure(res, out, tag)):
+        figs["exp"] = exp
+    return figs
+
+
+def _exp_figure(res, out: str, tag: str) -> str | None:
+    """An exp-type bound, ``y = A exp(-c h)``, on its own scale: log(1/y) against h (the claim's function) per cell,
+    seeds faint and cell means bold, with the claim's fit ``a + c h`` (a = -log A and c free, least squares over the
+    seeds) and, dashed, the same with a lower-order term ``b log h`` beside it (what the test allows to excuse a move).
+    A straight line is the claim; curvature is a deviation or a lower-order term. None where fewer than 3 cells have a
+    finite h."""
+    import matplotlib.pyplot as plt  # heavy: matplotlib
+
+    an = res.analysis
+    claim = {t.name: an.predicted.get(t.name, 0.0) for t in an.terms}
+    pts = []
+    for r in res.data:
+        lg, z = log_claim(r, claim, an.terms), r.get("value")
+        if lg is not None and isinstance(z, (int, float)) and math.isfinite(z) and not r.get("censor") and lg < 700:
+            pts.append((math.exp(lg), float(z), tuple(sorted((v, r.get(v)) for v in an.variables))))
+    cells: dict = {}
+    for h, z, key in pts:
+        cells.setdefault(key, []).append((h, z))
+    if len(cells) < 3:
+        return None
+    h = np.array([p[0] for p in pts])
+    z = np.array([p[1] for p in pts])
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    ax.scatter(h, z, s=8, color="tab:blue", alpha=0.25, label="seeds")
+    means = sorted((float(np.mean([a for a, _ in v])), float(np.mean([b for _, b in v]))) for v in cells.values())
+    ax.plot([m[0] for m in means], [m[1] for m in means], "o", color="tab:blue", ms=5, label="cell means")
+    grid = np.linspace(h.min(), h.max(), 200)
+    X = np.column_stack([np.ones_like(h), h])
+    a, c = np.linalg.lstsq(X, z, rcond=None)[0]
+    ax.plot(grid, a + c * grid, "-", color="tab:red", lw=1.5, label=f"the claim's form: a + c h (c = {c:.3g})")
+    if h.min() > 0:
+        X2 = np.column_stack([X, np.log(h)])
+        a2, c2, b2 = np.linalg.lstsq(X2, z, rcond=None)[0]
+        ax.plot(grid, a2 + c2 * grid + b2 * np.log(grid), "--", color="tab:green", lw=1.2,
+                label=f"with a lower-order term b log h (b = {b2:.3g})")
+    ax.set_xlabel("h (the claim's function at the cell; a linear axis, on which the claim is a straight line)")
+    ax.set_ylabel(f"log(1/{res.quantity})")
+    name = f"{tag}_exp.png"
+    save_figure(fig, ax, os.path.join(out, name), f"log(1/{res.quantity}) against h: {an.verdict}", legend_fontsize=6)
+    return name
 
 
 def _log_function(terms, coef: dict, cell: dict) -> float:
@@ -618,6 +664,8 @@ def write_report(result, out: str) -> dict:
                f"![ratio to the claim's function]({pf['ratio']})", f"![loglog]({pf['loglog']})", f"![local exponents]({pf['local']})",
                f"![collapse]({pf['collapse']})",
                f"![residuals]({pf['residuals']})", ""]
+        if "exp" in pf:
+            md[-1:-1] = [f"![log(1/y) against h, an exp-type bound on its own scale]({pf['exp']})"]
     text = "\n".join(md) + "\n"
     write_text(os.path.join(out, "report.md"), text)
     files["markdown"] = os.path.join(out, "report.md")

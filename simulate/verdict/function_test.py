@@ -785,9 +785,9 @@ def _decide(kind: str, all_tests: list[DirectionTest], level: float, corrections
         t = open_[0]
         term = next((n for n in notes if n.startswith(f"along {t.direction} log(1/y) moves against h")), None)
         if term is not None:  # an exp-type bound: what stands in the way is the lower-order term, and it heads the reason
-            what = term.split("but ", 1)[1].split(":", 1)[0]
+            cause = term.split("but ", 1)[1].split(":", 1)[0]
             reason = (f"undetermined along {t.direction}: log(1/y) moves against h ({t.factor(t.estimate)}, {t.estimate:.3g} +- "
-                      f"{t.se:.2g}), but {what}, so the move is no violation on that evidence; a wider range of {t.variables[0]} "
+                      f"{t.se:.2g}), but {cause}, so the move is no violation on that evidence; a wider range of {t.variables[0]} "
                       f"separates such a term from a deviation (more seeds sharpen both alike)")
         else:
             reason = (f"undetermined along {t.direction} ({t.family} factors): the slope {t.estimate:.3g} +- {t.se:.2g} is neither a "
