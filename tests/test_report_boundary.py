@@ -82,3 +82,67 @@ def test_text_from_a_claim_is_drawn_as_written_in_figures_never_as_mathtext(tmp_
     save_figure(fig2, ax2, str(tmp_path / "b.png"), payload)
     assert (tmp_path / "b.png").exists()
     assert all(t.get_parse_math() for t in ax2.get_xticklabels())  # 10^k ticks stay mathtext
+
+
+IMG = "![p](http://evil.example/x.png)"
+LINK = "[c](https://evil.example/)"
+PAYLOADS = [IMG, LINK, "a`b<script>alert(1)</script>`", "\u202efdp.exe", "bell\x07", "<img src=x onerror=alert(1)>"]
+
+
+def _live(text: str, markdown: bool) -> list[str]:
+    """What in a generated page could load or run something: external URLs in src/href attributes, on* attributes,
+    raw script tags, (in Markdown) live images or links to a URL, raw control or bidi characters."""
+    import re
+
+    if markdown:  # code spans are literal text, and so is an escaped "\<"
+        text = re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", text)
+        text = text.replace("\\<", "")
+    bad = re.findall(r"(?:src|href)\s*=\s*[\"']?(?:https?:|//|javascript:)[^\"'\s>]*", text, flags=re.I)
+    bad += re.findall(r"<[a-z][^>]*\son[a-z]+\s*=", text, flags=re.I)
+    bad += re.findall(r"<script\b", text, flags=re.I)
+    if markdown:
+        bad += re.findall(r"(?<!\\)!\[[^\]]*\]\((?:https?:|//)", text)
+        bad += re.findall(r"(?<![\\!])\[[^\]]*\]\((?:https?:|//|javascript:)", text)
+    bad += re.findall("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u202a-\u202e\u2066-\u2069]", text)
+    return bad
+
+
+def test_a_report_with_payloads_in_every_field_loads_nothing_from_outside(tmp_path, isolated_registry):
+    """Issue 58, item 1: a hypothesis name, a bound quantity, a reading, a title, a paper and a note written as a
+    Markdown image, a link, a code-span breakout with a script, right-to-left and bell characters and an HTML tag:
+    no .md or .html page of the comparison carries a live image, link, script, on* attribute or control character
+    (the Markdown image became a live <img> in report.html, and a backtick in a reading broke out of its code span)."""
+    claim = ibcheck.Claim(id="INJ26.thm.1", title=" ".join(PAYLOADS), paper=IMG, note=LINK, variables=["d"],
+                          readings=(PAYLOADS[2], PAYLOADS[3] + PAYLOADS[4]),
+                          hypotheses={IMG.replace("!", "H"): "d >= 2"},
+                          bounds=[ibcheck.Bound("r" + IMG, "Theta", "sqrt(d)", reading=PAYLOADS[2]),
+                                  ibcheck.Bound("s", "Theta", "sqrt(d)", reading=PAYLOADS[3] + PAYLOADS[4])])
+    ibcheck.register(claim)
+
+    @ibcheck.experiment("INJ26.thm.1", grid={"d": [64, 128, 256, 512]}, seeds=2)
+    def measure(cell, seed):
+        return {"r" + IMG: cell["d"] ** 0.5 * (1 + 0.01 * seed), "s": cell["d"] ** 0.5 * (1 + 0.02 * seed)}
+
+    c = ibcheck.compare("INJ26.thm.1", progress=False)
+    out = tmp_path / "out"
+    c.save(str(out))
+    pages = [os.path.join(d, f) for d, _, fs in os.walk(out) for f in fs if f.endswith((".md", ".html"))]
+    assert pages
+    for page in pages:
+        text = open(page, encoding="utf-8").read()
+        assert _live(text, page.endswith(".md")) == [], (page, _live(text, page.endswith(".md"))[:5])
+    md = open(out / "report.md", encoding="utf-8").read()
+    assert "\\u202e" in md and "\\u0007" in md  # shown as what they are, not acted on
+
+
+def test_the_html_renderer_drops_images_and_links_that_leave_the_report(tmp_path):
+    html = markdown_to_html(f"{IMG} {LINK} [ok](page.md)", str(tmp_path))
+    assert "evil.example" not in html.split("[image:")[0] and "<img" not in html and 'href="https' not in html
+    assert 'href="page.md"' in html
+
+
+def test_a_code_span_holds_any_backticks():
+    from ibcheck.theory.result import markdown_code
+
+    html = markdown_to_html("x " + markdown_code("a`b``c<script>") + " y", ".")
+    assert "<script>" not in html and "<code>a`b``c&lt;script&gt;</code>" in html

@@ -166,8 +166,48 @@ def settings_text(values: Mapping | None) -> str:
     return "; ".join(f"{k} = {one(v)}" for k, v in (values or {}).items())
 
 
+# control characters (C0 but tab and newline, DEL, C1) and the bidirectional overrides, embeddings, isolates and marks:
+# in a report or a terminal they ring, clear lines or reorder what is shown (U+202E writes "fdp.exe" as "exe.pdf")
+_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u061c]")
+
+
+def visible_text(text: object) -> str:
+    """Text with every control and bidirectional-formatting character shown as its escape (``\\u202e``), so that it
+    cannot ring, move the cursor or reorder what a page or a terminal shows."""
+    return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", str(text))
+
+
+def markdown_code(text: object) -> str:
+    """User text as one inline code span: fenced by one backtick more than its longest run of backticks (CommonMark),
+    padded where it starts or ends with one, newlines as spaces, controls shown escaped. Pitfall avoided: a reading
+    ``a`<script>`` in a single-backtick span closed it, and the rest reached report.md as raw HTML."""
+    body = visible_text(text).replace("\r", " ").replace("\n", " ")
+    runs = [len(m) for m in re.findall("`+", body)]
+    fence = "`" * (max(runs, default=0) + 1)
+    pad = " " if body.startswith("`") or body.endswith("`") or (body.startswith(" ") and body.endswith(" ") and body.strip()) else ""
+    return f"{fence}{pad}{body}{pad}{fence}"
+
+
+# a link or an image whose target leaves the report: a URL scheme (http:, javascript:, data:, file:), a network path or
+# an absolute one. The report writes only relative targets inside its own folder tree.
+_TARGET = re.compile(r"(!?)\[((?:[^\[\]\\]|\\.)*)\]\(\s*<?([^)\s>]*)>?(?:\s+[^)]*)?\)")
+_OUTSIDE = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]*:|//|/|\\)")
+
+
+def report_markdown(text: str) -> str:
+    """A generated page's Markdown as it is written: every link or image that points outside the report (a URL, an
+    absolute path) written as literal text, and every control or bidi character shown escaped. Applied to every page
+    wherever a page is written (its Markdown file and :func:`simulate.report.figures.write_html`), behind the escaping of each
+    field, so that no page loads or links anything from outside its own folder, whatever a field let through."""
+    def literal(m: re.Match) -> str:
+        if not _OUTSIDE.match(m.group(3)):
+            return m.group(0)
+        return "".join("\\" + ch if ch in "![]()" else ch for ch in m.group(0))
+    return _TARGET.sub(literal, visible_text(text))
+
+
 def markdown_text(text: object) -> str:
     """User text (a title, a path, a description) as literal Markdown: the characters that open code, emphasis, a
     link or an image, raw HTML or a table cell backslash-escaped, newlines as spaces. Pitfall avoided: a path such as ``./![x](/etc/hostname)/d.csv`` written
     into a report as is becomes an image (or a link) there."""
-    return "".join("\\" + ch if ch in _MARKDOWN_SPECIAL else (" " if ch in "\r\n" else ch) for ch in str(text))
+    return "".join("\\" + ch if ch in _MARKDOWN_SPECIAL else (" " if ch in "\r\n" else ch) for ch in visible_text(text))

@@ -35,7 +35,7 @@ from ibcheck.theory import get_claim
 from ibcheck.theory.atomic import write_text
 from ibcheck.theory.errors import InputError
 from ibcheck.theory.outdir import inside, slug
-from ibcheck.theory.result import JsonText, markdown_table
+from ibcheck.theory.result import JsonText, markdown_table, report_markdown
 
 
 @dataclass(frozen=True)
@@ -130,7 +130,7 @@ class ProbabilityComparison(JsonText):
         os.makedirs(out, exist_ok=True)
         paths = {"summary": inside(out, "summary.json"), "report": inside(out, "report.md")}
         write_text(paths["summary"], json.dumps(self.as_json(), indent=2, default=float) + "\n")
-        write_text(paths["report"], self.markdown())
+        write_text(paths["report"], report_markdown(self.markdown()))
         return paths
 
 

@@ -22,7 +22,7 @@ from ibcheck.simulate.stats.ratio import SCALE, log_claim
 from ibcheck.simulate.verdict.analysis import BoundAnalysis
 from ibcheck.solvers.kkt.records import last_record
 from ibcheck.theory.atomic import write_text
-from ibcheck.theory.result import markdown_table, markdown_text, settings_text
+from ibcheck.theory.result import markdown_code, markdown_table, markdown_text, report_markdown, settings_text
 
 LN10 = math.log(10)
 PARAMS = {"L": "2"}
@@ -637,7 +637,8 @@ def write_report(result, out: str) -> dict:
         tag = re.sub(r"[^A-Za-z0-9_-]", "_", f"{res.quantity}" + (f"_{res.reading}" if res.reading else "")) + f"_{i}"
         pf = _plots(res, summary, claim, out, tag)
         files.update({f"{tag}_{k}": v for k, v in pf.items()})
-        md += [f"## {markdown_text(res.quantity)} {res.kind}(`{res.expr}`)" + (f" — reading `{res.reading}`" if res.reading else ""), "",
+        reading = f" — reading {markdown_code(res.reading)}" if res.reading else ""
+        md += [f"## {markdown_text(res.quantity)} {res.kind}({markdown_code(res.expr)})" + reading, "",
                f"**Verdict: {rj['verdict']}**. {rj['reason']}", ""]
         md += _function_section(an) + [
                "Descriptive: the exponent of every term the bound states, fitted jointly with its CIs (the band verdict in the last "
@@ -667,7 +668,7 @@ def write_report(result, out: str) -> dict:
         if "exp" in pf:
             md[-1:-1] = [f"![log(1/y) against h, an exp-type bound on its own scale]({pf['exp']})"]
     text = "\n".join(md) + "\n"
-    write_text(os.path.join(out, "report.md"), text)
+    write_text(os.path.join(out, "report.md"), report_markdown(text))
     files["markdown"] = os.path.join(out, "report.md")
     files["html"] = write_html(text, out, "report.html", f"{claim.id}: theory against simulation", images=_images(files))
     return files

@@ -19,7 +19,7 @@ from ibcheck.theory import scaling as S
 from ibcheck.theory.atomic import FIGURE_DPI, literal_text, save_figure_file, write_text
 from ibcheck.theory.outdir import check_out, inside, slug
 from ibcheck.theory.registry import all_claims, get_claim
-from ibcheck.theory.result import markdown_table, new_figure
+from ibcheck.theory.result import markdown_table, new_figure, report_markdown
 
 SAVE_DPI = FIGURE_DPI  # the dpi every PNG is written at (theory.atomic); figures are laid out at it too
 
@@ -122,6 +122,11 @@ def markdown_to_html(markdown: str, base: str, images: Collection[str] = ()) -> 
                 if src in images and _inside(base, path) and os.path.isfile(path):
                     with open(path, "rb") as f:
                         child.attrSet("src", "data:image/png;base64," + base64.b64encode(f.read()).decode())
+                else:  # not one of the report's own images: its alt text, never an <img> that loads from elsewhere
+                    child.type, child.tag, child.content, child.attrs = "text", "", f"[image: {child.content or src}]", {}
+                    child.children = None
+            if child.type == "link_open" and re.match(r"^(?:[A-Za-z][A-Za-z0-9+.-]*:|//|/|\\)", href):
+                child.attrs = {}  # a link that leaves the report: its text stays, the target goes (rendered as <a>)
     return md.renderer.render(tokens, md.options, {})
 
 
@@ -138,7 +143,7 @@ def write_html(markdown: str, out: str, name: str, title: str, images: Collectio
     """A self-contained HTML page (a Jinja2 template around :func:`markdown_to_html`, with the report's own
     ``images`` inlined), written atomically. ``wide``: the page takes the window's width (a table of many columns,
     whose last one was cut off at 1100 pixels)."""
-    body = _BADGE.sub(r'<span class="badge b-\1">\1</span>', markdown_to_html(markdown, out, images))
+    body = _BADGE.sub(r'<span class="badge b-\1">\1</span>', markdown_to_html(report_markdown(markdown), out, images))
     page = Environment(autoescape=True).from_string(_PAGE).render(title=title, body=Markup(body), width="98vw" if wide else "1100px")
     path = os.path.join(out, name)
     write_text(path, page)
@@ -189,7 +194,7 @@ def scaling_report(claim_ids: list[str] | None, out_dir: str) -> str:
                  for n, a, b in zip(w["n"], w["log10_low"], w["log10_high"])]
         md += ["## Where FVBS23.thm.4_2 starts to apply", "", f"![window]({name})", "", markdown_table(table), ""]
     path = os.path.join(out_dir, "scaling.md")
-    write_text(path, "\n".join(md) + "\n")
+    write_text(path, report_markdown("\n".join(md) + "\n"))
     return path
 
 

@@ -19,7 +19,7 @@ from ibcheck.simulate.verdict.rules import MIN_INSIDE
 from ibcheck.solvers.kkt.depth import DEPTH_FACTOR, INSTANCES_MIN, WITHIN_MIN
 from ibcheck.theory.atomic import save_figure_file, write_text
 from ibcheck.theory.outdir import check_out, inside, slug
-from ibcheck.theory.result import markdown_table, markdown_text
+from ibcheck.theory.result import markdown_table, markdown_text, report_markdown
 
 if TYPE_CHECKING:
     from ibcheck.simulate.compare.record import ComparisonRecord
@@ -202,7 +202,7 @@ def write_index(out: str, suite: SuiteResult, reproductions: Sequence[Reproducti
     table = ["# ibcheck report: the wide table", "", "[Back to the index](index.md)", "", _summary_line(suite), "",
              markdown_table([_wide_row(r) for r in suite.rows] + [{"claim": _link(n.claim), "verdict": "not run", "why": n.why}
                                                                    for n in suite.not_run]), ""]
-    write_text(os.path.join(out, "table.md"), "\n".join(table) + "\n")
+    write_text(os.path.join(out, "table.md"), report_markdown("\n".join(table) + "\n"))
     write_html("\n".join(table) + "\n", out, "table.html", "ibcheck report: the wide table", wide=True)
-    write_text(os.path.join(out, "index.md"), "\n".join(md) + "\n")
+    write_text(os.path.join(out, "index.md"), report_markdown("\n".join(md) + "\n"))
     return write_html("\n".join(md) + "\n", out, "index.html", "ibcheck report", images)

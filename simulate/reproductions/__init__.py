@@ -22,7 +22,7 @@ from ibcheck.simulate.report.figures import figure_png, write_html
 from ibcheck.simulate.reproductions.criteria import Criterion
 from ibcheck.theory.atomic import write_bytes, write_json, write_text
 from ibcheck.theory.errors import InputError
-from ibcheck.theory.result import Result, markdown_table
+from ibcheck.theory.result import Result, markdown_table, report_markdown
 
 REPRODUCTIONS = {"fa-synthetic": "fa_synthetic", "fa-digits": "fa_digits", "ll20-margin": "ll20_margin", "shngs18": "shngs18",
                  "vys22": "vys22", "fvbs23": "fvbs23", "bcgt21": "bcgt21", "ssttm18": "ssttm18", "mv24": "mv24"}
@@ -89,7 +89,7 @@ class Reproduction(Result):
             write_bytes(os.path.join(directory, n), b)
         text = self.markdown(extra)
         files = {"markdown": os.path.join(directory, "reproduce.md")}
-        write_text(files["markdown"], text)
+        write_text(files["markdown"], report_markdown(text))
         files["html"] = write_html(text, directory, "reproduce.html", f"reproduce {self.reproduction}", images=set(self.figures) | set(extra))
         out = {**files, "figures": [os.path.join(directory, f) for f in list(self.figures) + extra]}
         write_json(os.path.join(directory, "reproduce.json"), clean({**self.as_json(), "files": out}))
