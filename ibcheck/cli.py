@@ -20,6 +20,22 @@ from ibcheck.commands import train as simulate_cli
 from ibcheck.errors import InputError, RunFailure, StoreInUse
 from ibcheck.theory.outdir import check_out
 from ibcheck.theory.registry import claim_files, load_claims, load_entry_points
+from ibcheck.theory.result import visible_text
+
+
+class _Visible:
+    """A text stream that shows every control and bidi character of what it is given as its escape (``\\u202e``):
+    text from a claim or a file reaches the terminal as data, and cannot ring, clear a line or reorder what is shown
+    (the progress bars write to stderr, which keeps its own control sequences)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write(visible_text(text))
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -144,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         # result carries its own status (not a certificate, not proven, ...)
         warnings.simplefilter("ignore", RuntimeWarning)
     out = getattr(args, "out", None)
+    stdout, sys.stdout = sys.stdout, _Visible(sys.stdout)  # type: ignore[assignment]
     try:
         load_user_claims(args.claims_files)
         if out is not None:  # before any computing: one line, exit 2, nothing written
@@ -159,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, "created_out", False) and not isinstance(err, StoreInUse):
             _remove_created(getattr(args, "created_top", out))  # bad input leaves nothing behind (a store in use is another process's)
         flags = _option_strings(parser, args.command, (err.parameter or "").split("[", 1)[0] or None)
-        print(f"ibcheck: error: {as_flags(err, args, list(argv if argv is not None else sys.argv[1:]), flags)}", file=sys.stderr)
+        print(visible_text(f"ibcheck: error: {as_flags(err, args, list(argv if argv is not None else sys.argv[1:]), flags)}"), file=sys.stderr)
         return 2
     except RunFailure as err:
         print(f"ibcheck: run failed: {err}", file=sys.stderr)
@@ -176,6 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ibcheck: internal error: {type(err).__name__}: {err} (set IBCHECK_DEBUG=1 for the traceback)", file=sys.stderr)
         return 1
     finally:
+        sys.stdout = stdout
         if getattr(args, "out_lock", None) is not None:
             os.close(args.out_lock)  # the lock on --out (commands.args.claim_out) ends with the command
 

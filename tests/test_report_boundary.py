@@ -146,3 +146,15 @@ def test_a_code_span_holds_any_backticks():
 
     html = markdown_to_html("x " + markdown_code("a`b``c<script>") + " y", ".")
     assert "<script>" not in html and "<code>a`b``c&lt;script&gt;</code>" in html
+
+
+def test_control_and_bidi_characters_reach_the_terminal_escaped(tmp_path, cli, isolated_registry):
+    """Issue 58, item 1, the terminal: a claim's title with a right-to-left override and a bell, listed and stated,
+    prints them as escapes, never as the characters (which reorder the line, or ring)."""
+    p = tmp_path / "c.py"
+    p.write_text('import ibcheck\nibcheck.Claim(id="BIDI26.thm.1", title="safe \\u202efdp.exe \\x07", variables=["d"], '
+                 'bounds=[ibcheck.Bound("r", "O", "sqrt(d)")])\n')
+    for args in (["--claims", str(p), "claims"], ["--claims", str(p), "bounds", "BIDI26.thm.1"]):
+        res = cli(*args, check_rc=0)
+        assert "\u202e" not in res.stdout and "\x07" not in res.stdout, res.stdout
+    assert "\\u202e" in cli("--claims", str(p), "claims").stdout
