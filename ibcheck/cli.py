@@ -17,7 +17,7 @@ from ibcheck.commands import kkt as kkt_cli
 from ibcheck.commands import radius as radius_cli
 from ibcheck.commands import theory as theory_cli
 from ibcheck.commands import train as simulate_cli
-from ibcheck.errors import InputError, RunFailure, StoreInUse
+from ibcheck.errors import InputError, RunFailure, StoreInUse, echo
 from ibcheck.theory.outdir import check_out
 from ibcheck.theory.registry import claim_files, load_claims, load_entry_points
 from ibcheck.theory.result import visible_text
@@ -101,7 +101,7 @@ def as_flags(err, args: argparse.Namespace, argv: list[str] | None = None, flags
     sep = "" if err.problem[:1] in ":;," else " "
     if isinstance(err.value, bool):  # a switch (--trajectory): the flag alone
         return f"{flag}{sep}{err.problem}"
-    return f"{flag} {value}{sep}{err.problem}"
+    return f"{flag} {echo(value)}{sep}{err.problem}"
 
 
 def _option_strings(parser: argparse.ArgumentParser, command: str, dest: str | None) -> list[str] | None:

@@ -66,3 +66,20 @@ def test_summary_is_the_text_and_indexing_it_still_works_with_a_warning(tmp_path
         warnings.simplefilter("always")
         assert c.summary["verdict"] == c.verdict
     assert any(issubclass(w.category, DeprecationWarning) and "c.summary() is the text" in str(w.message) for w in seen)
+
+
+def test_a_refused_value_is_echoed_in_at_most_200_characters(cli, tmp_path):
+    """Issue 58, item 5: a refused grid of 15,000 values was echoed whole (a 79,222-character line). The line repeats 200
+    characters of it, says how long it was, and still names the accepted range."""
+    grid = ",".join(str(i) for i in range(2, 15002))
+    res = cli("compare", "VYS22.thm.main", "--grid", f"d={grid}", "n=8,16", "--seeds", "1", "--out", tmp_path / "c", check_rc=2)
+    line = res.stderr.strip()
+    assert "\n" not in line and len(line) < 400 and "characters)" in line and "at most 1000 values per variable" in line, line[:500]
+    assert not (tmp_path / "c").exists()  # nothing half-written
+
+
+def test_the_api_shortens_a_long_value_in_its_message():
+    from ibcheck.errors import InputError
+
+    err = InputError(f"grid {list(range(5000))} is refused: at most 1000 values", problem=f"{list(range(5000))} too long")
+    assert len(str(err)) < 300 and str(err).endswith("at most 1000 values") and len(err.problem or "") < 300
