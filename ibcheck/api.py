@@ -17,6 +17,7 @@ import os
 import sys
 import tempfile
 import time
+import warnings
 from dataclasses import replace
 from decimal import Decimal, localcontext
 from fractions import Fraction
@@ -609,5 +610,21 @@ def _arguments_checked(f):
     return call
 
 
+def _numerics_handled(f):
+    """``f`` with numpy's floating-point RuntimeWarnings silenced: the KKT and radius solvers meet overflow on diverging
+    starts and handle it (each result carries its own status: not a certificate, not proven), so the warnings said
+    nothing a user could act on ("overflow encountered in matmul", 8 times per KKT search). Only the solver calls, which
+    run no code of the user's."""
+    @functools.wraps(f)
+    def call(*args, **kwargs):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return f(*args, **kwargs)
+
+    return call
+
+
+for _name in ("kkt_points", "kkt_certificate", "global_max_margin", "radii", "kkt_trajectory"):
+    globals()[_name] = _numerics_handled(globals()[_name])
 for _name in __all__:  # every public call refuses bad arguments as InputError, at the boundary
     globals()[_name] = _arguments_checked(globals()[_name])
