@@ -267,17 +267,34 @@ def _gd_start(cfg: KKTSearchConfig):
 class KKTPoints(Result):
     """The engine's candidates on the dataset: each with its certificate residual, value, the distinct point it is,
     whether it is the global optimum (``include_global``), and its robustness (universal flip rate at ``flip_norm``,
-    median attack radius)."""
+    median attack radius).
+
+    ``candidates``: one row per candidate (every start polished and certified: many are copies of one point, some
+    are no KKT point); ``networks``: the candidates' networks, in the same order; ``points``: one network per distinct
+    certified KKT point (what "the KKT points" means). In ``kkt.json`` and ``points.csv`` the rows are the candidates
+    (their ``point`` says which distinct point each is)."""
 
     name: ClassVar[str] = "kkt"
     config: KKTSearchConfig
     separability: dict
-    points: tuple[dict, ...]
+    candidates: tuple[dict, ...]
     distinct: int
     global_optimum: object | None  # GlobalOptimum
     networks: tuple
     flip_norm: float
     search: object = None  # the engine's KKTSearch
+
+    @property
+    def points(self) -> tuple:
+        """One network per distinct certified KKT point (the first candidate that reached it), in the points' order.
+
+        Pitfall avoided: ``networks`` holds one network per candidate (70 for one point, some of width 0), and
+        ``networks[0]`` read as "the first KKT point" was whatever the first start gave."""
+        first: dict[int, object] = {}
+        for row, net in zip(self.candidates, self.networks):
+            if row.get("point") is not None and row.get("is_kkt"):
+                first.setdefault(int(row["point"]), net)
+        return tuple(first[i] for i in sorted(first))
 
     def as_json(self) -> dict:
         c = self.config
@@ -289,7 +306,7 @@ class KKTPoints(Result):
                 "saturation": saturation_text(s, _objective_name(c)) if s is not None else None, "seed": c.seed, **clean(self.separability),
                 "policy": {"certified_at": POINT_TOL, "same_point_rtol": 1e-3},
                 "engine": clean({k: v for k, v in s.as_json().items() if k != "candidates"}) if s is not None else None,  # type: ignore[attr-defined]
-                "points": [clean(p) for p in self.points], "distinct_kkt_points_by_function": self.distinct,
+                "points": [clean(p) for p in self.candidates], "distinct_kkt_points_by_function": self.distinct,
                 "families": int(getattr(s, "family_count", 0)) if s is not None else None,
                 "global": clean(g.as_json()) if g is not None else None}  # type: ignore[attr-defined]
 
@@ -297,18 +314,18 @@ class KKTPoints(Result):
         c, g = self.config, self.global_optimum
         gt = "" if g is None else "; " + g.heading()  # type: ignore[attr-defined]
         if self.search is not None:
-            return (f"{len(self.points)} candidates on {c.data} d={c.d} n={c.n}, certified at a relative residual of "
+            return (f"{len(self.candidates)} candidates on {c.data} d={c.d} n={c.n}, certified at a relative residual of "
                     f"{POINT_TOL:g}: {saturation_text(self.search, _objective_name(c))}{gt}")
-        return (f"{len(self.points)} candidates on {c.data} d={c.d} n={c.n}: {self.distinct} distinct KKT point(s) "
+        return (f"{len(self.candidates)} candidates on {c.data} d={c.d} n={c.n}: {self.distinct} distinct KKT point(s) "
                 f"(certified at a relative residual of {POINT_TOL:g}){gt}")
 
     def table(self) -> list[dict]:
         return [{k: p.get(k) for k in ("start", "is_kkt", "point", "is_global", "value", "stationarity_residual", "programs",
-                                       "universal_flip_rate", "radius_median", "trace")} for p in self.points]
+                                       "universal_flip_rate", "radius_median", "trace")} for p in self.candidates]
 
     def figure(self):
         """Value of (P) against the universal flip rate, one dot per candidate."""
-        pts = [p for p in self.points if p.get("value") is not None and p.get("universal_flip_rate") is not None]
+        pts = [p for p in self.candidates if p.get("value") is not None and p.get("universal_flip_rate") is not None]
         if not pts:
             return None
         fig, ax = new_figure()
@@ -327,7 +344,7 @@ class KKTPoints(Result):
         from ibcheck.simulate.substrate.rundir import write_csv  # heavy: torch (loaded on first use)
 
         files = {"csv": os.path.join(directory, "points.csv"), "npz": os.path.join(directory, "networks.npz")}
-        write_csv(files["csv"], [clean(p) for p in self.points])
+        write_csv(files["csv"], [clean(p) for p in self.candidates])
         save_npz(files["npz"], **{f"p{i}_{k}": v for i, net in enumerate(self.networks) for k, v in net.to_arrays().items()})
         return files
 
