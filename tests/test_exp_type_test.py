@@ -115,3 +115,30 @@ def test_the_claims_page_of_an_exp_type_bound_draws_log_1_over_y_against_h(tmp_p
     md = (tmp_path / "out" / "report.md").read_text()
     assert f"]({pngs[0]})" in md and "log(1/y) against h" in md
     assert files is not None
+
+
+@pytest.mark.parametrize("shape", ["one", "growing"])
+def test_an_exp_type_bound_against_data_that_do_not_decay_is_judged_not_refused(tmp_path, isolated_registry, shape):
+    """Issue 58, item 3: O(exp(-c n/d)) against data equal to 1, or growing with n/d, was refused ("variable n has 0 grid
+    value(s) with data", though every n and d had data). The data violate the bound: inconsistent, with why."""
+    import ibcheck
+
+    ibcheck.register(ibcheck.Claim(id="EXPONE.thm.1", variables=["n", "d"], constants=["c"],
+                                   bounds=[ibcheck.Bound("err", "O", "exp(-c*n/d)")]))
+    rng = np.random.default_rng(0)
+
+    @ibcheck.experiment("EXPONE.thm.1", grid={"n": [8, 16, 32, 64], "d": [8, 16, 32]}, seeds=3)
+    def measure(cell, seed):
+        return {"err": 1.0 if shape == "one" else math.exp(0.3 * cell["n"] / cell["d"] + 0.1 * rng.standard_normal())}
+
+    c = ibcheck.compare("EXPONE.thm.1", progress=False)
+    assert c.verdict == "inconsistent" and "does not decay like exp(-c h)" in c.reason, c.reason
+    assert c.results[0].analysis.function.p_violation < 0.05
+
+
+def test_a_true_exp_type_bound_with_a_prefactor_above_one_is_not_called_a_non_decaying_measure():
+    """The rule above reads c's sign only: y = 100 exp(-0.3 h) (y > 1 at the smallest cells) still decays."""
+    rng = np.random.default_rng(1)
+    rows = _rows(100.0, G1, lambda c: c["n"] / 100, rng)
+    an = analyze(rows, ["n"], "Omega", {"n": 1.0}, bootstrap=False, extrapolate=False, free_constant=True)
+    assert an.verdict != "inconsistent", an.reason

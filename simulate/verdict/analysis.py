@@ -12,6 +12,7 @@ under ``log_<v>``), the measure under ``value`` (or ``log_value``) and optionall
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from ibcheck.simulate.experiments.design import BoundSpec
@@ -207,8 +208,16 @@ def _descriptive_fit(rows: list[dict], variables: list[str], predicted: dict, te
         return fit, shifted, (f"the descriptive exponents (fit, drift) are those of log(1/y) - a, a = -log A = {a:.4g} fitted with "
                               "the claim's function; the verdict is the exp-type test's")
     except InputError:
+        pass
+    try:
         fit = fit_exponents(rows, terms, offsets, bootstrap=bootstrap, trajectory=trajectory, restriction=restriction)
         return fit, rows, "the descriptive exponents (fit, drift) are those of log(1/y) (too few cells keep log(1/y) - a > 0)"
+    except InputError:  # log(1/y) <= 0 at too many cells (y >= 1: a measure that does not decay): describe y itself
+        ys = [{**r, "value": math.exp(-r["value"])} if isinstance(r.get("value"), (int, float)) and -700 < r["value"] < 700 else r
+              for r in rows]
+        fit = fit_exponents(ys, terms, offsets, bootstrap=bootstrap, trajectory=trajectory, restriction=restriction)
+        return fit, ys, ("the descriptive exponents (fit, drift) are those of y itself: log(1/y) is <= 0 at too many cells (y >= 1, "
+                         "a measure that does not decay); the verdict is the exp-type test's")
 
 
 def analyze(rows: list[dict], variables: list[str], kind: str, predicted: dict[str, float],

@@ -175,6 +175,8 @@ class ExpFits:
     notes: tuple[str, ...]
     can_refute: bool
     can_decide: bool
+    growth_t: float = 0.0  # the t statistic of c in the claim's own fit z = a + c h (-inf: c <= 0 with no noise)
+    growth_df: int = 0
 
 
 def exp_family_fits(rows: list[dict], variables: list[str], predicted: dict[str, float], terms: list[Term], toward_zero: frozenset[str],
@@ -214,4 +216,4 @@ def exp_family_fits(rows: list[dict], variables: list[str], predicted: dict[str,
                 notes.append(f"the exp-type fit failed: {err}")
                 break
             notes.append(f"the {('log', 'loglog')[order - 1]} alternatives could not be fitted: {err}")
-    return ExpFits(fits, lower, tuple(notes), can_refute, can_decide)
+    return ExpFits(fits, lower, tuple(notes), can_refute, can_decide, t, max(len(cells) - 2, 0))

@@ -69,7 +69,7 @@ from ibcheck.simulate.stats.ratio import (
 )
 from ibcheck.simulate.stats.separation import slowest_separable
 from ibcheck.simulate.verdict.confirm import Confirmation, confirm
-from ibcheck.simulate.verdict.exp_test import exp_family_fits
+from ibcheck.simulate.verdict.exp_test import RESOLVED_T, exp_family_fits
 from ibcheck.simulate.verdict.rules import LOWER, TWO, UPPER, Verdict
 from ibcheck.theory.errors import InputError
 
@@ -184,6 +184,7 @@ class FunctionTest:
     target_met: dict | None = None  # variable -> whether the log (log-log) resolution reaches a whole factor
     notes: tuple[str, ...] = ()
     confirmations: tuple[Confirmation, ...] = ()  # the intersection-union tests run where the resolution rule left it open
+    p_fixed: float | None = None  # a violation decided by one test of its own (an exp-type measure that does not decay): its p
 
     @property
     def resolution(self) -> dict[str, dict[str, float]]:
@@ -234,6 +235,8 @@ class FunctionTest:
         """The violation's p-value on the nominal 0.05 scale: the smallest one-sided p of a violating direction, times
         0.05 / level (so that it is below 0.05 exactly when the bound is inconsistent at this look, the Bonferroni
         over directions included); 1 where nothing violates. What the index's Holm step across rows reads."""
+        if self.p_fixed is not None:
+            return min(1.0, self.p_fixed * 0.05 / self.level)
         tol = dict(self.tolerance)
         ps = [float(stats.t.sf((abs(t.estimate) - tol.get(t.family, 0.0)) / t.se, t.df)) for t in self.tests
               if t.violates(self.kind) and not t.bounded and t.se > 0 and t.df > 0]
@@ -252,6 +255,9 @@ class FunctionTest:
 SEPARABLE = 0.80  # a slower correction is tried where a log factor stays told from it with this power (slowest_decay)
 CAP_TEXT = f"at most a factor 3 at the smallest scale, {1 + LAST:g} at the largest"  # the bounds a correction's b keeps
 LEVELS = 0.05  # the level at which a correction that fits better than a steady deviation is accepted
+# a measure that does not decay refutes an exp-type bound only at alpha / NON_DECAY_SHARE one-sided (and beyond t = -3): a true
+# bound with c near 0 (z = 1e-5 n: the growth unresolved) must stay undecided, and with 5 to 9 cells t's tails are heavy
+NON_DECAY_SHARE = 20
 SE_FLOOR = 1e-9  # an exponent is known to no better than this (exact data: the se is rounding error, not information)
 
 
@@ -462,6 +468,16 @@ def _range_test(rows: list[dict], variables: list[str], kind: str, predicted: di
     fits: dict[int, FamilyFit] = {}
     notes: list[str] = []
     ef = exp_family_fits(rows, variables, predicted, terms, toward_zero, restriction, orders) if free_constant else None
+    if ef is not None and ef.can_refute and kind not in UPPER and ef.growth_df > 0 and \
+            ef.growth_t <= -max(RESOLVED_T, float(stats.t.ppf(1 - alpha / NON_DECAY_SHARE, ef.growth_df))):
+        # log(1/y) falls with h, or stays flat with no noise at all: y does not decay like exp(-c h) for any c > 0 (a
+        # measure equal to 1, or growing); the bound is violated, not unfit (it was refused: "0 grid value(s) with data")
+        t_text = ("c = 0 with no noise at all: log(1/y) is flat" if math.isinf(ef.growth_t) else
+                  f"c < 0, t = {ef.growth_t:.3g}, significant at {alpha / NON_DECAY_SHARE:.2g} one-sided")
+        reason = (f"log(1/y) does not grow with h in log(1/y) = a + c h ({t_text}): the measure does not decay like exp(-c h) for "
+                  f"any c > 0, which the bound requires")
+        return FunctionTest("inconsistent", reason, kind, (), alpha, None, (), tuple(sorted((tolerance or {}).items())), None,
+                            tuple(ef.notes), p_fixed=float(stats.t.cdf(ef.growth_t, ef.growth_df)))
     if ef is not None:  # an exp-type bound: its own statistic, log(1/y) = a + c g(x) with a free (simulate.verdict.exp_test)
         fits, notes = dict(ef.fits), list(ef.notes)
         if 0 not in fits:
