@@ -83,3 +83,17 @@ def test_the_api_shortens_a_long_value_in_its_message():
 
     err = InputError(f"grid {list(range(5000))} is refused: at most 1000 values", problem=f"{list(range(5000))} too long")
     assert len(str(err)) < 300 and str(err).endswith("at most 1000 values") and len(err.problem or "") < 300
+
+
+def _csv(path, header, rows):
+    path.write_text(",".join(header) + "\n" + "\n".join(",".join(str(x) for x in r) for r in rows) + "\n")
+    return path
+
+
+def test_degenerate_designs_name_their_cause(cli, tmp_path):
+    """Issue 58, item 5: collinear variables (k = d/8 in every row) read as consistent with each exponent "resolved" to
+    d^0.002. It is one line naming the cause, exit 2, nothing written."""
+    col = _csv(tmp_path / "col.csv", ["d", "k", "seed", "value"],
+               [(d, d / 8, s, 8 ** 0.5 * (1 + 0.01 * s)) for d in (64, 128, 256, 512, 1024) for s in range(3)])
+    res = cli("verdict", "--data", col, "--predict", "d=1/2,k=-1/2", "--kind", "Theta", "--out", tmp_path / "a", check_rc=2)
+    assert "d and k are collinear: k = 0.125 d in every row" in res.stderr and not (tmp_path / "a").exists()

@@ -15,10 +15,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ibcheck.simulate.experiments.design import BoundSpec
 from ibcheck.simulate.experiments.terms import MARGINS, SHIFTS, Term, parse_term
 from ibcheck.simulate.stats.drift import Drift, Extrapolated, correction_fit, drift_test, local_exponents
-from ibcheck.simulate.stats.fit import Fit, fit_exponents, seed_rows
+from ibcheck.simulate.stats.fit import Fit, fit_exponents, log_of, seed_rows
 from ibcheck.simulate.verdict.exp_test import exp_intercept
 from ibcheck.simulate.verdict.function_test import FunctionTest, function_test
 from ibcheck.simulate.verdict.rules import Judgement, Verdict, combine, judge_exponent, judge_variable, term_kind
@@ -220,6 +222,26 @@ def _descriptive_fit(rows: list[dict], variables: list[str], predicted: dict, te
                          "a measure that does not decay); the verdict is the exp-type test's")
 
 
+def _check_design(rows: list[dict], variables: list[str]) -> None:
+    """Refuse, in one line naming the cause, a design whose fit is degenerate: two fitted variables that move together in
+    every row (``k = d/8``: their exponents cannot be told apart, and each read as resolved to d^0.002)."""
+    logs: dict[str, list[float]] = {v: [] for v in variables}
+    for r in rows:
+        lx = [log_of(r, v) for v in variables]
+        if all(x is not None for x in lx):
+            for v, x in zip(variables, lx):
+                logs[v].append(float(x))  # type: ignore[arg-type]
+    grow = [v for v in variables if len(set(round(x, 9) for x in logs[v])) >= 2]
+    for i, a in enumerate(grow):
+        for b in grow[i + 1:]:
+            xa, xb = np.array(logs[a]), np.array(logs[b])
+            slope, icpt = np.polyfit(xa, xb, 1)
+            if np.max(np.abs(xb - (slope * xa + icpt))) <= 1e-9 * max(1.0, float(np.abs(xb).max())):
+                rel = f"{b} = {math.exp(icpt):.4g} {a}" + ("" if abs(slope - 1) < 1e-9 else f"^{slope:.4g}")
+                raise InputError(f"{a} and {b} are collinear: {rel} in every row, so their exponents cannot be told apart; vary them "
+                                 f"independently, or fit one of them (the other held, or written in terms of it)", parameter=b)
+
+
 def analyze(rows: list[dict], variables: list[str], kind: str, predicted: dict[str, float],
             offsets: dict[str, tuple[float, float]] | None = None, margin: float | None = None, alpha: float = 0.05,
             bootstrap: bool = True, cells_used: str = "all", extrapolate: bool = True, trajectory: bool = False,
@@ -241,6 +263,7 @@ def analyze(rows: list[dict], variables: list[str], kind: str, predicted: dict[s
     (:mod:`simulate.verdict.exp_test`).
     """
     offsets = dict(offsets or {})
+    _check_design(rows, list(variables))
     tolerance = {k: x for k, x in (("power", margin), ("log", margin_log),
                                    ("loglog", None if margin_log is None else 2 * margin_log)) if x is not None}
     margin = MARGINS[0] if margin is None else margin
