@@ -113,6 +113,9 @@ class Correction(Term):
         return self.p * math.log1p(b * z) if 1.0 + b * z > 0 else float("nan")
 
 
+# the slowest decay a correction always has: v^-0.3, the slowest a true claim is held to carry (the calibration's
+# correction_03, 1 + 5 d^-0.3, and its mirror from below); read by the function test and the confirmation test
+MIN_DECAY = 0.3
 FIRST = 3.0  # the largest factor (and 1/FIRST the smallest) a correction may make at the smallest-scale cell
 LAST = 0.25  # the largest |b z| a correction may have at the largest-scale cell
 GRID = 129  # the b values profiled at once

@@ -1,7 +1,7 @@
 """Confirmation by an intersection-union test: is the claim told apart from every near alternative along a variable?
 
 Takes the cells of one bound's ratio fit (per cell: the mean log ratio ``r = log y - log g(x)``, its seeds and their
-sd, each variable's log), the variable to confirm along, the bound's kind and the power deviation to exclude; returns
+sd, each variable's log), the variable to confirm along and the bound's kind; returns
 a :class:`Confirmation`: per alternative its statistic, its bootstrap p and whether it is rejected, and ``confirmed``
 where every alternative is.
 
@@ -11,14 +11,15 @@ terms, their power regressors, in every model):
 * the claim (H0), with corrections to scaling: ``r = a + log F(x)``, ``F = (1 + q x^-w)^p`` (p in 1/2, 1, 2) or
   ``exp(q x^-w)``, ``w >= MIN_DECAY`` (0.3), q within the engine's cap (a factor FIRST at the smallest x, 1 -+ LAST
   at the largest), q = 0 included;
-* the alternatives (each with corrections of its own, the same family): the claim times a log factor more or less,
-  ``r = a +- log u + log F``, and a power beyond the resolution, ``r = a +- delta u + log F``; an ``O`` bound forbids
-  only the rising ones, ``Omega`` only the falling ones, ``Theta`` both.
+* the alternatives (each with corrections of its own, the same family): the claim times a log factor,
+  ``r = a +- gamma log u + log F``, and times a power, ``r = a +- delta u + log F``, each as far over the range as a
+  factor of log log x (:func:`targets`, the resolution rule's own target), then a whole log factor and the power that
+  moves as far as one; an ``O`` bound forbids only the rising ones, ``Omega`` only the falling ones, ``Theta`` both.
 
 The statistic of one alternative A is ``T = (RSS_A - RSS_0) / s^2``, each RSS the least over its family's members
 (weighted by the cells' seeds), s^2 the seeds' pooled variance. It is calibrated by a parametric bootstrap at the
-nearest false curve: A's best member on the data, its nuisance terms fitted, cell means drawn around it with the
-seeds' noise and s^2 drawn from its chi^2. A is rejected where ``P*(T* >= T) <= alpha``.
+nearest false curve: A's member nearest to the claim's fit (the hardest to tell from it), its nuisance terms fitted on
+the data, cell means drawn around it with the seeds' noise and s^2 drawn from its chi^2. A is rejected where ``P*(T* >= T) <= alpha``.
 
 Why it is valid with no multiplicity correction: "consistent" rejects the union of the alternatives only where each one
 is rejected, so its error rate under any one alternative is at most that alternative's own level (Berger 1982). Where the
@@ -41,11 +42,11 @@ from functools import lru_cache
 import numpy as np
 from scipy import stats
 
-from ibcheck.simulate.stats.ratio import FIRST, FORMS, LAST, Alternative, _residualizer
+from ibcheck.simulate.stats.ratio import FORMS, MIN_DECAY, Alternative, _residualizer
+from ibcheck.simulate.stats.separation import _log_factor, _within_cap
 from ibcheck.simulate.verdict.rules import LOWER, UPPER
 
-MIN_DECAY = 0.3  # the slowest correction a true claim is held to carry (function_test.MIN_DECAY)
-W_GRID = tuple(round(0.3 + 0.1 * i, 2) for i in range(28))  # w in [0.3, 3.0]
+W_GRID = tuple(round(MIN_DECAY + 0.1 * i, 2) for i in range(28))  # w in [0.3, 3.0]
 Q_GRID = np.geomspace(1e-3, 1e4, 71)  # |q|, 10 per decade
 BOOT = 299  # bootstrap draws per alternative
 FIT_LEVEL = 0.01  # the claim's model must describe the data: a lack of fit below this level confirms nothing
@@ -60,7 +61,7 @@ class AlternativeTest:
     statistic: float  # (RSS_alternative - RSS_claim) / s^2
     p: float
     rejected: bool
-    member: str  # the alternative's nearest member to the data (the curve the bootstrap draws from)
+    member: str  # the alternative's member nearest to the claim's fit (the curve the bootstrap draws from)
 
     def as_json(self) -> dict:
         return dict(self.__dict__)
@@ -101,9 +102,9 @@ class Confirmation:
         return {"variable": self.variable, "alpha": self.alpha, "confirmed": self.confirmed, "claim_member": self.claim_member,
                 "p_fit": self.p_fit, "fits": self.fits, "margin": self.margin(),
                 "noise_df": self.noise_df, "draws": self.draws, "alternatives": [t.as_json() for t in self.tests],
-                "test": "intersection-union: every alternative (a log factor more or less, a power beyond the resolution, each "
-                        "with corrections to scaling w >= 0.3 within the cap) rejected at alpha by a parametric bootstrap at its "
-                        "nearest member"}
+                "test": "intersection-union: every alternative (a log factor and a power, each as far as a factor of log log x "
+                        "over the range, then a whole log factor and its power, each with corrections to scaling w >= 0.3 within "
+                        "the cap) rejected at alpha by a parametric bootstrap at its member nearest to the claim's fit"}
 
 
 def _p_text(p: float, draws: int) -> str:
@@ -121,16 +122,8 @@ def _members(xs: tuple[float, ...]) -> tuple[np.ndarray, np.ndarray]:
         z = x ** -w
         for j, (form, p) in enumerate(FORMS):
             for k, sign in enumerate((1.0, -1.0)):
-                q = sign * Q_GRID
-                if form == "additive":
-                    f = np.outer(q, z)
-                    ok = (np.abs(f[:, 0]) <= math.log(FIRST) + 1e-12) & (np.abs(f[:, -1]) <= math.log1p(LAST) + 1e-12)
-                else:
-                    base = 1.0 + np.outer(q, z)
-                    with np.errstate(invalid="ignore", divide="ignore"):
-                        f = p * np.log(np.where(base > 0, base, np.nan))
-                    ok = (np.isfinite(f).all(axis=1) & (np.abs(f[:, 0]) <= math.log(FIRST) + 1e-12)
-                          & (f[:, -1] >= math.log1p(-LAST) - 1e-12) & (f[:, -1] <= math.log1p(LAST) + 1e-12))
+                f = _log_factor(form, p, sign * Q_GRID, z)  # the engine's cap, as the envelope applies it
+                ok = _within_cap(form, f)
                 out[i, j, k, ok] = f[ok]
     return out, np.isfinite(out).all(axis=-1)
 
@@ -186,9 +179,9 @@ class _Family:
         q[1:][~self.valid] = np.inf
         return np.maximum(q, 0.0)
 
-    def least(self, MY: np.ndarray) -> tuple[np.ndarray, list]:
+    def least(self, MY: np.ndarray, members: bool = True) -> tuple[np.ndarray, list]:
         """(least RSS per response column, refined; the grid member reaching it per column: None for q = 0, else its
-        (w, form, sign, q) index)."""
+        (w, form, sign, q) index; ``members=False``: no members, an empty list, as the bootstrap's draws need none)."""
         q = self.rss(MY)
         B = q.shape[1]
         grid = q[1:].reshape(*self.shape, B)  # w, form, sign, q, B
@@ -199,7 +192,7 @@ class _Family:
         best = flat[jf, np.arange(B)]
         out = np.minimum(best, q[0])
         where: list[tuple[int, int, int, int] | None] = []
-        for b in range(B):
+        for b in range(B if members else 0):
             if q[0, b] <= best[b]:
                 where.append(None)
                 continue
@@ -300,7 +293,7 @@ def confirm(cells: list[dict], variable: str, kind: str, variables: list[str], t
             Y = fitted[:, None] + rng.standard_normal((len(good), size)) * math.sqrt(pure) / sw[:, None]
             s2 = pure * rng.chisquare(pure_df, size) / pure_df
             MYb = resid(sw[:, None] * Y)
-            tb = (fam.least(MYb)[0] - null.least(MYb)[0]) / s2
+            tb = (fam.least(MYb, members=False)[0] - null.least(MYb, members=False)[0]) / s2
             above, done = above + int(np.sum(tb >= stat - 1e-12)), done + size
             if (1 + above) / (draws + 1) > alpha and not every:
                 break

@@ -53,6 +53,7 @@ from ibcheck.simulate.stats.fit import design, log_of
 from ibcheck.simulate.stats.ratio import (
     LAST,
     LOG_CORRECTIONS,
+    MIN_DECAY,
     ORDER_OF,
     POWER_CORRECTIONS,
     SCALE,
@@ -76,10 +77,8 @@ from ibcheck.theory.errors import InputError
 POWER = 0.95  # the resolution is the deviation detected with this probability
 TARGET = 1.0  # a whole factor: the log-log family's target (the others are derived from it, see targets())
 
-# the slowest decay a correction always has: v^-0.3, the slowest a true claim is held to carry (the calibration's
-# correction_03, 1 + 5 d^-0.3, and its mirror from below). A violation must survive every such correction; a claim-scale
-# one g^-omega is tried along v where it decays at least that fast (omega |dlog g/dlog v| >= 0.3)
-MIN_DECAY = 0.3
+# MIN_DECAY (simulate.stats.ratio), v^-0.3: a violation must survive every correction that decays at least that fast; a
+# claim-scale one g^-omega is tried along v where it decays at least that fast (omega |dlog g/dlog v| >= 0.3)
 # the slowest decay a correction may have and still level a ratio (evidence for the claim: a consistent verdict), where
 # the design does not tell slower ones from a log factor (slowest_decay); between it and MIN_DECAY a correction excuses
 # a move (inconclusive), never more: a slow correction mimics a log log factor as well as a log one
@@ -106,7 +105,8 @@ class DirectionTest:
     bound: float = math.inf  # the half-width of the slope's interval at the violation level (t_{1 - level} * se)
     corrected: str | None = None  # the correction fitted along with it, when the plain slope was significant
     levels: str | None = None  # where the plain slope was significant: "levels off", "keeps moving", "cannot tell" or
-    # "residual" (a correction levels it off, but a significant slope remains beside it)
+    # "residual" (a correction levels it off, but a significant slope remains beside it); for an exp-type bound
+    # "lower-order" (a lower-order term of log(1/y), named in ``corrected``, explains the move)
     bounded: bool = False  # a direction the window bounds (theory.cone): reported, never deciding
     part: str = ""  # the part of the range: "" (whole), or the upper half ("d >= 512"), tested at alpha/2 each
 
@@ -567,7 +567,7 @@ def _exp_judged(plain: list[DirectionTest], plan, ef, order: int, kind: str, lev
         if excused:
             notes.append(f"along {name} log(1/y) moves against h ({d.factor(d.estimate)}), but a lower-order term b {excused[0]} "
                          f"beside c h explains it: undetermined, never a violation on that evidence")
-            out.append(open_)
+            out.append(replace(open_, corrected=f"b {excused[0]}", levels="lower-order"))
         else:
             out.append(d)
     return out
@@ -799,12 +799,11 @@ def _decide(kind: str, all_tests: list[DirectionTest], level: float, corrections
         return FunctionTest("inconclusive", reason, kind, tuple(all_tests), level, attained, tuple(corrections), tol_t, target_met or None, tuple(notes))
     if open_:
         t = open_[0]
-        term = next((n for n in notes if n.startswith(f"along {t.direction} log(1/y) moves against h")), None)
-        if term is not None:  # an exp-type bound: what stands in the way is the lower-order term, and it heads the reason
-            cause = term.split("but ", 1)[1].split(":", 1)[0]
+        if t.levels == "lower-order":  # an exp-type bound: what stands in the way is the lower-order term, and it heads the reason
             reason = (f"undetermined along {t.direction}: log(1/y) moves against h ({t.factor(t.estimate)}, {t.estimate:.3g} +- "
-                      f"{t.se:.2g}), but {cause}, so the move is no violation on that evidence; a wider range of {t.variables[0]} "
-                      f"separates such a term from a deviation (more seeds sharpen both alike)")
+                      f"{t.se:.2g}), but a lower-order term {t.corrected} beside c h explains it, so the move is no violation on "
+                      f"that evidence; a wider range of {t.variables[0]} separates such a term from a deviation (more seeds sharpen "
+                      f"both alike)")
         else:
             reason = (f"undetermined along {t.direction} ({t.family} factors): the slope {t.estimate:.3g} +- {t.se:.2g} is neither a "
                       f"significant deviation nor below the resolution {t.factor()}; {_more(t)} would decide")
