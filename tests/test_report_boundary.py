@@ -158,3 +158,17 @@ def test_control_and_bidi_characters_reach_the_terminal_escaped(tmp_path, cli, i
         res = cli(*args, check_rc=0)
         assert "\u202e" not in res.stdout and "\x07" not in res.stdout, res.stdout
     assert "\\u202e" in cli("--claims", str(p), "claims").stdout
+
+
+def test_control_and_bidi_characters_in_a_figure_title_are_drawn_as_escapes(tmp_path):
+    """Issue 58, item 1, plot titles: a claim title with a bell reached a matplotlib title ("Glyph 7 missing")."""
+    import warnings
+
+    from ibcheck.simulate.report.figures import save_figure, series_figure
+
+    fig = series_figure({"a": [(1.0, 2.0), (10.0, 3.0)]}, "x", "y", "t\x07 \u202efdp")
+    ax = fig.axes[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a missing glyph is a UserWarning
+        save_figure(fig, ax, str(tmp_path / "t.png"), "bell\x07 \u202efdp")
+    assert ax.get_title() == "bell\\u0007 \\u202efdp"

@@ -8,6 +8,7 @@ Parquet) goes through :func:`atomic_file`.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from contextlib import contextmanager
 
@@ -60,6 +61,17 @@ def write_json(path: str, obj, indent: int | None = 2) -> None:
 FIGURE_DPI = 110  # the dpi every saved figure is written at (and laid out at: theory.result.new_figure)
 
 
+# control characters (C0 but tab and newline, DEL, C1) and the bidirectional overrides, embeddings, isolates and marks:
+# in a report or a terminal they ring, clear lines or reorder what is shown (U+202E writes "fdp.exe" as "exe.pdf")
+_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u061c]")
+
+
+def visible_text(text: object) -> str:
+    """Text with every control and bidirectional-formatting character shown as its escape (``\\u202e``), so that it
+    cannot ring, move the cursor or reorder what a page or a terminal shows."""
+    return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", str(text))
+
+
 def literal_text(fig) -> None:
     """Every title, axis label, legend entry and annotation of ``fig`` drawn as written, never parsed as mathtext
     (tick labels keep theirs: a log axis's 10^k). Returns None; call it before laying out or saving.
@@ -76,8 +88,10 @@ def literal_text(fig) -> None:
         for t in texts:
             if t is not None:
                 t.set_parse_math(False)
+                t.set_text(visible_text(t.get_text()))  # a bell or U+202E in a title: shown as its escape, not drawn
     for t in [*fig.texts, *([fig._suptitle] if getattr(fig, "_suptitle", None) is not None else [])]:
         t.set_parse_math(False)
+        t.set_text(visible_text(t.get_text()))
     leg = getattr(fig, "legends", [])
     for lg in leg:
         for t in [*lg.get_texts(), lg.get_title()]:

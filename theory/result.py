@@ -19,7 +19,7 @@ import os
 import re
 from typing import Any, ClassVar, Mapping
 
-from .atomic import FIGURE_DPI, literal_text, save_figure_file, write_text
+from .atomic import FIGURE_DPI, literal_text, save_figure_file, visible_text, write_text
 from .jsonsafe import dumps, plain
 from .outdir import check_out
 
@@ -164,17 +164,6 @@ def settings_text(values: Mapping | None) -> str:
             return ", ".join(one(x) for x in v)
         return f"{v:g}" if isinstance(v, float) else str(v)
     return "; ".join(f"{k} = {one(v)}" for k, v in (values or {}).items())
-
-
-# control characters (C0 but tab and newline, DEL, C1) and the bidirectional overrides, embeddings, isolates and marks:
-# in a report or a terminal they ring, clear lines or reorder what is shown (U+202E writes "fdp.exe" as "exe.pdf")
-_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u061c]")
-
-
-def visible_text(text: object) -> str:
-    """Text with every control and bidirectional-formatting character shown as its escape (``\\u202e``), so that it
-    cannot ring, move the cursor or reorder what a page or a terminal shows."""
-    return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", str(text))
 
 
 def markdown_code(text: object) -> str:
