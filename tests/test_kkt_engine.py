@@ -210,7 +210,7 @@ def test_a_search_stops_only_at_its_unseen_estimate_or_its_cap():
     """Without an objective, gd_max: GD starts beyond ``gd`` run while the Good-Turing estimate is above ``saturation``
     (or fewer starts than resolve it), never past gd_max; the result says which stopped it, and never "saturated"."""
     ds = clusters(64, 8, 24, 1.0, seed=1)
-    base = dict(enumerate=0, programs=8, slsqp=0, ascent=0)
+    base = dict(enumerate=0, programs=8, slsqp=0, ascent=0, covers=())  # the cover starts do not feed the estimate
     two = search(ds.X, ds.y, ds.cluster, (), Budget(gd=2, **base), seed=1)
     assert two.stop == "cap" and two.gd_starts == 2  # two starts cannot resolve 0.02
     capped = search(ds.X, ds.y, ds.cluster, (), Budget(gd=2, gd_max=10, saturation=0.2, **base), seed=1)
