@@ -14,12 +14,12 @@ from typing import ClassVar
 
 from ibcheck.simulate.compare.record import BoundRecord, ComparisonRecord
 from ibcheck.simulate.experiments.base import Row
-from ibcheck.simulate.substrate.rundir import clean
 from ibcheck.simulate.verdict.analysis import Analysis
 from ibcheck.theory.argtypes import require_float
 from ibcheck.theory.atomic import atomic_file, write_json
 from ibcheck.theory.errors import InputError
 from ibcheck.theory.result import Result, new_figure
+from ibcheck.theory.result import plain as clean  # the JSON-safe copy (rundir re-exports it, but imports torch)
 
 
 @dataclass(frozen=True)
