@@ -52,6 +52,7 @@ bench: install
 	$(BIN)/python bench/radius_speed.py
 	$(BIN)/python bench/kkt_speed.py
 	$(BIN)/python bench/kkt_recall.py
+	$(BIN)/python bench/kkt_time_cap.py
 	$(BIN)/python bench/verdict_calibration.py
 
 clean:

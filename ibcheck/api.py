@@ -244,6 +244,7 @@ def kkt_points(config: KKTSearchConfig | None = None, progress: bool = False, **
     {-1, +1}; ``cluster``: one integer per point, each cluster of one class). Every candidate is certified under one
     policy (a relative residual of 1e-6, ties by the Clarke rule) and grouped into distinct points; with
     ``include_global=True`` each point is compared with the certified global optimum. Fields as in KKTSearchConfig."""
+    started = time.perf_counter()  # the time cap counts from here, the heavy imports included
     from ibcheck.simulate.tools.kkt_search import KKTSearchConfig  # heavy: torch (loaded on first use)
     from ibcheck.simulate.tools.kkt_search import kkt_points as _search  # heavy: torch (loaded on first use)
 
@@ -256,7 +257,7 @@ def kkt_points(config: KKTSearchConfig | None = None, progress: bool = False, **
         raise InputError(f"kkt_points: {err} (fields: data, X, y, cluster, d, k, n, sigma, width, starts, max_starts, saturation, time, covers, "
                          "objective, direction, programs, enumerate, "
                          "include_global, bias, seed, max_patterns)") from None
-    return _search(cfg, progress=progress)
+    return _search(cfg, progress=progress, started=started)
 
 
 def read_data(path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:

@@ -1,0 +1,47 @@
+"""`ibcheck kkt --time T` against its contract (issue 58, item 4): the command ends within T + 10% + 5 s and reports
+what it has. Each case runs the command itself (a fresh process: imports, the separability check, the GD start, the
+search, the radii and the files), and prints its wall time as a ratio to the allowance T * 1.1 + 5 (at most 1 passes).
+
+Measured 2026-12-02 (2 cores, T = 20, allowance 27 s): n = d = 1000, k = 4: 46 s before (the imports, an SVM of 11.7 s
+and the GD start ran outside the cap, and every certified network's radii after it), 23.3 s after; n = 10,000, d = 2:
+28.3 s before, 23.3 s after (2.75 GB: the cone programs' n x n Gram matrix). The last pattern may still run past the cap
+by its programs (the engine's code, and with it the recall records, is unchanged).
+
+Usage: ``python bench/kkt_time_cap.py [T]``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+CASES = (("n = d = 1000, k = 4", ("--d", "1000", "--n", "1000", "--k", "4")),
+         ("n = 10000, d = 2, k = 2", ("--d", "2", "--n", "10000", "--k", "2")))
+
+
+def main(cap: float = 20.0) -> int:
+    exe = os.path.join(os.path.dirname(sys.executable), "ibcheck")
+    allowance = cap * 1.1 + 5.0
+    worst = 0.0
+    print(f"| case | wall (s) | search (s) | stop | points | wall / (T 1.1 + 5), T = {cap:g} |")
+    print("|---|---|---|---|---|---|")
+    for name, args in CASES:
+        with tempfile.TemporaryDirectory() as tmp:
+            t = time.perf_counter()
+            out = subprocess.run([exe, "kkt", *args, "--time", str(cap), "--out", os.path.join(tmp, "k"), "--json"],
+                                 capture_output=True, text=True)
+            wall = time.perf_counter() - t
+        if out.returncode != 0:
+            print(f"| {name} | failed: {out.stderr.strip()[-200:]} |")
+            return 1
+        eng = json.loads(out.stdout)["engine"]
+        worst = max(worst, wall / allowance)
+        print(f"| {name} | {wall:.1f} | {eng['seconds']:.1f} | {eng['stop']} | {eng['distinct']} | {wall / allowance:.2f} |")
+    return 0 if worst <= 1.0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(float(sys.argv[1]) if len(sys.argv) > 1 else 20.0))
