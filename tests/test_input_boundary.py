@@ -84,6 +84,19 @@ def test_a_dangling_link_at_the_store_is_refused_and_nothing_is_written_outside_
     assert os.listdir(elsewhere) == []
 
 
+def test_a_planted_wal_link_beside_the_store_is_named_as_such_not_blamed_on_disk_space(tmp_path, cli):
+    """Issue 58, item 5: a symbolic link at sweep.sqlite-wal (SQLite's journal beside the store) read "could not be
+    written ... free space"; it is named as a link, and nothing is written through it."""
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    out.mkdir()
+    elsewhere.mkdir()
+    os.symlink(elsewhere / "stolen-wal", out / "sweep.sqlite-wal")
+    res = cli("compare", CLAIM, "--quick", "--out", str(out))
+    assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
+    assert "sweep.sqlite-wal is a symbolic link beside the sweep store" in res.stderr and "free space" not in res.stderr
+    assert os.listdir(elsewhere) == []
+
+
 @pytest.mark.parametrize("args, says", [
     (["compare", "FVBS23.thm.4_2", "--grid", "d=256,512,1024"], "--grid d=256,512,1024 gives no k"),
     (["compare", CLAIM, "--grid", "zz=1,2,3"], "--grid zz=1,2,3 names zz, which is not a variable"),

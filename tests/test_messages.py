@@ -97,3 +97,16 @@ def test_degenerate_designs_name_their_cause(cli, tmp_path):
                [(d, d / 8, s, 8 ** 0.5 * (1 + 0.01 * s)) for d in (64, 128, 256, 512, 1024) for s in range(3)])
     res = cli("verdict", "--data", col, "--predict", "d=1/2,k=-1/2", "--kind", "Theta", "--out", tmp_path / "a", check_rc=2)
     assert "d and k are collinear: k = 0.125 d in every row" in res.stderr and not (tmp_path / "a").exists()
+
+
+def test_a_growing_variable_below_1_in_every_row_names_that_cause(tmp_path):
+    """Issue 58, item 5: d in 0.125..0.9 read "the slope 0 +- inf is neither a significant deviation nor below the
+    resolution (log d)^inf; about 2x the seeds ... would decide". The reason names the cause, and no more seeds."""
+    import ibcheck
+
+    path = tmp_path / "below.csv"
+    path.write_text("d,seed,value\n" + "".join(f"{d},{s},{(d ** 0.5) * (1 + 0.01 * s):.6g}\n"
+                                               for d in (0.125, 0.25, 0.5, 0.75, 0.9) for s in range(3)))
+    b = ibcheck.verdict(str(path), predict="d=1/2", kind="Theta").record.bounds[0]
+    assert b.verdict == "inconclusive"
+    assert "every d is at most 1 (0.125 to 0.9)" in b.reason and "inf" not in b.reason and "2x the seeds" not in b.reason

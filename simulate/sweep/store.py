@@ -69,6 +69,11 @@ def connect(db: str) -> sqlite3.Connection:
     d = os.path.dirname(os.path.abspath(db))
     if not os.path.isdir(d):
         raise InputError(f"database directory {d} does not exist")
+    for side in (db + "-wal", db + "-shm", db + "-journal"):  # SQLite's own files beside the store, never links
+        if os.path.islink(side) or (os.path.lexists(side) and not os.path.isfile(side)):
+            what = "a symbolic link" if os.path.islink(side) else "not a regular file"
+            raise InputError(f"{side} is {what} beside the sweep store: SQLite writes its journal there, so nothing was "
+                             "written; remove it or choose another --out")
     con = sqlite3.connect(db, timeout=60)
     try:
         foreign = _foreign(con)  # read only: nothing is written to a file that is not ours

@@ -359,11 +359,30 @@ def function_test(rows: list[dict], variables: list[str], kind: str, predicted: 
     way (a false O(t^-0.1) on 1/log t data: the ratio falls, then rises); an upper half that is consistent (its
     resolution targets met) decides where the whole range is not, and the start is a transient, excluded by this rule and
     said so (t^-1 data against O(t^-5/4) whose first steps read as a correction). Otherwise the whole range decides."""
-    out = _two_ranges(rows, variables, kind, predicted, terms, alpha, offsets, toward_zero, trajectory, restriction, tolerance,
-                      log_corrections, cone, free_constant)
+    out = _below_one(_two_ranges(rows, variables, kind, predicted, terms, alpha, offsets, toward_zero, trajectory, restriction,
+                                 tolerance, log_corrections, cone, free_constant), rows, toward_zero)
     if out.verdict != "inconclusive" or trajectory or free_constant or tolerance or any(t.violates(kind) for t in out.tests if not t.bounded):
         return out
     return _confirmed(out, rows, variables, kind, predicted, terms, alpha, offsets, toward_zero, restriction)
+
+
+def _below_one(out: FunctionTest, rows: list[dict], toward_zero: frozenset[str]) -> FunctionTest:
+    """An undetermined verdict whose slope is not identified (an infinite standard error) along a growing variable that
+    stays at or below 1 in every row names that cause: there log x <= 0, a factor (log x)^delta is not defined, and the
+    claim speaks of x growing. (It read "the slope 0 +- inf is neither a significant deviation nor below the resolution
+    (log d)^inf; about 2x the seeds per cell ... would decide", which more seeds never would.)"""
+    if out.verdict != "inconclusive":
+        return out
+    for t in out.tests:
+        if len(t.variables) != 1 or t.variables[0] in toward_zero or math.isfinite(t.se):
+            continue
+        v = t.variables[0]
+        xs = [math.exp(lx) for lx in (log_of(r, v) for r in rows) if lx is not None]
+        if xs and max(xs) <= 1.0:
+            return replace(out, reason=f"undetermined along {v}: every {v} is at most 1 ({min(xs):.3g} to {max(xs):.3g}), where "
+                           f"log {v} <= 0 and a factor (log {v})^delta is not defined, while the claim speaks of {v} growing; "
+                           f"more seeds cannot help: cells with {v} well above 1 would decide")
+    return out
 
 
 def _confirmed(out: FunctionTest, rows: list[dict], variables: list[str], kind: str, predicted: dict[str, float], terms: list[Term],
