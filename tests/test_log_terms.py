@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -144,3 +145,16 @@ def test_the_comparison_result_is_typed(tmp_path):
         c.conf_int("nosuch")
     with pytest.raises(ibcheck.InputError):
         c.conf_int("value", 0.05, term="log(q)")
+
+
+def test_a_predicted_exponent_is_taken_exactly_as_written(tmp_path):
+    """--predict d=0.542 was refused: 'the exponent of d ... is 2*2**(257/737)*3**(437/737)*..., not a number'
+    (sympy's nsimplify read the float as a product of radicals). Each exponent is the fraction written."""
+    import ibcheck
+
+    assert parse_predict("d=0.542,log(d)=1/3") == {"d": Fraction(271, 500), "log(d)": Fraction(1, 3)}
+    path = tmp_path / "m.csv"
+    path.write_text("d,seed,value\n" + "".join(f"{d},{s},{(d ** 0.542) * (1 + 0.01 * s):.6g}\n"
+                                               for d in (16, 32, 64, 128, 256) for s in range(3)))
+    res = ibcheck.verdict(str(path), predict="d=0.542", kind="Theta")
+    assert "d**(271/500)" in res.claim.title and res.record.bounds[0].verdict != "inconsistent"

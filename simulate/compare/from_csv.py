@@ -144,10 +144,11 @@ def _refuse_repeats(path: str, variables: list[str], rows: list[dict]) -> None:
         seen[key] = r["row"]
 
 
-def parse_predict(text: str) -> dict[str, float]:
-    """``'d=1/2,k=-1/2'`` -> ``{"d": 0.5, "k": -0.5}``; log terms by name: ``'t=0,log(t)=-1'``,
-    ``'log(log(t))=1'`` (exact fractions accepted). Keys are term names (:mod:`simulate.experiments.terms`)."""
-    out: dict[str, float] = {}
+def parse_predict(text: str) -> dict[str, Fraction]:
+    """``'d=1/2,k=-1/2'`` -> ``{"d": 1/2, "k": -1/2}``, each exponent exactly as written (a Fraction: ``0.542`` is
+    271/500); log terms by name: ``'t=0,log(t)=-1'``, ``'log(log(t))=1'``. Keys are term names
+    (:mod:`simulate.experiments.terms`)."""
+    out: dict[str, Fraction] = {}
     if not text or not text.strip():
         raise refused("predict", text, "is empty: give VAR=exponent pairs, e.g. d=1/2,k=-1/2 or t=0,log(t)=-1")
     for part in _split_top(text.replace(" ", "")):
@@ -161,7 +162,7 @@ def parse_predict(text: str) -> dict[str, float]:
         if term.name in out:
             raise refused("predict", text, f"gives {term.name} twice")
         try:
-            out[term.name] = float(Fraction(value))
+            out[term.name] = Fraction(value)
         except (ValueError, ZeroDivisionError):
             raise refused("predict", text, f"gives {name}={value!r}, which is not a number or a fraction such as 1/2") from None
     if not out:
@@ -371,7 +372,7 @@ def _claim_and_specs(path: str, claim_id: str | None, quantity: str | None, read
     return claim, table, fvars, specs
 
 
-def prediction_claim(pred: dict[str, float], kind: str, variables: list[str]):
+def prediction_claim(pred: dict[str, Fraction], kind: str, variables: list[str]):
     """A stated prediction (``--predict 't=0,log(t)=-1'`` with ``--kind O``) as a real, unregistered
     :class:`~ibcheck.theory.claim.Claim` with one bound on ``value``: the same object a claims file
     builds, so the same analysis reads its exponents (no stand-in)."""
@@ -382,7 +383,7 @@ def prediction_claim(pred: dict[str, float], kind: str, variables: list[str]):
         base = sp.Symbol(t.variable, positive=True)
         for i in range(t.order):  # a variable that tends to 0 has its log factors in log(1/x)
             base = sp.log(1 / base) if i == 0 and t.variable in zero else sp.log(base)
-        factors.append(base ** sp.nsimplify(x))
+        factors.append(base ** sp.Rational(x.numerator, x.denominator))  # exact (nsimplify made 0.542 a product of radicals)
     expr = sp.Mul(*factors)
     return Claim("user.prediction", title=f"{kind}({sp.sstr(expr)}) stated with --predict", paper="your data", status="order",
                  variables=tuple(Variable(v, "real", low=0, tends_to="0" if v in zero else "oo") for v in variables),
