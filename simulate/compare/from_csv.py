@@ -184,7 +184,7 @@ def _split_top(text: str) -> list[str]:
     return parts + [cur]
 
 
-def predicted_variables(pred: dict[str, float]) -> list[str]:
+def predicted_variables(pred: dict[str, Fraction]) -> list[str]:
     """The variables the terms of a prediction speak of, in order."""
     return list(dict.fromkeys(parse_term(k).variable for k in pred))
 
