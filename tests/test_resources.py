@@ -110,3 +110,18 @@ def test_verdicts_in_one_process_keep_a_flat_memory(tmp_path):
 def test_fifty_verdicts_in_one_process_keep_a_flat_memory(tmp_path):
     rss = _verdicts_rss(tmp_path, 50, new_claims=True)
     assert rss[-1] - rss[2] < 8.0, rss
+
+
+def test_a_search_on_features_far_from_unit_scale_names_the_scale():
+    """Issue 58, item 2: the same 10 points at 1e-30 certified nothing, and the output never named the scale. (P) with
+    hidden biases is not scale-equivariant (the bias column stays at 1), so the points cannot be the same; the result
+    says the scale is the likely cause, and at unit scale says nothing."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(10, 3))
+    y = np.where(X[:, 0] + 0.1 >= 0, 1.0, -1.0)
+    unit = ibcheck.kkt_points(X=X, y=y, width=4, starts=4, max_starts=8)
+    assert unit.distinct >= 1 and unit.as_json()["scale_note"] is None
+    tiny = ibcheck.kkt_points(X=X * 1e-30, y=y, width=4, starts=4, max_starts=8)
+    note = tiny.as_json()["scale_note"]
+    assert note.startswith("the features' scale is about 2^-98") and "not scale-equivariant" in note
+    assert ("X * 2^98" in note) == (tiny.distinct == 0) and note in tiny.heading()

@@ -305,6 +305,7 @@ class KKTPoints(Result):
     networks: tuple
     flip_norm: float
     search: object = None  # the engine's KKTSearch
+    scale_note: str | None = None  # features far from unit scale (:func:`scale_note`)
 
     @property
     def points(self) -> tuple:
@@ -330,11 +331,12 @@ class KKTPoints(Result):
                 "engine": clean({k: v for k, v in s.as_json().items() if k != "candidates"}) if s is not None else None,  # type: ignore[attr-defined]
                 "points": [clean(p) for p in self.candidates], "distinct_kkt_points_by_function": self.distinct,
                 "families": int(getattr(s, "family_count", 0)) if s is not None else None,
-                "global": clean(g.as_json()) if g is not None else None}  # type: ignore[attr-defined]
+                "global": clean(g.as_json()) if g is not None else None,  # type: ignore[attr-defined]
+                "scale_note": self.scale_note}
 
     def heading(self) -> str:
         c, g = self.config, self.global_optimum
-        gt = "" if g is None else "; " + g.heading()  # type: ignore[attr-defined]
+        gt = ("" if g is None else "; " + g.heading()) + (f"; {self.scale_note}" if self.scale_note else "")  # type: ignore[attr-defined]
         if self.search is not None:
             return (f"{len(self.candidates)} candidates on {c.data} d={c.d} n={c.n}, certified at a relative residual of "
                     f"{POINT_TOL:g}: {saturation_text(self.search, _objective_name(c))}{gt}")
@@ -434,6 +436,30 @@ def user_objective(cfg: KKTSearchConfig, X: np.ndarray, y: np.ndarray, ds):
     return flip
 
 
+SCALE_RANGE = 20  # features within 2^-20 .. 2^20 of unit scale get no scale note
+
+
+def scale_note(X: np.ndarray, distinct: int) -> str | None:
+    """Why the search's result depends on the features' scale, where they are far from 1 (largest |x| past
+    2^+-SCALE_RANGE), or None. (P) with hidden biases is not scale-equivariant: with the bias column at 1 and the
+    features at s, no map of parameters and multipliers takes a KKT point at one s to one at another (the stationarity of
+    W, b and a together force s^2 = 1); and the engine's starts, its span of [X 1] and its tolerances are set for features
+    near unit scale (at 1e-30 the span drops the features beside the column of ones). So where nothing certifies, the
+    scale is the likely cause, and the note says so."""
+    top = float(np.max(np.abs(X))) if X.size else 0.0
+    if top == 0.0 or not math.isfinite(top):
+        return None
+    e = int(np.frexp(top)[1])
+    if abs(e) <= SCALE_RANGE:
+        return None
+    note = (f"the features' scale is about 2^{e} (largest |x| = {top:.3g}): (P) with hidden biases is not scale-equivariant "
+            "(the bias column stays at 1), and the search's starts, span and tolerances are set for features near unit scale")
+    if distinct == 0:
+        note += (f"; that nothing certified here is likely the scale's doing, not a proof that (P) has no KKT point: X * 2^{-e} "
+                 "searches (P) at unit scale, a different problem")
+    return note
+
+
 def _left(cap: float | None, t0: float) -> float | None:
     """Seconds left of the time cap ``cap`` counted from ``t0`` (None: no cap; 0 once it has passed)."""
     return None if cap is None else max(0.0, cap - (time.perf_counter() - t0))
@@ -524,7 +550,8 @@ def kkt_points(cfg: KKTSearchConfig, progress: bool = False, started: float | No
                 except (TooLarge, NotProven) as err:  # recorded: too large to be exact, or its solver did not prove it
                     row["dual_check_note"] = f"not checked: {err}"
         points.append(clean(row))
-    return KKTPoints(cfg, sep, tuple(points), res.distinct, glob, tuple(c.net for c in res.candidates), norm, res)
+    return KKTPoints(cfg, sep, tuple(points), res.distinct, glob, tuple(c.net for c in res.candidates), norm, res,
+                     scale_note(X, res.distinct))
 
 
 @dataclass(frozen=True)
