@@ -470,6 +470,20 @@ def _net_key(net) -> bytes:
     return repr((net.W.shape, net.b is None)).encode() + net.params().tobytes()
 
 
+def _robustness_setup(ds: _Data, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """(test points, their labels, the universal direction, the flip norm) each certified network is measured at: 200
+    fresh points from the sampler (the user's own data: its training points), FVBS23's direction with clusters' means,
+    VYS22's otherwise."""
+    X, y = ds.X, ds.y
+    if ds.sampler is not None:
+        Xte, yte = ds.sampler.sample(200, stream("kkt-test-points", seed))  # type: ignore[attr-defined]
+    else:
+        Xte, yte = X, y  # the user's own data: robustness on the training points themselves
+    if ds.means is not None:
+        return Xte, yte, universal_directions("fvbs23", means=ds.means, J_plus=list(ds.J_plus)), math.sqrt(X.shape[1] / len(ds.means))
+    return Xte, yte, universal_directions("vys22", X_train=X, y_train=y), math.sqrt(X.shape[1] / len(X))
+
+
 def kkt_points(cfg: KKTSearchConfig, progress: bool = False, started: float | None = None) -> KKTPoints:
     """The KKT engine on the dataset of ``cfg`` (a GD-trained network as one more start), each point compared with the
     global optimum when ``include_global``, and measured for robustness."""
@@ -509,16 +523,7 @@ def kkt_points(cfg: KKTSearchConfig, progress: bool = False, started: float | No
     if cfg.include_global:
         cands = [c.net for c in res.candidates if c.net.width and c.solver_status != "not feasible"]
         glob = global_max_margin(X, y, bias=cfg.bias, max_patterns=cfg.max_patterns, candidates=cands, seed=cfg.seed)
-    if ds.sampler is not None:
-        Xte, yte = ds.sampler.sample(200, stream("kkt-test-points", cfg.seed))  # type: ignore[attr-defined]
-    else:
-        Xte, yte = X, y  # the user's own data: robustness on the training points themselves
-    if ds.means is not None:
-        v = universal_directions("fvbs23", means=ds.means, J_plus=list(ds.J_plus))
-        norm = math.sqrt(X.shape[1] / len(ds.means))
-    else:
-        v = universal_directions("vys22", X_train=X, y_train=y)
-        norm = math.sqrt(X.shape[1] / len(X))
+    Xte, yte, v, norm = _robustness_setup(ds, cfg.seed)
     points = []
     robust: dict[bytes, tuple[float, float]] = {}  # (flip rate, median radius) per distinct network (44 certified, 15 distinct at d = 12)
     for c in res.candidates:
