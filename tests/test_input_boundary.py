@@ -73,11 +73,17 @@ def _cli(*args, cwd=ROOT):
     return subprocess.run([sys.executable, "-m", "ibcheck.cli", *args], capture_output=True, text=True, cwd=cwd)
 
 
-def test_a_dangling_link_at_the_store_is_refused_and_nothing_is_written_outside_out(tmp_path):
+def _planted_link(tmp_path, name: str, target: str):
+    """(--out, the folder outside it): --out holds ``name``, a dangling link into that folder."""
     out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
     out.mkdir()
     elsewhere.mkdir()
-    os.symlink(elsewhere / "stolen.sqlite", out / "sweep.sqlite")
+    os.symlink(elsewhere / target, out / name)
+    return out, elsewhere
+
+
+def test_a_dangling_link_at_the_store_is_refused_and_nothing_is_written_outside_out(tmp_path):
+    out, elsewhere = _planted_link(tmp_path, "sweep.sqlite", "stolen.sqlite")
     res = _cli("compare", CLAIM, "--quick", "--out", str(out))
     assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
     assert "symbolic link" in res.stderr
@@ -87,10 +93,7 @@ def test_a_dangling_link_at_the_store_is_refused_and_nothing_is_written_outside_
 def test_a_planted_wal_link_beside_the_store_is_named_as_such_not_blamed_on_disk_space(tmp_path, cli):
     """Issue 58, item 5: a symbolic link at sweep.sqlite-wal (SQLite's journal beside the store) read "could not be
     written ... free space"; it is named as a link, and nothing is written through it."""
-    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
-    out.mkdir()
-    elsewhere.mkdir()
-    os.symlink(elsewhere / "stolen-wal", out / "sweep.sqlite-wal")
+    out, elsewhere = _planted_link(tmp_path, "sweep.sqlite-wal", "stolen-wal")
     res = cli("compare", CLAIM, "--quick", "--out", str(out))
     assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
     assert "sweep.sqlite-wal is a symbolic link beside the sweep store" in res.stderr and "free space" not in res.stderr

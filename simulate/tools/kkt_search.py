@@ -536,7 +536,7 @@ def kkt_points(cfg: KKTSearchConfig, progress: bool = False, started: float | No
                "value": c.value, "programs": c.programs, "trace": c.trace,
                "point": c.point, "is_kkt": c.certified, "ties": c.ties, "is_global": None, "dual_check_max": None, "gap": None,
                "universal_flip_rate": None, "flip_norm": norm, "radius_median": None}
-        key = _net_key(c.net)  # candidates that polished to the same cone optimum are the same network, bit for bit
+        key = _net_key(c.net) if c.certified else b""  # candidates that polished to one cone optimum: one network, bit for bit
         if c.certified and key not in robust and _left(cfg.time, t0) == 0.0:
             row["robustness_note"] = f"not measured: past the time cap ({cfg.time:g} s)"
         elif c.certified:
