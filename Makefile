@@ -53,6 +53,7 @@ bench: install
 	$(BIN)/python bench/kkt_speed.py
 	$(BIN)/python bench/kkt_recall.py
 	$(BIN)/python bench/kkt_time_cap.py
+	$(BIN)/python bench/trajectory_scale.py
 	$(BIN)/python bench/verdict_calibration.py
 
 clean:

@@ -292,7 +292,8 @@ def cmd_verdict(args) -> int:
         return 0
     app = s["applicability"]
     inside = f"; {app['cells_inside']}/{app['cells_total']} cells inside the hypotheses" if app else ""
-    print(f"{s['claim']}: {s['verdict']}  ({s['rows']} rows{inside}) -> {s['files']['html']}")
+    binned = f", {s['binning']}" if s.get("binning") else ""
+    print(f"{s['claim']}: {s['verdict']}  ({s['rows']} rows{binned}{inside}) -> {s['files']['html']}")
     _print_results(s)
     return 0
 

@@ -23,6 +23,7 @@ from fractions import Fraction
 import sympy as sp
 
 from ibcheck.simulate.compare import inputs
+from ibcheck.simulate.compare.binning import log_time_bins
 from ibcheck.simulate.experiments.applicability import applicability, kept_cells
 from ibcheck.simulate.experiments.base import Row
 from ibcheck.simulate.experiments.design import LOG_INVERSE, bound_specs
@@ -280,6 +281,8 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
     include_outside = inputs.check_bool("include_outside", include_outside)
     constants = inputs.check_constants(constants)
     claim, table, fvars, specs = _claim_and_specs(path, claim_id, quantity, reading, predict, kind, offsets, constants, trajectory)
+    read_rows = len(table.rows)
+    table, binning = log_time_bins(table, fvars[0]) if trajectory else (table, None)
     if not trajectory and (n_cells := len({tuple(r[v] for v in table.variables) for r in table.rows})) > MAX_CELLS:
         raise refused("data", path, f"has {n_cells} distinct cells; at most {MAX_CELLS} are fitted across cells (about "
                       "linear time and memory: 10^4 cells take about 3 min and 0.45 GB); average within coarser cells, or "
@@ -307,6 +310,8 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
         varied = {v for v in table.variables if len({r[v] for r in table.rows}) > 1}
         if (note := spec.untested_note(varied, trajectory)):
             an.reason = f"{an.reason}; {note}"
+        if binning is not None:
+            an.reason = f"{an.reason}; {binning.text()}"
         results.append(BoundAnalysis(spec, an, tuple(rows)))
     pa = results[0].analysis
     seeds = max(c["n_seeds"] for c in pa.fit.cells)
@@ -320,8 +325,10 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
         "csv", claim.id, claim.title, claim.status, tuple(claim.flags), f"your measurements ({path})",
         {v: sorted({r[v] for r in table.rows}) for v in table.variables}, seeds, tuple(fvars),
         margin, margin_log, offsets, dict(fit_from or {}) or None, bounds, app,
-        f"every number comes from {os.path.abspath(path)} ({len(table.rows)} rows)", {"rows": len(table.rows)},
-        constants=dict(constants or {}), data=os.path.abspath(path), rows=len(table.rows), include_outside=include_outside,
+        f"every number comes from {os.path.abspath(path)} ({read_rows} rows" + (f"; {binning.text()})" if binning else ")"),
+        {"rows": read_rows},
+        constants=dict(constants or {}), data=os.path.abspath(path), rows=read_rows,
+        binning=binning.text() if binning else None, include_outside=include_outside,
         would_decide=tuple(WouldDecide(label, p.variable, math.nan, math.nan, None, None, p.text(), p) for label, p in plans.items()))
     return ComparisonResult(record, tuple(results), tuple(data), claim, meas)
 

@@ -402,6 +402,7 @@ class ComparisonRecord(JsonText):
     # a CSV's own
     data: str | None = None
     rows: int | None = None
+    binning: str | None = None  # a long trajectory binned in log-time (simulate.compare.binning): what was done
 
     @property
     def verdict(self) -> Verdict:
@@ -440,7 +441,7 @@ class ComparisonRecord(JsonText):
         head: dict[str, Any] = {"claim": self.claim, "title": self.title, "status": self.status, "flags": list(self.flags),
                                 "experiment": self.experiment}
         if not sweep:
-            head.update({"data": self.data, "rows": self.rows})
+            head.update({"data": self.data, "rows": self.rows, "binning": self.binning})
         head["grid"] = {v: list(x) for v, x in self.grid.items()}
         if sweep:
             head["initial_grid"] = {v: list(x) for v, x in (self.initial_grid or {}).items()}
