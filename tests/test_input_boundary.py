@@ -98,6 +98,7 @@ def test_a_planted_wal_link_beside_the_store_is_named_as_such_not_blamed_on_disk
     assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
     assert "sweep.sqlite-wal is a symbolic link beside the sweep store" in res.stderr and "free space" not in res.stderr
     assert os.listdir(elsewhere) == []
+    assert sorted(os.listdir(out)) == ["sweep.sqlite-wal"]  # "nothing was written": the store's lock file was created first
 
 
 @pytest.mark.parametrize("args, says", [

@@ -65,15 +65,21 @@ CREATE TABLE IF NOT EXISTS ledger (
 """
 
 
-def connect(db: str) -> sqlite3.Connection:
-    d = os.path.dirname(os.path.abspath(db))
-    if not os.path.isdir(d):
-        raise InputError(f"database directory {d} does not exist")
-    for side in (db + "-wal", db + "-shm", db + "-journal"):  # SQLite's own files beside the store, never links
+def check_sides(db: str) -> None:
+    """SQLite's own files beside the store (-wal, -shm, -journal) are regular files or absent, never links: SQLite would
+    write its journal through a link. Checked before anything is created (the store's lock file included)."""
+    for side in (db + "-wal", db + "-shm", db + "-journal"):
         if os.path.islink(side) or (os.path.lexists(side) and not os.path.isfile(side)):
             what = "a symbolic link" if os.path.islink(side) else "not a regular file"
             raise InputError(f"{side} is {what} beside the sweep store: SQLite writes its journal there, so nothing was "
                              "written; remove it or choose another --out")
+
+
+def connect(db: str) -> sqlite3.Connection:
+    d = os.path.dirname(os.path.abspath(db))
+    if not os.path.isdir(d):
+        raise InputError(f"database directory {d} does not exist")
+    check_sides(db)
     con = sqlite3.connect(db, timeout=60)
     try:
         foreign = _foreign(con)  # read only: nothing is written to a file that is not ours
@@ -319,6 +325,7 @@ class SweepStore:
         d = os.path.dirname(os.path.abspath(self.path))
         if not os.path.isdir(d):
             raise InputError(f"database directory {d} does not exist")
+        check_sides(self.path)  # before the lock creates the store: a refused store leaves no file behind
         # flock on the database file itself (SQLite's own locks are fcntl locks, independent of flock):
         # nothing beside it is written, and the lock dies with the process that holds it
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
