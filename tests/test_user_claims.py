@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+import ibcheck
+
 CLAIMS = r'''
 import ibcheck
 
@@ -262,3 +264,12 @@ def test_latex_with_the_kind_given_and_subscripts():
     assert {s.name for s in plain.bounds[0].expr.free_symbols} == {"C1", "d", "k"}
     with pytest.raises(ibcheck.InputError, match="subscript"):
         ibcheck.Claim(id="SUB26.thm.3", variables=["d"], bounds=[ibcheck.Bound("r", "O", latex=r"c_{\mathrm{max}} d")])
+
+
+@pytest.mark.parametrize("reference", ["d=100", 5, [("a",)], {"a": 1}])
+def test_a_reference_that_is_not_name_text_pairs_is_refused_when_built(reference):
+    """Second pass of issue 58: reference="..." (a string) was accepted, then `ibcheck bounds` crashed on dict(...)."""
+    with pytest.raises(ibcheck.InputError, match=r"reference=.* is not a mapping of names to text"):
+        ibcheck.Claim(id="REF26.thm.1", title="t", variables=["d"], bounds=[ibcheck.Bound("r", "O", "d")], reference=reference)
+    ok = ibcheck.Claim(id="REF26.thm.2", title="t", variables=["d"], bounds=[ibcheck.Bound("r", "O", "d")], reference={"config": "d=3"})
+    assert ok.reference == (("config", "d=3"),)

@@ -333,6 +333,20 @@ def _same_over_reals(text: str, signed: dict, where: str, prose: bool = False) -
                          f"hypothesis so it holds as written for every value of the domain (without Abs, sqrt(x**2), ...)")
 
 
+def _reference(claim: ClaimStatement) -> tuple[tuple[str, str], ...]:
+    """The source's reference values as (name, text) pairs, given as a dict or as pairs. Pitfall avoided: a string was
+    accepted when built and crashed ``ibcheck bounds`` later (``dict("...")``), an internal error instead of one line."""
+    ref = claim.reference
+    pairs = list(ref.items()) if isinstance(ref, dict) else ref
+    if isinstance(pairs, (list, tuple)) and all(isinstance(p, (list, tuple)) and len(p) == 2 and all(isinstance(x, str) for x in p)
+                                                for p in pairs):
+        return tuple((str(a), str(b)) for a, b in pairs)
+    shown = repr(ref)
+    shown = shown if len(shown) <= 200 else shown[:200] + f"... ({len(shown)} characters)"
+    raise InputError(f"claim {claim.id}: reference={shown} is not a mapping of names to text, such as "
+                     "{'config': 'd=3072, k=10'} or (('config', 'd=3072, k=10'),)")
+
+
 def _normalize(claim: ClaimStatement) -> None:
     """A user's claim as the built-ins have it: variable names to the shared :class:`Variable`
     (or a positive real one), hypotheses given as ``{"H1": "n >= k*log(d)**2"}`` (sympy syntax or
@@ -353,6 +367,7 @@ def _normalize(claim: ClaimStatement) -> None:
     for name in ("status", "kind", "title", "paper", "note"):
         if not isinstance(getattr(claim, name), str):
             raise InputError(f"claim {claim.id}: {name}={getattr(claim, name)!r} is not a string")
+    set_("reference", _reference(claim))
     set_("variables", tuple(v if isinstance(v, Variable) else shared_variable(v) for v in claim.variables))
     hyps = claim.hypotheses.items() if isinstance(claim.hypotheses, dict) else enumerate(claim.hypotheses)
     out = []
