@@ -158,3 +158,15 @@ def test_a_predicted_exponent_is_taken_exactly_as_written(tmp_path):
                                                for d in (16, 32, 64, 128, 256) for s in range(3)))
     res = ibcheck.verdict(str(path), predict="d=0.542", kind="Theta")
     assert "d**(271/500)" in res.claim.title and res.record.bounds[0].verdict != "inconsistent"
+
+
+def test_an_exp_type_prediction_is_pointed_to_the_claims_file():
+    """Second pass of issue 58: --predict 'exp(-n/d)=1' was refused accurately, without saying where such a bound is
+    stated (a claims file); a plain bad term is not sent there."""
+    from ibcheck.simulate.compare.from_csv import parse_predict
+
+    with pytest.raises(ibcheck.InputError, match=r"is not a fit term.*exp-type bound .* is stated in a claims file"):
+        parse_predict("exp(-n/d)=1")
+    with pytest.raises(ibcheck.InputError, match=r"is not a fit term") as err:
+        parse_predict("d-1=1")
+    assert "claims file" not in str(err.value)

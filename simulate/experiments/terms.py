@@ -77,7 +77,10 @@ def parse_term(text: str) -> Term:
         s = s[2:]
     if order > 2 or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", s):
         raise InputError(f"{text!r} is not a fit term: accepted are VAR, log(VAR), log(log(VAR)) and, for a variable that "
-                         "tends to 0, log(1/VAR) and log(log(1/VAR)), e.g. t, log(t), log(log(t)), log(1/eps)")
+                         "tends to 0, log(1/VAR) and log(log(1/VAR)), e.g. t, log(t), log(log(t)), log(1/eps)"
+                         + ("; an exp-type bound such as exp(-c*n/d) is stated in a claims file (ibcheck.Bound(quantity, 'O', "
+                            "'exp(-c*n/d)') with constants=['c'], --claims; docs/verdict.md), not as a fit term"
+                            if re.search(r"\bexp\s*\(|\be\s*\*\*|\^", s) else ""))
     return Term(s, order, toward_zero)
 
 
