@@ -18,6 +18,7 @@ from typing import Any, Callable, Literal
 
 import sympy as sp
 
+from .argtypes import shown_value
 from .errors import InputError
 from .expressions import _KINDS, as_sympy, parse_formula, parse_latex_bound, parse_latex_formula, parse_over_reals
 from .outdir import check_claim_id
@@ -340,10 +341,8 @@ def _reference(claim: ClaimStatement) -> tuple[tuple[str, str], ...]:
     pairs = list(ref.items()) if isinstance(ref, dict) else ref
     if isinstance(pairs, (list, tuple)) and all(isinstance(p, (list, tuple)) and len(p) == 2 and all(isinstance(x, str) for x in p)
                                                 for p in pairs):
-        return tuple((str(a), str(b)) for a, b in pairs)
-    shown = repr(ref)
-    shown = shown if len(shown) <= 200 else shown[:200] + f"... ({len(shown)} characters)"
-    raise InputError(f"claim {claim.id}: reference={shown} is not a mapping of names to text, such as "
+        return tuple((a, b) for a, b in pairs)
+    raise InputError(f"claim {claim.id}: reference={shown_value(ref)} is not a mapping of names to text, such as "
                      "{'config': 'd=3072, k=10'} or (('config', 'd=3072, k=10'),)")
 
 

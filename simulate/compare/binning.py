@@ -68,6 +68,6 @@ def log_time_bins(table, time: str):
     for members in groups.values():
         first = members[0]
         mean = {c: math.exp(math.fsum(math.log(r[c]) for r in members) / len(members)) for c in (time, "value")} if members[1:] else {}
-        rows.append({**first, **mean, "row": first["row"], "binned": len(members)})
+        rows.append({**first, **mean, "binned": len(members)})  # "row": the bin's first line
     rows.sort(key=lambda r: r["row"])
     return replace(table, rows=rows), Binning(time, len(table.rows), len(rows), b)
