@@ -153,8 +153,12 @@ def _remove_created(out: str | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        parser = build_parser()  # loads torch: a Ctrl-C meanwhile is the same one line as later
+        args = parser.parse_args(argv)
+    except KeyboardInterrupt:
+        print("ibcheck: interrupted. Nothing was written.", file=sys.stderr)
+        return 130
     if not os.environ.get("IBCHECK_DEBUG"):
         # numpy's overflow/invalid warnings from a diverging start are noise on a terminal: every
         # result carries its own status (not a certificate, not proven, ...)

@@ -96,7 +96,13 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
     exe = os.path.join(os.path.dirname(sys.executable), "ibcheck")
     proc = subprocess.Popen([exe, "calibrate", "--trials", "100000", "--out", str(tmp_path / "cal")], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(6)  # imports done, trials running
+    # --out is made by the command itself, after every import (inside the CLI's handler): wait for it, not for a fixed
+    # time, which a slow machine outlasts (the signal then lands during the imports)
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "cal").exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert (tmp_path / "cal").exists(), proc.communicate()[1][-2000:]
+    time.sleep(1)  # trials running
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, (proc.returncode, err[-2000:])
