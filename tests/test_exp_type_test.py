@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import re
 
 import numpy as np
 import pytest
@@ -134,6 +135,30 @@ def test_an_exp_type_bound_against_data_that_do_not_decay_is_judged_not_refused(
     c = ibcheck.compare("EXPONE.thm.1", progress=False)
     assert c.verdict == "inconsistent" and "does not decay like exp(-c h)" in c.reason, c.reason
     assert c.results[0].analysis.function.p_violation < 0.05
+
+
+@pytest.mark.parametrize("noise", ["lognormal", "per_seed"])
+def test_an_exp_type_bound_against_data_flat_at_one_with_noise_says_what_the_data_allow(isolated_registry, noise):
+    """Second pass, family 3: data equal to 1 with noise (exp(N(0, 0.05)), or 0.999/1/1.001 by seed at every cell) were
+    inconclusive for "the exp-type fit is singular". With c free, flat data over a finite range leave a small c > 0
+    open: inconclusive, with c's estimate, the largest c the data allow and what would resolve a smaller one. The seeds'
+    own spread floors the fit's noise, so identical cell means are not read as a noise-free fit (c's t was 1.4 there)."""
+    import ibcheck
+
+    ibcheck.register(ibcheck.Claim(id="EXPFLAT.thm.1", variables=["n", "d"], constants=["c"],
+                                   bounds=[ibcheck.Bound("err", "O", "exp(-c*n/d)")]))
+    rng = np.random.default_rng(0)
+
+    @ibcheck.experiment("EXPFLAT.thm.1", grid={"n": [8, 16, 32, 64], "d": [8, 16, 32]}, seeds=3)
+    def measure(cell, seed):
+        return {"err": math.exp(0.05 * rng.standard_normal()) if noise == "lognormal" else [0.999, 1.0, 1.001][seed % 3]}
+
+    c = ibcheck.compare("EXPFLAT.thm.1", progress=False)
+    assert c.verdict == "inconclusive" and "singular" not in c.reason, c.reason
+    assert "does not resolve its growth with h over h = 0.25..8" in c.reason and "no finite design refutes every c > 0" in c.reason
+    cup = float(re.search(r"allow at most c = ([-0-9.e+]+)", c.reason).group(1))
+    t = float(re.search(r", t = ([-0-9.e+]+),", c.reason).group(1))
+    assert 0 < cup < 0.05 and abs(t) < 1, c.reason  # 0.05 sd over h up to 8 and 36 rows: c below about 0.01
 
 
 def test_a_true_exp_type_bound_with_a_prefactor_above_one_is_not_called_a_non_decaying_measure():

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import cast
 
 import numpy as np
+from scipy import stats
 from scipy.optimize import least_squares
 
 from ibcheck.simulate.experiments.terms import Term
@@ -77,29 +78,56 @@ def _cells(rows: list[dict], variables: list[str]) -> list[dict]:
     out = list(cells.values())
     for c in out:
         c["z"] = c["z_sum"] / c["n_seeds"]
+    for q in rows:  # each cell's sum of squares about its mean (the seeds' own spread, a floor on the fit's noise)
+        c = cells[tuple(round(q["log_" + v], 12) for v in variables)]
+        c["z_ss"] = c.get("z_ss", 0.0) + (q["z"] - c["z"]) ** 2
     return out
 
 
-def _claim_fit(cells: list[dict]) -> tuple[float, float]:
-    """The claim's own fit over the cell means, z = a + c h (least squares weighted by seeds, h in units of its median):
-    (a, the t statistic of c); (0, 0) with fewer than 3 cells."""
+@dataclass(frozen=True)
+class ClaimFit:
+    """The claim's own fit over the cell means, z = a + c h (least squares weighted by seeds): a = -log A, c with its
+    standard error (in h's own units), c's t statistic (+-inf where the residuals and the seeds' spread are both zero),
+    the degrees of freedom and h's range."""
+
+    a: float
+    c: float
+    se: float
+    t: float
+    df: int
+    h_range: tuple[float, float]
+
+    def c_upper(self, alpha: float = 0.05) -> float:
+        """c's one-sided 1 - alpha upper confidence bound: the fastest decay exp(-c h) the data leave possible."""
+        return self.c + float(stats.t.ppf(1 - alpha, self.df)) * self.se if self.df > 0 else math.inf
+
+
+def _claim_fit(cells: list[dict]) -> ClaimFit:
+    """:class:`ClaimFit` (h in units of its median inside, for conditioning). The residual variance is at least the
+    seeds' own pooled spread within cells: cell means that agree more closely than their seeds allow (the same values at
+    every cell) are not a noise-free fit, and their c is not resolved by rounding."""
     df = len(cells) - 2
+    hs = np.array([c["h"] for c in cells], dtype=float)
     if df <= 0:
-        return 0.0, 0.0
+        return ClaimFit(0.0, 0.0, math.inf, 0.0, max(df, 0), (float(hs.min(initial=math.nan)), float(hs.max(initial=math.nan))))
+    unit = float(np.median(hs))
     w = np.sqrt([c["n_seeds"] for c in cells])
-    h = np.array([c["h"] for c in cells]) / float(np.median([c["h"] for c in cells]))
-    X = np.column_stack([np.ones(len(cells)), h]) * w[:, None]
+    X = np.column_stack([np.ones(len(cells)), hs / unit]) * w[:, None]
     y = np.array([c["z"] for c in cells]) * w
     beta, *_ = np.linalg.lstsq(X, y, rcond=None)
     r = y - X @ beta
-    se = math.sqrt(max(float(r @ r) / df * float(np.linalg.pinv(X.T @ X)[1, 1]), 0.0))
-    return float(beta[0]), float(beta[1] / se) if se > 0 else (math.inf if beta[1] > 0 else -math.inf)
+    within_df = sum(c["n_seeds"] - 1 for c in cells)
+    within = sum(c.get("z_ss", 0.0) for c in cells) / within_df if within_df > 0 else 0.0
+    s2 = max(float(r @ r) / df, within)
+    se = math.sqrt(max(s2 * float(np.linalg.pinv(X.T @ X)[1, 1]), 0.0))
+    t = float(beta[1] / se) if se > 0 else (math.inf if beta[1] > 0 else -math.inf)
+    return ClaimFit(float(beta[0]), float(beta[1]) / unit, se / unit, t, df, (float(hs.min()), float(hs.max())))
 
 
 def exp_intercept(rows: list[dict], variables: list[str], predicted: dict[str, float], terms: list[Term], restriction=None) -> float:
     """a in the claim's own fit z = a + c h (least squares over the cell means): -log A, the bound's prefactor."""
     xrows, _, _ = exp_rows(rows, variables, predicted, terms, restriction)
-    return _claim_fit(_cells(xrows, variables))[0]
+    return _claim_fit(_cells(xrows, variables)).a
 
 
 LOWER_ORDER = (("log h", lambda h: np.log(h)), ("h^1/2", lambda h: np.sqrt(h)))  # terms of log(1/y) below h (a prefactor h^-p, ...)
@@ -189,6 +217,7 @@ class ExpFits:
     can_decide: bool
     growth_t: float = 0.0  # the t statistic of c in the claim's own fit z = a + c h (-inf: c <= 0 with no noise)
     growth_df: int = 0
+    growth: ClaimFit | None = None  # that fit (c, its standard error, h's range)
 
 
 def exp_family_fits(rows: list[dict], variables: list[str], predicted: dict[str, float], terms: list[Term], toward_zero: frozenset[str],
@@ -208,7 +237,8 @@ def exp_family_fits(rows: list[dict], variables: list[str], predicted: dict[str,
     if dropped:
         notes.append("rows the exp-type fit cannot read (censored bounds, y <= 0 such as a zero error count) sit where log(1/y) is "
                      "largest, and leaving them out biases their cells downward, so no move refutes the bound here")
-    t = _claim_fit(cells)[1]
+    claim = _claim_fit(cells)
+    t = claim.t
     can_decide = t >= RESOLVED_T
     if not can_decide:
         notes.append(f"log(1/y) does not resolve its growth with h here (t = {t:.2g} for c in z = a + c h, below {RESOLVED_T:g}): "
@@ -228,4 +258,4 @@ def exp_family_fits(rows: list[dict], variables: list[str], predicted: dict[str,
                 notes.append(f"the exp-type fit failed: {err}")
                 break
             notes.append(f"the {('log', 'loglog')[order - 1]} alternatives could not be fitted: {err}")
-    return ExpFits(fits, lower, tuple(notes), can_refute, can_decide, t, max(len(cells) - 2, 0))
+    return ExpFits(fits, lower, tuple(notes), can_refute, can_decide, t, max(len(cells) - 2, 0), claim)

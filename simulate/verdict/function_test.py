@@ -497,6 +497,10 @@ def _range_test(rows: list[dict], variables: list[str], kind: str, predicted: di
                   f"any c > 0, which the bound requires")
         return FunctionTest("inconsistent", reason, kind, (), alpha, None, (), tuple(sorted((tolerance or {}).items())), None,
                             tuple(ef.notes), p_fixed=float(stats.t.cdf(ef.growth_t, ef.growth_df)))
+    if ef is not None and not ef.can_decide and kind not in UPPER and ef.growth is not None and ef.growth.df > 0 and \
+            ef.growth.t < RESOLVED_T:
+        return FunctionTest("inconclusive", _unresolved_growth(ef.growth, alpha), kind, (), alpha, None, (),
+                            tuple(sorted((tolerance or {}).items())), None, tuple(ef.notes))
     if ef is not None:  # an exp-type bound: its own statistic, log(1/y) = a + c g(x) with a free (simulate.verdict.exp_test)
         fits, notes = dict(ef.fits), list(ef.notes)
         if 0 not in fits:
@@ -552,6 +556,18 @@ def _range_test(rows: list[dict], variables: list[str], kind: str, predicted: di
             notes.append(f"{t.direction} is a direction the window bounds ({cone.describe() if cone is not None else ''}): the ratio "
                          f"moves along it ({t.factor(t.estimate)}), reported, not deciding")
     return _decide(kind, tests, level, corrections, tol, variables, terms, notes)
+
+
+def _unresolved_growth(g, alpha: float) -> str:
+    """Why an exp-type bound is undecided where log(1/y) does not resolve its growth with h (a measure flat at 1 with
+    noise, say): c's estimate, the fastest decay the data leave possible, and what would resolve a smaller c. A decay
+    exp(-c h) with a free c > 0 is not refuted by flat data over a finite range: every design leaves some small c open."""
+    lo, hi = g.h_range
+    return (f"log(1/y) does not resolve its growth with h over h = {lo:.3g}..{hi:.3g} (c = {g.c:.3g} +- {g.se:.2g} in "
+            f"log(1/y) = a + c h, t = {g.t:.2g}, below {RESOLVED_T:g}): the data allow at most c = {g.c_upper(alpha):.3g} "
+            f"({1 - alpha:.0%} one-sided), so the bound can hold here only with c below that; this design resolves c >= "
+            f"{RESOLVED_T * g.se:.2g}, and a smaller c needs more seeds (c's error falls as 1/sqrt(seeds)) or a wider range of "
+            f"h (as 1/range); no finite design refutes every c > 0")
 
 
 def _moving(plain: list[DirectionTest], variables: list[str], cone) -> list[str]:
