@@ -364,7 +364,8 @@ class FamilyFit:
             a[names.index(f"{self.family}:{v}")] = w
         beta = np.array([self.fit.estimate[n] for n in names])
         cov = self.fit.cov if self.fit.cov is not None else np.diag([self.fit.se[n] ** 2 for n in names])
-        var = float(a @ cov @ a)
+        with np.errstate(invalid="ignore", over="ignore"):  # an unresolved coefficient (infinite variance): an infinite se below
+            var = float(a @ cov @ a)
         return float(a @ beta), math.sqrt(var) if var >= 0 and math.isfinite(var) else math.inf
 
     @property

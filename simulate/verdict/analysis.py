@@ -240,6 +240,21 @@ def _check_design(rows: list[dict], variables: list[str]) -> None:
                 rel = f"{b} = {math.exp(icpt):.4g} {a}" + ("" if abs(slope - 1) < 1e-9 else f"^{slope:.4g}")
                 raise InputError(f"{a} and {b} are collinear: {rel} in every row, so their exponents cannot be told apart; vary them "
                                  f"independently, or fit one of them (the other held, or written in terms of it)", parameter=b)
+    if len(grow) >= 3:  # a dependence among three or more (n = d k in every row): no pair is collinear, the design is
+        X = np.column_stack([np.ones(len(logs[grow[0]]))] + [np.array(logs[v]) for v in grow])
+        scale = np.abs(X).max(axis=0)
+        _, sv, vt = np.linalg.svd(X / scale, full_matrices=False)
+        if sv[-1] <= 1e-9 * sv[0]:
+            null = vt[-1] / scale  # sum_v coef_v log v + coef_0 = 0 in every row
+            coef = dict(zip(grow, null[1:]))
+            used = [v for v in grow if abs(coef[v]) > 1e-6 * max(abs(x) for x in coef.values())]
+            b = max(reversed(used), key=lambda v: np.ptp(logs[v]))  # written as the widest-ranging one (n = d k)
+            parts = [f"{v}" + ("" if abs(-coef[v] / coef[b] - 1) < 1e-6 else f"^{-coef[v] / coef[b]:.4g}") for v in used if v != b]
+            const = math.exp(-null[0] / coef[b])
+            rel = f"{b} = " + ("" if abs(const - 1) < 1e-9 else f"{const:.4g} ") + " ".join(parts)
+            raise InputError(f"{', '.join(used)} are collinear: {rel} in "
+                             f"every row, so their exponents cannot be told apart; vary them independently, or fit fewer of them "
+                             f"(one held, or written in terms of the others)", parameter=b)
 
 
 def analyze(rows: list[dict], variables: list[str], kind: str, predicted: dict[str, float],

@@ -359,30 +359,37 @@ def function_test(rows: list[dict], variables: list[str], kind: str, predicted: 
     way (a false O(t^-0.1) on 1/log t data: the ratio falls, then rises); an upper half that is consistent (its
     resolution targets met) decides where the whole range is not, and the start is a transient, excluded by this rule and
     said so (t^-1 data against O(t^-5/4) whose first steps read as a correction). Otherwise the whole range decides."""
-    out = _below_one(_two_ranges(rows, variables, kind, predicted, terms, alpha, offsets, toward_zero, trajectory, restriction,
-                                 tolerance, log_corrections, cone, free_constant), rows, toward_zero)
-    if out.verdict != "inconclusive" or trajectory or free_constant or tolerance or any(t.violates(kind) for t in out.tests if not t.bounded):
-        return out
-    return _confirmed(out, rows, variables, kind, predicted, terms, alpha, offsets, toward_zero, restriction)
+    out = _two_ranges(rows, variables, kind, predicted, terms, alpha, offsets, toward_zero, trajectory, restriction,
+                      tolerance, log_corrections, cone, free_constant)
+    if not (out.verdict != "inconclusive" or trajectory or free_constant or tolerance or
+            any(t.violates(kind) for t in out.tests if not t.bounded)):
+        out = _confirmed(out, rows, variables, kind, predicted, terms, alpha, offsets, toward_zero, restriction)
+    return out if free_constant else _below_one(out, rows, kind, toward_zero)
 
 
-def _below_one(out: FunctionTest, rows: list[dict], toward_zero: frozenset[str]) -> FunctionTest:
-    """An undetermined verdict whose slope is not identified (an infinite standard error) along a growing variable that
-    stays at or below 1 in every row names that cause: there log x <= 0, a factor (log x)^delta is not defined, and the
-    claim speaks of x growing. (It read "the slope 0 +- inf is neither a significant deviation nor below the resolution
-    (log d)^inf; about 2x the seeds per cell ... would decide", which more seeds never would.)"""
-    if out.verdict != "inconclusive":
-        return out
+def _below_one(out: FunctionTest, rows: list[dict], kind: str, toward_zero: frozenset[str]) -> FunctionTest:
+    """A verdict along a growing variable that stays at or below 1 in every row is undetermined, and names that cause:
+    the claim speaks of x growing, while there log x <= 0 (a factor (log x)^delta is not defined) and a correction
+    x^-w grows instead of fading, so the fitted power is described, not judged. (It read "the slope 0 +- inf ... about 2x
+    the seeds per cell would decide", which more seeds never would; with a defined slope, d in 0.05..0.8 against d^0.5
+    was called inconsistent without a word.) A violation along another variable still refutes."""
+    below = {}
     for t in out.tests:
-        if len(t.variables) != 1 or t.variables[0] in toward_zero or math.isfinite(t.se):
+        if len(t.variables) != 1 or t.variables[0] in toward_zero or t.bounded:
             continue
         v = t.variables[0]
         xs = [math.exp(lx) for lx in (log_of(r, v) for r in rows) if lx is not None]
         if xs and max(xs) <= 1.0:
-            return replace(out, reason=f"undetermined along {v}: every {v} is at most 1 ({min(xs):.3g} to {max(xs):.3g}), where "
-                           f"log {v} <= 0 and a factor (log {v})^delta is not defined, while the claim speaks of {v} growing; "
-                           f"more seeds cannot help: cells with {v} well above 1 would decide")
-    return out
+            below[v] = (min(xs), max(xs))
+    if not below or out.verdict == "inconsistent" and any(t.violates(kind) and not t.bounded and not set(t.variables) & set(below)
+                                                           for t in out.tests):
+        return out
+    v, (lo, hi) = next(iter(below.items()))
+    return replace(out, verdict="inconclusive",
+                   reason=f"undetermined along {v}: every {v} is at most 1 ({lo:.3g} to {hi:.3g}), while the claim speaks of {v} "
+                          f"growing: there log {v} <= 0, a factor (log {v})^delta is not defined and a correction {v}^-w grows "
+                          f"instead of fading, so the fitted power is described, not judged; more seeds cannot help: cells with "
+                          f"{v} well above 1 would decide")
 
 
 def _confirmed(out: FunctionTest, rows: list[dict], variables: list[str], kind: str, predicted: dict[str, float], terms: list[Term],
