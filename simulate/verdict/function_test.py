@@ -378,9 +378,9 @@ def _below_one(out: FunctionTest, rows: list[dict], kind: str, toward_zero: froz
         if len(t.variables) != 1 or t.variables[0] in toward_zero or t.bounded:
             continue
         v = t.variables[0]
-        xs = [math.exp(lx) for lx in (log_of(r, v) for r in rows) if lx is not None]
-        if xs and max(xs) <= 1.0:
-            below[v] = (min(xs), max(xs))
+        lxs = [lx for lx in (log_of(r, v) for r in rows) if lx is not None]  # in log space: a T of 1e800 is a row too
+        if lxs and max(lxs) <= 0.0:
+            below[v] = (math.exp(min(lxs)), math.exp(max(lxs)))
     if not below or out.verdict == "inconsistent" and any(t.violates(kind) and not t.bounded and not set(t.variables) & set(below)
                                                            for t in out.tests):
         return out
@@ -494,25 +494,15 @@ def _range_test(rows: list[dict], variables: list[str], kind: str, predicted: di
     fits: dict[int, FamilyFit] = {}
     notes: list[str] = []
     ef = exp_family_fits(rows, variables, predicted, terms, toward_zero, restriction, orders) if free_constant else None
-    if ef is not None and ef.can_refute and kind not in UPPER and ef.growth_df > 0 and \
-            ef.growth_t <= -max(RESOLVED_T, float(stats.t.ppf(1 - alpha / NON_DECAY_SHARE, ef.growth_df))):
-        # log(1/y) falls with h, or stays flat with no noise at all: y does not decay like exp(-c h) for any c > 0 (a
-        # measure equal to 1, or growing); the bound is violated, not unfit (it was refused: "0 grid value(s) with data")
-        t_text = ("c = 0 with no noise at all: log(1/y) is flat" if math.isinf(ef.growth_t) else
-                  f"c < 0, t = {ef.growth_t:.3g}, significant at {alpha / NON_DECAY_SHARE:.2g} one-sided")
-        reason = (f"log(1/y) does not grow with h in log(1/y) = a + c h ({t_text}): the measure does not decay like exp(-c h) for "
-                  f"any c > 0, which the bound requires")
-        return FunctionTest("inconsistent", reason, kind, (), alpha, None, (), tuple(sorted((tolerance or {}).items())), None,
-                            tuple(ef.notes), p_fixed=float(stats.t.cdf(ef.growth_t, ef.growth_df)))
-    if ef is not None and not ef.can_decide and kind not in UPPER and ef.growth is not None and ef.growth.df > 0 and \
-            ef.growth.t < RESOLVED_T:
-        return FunctionTest("inconclusive", _unresolved_growth(ef.growth, alpha), kind, (), alpha, None, (),
-                            tuple(sorted((tolerance or {}).items())), None, tuple(ef.notes))
+    tols = tuple(sorted((tolerance or {}).items()))
+    early = _exp_undecided(ef, kind, alpha, tols) if ef is not None else None
+    if early is not None:
+        return early
     if ef is not None:  # an exp-type bound: its own statistic, log(1/y) = a + c g(x) with a free (simulate.verdict.exp_test)
         fits, notes = dict(ef.fits), list(ef.notes)
         if 0 not in fits:
             return FunctionTest("inconclusive", "the exp-type fit cannot be made here: " + "; ".join(notes[1:]), kind, (), alpha, None,
-                                (), tuple(sorted((tolerance or {}).items())), None, tuple(notes))
+                                (), tols, None, tuple(notes))
     for order in orders if ef is None else ():
         try:
             fits[order] = alternative_fit(rrows, order, variables, toward_zero, offsets, trajectory, restriction)
@@ -563,6 +553,24 @@ def _range_test(rows: list[dict], variables: list[str], kind: str, predicted: di
             notes.append(f"{t.direction} is a direction the window bounds ({cone.describe() if cone is not None else ''}): the ratio "
                          f"moves along it ({t.factor(t.estimate)}), reported, not deciding")
     return _decide(kind, tests, level, corrections, tol, variables, terms, notes)
+
+
+def _exp_undecided(ef, kind: str, alpha: float, tols) -> FunctionTest | None:
+    """An exp-type bound's verdict where its own statistic is not read (None elsewhere): log(1/y) falls with h, or is
+    flat with no noise (inconsistent), or does not resolve its growth with h (inconclusive, with what the data allow)."""
+    if ef.can_refute and kind not in UPPER and ef.growth_df > 0 and \
+            ef.growth_t <= -max(RESOLVED_T, float(stats.t.ppf(1 - alpha / NON_DECAY_SHARE, ef.growth_df))):
+        # log(1/y) falls with h, or stays flat with no noise at all: y does not decay like exp(-c h) for any c > 0 (a
+        # measure equal to 1, or growing); the bound is violated, not unfit (it was refused: "0 grid value(s) with data")
+        t_text = ("c = 0 with no noise at all: log(1/y) is flat" if math.isinf(ef.growth_t) else
+                  f"c < 0, t = {ef.growth_t:.3g}, significant at {alpha / NON_DECAY_SHARE:.2g} one-sided")
+        reason = (f"log(1/y) does not grow with h in log(1/y) = a + c h ({t_text}): the measure does not decay like exp(-c h) for "
+                  f"any c > 0, which the bound requires")
+        return FunctionTest("inconsistent", reason, kind, (), alpha, None, (), tols, None,
+                            tuple(ef.notes), p_fixed=float(stats.t.cdf(ef.growth_t, ef.growth_df)))
+    if not ef.can_decide and kind not in UPPER and ef.growth is not None and 0 < ef.growth.df and ef.growth.t < RESOLVED_T:
+        return FunctionTest("inconclusive", _unresolved_growth(ef.growth, alpha), kind, (), alpha, None, (), tols, None, tuple(ef.notes))
+    return None
 
 
 def _unresolved_growth(g, alpha: float) -> str:
