@@ -7,6 +7,12 @@ and the GD start ran outside the cap, and every certified network's radii after 
 28.3 s before, 23.3 s after (2.75 GB: the cone programs' n x n Gram matrix). The last pattern may still run past the cap
 by its programs (the engine's code, and with it the recall records, is unchanged).
 
+Sphere data (added after a second pass measured 100 s and "the time cap of 0 s after 0 starts" on a contended machine):
+the trained GD start ran 2000 steps outside any cap (6 s alone, about 24 s contended), and the line named the seconds
+left for the engine as "the time cap". Now the start gets a quarter of the cap left (``GD_START_SHARE``) and the line
+names the user's cap and what was left of it. Measured 2026-12-02, T = 20: 22.9 s alone (10 starts); 31.2 s beside two
+busy-looping processes on the 2 cores, where one batched GD pattern of the engine (1.5 s alone) ran past the cap.
+
 Usage: ``python bench/kkt_time_cap.py [T]``.
 """
 from __future__ import annotations
@@ -19,7 +25,8 @@ import tempfile
 import time
 
 CASES = (("n = d = 1000, k = 4", ("--d", "1000", "--n", "1000", "--k", "4")),
-         ("n = 10000, d = 2, k = 2", ("--d", "2", "--n", "10000", "--k", "2")))
+         ("n = 10000, d = 2, k = 2", ("--d", "2", "--n", "10000", "--k", "2")),
+         ("sphere, n = d = 1000", ("--data", "sphere", "--d", "1000", "--n", "1000")))
 
 
 def main(cap: float = 20.0) -> int:

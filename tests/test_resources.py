@@ -68,6 +68,28 @@ def test_the_kkt_time_cap_counts_from_the_call_and_the_radii_past_it_are_not_mea
     assert all(p["radius_median"] is not None and "robustness_note" not in p for p in full["points"] if p["is_kkt"])
 
 
+def test_the_gd_start_gets_a_share_of_the_cap_and_the_line_names_the_users_cap(monkeypatch):
+    """Second pass, family 4: `kkt --data sphere --d 1000 --n 1000 --time 20` took 100 s on a contended machine and said
+    "stopped at the time cap of 0 s after 0 starts": the trained GD start ran its 2000 steps outside any cap, and the line
+    named what was left for the engine as the cap. The start now gets at most GD_START_SHARE of the cap left (none once
+    it has passed), and the line names the user's cap and what was left of it."""
+    from ibcheck.simulate.tools import kkt_search as ks
+
+    seen = []
+    original = ks._gd_start
+
+    def spy(cfg, seconds=None):
+        seen.append(seconds)
+        return original(cfg, seconds)
+
+    monkeypatch.setattr(ks, "_gd_start", spy)
+    ibcheck.kkt_points(data="sphere", d=20, n=20, starts=2, time=30.0)
+    assert len(seen) == 1 and seen[0] is not None and 0 < seen[0] <= ks.GD_START_SHARE * 30.0
+    res = ibcheck.kkt_points(data="sphere", d=20, n=20, starts=2, time=1e-6)
+    assert len(seen) == 1  # past the cap: no trained start at all
+    assert res.search.stop == "time" and "stopped at the time cap of 1e-06 s (0 s of it left for the search" in res.text()
+
+
 def test_separability_is_proven_by_an_interpolating_witness_or_left_to_the_svm():
     from ibcheck.simulate.tools.kkt_search import _separating_witness, check_separable
 

@@ -271,9 +271,12 @@ def _dataset(cfg: KKTSearchConfig) -> _Data:
     return _Data(ds.X, ds.y, ds.cluster if ds.means is not None else None, ds.means, tuple(ds.J_plus or ()), ds)
 
 
-def _gd_start(cfg: KKTSearchConfig):
+GD_START_SHARE = 0.25  # of the time cap left when the trained GD start begins: the most it may take
+
+
+def _gd_start(cfg: KKTSearchConfig, seconds: float | None = None):
     """A GD-trained network (loss-based schedule, exponential loss, width ``cfg.width``) on the generated data: one
-    more start (the user's own arrays get the engine's own GD starts only)."""
+    more start (the user's own arrays get the engine's own GD starts only), stopped after ``seconds`` if given."""
     from ibcheck.simulate.substrate.models import ModelConfig  # heavy: torch (loaded on first use)
     from ibcheck.simulate.substrate.trainer import TrainConfig  # heavy: torch (loaded on first use)
     from ibcheck.simulate.substrate.training import DataConfig, RunConfig, run  # heavy: torch (loaded on first use)
@@ -281,7 +284,8 @@ def _gd_start(cfg: KKTSearchConfig):
     data = cfg.data if cfg.data in ("clusters", "sphere") else "clusters"
     rc = RunConfig(setting="two-layer", data=DataConfig(kind=data, d=cfg.d, k=cfg.k, n=cfg.n, sigma=cfg.sigma, seed=cfg.seed, n_test=10),
                    model=ModelConfig("two-layer", width=cfg.width, bias=cfg.bias, init_scale=1.0),
-                   train=TrainConfig(steps=2000, lr=0.1, loss="exp", reduction="sum", schedule="loss-based", progress=False))
+                   train=TrainConfig(steps=2000, lr=0.1, loss="exp", reduction="sum", schedule="loss-based", progress=False,
+                                       max_seconds=seconds))
     return run(rc).networks[0]
 
 
@@ -326,7 +330,7 @@ class KKTPoints(Result):
         own_k = c.k if c.data == "clusters" else (len(np.unique(c.cluster)) if c.cluster is not None else None)
         return {"setting": c.data, "d": c.d, "k": own_k, "n": c.n, "width": c.width if c.data != "arrays" else None,
                 "gd_widths": sorted(set(getattr(s, "widths", ()))) if s is not None else [],
-                "saturation": saturation_text(s, _objective_name(c)) if s is not None else None, "seed": c.seed, **clean(self.separability),
+                "saturation": saturation_text(s, _objective_name(c), c.time) if s is not None else None, "seed": c.seed, **clean(self.separability),
                 "policy": {"certified_at": POINT_TOL, "same_point_rtol": 1e-3},
                 "engine": clean({k: v for k, v in s.as_json().items() if k != "candidates"}) if s is not None else None,  # type: ignore[attr-defined]
                 "points": [clean(p) for p in self.candidates], "distinct_kkt_points_by_function": self.distinct,
@@ -339,7 +343,7 @@ class KKTPoints(Result):
         gt = ("" if g is None else "; " + g.heading()) + (f"; {self.scale_note}" if self.scale_note else "")  # type: ignore[attr-defined]
         if self.search is not None:
             return (f"{len(self.candidates)} candidates on {c.data} d={c.d} n={c.n}, certified at a relative residual of "
-                    f"{POINT_TOL:g}: {saturation_text(self.search, _objective_name(c))}{gt}")
+                    f"{POINT_TOL:g}: {saturation_text(self.search, _objective_name(c), c.time)}{gt}")
         return (f"{len(self.candidates)} candidates on {c.data} d={c.d} n={c.n}: {self.distinct} distinct KKT point(s) "
                 f"(certified at a relative residual of {POINT_TOL:g}){gt}")
 
@@ -373,7 +377,7 @@ class KKTPoints(Result):
         return files
 
 
-def saturation_text(search, objective: str = "the objective") -> str:
+def saturation_text(search, objective: str = "the objective", cap: float | None = None) -> str:
     """How far a search got, in words: its points and near-copy families ("more may exist": never "every KKT point was
     found", never "saturated" from the unseen estimate), its starts, the Good-Turing estimate, and why it stopped (the
     record rule of ``objective``'s running extremum, the estimate's level, a cap or the time cap)."""
@@ -397,7 +401,9 @@ def saturation_text(search, objective: str = "the objective") -> str:
         why = (f"stopped at the cap of {total} starts with the running extremum of {objective} ({top}) still rising (last "
                f"record at start {last})" if running else f"stopped at the cap of {b.gd_max or b.gd} GD starts")
     elif stop == "time":
-        why = f"stopped at the time cap of {b.seconds:g} s after {total} starts: the search is not complete"
+        spent = f" ({b.seconds:.3g} s of it left for the search after the imports, checks and GD start)" if cap is not None and \
+            b.seconds is not None and b.seconds < cap else ""
+        why = f"stopped at the time cap of {cap if cap is not None else b.seconds:g} s{spent} after {total} starts: the search is not complete"
     else:
         why = "no GD start ran" if stop == "no GD start" else "not recorded"
     return f"{head}; {total} starts ({n} GD), unseen estimate {u:.3f}: {why}" if u == u else f"{head}; {why}"
@@ -495,8 +501,11 @@ def kkt_points(cfg: KKTSearchConfig, progress: bool = False, started: float | No
     X, y = ds.X, ds.y
     sep = check_separable(X, y, capped=cfg.time is not None)
     starts = []
-    if cfg.data != "arrays":
-        gd = _gd_start(cfg)
+    left = _left(cfg.time, t0)
+    if cfg.data != "arrays" and left != 0.0:
+        # under a time cap the trained start gets a quarter of what is left (2000 steps took 6 s of a 20 s cap at
+        # n = d = 1000, 24 s on a contended machine: the engine then had none); it stops there and counts if it separates
+        gd = _gd_start(cfg, None if left is None else GD_START_SHARE * left)
         if (y * gd.forward(X)).min() > 0:
             starts.append(("gd", gd))
     budget = Budget(gd=cfg.starts, programs=cfg.programs, enumerate=cfg.enumerate, width=None if ds.cluster is not None else cfg.width,
