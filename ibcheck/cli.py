@@ -10,7 +10,9 @@ import argparse
 import os
 import re
 import shutil
+import signal
 import sys
+import threading
 import warnings
 
 from ibcheck.commands import kkt as kkt_cli
@@ -152,17 +154,36 @@ def _remove_created(out: str | None) -> None:
         os.remove(out)
 
 
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A library's warning (matplotlib's, at 10^4 cells) as one line, without the source path and line it names inside
+    the installation (IBCHECK_DEBUG=1 keeps Python's own form)."""
+    text = " ".join(str(message).split())
+    print(visible_text(f"ibcheck: warning: {text[:300]}"), file=sys.stderr if file is None else file)
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM (``timeout``, a cluster's scheduler, ``kill``): handled as Ctrl-C is, so that a directory this command
+    made is removed instead of left half-written (exit 143, 128 + 15)."""
+
+
+def _terminate(signum, frame):
+    raise _Terminated()
+
+
 def main(argv: list[str] | None = None) -> int:
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate)
     try:
         parser = build_parser()  # loads torch: a Ctrl-C meanwhile is the same one line as later
         args = parser.parse_args(argv)
-    except KeyboardInterrupt:
-        print("ibcheck: interrupted. Nothing was written.", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as err:
+        print(f"ibcheck: {'terminated' if isinstance(err, _Terminated) else 'interrupted'}. Nothing was written.", file=sys.stderr)
+        return 143 if isinstance(err, _Terminated) else 130
     if not os.environ.get("IBCHECK_DEBUG"):
         # numpy's overflow/invalid warnings from a diverging start are noise on a terminal: every
         # result carries its own status (not a certificate, not proven, ...)
         warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.showwarning = _one_line_warning
     out = getattr(args, "out", None)
     stdout, sys.stdout = sys.stdout, _Visible(sys.stdout)  # type: ignore[assignment]
     try:
@@ -171,11 +192,12 @@ def main(argv: list[str] | None = None) -> int:
 
             check_out(out, "file" if args.command in FILE_OUTPUTS else "dir")
         return int(args.func(args) or 0)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as err:
         if getattr(args, "created_out", False) and args.command not in RESUMABLE:
             _remove_created(getattr(args, "created_top", out))  # outputs are written whole or not at all
-        print(f"ibcheck: interrupted. {_resume_hint(args)}", file=sys.stderr)
-        return 130
+        how = "terminated" if isinstance(err, _Terminated) else "interrupted"
+        print(f"ibcheck: {how}. {_resume_hint(args)}", file=sys.stderr)
+        return 143 if isinstance(err, _Terminated) else 130
     except InputError as err:
         if getattr(args, "created_out", False) and not isinstance(err, StoreInUse):
             _remove_created(getattr(args, "created_top", out))  # bad input leaves nothing behind (a store in use is another process's)
