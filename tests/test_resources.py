@@ -83,8 +83,8 @@ def test_the_gd_start_gets_a_share_of_the_cap_and_the_line_names_the_users_cap(m
         return original(cfg, seconds)
 
     monkeypatch.setattr(ks, "_gd_start", spy)
-    ibcheck.kkt_points(data="sphere", d=20, n=20, starts=2, time=30.0)
-    assert len(seen) == 1 and seen[0] is not None and 0 < seen[0] <= ks.GD_START_SHARE * 30.0
+    ibcheck.kkt_points(data="sphere", d=20, n=20, starts=2, time=2.0)
+    assert len(seen) == 1 and seen[0] is not None and 0 < seen[0] <= ks.GD_START_SHARE * 2.0
     res = ibcheck.kkt_points(data="sphere", d=20, n=20, starts=2, time=1e-6)
     assert len(seen) == 1  # past the cap: no trained start at all
     assert res.search.stop == "time" and "stopped at the time cap of 1e-06 s (0 s of it left for the search" in res.text()
