@@ -389,7 +389,8 @@ def _below_one(out: FunctionTest, rows: list[dict], kind: str, toward_zero: froz
                    reason=f"undetermined along {v}: every {v} is at most 1 ({lo:.3g} to {hi:.3g}), while the claim speaks of {v} "
                           f"growing: there log {v} <= 0, a factor (log {v})^delta is not defined and a correction {v}^-w grows "
                           f"instead of fading, so the fitted power is described, not judged; more seeds cannot help: cells with "
-                          f"{v} well above 1 would decide")
+                          f"{v} well above 1 would decide (a {v} that tends to 0 is declared so, as eps is: "
+                          f"ibcheck.Variable(\"{v}\", ..., tends_to=\"0\"))")
 
 
 def _confirmed(out: FunctionTest, rows: list[dict], variables: list[str], kind: str, predicted: dict[str, float], terms: list[Term],
