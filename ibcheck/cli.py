@@ -171,8 +171,19 @@ def _terminate(signum, frame):
 
 
 def main(argv: list[str] | None = None) -> int:
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _terminate)
+    """The command, with SIGTERM handled as Ctrl-C and warnings shown in one line while it runs; the caller's signal
+    handler and warning settings are restored after it (``main`` is called in-process by tests and notebooks too)."""
+    on_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if on_main else None
+    try:
+        with warnings.catch_warnings():
+            return _command(argv)
+    finally:
+        if on_main:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
+def _command(argv: list[str] | None) -> int:
     try:
         parser = build_parser()  # loads torch: a Ctrl-C meanwhile is the same one line as later
         args = parser.parse_args(argv)

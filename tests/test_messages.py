@@ -117,9 +117,9 @@ def test_a_growing_variable_below_1_in_every_row_names_that_cause(tmp_path):
 @pytest.mark.parametrize("power", [0.5, 0.8])
 def test_a_variable_below_1_is_not_judged_even_where_its_slope_is_defined(tmp_path, power):
     """Second pass, family 6: d in 0.05..0.8 with data d^0.8 against O(sqrt(d)) was fitted and called inconsistent
-    without a word (the rule above ran only where the slope's error was infinite), and data d^0.5 could be confirmed: the
-    claim speaks of d growing, which these rows never do. Undetermined, with the cause; another variable's violation
-    still refutes (checked with n, which grows, beside d)."""
+    without a word (the rule above ran only where the slope's error was infinite, as it is for the d^0.5 data): the claim
+    speaks of d growing, which these rows never do. Undetermined, with the cause; another variable's violation still
+    refutes (checked with n, which grows, beside d)."""
     import ibcheck
 
     rng = np.random.default_rng(0)

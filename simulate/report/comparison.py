@@ -250,13 +250,13 @@ def _loglog_figure(res, summary: dict, claim, out: str, tag: str) -> str:
     colors = plt.get_cmap("viridis")(np.linspace(0, 0.85, max(1, len(groups))))
     ordered = sorted(groups.items(), key=lambda kv: _natural(kv[0])) if by_run else sorted(groups.items())  # seed 2 before seed 10
     for i, ((key, cells), col) in enumerate(zip(ordered, colors)):
-        if by_run:  # every run its own colour; past MAX_RUN_LABELS, one legend line says how many more
-            lab = f"run {key[0]}" if i < MAX_RUN_LABELS else (f"... {len(ordered) - MAX_RUN_LABELS} more runs, one colour each"
-                                                             if i == MAX_RUN_LABELS else None)
+        # every group its own colour; past MAX_RUN_LABELS, one legend line says how many more (77 lines overflowed it)
+        more = f"... {len(ordered) - MAX_RUN_LABELS} more{' runs' if by_run else ''}, one colour each" if i == MAX_RUN_LABELS else None
+        if by_run:
+            lab = f"run {key[0]}" if i < MAX_RUN_LABELS else more
             raw = [r for r in srows if str(r.get("run")) == key[0]]
         else:
-            lab = (", ".join(f"{o}={math.exp(k):.4g}" for o, k in zip(others, key)) or "cells") if i < MAX_RUN_LABELS else \
-                (f"... {len(ordered) - MAX_RUN_LABELS} more, one colour each" if i == MAX_RUN_LABELS else None)  # 77 lines overflowed it
+            lab = (", ".join(f"{o}={math.exp(k):.4g}" for o, k in zip(others, key)) or "cells") if i < MAX_RUN_LABELS else more
             raw = [r for r in srows if all(abs(r["log_" + o] - k) < 1e-9 for o, k in zip(others, key))]
         ax.scatter([r["log_" + v0] / LN10 for r in raw], [r["lm"] / LN10 for r in raw], s=8, color=col, alpha=0.25)
         xs = np.array([c["log_" + v0] for c in cells])

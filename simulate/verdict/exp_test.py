@@ -215,9 +215,16 @@ class ExpFits:
     notes: tuple[str, ...]
     can_refute: bool
     can_decide: bool
-    growth_t: float = 0.0  # the t statistic of c in the claim's own fit z = a + c h (-inf: c <= 0 with no noise)
-    growth_df: int = 0
-    growth: ClaimFit | None = None  # that fit (c, its standard error, h's range)
+    growth: ClaimFit  # the claim's own fit z = a + c h (c, its standard error and t, h's range)
+
+    @property
+    def growth_t(self) -> float:
+        """The t statistic of c in the claim's own fit (-inf: c <= 0 with no noise)."""
+        return self.growth.t
+
+    @property
+    def growth_df(self) -> int:
+        return self.growth.df
 
 
 def exp_family_fits(rows: list[dict], variables: list[str], predicted: dict[str, float], terms: list[Term], toward_zero: frozenset[str],
@@ -258,4 +265,4 @@ def exp_family_fits(rows: list[dict], variables: list[str], predicted: dict[str,
                 notes.append(f"the exp-type fit failed: {err}")
                 break
             notes.append(f"the {('log', 'loglog')[order - 1]} alternatives could not be fitted: {err}")
-    return ExpFits(fits, lower, tuple(notes), can_refute, can_decide, t, max(len(cells) - 2, 0), claim)
+    return ExpFits(fits, lower, tuple(notes), can_refute, can_decide, claim)

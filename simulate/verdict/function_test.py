@@ -569,7 +569,7 @@ def _exp_undecided(ef, kind: str, alpha: float, tols) -> FunctionTest | None:
                   f"any c > 0, which the bound requires")
         return FunctionTest("inconsistent", reason, kind, (), alpha, None, (), tols, None,
                             tuple(ef.notes), p_fixed=float(stats.t.cdf(ef.growth_t, ef.growth_df)))
-    if not ef.can_decide and kind not in UPPER and ef.growth is not None and 0 < ef.growth.df and ef.growth.t < RESOLVED_T:
+    if not ef.can_decide and kind not in UPPER and 0 < ef.growth_df and ef.growth_t < RESOLVED_T:
         return FunctionTest("inconclusive", _unresolved_growth(ef.growth, alpha), kind, (), alpha, None, (), tols, None, tuple(ef.notes))
     return None
 
