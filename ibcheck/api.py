@@ -377,7 +377,7 @@ def compare(claim: str, grid: Mapping[str, Sequence[float]] | None = None, seeds
             progress: bool = False, margin_log: float | None = None, offsets: Literal["fit", "known"] = "fit",
             fit_from: Mapping[str, float] | None = None, scheduler: str | None = None, dask: bool = False,
             max_seconds: float | None = None, include_outside: bool = False,
-            log_corrections: bool = False) -> ComparisonResult:
+            log_corrections: bool = False, plan_trials: int = 20) -> ComparisonResult:
     """Sweep the claim's experiment over ``grid`` x ``seeds`` (growing it in rounds within ``budget``
     seconds) and judge each bound by the ratio of the measure to the claim's own function, log factors
     included: consistent, inconsistent or inconclusive, each with its reason, the resolution (the smallest
@@ -391,14 +391,16 @@ def compare(claim: str, grid: Mapping[str, Sequence[float]] | None = None, seeds
     (``dask=True``: a LocalCluster of ``workers``; ``scheduler="tcp://..."``: a running one);
     ``max_seconds`` caps the wall clock (the verdict then depends on the machine, and says so). Cells outside the
     claim's hypotheses are run but not fitted, and no round adds one, where enough cells lie inside to fit;
-    ``include_outside=True`` fits them too."""
+    ``include_outside=True`` fits them too. An inconclusive bound's plan (the design that would decide) is checked by
+    simulation before it is named: ``plan_trials`` engine runs per truth the data leave open (0: no plan is named)."""
     from ibcheck.simulate.compare.driver import compare_claim  # heavy: scipy (loaded on first use)
 
     # every value is checked at the comparison's one boundary (simulate.compare.inputs), before anything runs
     return compare_claim(claim, store=store, grid=grid, seeds=seeds, budget=budget, quick=quick, workers=workers, margin=margin,
                          progress=progress, inside_only=inside_only, constants=constants, spending=spending,
                          margin_log=margin_log, offsets=offsets, fit_from=fit_from, scheduler=scheduler, dask=dask,
-                         max_seconds=max_seconds, include_outside=include_outside, log_corrections=log_corrections)
+                         max_seconds=max_seconds, include_outside=include_outside, log_corrections=log_corrections,
+                         plan_trials=plan_trials)
 
 
 def probability_claims() -> tuple[str, ...]:
@@ -454,12 +456,12 @@ def verdict(data: str, claim: str | None = None, quantity: str | None = None, re
             predict: str | None = None, kind: Literal["O", "Omega", "Theta"] | None = None, margin: float | None = None,
             constants: Mapping[str, float] | None = None, margin_log: float | None = None, offsets: Literal["fit", "known"] = "fit",
             fit_from: Mapping[str, float] | None = None, trajectory: bool = False, log_corrections: bool = False,
-            include_outside: bool = False) -> ComparisonResult:
+            include_outside: bool = False, plan_trials: int = 20) -> ComparisonResult:
     """Judge your own measurements (a CSV with the variables, ``seed`` and ``value``) against a claim
     of the registry, or against a stated prediction (``predict="d=1/2,k=-1/2"`` or ``"t=0,log(t)=-1"``
     with ``kind``). ``trajectory=True``: each seed is one run measured along the fitted variable. As in
     :func:`compare`, only the cells inside the claim's hypotheses are fitted where enough lie inside;
-    ``include_outside=True`` fits every row."""
+    ``include_outside=True`` fits every row; ``plan_trials`` as in :func:`compare`."""
     from ibcheck.simulate.compare.from_csv import (
         verdict_from_csv,  # heavy: the simulate layer (scipy, pandas; torch on use), kept out of import ibcheck (loaded on first use)
     )
@@ -470,7 +472,7 @@ def verdict(data: str, claim: str | None = None, quantity: str | None = None, re
         _text(pname, value, optional=True)
     # margins, offsets, fit_from, constants and trajectory are checked at the comparison's boundary (simulate.compare.inputs)
     return verdict_from_csv(os.fspath(data), claim, quantity, reading, predict, kind, margin, constants, margin_log, offsets,
-                            fit_from, trajectory, log_corrections, include_outside)
+                            fit_from, trajectory, log_corrections, include_outside, plan_trials)
 
 
 def _check_constants(constants) -> dict[str, float] | None:

@@ -57,7 +57,7 @@ def run(cli, tmp_path, monkeypatch):
     claims.write_text(NOISY)
 
     def go(out, *extra, json_out=True):
-        return cli("--claims", claims, "compare", "rep.ledger", "--budget", "30", *extra, "--out", out, *(["--json"] if json_out else []))
+        return cli("--claims", claims, "compare", "rep.ledger", "--budget", "30", "--plan-trials", "0", *extra, "--out", out, *(["--json"] if json_out else []))
     return go
 
 

@@ -13,7 +13,7 @@ from tests.conftest import file_digests as _files
 from tests.conftest import refused_in_one_line as _refused
 
 FIRST = ["SSTTM18.cor.robust_upper", "--quick"]  # 6 tasks, about a second
-SECOND = ["SSTTM18.cor.robust_lower", "--grid", "d=1000,3000,10000,30000,100000", "eps=0.5", "--seeds", "2"]  # 10 tasks
+SECOND = ["SSTTM18.cor.robust_lower", "--grid", "d=1000,3000,10000,30000,100000", "eps=0.5", "--seeds", "2", "--plan-trials", "0"]  # 10 tasks
 
 
 @pytest.fixture

@@ -186,7 +186,7 @@ def test_a_failed_row_verifies_and_is_reused(tmp_path):
 
 
 # -- the same through `ibcheck compare`: the verdict is the unedited run's, and the output says what was measured again --
-GRID = ["--grid", "d=1000,3000,10000,30000,100000", "eps=0.5", "--seeds", "2"]
+GRID = ["--grid", "d=1000,3000,10000,30000,100000", "eps=0.5", "--seeds", "2", "--plan-trials", "0"]
 
 
 def test_compare_reruns_edited_rows_and_its_fits_are_the_unedited_runs(cli, tmp_path, monkeypatch):

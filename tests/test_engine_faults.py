@@ -205,7 +205,7 @@ def test_cells_outside_the_hypotheses_are_run_but_not_fitted_by_default(cli, tmp
     inside = json.loads(cli("--claims", path, "compare", "MY.win.1", "--out", tmp_path / "a", "--json", check_rc=0).stdout)
     assert inside["verdict"] == "consistent" and inside["results"][0]["cells_used"] == "inside"
     assert inside["applicability"]["cells_inside"] == 12 and inside["applicability"]["cells_total"] == 15
-    outside = json.loads(cli("--claims", path, "compare", "MY.win.1", "--include-outside", "--out", tmp_path / "b", "--json",
+    outside = json.loads(cli("--claims", path, "compare", "MY.win.1", "--include-outside", "--plan-trials", "0", "--out", tmp_path / "b", "--json",
                              check_rc=0).stdout)
     assert outside["verdict"] != "consistent" and outside["results"][0]["cells_used"] == "all" and outside["include_outside"]
 

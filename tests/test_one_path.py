@@ -44,13 +44,13 @@ def _both(tmp_path, data: dict, include_outside: bool):
     import ibcheck
 
     path = _write(tmp_path / "m.csv", ["d", "k"], {key: repr(y) for key, y in data.items()})
-    from_csv = ibcheck.verdict(str(path), claim="ONEPATH.thm.window", include_outside=include_outside)
+    from_csv = ibcheck.verdict(str(path), claim="ONEPATH.thm.window", include_outside=include_outside, plan_trials=0)
 
     @ibcheck.experiment("ONEPATH.thm.window", grid={"d": DS, "k": KS}, seeds=SEEDS)
     def measure(cell, seed):
         return {"radius": data[(int(cell["d"]), int(cell["k"]), int(seed))]}
 
-    swept = ibcheck.compare("ONEPATH.thm.window", include_outside=include_outside, progress=False)
+    swept = ibcheck.compare("ONEPATH.thm.window", include_outside=include_outside, progress=False, plan_trials=0)
     return from_csv, swept
 
 
@@ -263,10 +263,11 @@ def test_an_inconclusive_verdict_names_the_design_that_would_decide_and_its_cost
     def measure(cell, seed):
         return {"radius": data[(int(cell["d"]), int(cell["k"]), int(seed))]}
 
-    b = ibcheck.compare("ONEPATH.thm.plan", progress=False)
-    a = ibcheck.verdict(str(path), claim="ONEPATH.thm.plan")
+    b = ibcheck.compare("ONEPATH.thm.plan", progress=False, plan_trials=5)
+    a = ibcheck.verdict(str(path), claim="ONEPATH.thm.plan", plan_trials=5)
     assert a.verdict == b.verdict == "inconclusive"
     assert "any test needs at least d up to 2^" in b.reason and "seeds per cell at this range" in b.reason
+    assert "checked by simulation" in b.reason
     assert a.reason == b.reason
     plan = b.record.would_decide[0].plan
     assert plan.variable == "d" and plan.power_now < 0.8 and plan.top > 2 ** 12 and plan.seeds > 3 and plan.top_work > 1
@@ -288,10 +289,11 @@ def test_the_planner_matches_the_calibration_envelope():
     assert capped.top is None and capped.capped_at == 2.0 ** 18 and "no range of d up to 2^18" in capped.text()
 
 
-def test_a_plan_never_names_fewer_seeds_than_the_sweep_has():
+def test_an_unchecked_plan_names_no_design_and_the_envelope_is_a_bound_only():
     """Where the envelope already reaches 80% power (many seeds over a wide range) but the engine falls short, the plan
     said "more of the same design helps: 2 seeds per cell (about 0.5x this sweep's work)" at 4 seeds, beside the
-    reason's "about 15x the seeds": two plans that disagreed. It now names no count of its own there."""
+    reason's "about 15x the seeds": two plans that disagreed. A plan not checked by simulation names no design now; the
+    envelope is stated as what any test needs, never as a design that would decide."""
     import re
 
     from ibcheck.simulate.verdict.planner import plan_design
@@ -299,10 +301,11 @@ def test_a_plan_never_names_fewer_seeds_than_the_sweep_has():
     xs = [2.0 ** i for i in range(6, 17)]
     p = plan_design("d", xs, [400] * len(xs), 40, 0.15, 0.3, lambda vals, s: len(vals) * 3 * s)
     assert p.power_now >= 0.8 and p.seeds <= 40  # the envelope's own count is at most this sweep's
-    assert "more seeds at this range" in p.text() and not re.search(r"\b\d+ seeds per cell", p.text())
+    assert p.text().startswith("no plan is named (not checked by simulation)") and not re.search(r"\b\d+ seeds per cell", p.text())
     low = plan_design("d", xs, [9] * len(xs), 3, 0.15, 0.3, lambda vals, s: len(vals) * 3 * s)
-    counts = [int(m) for m in re.findall(r"(\d+) seeds per cell", low.text())]
-    assert counts and min(counts) > 3  # a plan below 80% names more seeds than the sweep has
+    assert low.text().startswith("no plan is named") and "any test needs at least" in low.text()
+    counts = [int(m) for m in re.findall(r"(\d+) seeds per cell", low.envelope_text())]
+    assert counts and min(counts) > 3  # the envelope below 80% names more seeds than the sweep has
 
 
 CENS_CLAIM = '''import ibcheck

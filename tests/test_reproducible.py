@@ -45,7 +45,7 @@ def measure(cell, seed):
 def test_the_same_budgeted_command_gives_the_same_rounds_under_cpu_load(cli, tmp_path):
     claims = tmp_path / "noisy.py"
     claims.write_text(NOISY)
-    argv = ["--claims", str(claims), "compare", "rep.noisy", "--budget", "60", "--json"]
+    argv = ["--claims", str(claims), "compare", "rep.noisy", "--budget", "60", "--plan-trials", "0", "--json"]
     quiet = json.loads(cli(*argv, "--out", str(tmp_path / "a"), check_rc=0).stdout)
     burners = [mp.get_context("spawn").Process(target=_burn, args=(120.0,)) for _ in range(3)]
     for b in burners:
@@ -78,7 +78,7 @@ def test_concurrent_processes_never_mix_one_ledger(tmp_path):
     claims = tmp_path / "noisy.py"
     claims.write_text(NOISY)
     exe = os.path.join(os.path.dirname(sys.executable), "ibcheck")
-    cmd = [exe, "--claims", str(claims), "compare", "rep.noisy", "--budget", "60", "--out", str(out), "--json"]
+    cmd = [exe, "--claims", str(claims), "compare", "rep.noisy", "--budget", "60", "--plan-trials", "0", "--out", str(out), "--json"]
     env = {**os.environ, "REP_BURN": "0.1"}  # long enough that the two runs overlap
     procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for _ in range(2)]
     results = [(p.returncode, *p.communicate(timeout=300)) for p in procs]
@@ -98,7 +98,7 @@ def _noisy_compare(cli, tmp_path, out, budget: str | None = None) -> dict:
     claims = tmp_path / "noisy.py"
     claims.write_text(NOISY)
     extra = ["--budget", budget] if budget else []
-    return json.loads(cli("--claims", str(claims), "compare", "rep.noisy", *extra, "--out", str(out), "--json", check_rc=0).stdout)
+    return json.loads(cli("--claims", str(claims), "compare", "rep.noisy", "--plan-trials", "0", *extra, "--out", str(out), "--json", check_rc=0).stdout)
 
 
 def test_a_rerun_without_budget_analyses_every_stored_row(cli, tmp_path):
@@ -135,7 +135,7 @@ def test_the_same_command_after_an_interruption_gives_the_uninterrupted_verdict(
     claims = tmp_path / "noisy.py"
     claims.write_text(NOISY)
     whole, cut = tmp_path / "whole", tmp_path / "cut"
-    args = ["--claims", str(claims), "compare", "rep.noisy", "--budget", "60", "--json"]
+    args = ["--claims", str(claims), "compare", "rep.noisy", "--budget", "60", "--plan-trials", "0", "--json"]
     full = json.loads(cli(*args, "--out", str(whole), check_rc=0).stdout)
     assert len(full["rounds"]) >= 3
     cut.mkdir()

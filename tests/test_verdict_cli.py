@@ -106,7 +106,7 @@ def test_ll20_rates_over_hundreds_of_decades_are_not_inconsistent(cli, tmp_path)
 
 def test_budgeted_sweep_grows_and_a_rerun_continues(cli, tmp_path):
     out = tmp_path / "b"
-    first = json.loads(cli("compare", "BCGT21.thm.one_step", "--quick", "--budget", "4", "--out", str(out), "--json", check_rc=0).stdout)
+    first = json.loads(cli("compare", "BCGT21.thm.one_step", "--quick", "--budget", "4", "--plan-trials", "0", "--out", str(out), "--json", check_rc=0).stdout)
     assert first["budget"] == 4 and first["spending"] == "pocock"
     n_first = first["tasks"]["tasks"]
     con = sqlite3.connect(str(out / "sweep.sqlite"))
@@ -114,7 +114,7 @@ def test_budgeted_sweep_grows_and_a_rerun_continues(cli, tmp_path):
     assert rows == n_first
     if len(first["rounds"]) > 1:
         assert n_first > 18 and first["rounds"][1]["added"] != "initial grid"
-    again = json.loads(cli("compare", "BCGT21.thm.one_step", "--quick", "--budget", "8", "--out", str(out), "--json", check_rc=0).stdout)
+    again = json.loads(cli("compare", "BCGT21.thm.one_step", "--quick", "--budget", "8", "--plan-trials", "0", "--out", str(out), "--json", check_rc=0).stdout)
     assert again["tasks"]["skipped"] >= n_first  # every earlier (cell, seed) reused
     looks = con.execute("SELECT alpha, spent, fraction, budget FROM ledger ORDER BY look").fetchall()
     con.close()

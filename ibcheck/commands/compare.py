@@ -94,6 +94,10 @@ def _fit_options(p) -> None:
     p.add_argument("--log-corrections", action="store_true",
                    help="also try logarithmic corrections to scaling (1 + b/log x) where the claim states no log factor; by "
                         "default only powers of the claim's own scale are tried, since a log correction mimics a missing log factor")
+    p.add_argument("--plan-trials", type=nonneg_int, default=20, metavar="N",
+                   help="an inconclusive verdict's plan (the design that would decide) is named only once N simulated runs of "
+                        "the engine per truth the data leave open decide it the right way in 80%% of them (default 20; 0: "
+                        "no plan is checked or named; 0..200)")
 
 
 def _design_options(p, report: bool = False) -> None:
@@ -227,7 +231,7 @@ def cmd_compare(args) -> int:
                          inside_only=args.inside_only, constants=parse_constants(args.constants), spending=args.spending,
                          progress=not args.json, margin_log=args.margin_log, offsets=args.offsets, fit_from=parse_from(args.fit_from),
                          scheduler=args.scheduler, dask=args.dask, max_seconds=args.max_seconds, include_outside=args.include_outside,
-                         log_corrections=args.log_corrections)
+                         log_corrections=args.log_corrections, plan_trials=args.plan_trials)
     summary = {**result.as_json(), "files": result.save(args.out)}
     _remove_replaced(args.out, replaced, summary["files"])
     if args.json:
@@ -254,7 +258,7 @@ def _compare_probability(args, replaced: list[str]) -> int:
                                  progress=not args.json, scheduler=args.scheduler, dask=args.dask, max_seconds=args.max_seconds,
                                  margin=args.margin, margin_log=args.margin_log, offsets=args.offsets, fit_from=parse_from(args.fit_from),
                                  spending=args.spending, inside_only=args.inside_only, include_outside=args.include_outside,
-                                 log_corrections=args.log_corrections)
+                                 log_corrections=args.log_corrections, plan_trials=args.plan_trials)
     pc.base_result.save(base)
     summary = {**pc.as_json(), "files": replace(pc, base_link="base/report.md").save(args.out)}
     _remove_replaced(args.out, replaced, summary["files"])
@@ -283,7 +287,7 @@ def cmd_verdict(args) -> int:
     claim_out(args)
     result = api.verdict(args.data, args.claim, args.quantity, args.reading, args.predict, args.kind, args.margin,
                          parse_constants(args.constants), args.margin_log, args.offsets, parse_from(args.fit_from), args.trajectory,
-                         args.log_corrections, args.include_outside)
+                         args.log_corrections, args.include_outside, args.plan_trials)
     replaced = guard_out(args.out, result.record.claim, args.overwrite)  # another claim's report: refused unless --overwrite
     s = {**result.as_json(), "files": result.save(args.out)}
     _remove_replaced(args.out, replaced, s["files"])

@@ -215,6 +215,7 @@ class CompareOptions:
     fit_from: Mapping[str, float] | None = None
     max_seconds: float | None = None
     log_corrections: bool = False
+    plan_trials: int = 20  # simulated trials per truth that check a printed plan (simulate.verdict.plan_check; 0: none named)
 
     def __post_init__(self):
         """Every option checked at the boundary (:mod:`.inputs`), numbers stored as floats; the grid and the
@@ -230,6 +231,7 @@ class CompareOptions:
         set_("offsets", inputs.check_offsets(self.offsets))
         set_("spending", inputs.check_spending(self.spending))
         set_("fit_from", inputs.check_fit_from(self.fit_from))
+        set_("plan_trials", inputs.check_plan_trials(self.plan_trials))
         for name in ("quick", "dask", "progress", "inside_only", "include_outside", "bootstrap", "log_corrections"):
             inputs.check_bool(name, getattr(self, name))
         if self.inside_only and self.include_outside:  # one says fit only inside cells, the other to fit the outside ones too
@@ -514,7 +516,8 @@ def _plan(setup: _Setup, design_cells, keep, r: BoundAnalysis):
     caps = {v: float(x) for v, x in (setup.exp.max_grid or {}).items()}
     try:
         return bound_plan(list(r.data), r.analysis.function, setup.fit_vars, int(setup.design.seeds),
-                          grid_work([dict(k) for k in design_cells], _cell_cost(setup, keep)), caps)
+                          grid_work([dict(k) for k in design_cells], _cell_cost(setup, keep)), caps, analysis=r.analysis,
+                          trials=setup.options.plan_trials)
     except (InputError, ValueError, ZeroDivisionError):
         return None
 

@@ -14,7 +14,6 @@ the row.
 """
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import dataclass, replace
 from decimal import Decimal
@@ -257,7 +256,7 @@ def claim_bounds(claim, quantity: str | None, reading: str | None) -> list:
 def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | None = None, reading: str | None = None,
                      predict: str | None = None, kind: str | None = None, margin: float | None = None, constants: dict | None = None,
                      margin_log: float | None = None, offsets: str = "fit", fit_from: dict | None = None, trajectory: bool = False,
-                     log_corrections: bool = False, include_outside: bool = False):
+                     log_corrections: bool = False, include_outside: bool = False, plan_trials: int = 20):
     """Judge a CSV of measurements (columns: the variables, ``seed``, ``value``) against a claim of the
     registry, or against a stated prediction (``predict="d=1/2,k=-1/2"`` or ``"t=0,log(t)=-1"`` with
     ``kind``). Every exponent the claim states is fitted, log factors included (``offsets="known"``
@@ -267,7 +266,7 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
     inside the claim's hypotheses, only those are fitted (:func:`~ibcheck.simulate.experiments.applicability.kept_cells`);
     ``include_outside`` fits every row.
     Returns a :class:`~ibcheck.simulate.compare.driver.ComparisonResult`; ``save(directory)`` writes the report."""
-    from ibcheck.simulate.compare.record import ComparisonRecord, WouldDecide, bound_record  # heavy: scipy (loaded on first use)
+    from ibcheck.simulate.compare.record import ComparisonRecord, bound_record, planned  # heavy: scipy (loaded on first use)
     from ibcheck.simulate.compare.result import ComparisonResult  # heavy: scipy (loaded on first use)
     from ibcheck.simulate.verdict.analysis import BoundAnalysis, analyze  # heavy: scipy (loaded on first use)
     from ibcheck.simulate.verdict.planner import bound_plan, grid_work  # heavy: scipy (loaded on first use)
@@ -279,6 +278,7 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
     trajectory = inputs.check_bool("trajectory", trajectory)
     log_corrections = inputs.check_bool("log_corrections", log_corrections)
     include_outside = inputs.check_bool("include_outside", include_outside)
+    plan_trials = inputs.check_plan_trials(plan_trials)
     constants = inputs.check_constants(constants)
     claim, table, fvars, specs = _claim_and_specs(path, claim_id, quantity, reading, predict, kind, offsets, constants, trajectory)
     read_rows = len(table.rows)
@@ -317,7 +317,8 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
     seeds = max(c["n_seeds"] for c in pa.fit.cells)
     cells = [dict(k) for k in {tuple((v, r[v]) for v in table.variables) for r in kept}]
     plans = {} if trajectory else {r.label: p for r in results
-                                   if (p := bound_plan(list(r.data), r.analysis.function, fvars, seeds, grid_work(cells, lambda c: 1.0)))}
+                                   if (p := bound_plan(list(r.data), r.analysis.function, fvars, seeds, grid_work(cells, lambda c: 1.0),
+                                                       analysis=r.analysis, trials=plan_trials))}
     counts = _counts(table, [r.quantity for r in results])  # the same for every bound
     bounds = tuple(bound_record(r, app, counts) for r in results)
     bounds = tuple(replace(b, reason=f"{b.reason}; {plans[b.label].text()}") if b.label in plans else b for b in bounds)
@@ -329,7 +330,7 @@ def verdict_from_csv(path: str, claim_id: str | None = None, quantity: str | Non
         {"rows": read_rows},
         constants=dict(constants or {}), data=os.path.abspath(path), rows=read_rows,
         binning=binning.text() if binning else None, include_outside=include_outside,
-        would_decide=tuple(WouldDecide(label, p.variable, math.nan, math.nan, None, None, p.text(), p) for label, p in plans.items()))
+        would_decide=tuple(planned(label, p) for label, p in plans.items()))
     return ComparisonResult(record, tuple(results), tuple(data), claim, meas)
 
 

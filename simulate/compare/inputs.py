@@ -55,6 +55,12 @@ def check_seeds(seeds) -> int | None:
     return None if seeds is None else require_int("seeds", seeds, 1, high=MAX_SEEDS)
 
 
+def check_plan_trials(trials) -> int:
+    """The simulated trials per truth that check a printed plan (simulate.verdict.plan_check): an integer in 0..200 (0: no
+    plan is checked, and none is named)."""
+    return require_int("plan_trials", trials, 0, high=200)
+
+
 def check_margin(name: str, value) -> float | None:
     """An explicit tolerance: None (the resolution decides), or a finite number in (0, 10] (a Fraction or a numpy
     scalar too), as a float."""

@@ -246,16 +246,30 @@ class WouldDecide:
                 "plan": self.plan.as_json() if self.plan is not None else None}  # type: ignore[attr-defined]
 
 
+def planned(label: str, plan, seconds: float | None = None) -> WouldDecide:
+    """A bound's plan (simulate.verdict.planner.DesignPlan) as what would decide it: the design that decided in
+    simulation, its work over this sweep's and (with ``seconds``, the sweep's work) its budget; none where the plan was
+    not checked or no design decided."""
+    ok = plan.check.passed if getattr(plan, "check", None) is not None else None
+    return WouldDecide(label, plan.variable, math.nan, math.nan, ok.work if ok else None,
+                       ok.work * seconds if ok and seconds is not None else None, plan.text(), plan)
+
+
 def would_decide(bounds: tuple[BoundRecord, ...], seconds: float, tasks: int, plans: dict | None = None) -> tuple[WouldDecide, ...]:
     """For each undecided bound, the direction furthest from its target (the function test's resolution against the
     deviation a log log factor makes): the seeds that would bring the resolution there, if the spread is seed noise
     (the resolution shrinks as 1/sqrt(n)), and the budget they cost; a correction that cannot be told from a
     deviation, or a residual beside one, needs a wider range instead. ``plans``: the envelope's plan per bound label
-    (:mod:`simulate.verdict.planner`), carried beside."""
+    (:mod:`simulate.verdict.planner`); where one was checked by simulation it replaces the resolution's arithmetic
+    (its design and work are the ones that decided in simulation; none where no design did)."""
     out = []
     for b in bounds:
         ft = b.analysis.function
         t = ft.weakest() if ft is not None else None
+        p = (plans or {}).get(b.label)
+        if p is not None and getattr(p, "check", None) is not None:  # a plan checked by simulation: it alone says what decides
+            out.append(planned(b.label, p, seconds))
+            continue
         if t is None:
             if (plans or {}).get(b.label) is not None:
                 p = plans[b.label]  # type: ignore[index]

@@ -229,8 +229,9 @@ def _bound_row(name: str, b: BoundRecord, rec: ComparisonRecord, holm_level: tup
         wd = [w for w in rec.would_decide if w.label == b.label and w.budget_seconds]
         if wd:
             worst = max(wd, key=lambda w: w.budget_seconds or 0.0)
-            reason += (f". Would decide: about {worst.budget_seconds:.0f} s of budget ({worst.factor:.1f}x the measurements) "
-                       f"if the spread is seed noise; see the comparison's report")
+            reason += (f". Would decide: about {worst.budget_seconds:.0f} s of budget ({worst.factor:.1f}x this sweep's work), "
+                       + ("checked by simulation" if worst.plan is not None and getattr(worst.plan, "check", None) is not None
+                          else "if the spread is seed noise") + "; see the comparison's report")
     app = rec.applicability
     ev = _evidence(b, rec, holm_level[0] if holm_level else None)
     is_counted, how = counted(ev)

@@ -48,6 +48,7 @@ class Analysis:
     variable_verdicts: dict[str, tuple[str, str]] = field(default_factory=dict)  # variable -> (verdict, reason)
     margins: dict[str, float] = field(default_factory=dict)  # keyed by term name
     function: FunctionTest | None = None  # the test the verdict comes from
+    call: dict = field(default_factory=dict)  # the settings analyze ran with (margins, cone, ...): :func:`reanalyze` repeats them
 
     @property
     def term_names(self) -> list[str]:
@@ -329,7 +330,16 @@ def analyze(rows: list[dict], variables: list[str], kind: str, predicted: dict[s
                      + f" ({fit.excluded} earlier rows left out: by --from, or before a trajectory's runs enter the hypotheses)")
     return Analysis(list(variables), kind, {t.name: predicted.get(t.name, 0.0) for t in terms}, offsets, fit, drifts, extra,
                     judgements, verdict, reason, margin, alpha, cells_used, notes=notes, lack_of_fit=lack_of_fit(fit),
-                    terms=terms, variable_verdicts=per_var, margins=margins, function=ft)
+                    terms=terms, variable_verdicts=per_var, margins=margins, function=ft,
+                    call={"margin": None if "power" not in tolerance else margin, "margin_log": tolerance.get("log"),
+                          "alpha": alpha, "trajectory": trajectory, "restriction": restriction, "toward_zero": toward_zero,
+                          "cone": cone, "log_corrections": log_corrections, "free_constant": free_constant})
+
+
+def reanalyze(an: Analysis, rows: list[dict]) -> Analysis:
+    """The same analysis (kind, claim, margins, window cone, level) on other rows: the planner's simulated trials run the
+    engine exactly as it ran on the data (no bootstrap, no extrapolation: descriptions the verdict does not read)."""
+    return analyze(rows, an.variables, an.kind, dict(an.predicted), dict(an.offsets), bootstrap=False, extrapolate=False, **an.call)
 
 
 def _cell_text(c: dict, variables: list[str]) -> str:

@@ -857,7 +857,7 @@ def _decide(kind: str, all_tests: list[DirectionTest], level: float, corrections
                       f"both alike)")
         else:
             reason = (f"undetermined along {t.direction} ({t.family} factors): the slope {t.estimate:.3g} +- {t.se:.2g} is neither a "
-                      f"significant deviation nor below the resolution {t.factor()}; {_more(t)} would decide")
+                      f"significant deviation nor below the resolution {t.factor()}; {_more(t)} can decide it")
         return FunctionTest("inconclusive", reason, kind, tuple(all_tests), level, attained, tuple(corrections), tol_t, target_met or None, tuple(notes))
     if coarse:
         t = max(coarse, key=lambda t: t.resolution / (t.target or 1.0))
@@ -891,7 +891,7 @@ def _attained(kind: str, tests: list[DirectionTest]) -> bool | None:
 
 
 def _more(t: DirectionTest) -> str:
-    """The sweep that would resolve a direction: seeds scale the resolution as 1/sqrt(n), range as 1/spread."""
-    goal = t.target or TARGET
-    need = (t.resolution / goal) ** 2 if math.isfinite(t.resolution) and t.resolution > goal else 2.0
-    return f"about {need:.2g}x the seeds per cell or a wider range of {t.direction.split(' ')[0]}"
+    """The sweep that would resolve a direction, without a count: the resolution shrinks as 1/sqrt(seeds) and with the
+    range's spread, but whether a design decides is the planner's simulation to say (simulate.verdict.plan_check), and a
+    count from the resolution alone ("about 2x the seeds") was printed where 16 seeds did not decide."""
+    return f"more seeds per cell or a wider range of {t.direction.split(' ')[0]}"

@@ -19,17 +19,20 @@ standard error and moves the target, and that more seeds never separate a slow c
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
 import numpy as np
 
 from ibcheck.simulate.stats.separation import nearest_corrected, np_power, seeds_needed
+from ibcheck.simulate.verdict.analysis import reanalyze
+from ibcheck.simulate.verdict.plan_check import PASS, TRIALS, check_plan
 from ibcheck.theory.errors import InputError
 
 POWER = 0.80  # the power the plan reaches (against the nearest alternative, at level ALPHA)
 ALPHA = 0.05
 MAX_STEPS = 40  # the most grid steps the range is extended by (the search stops there: "beyond reach")
+MAX_DESIGNS = 5  # the most designs one plan check simulates
 
 
 @dataclass(frozen=True)
@@ -45,28 +48,66 @@ class DesignPlan:
     seeds_work: float  # that design's work over this sweep's
     capped_at: float | None = None  # the window's or the experiment's largest value, where the range search stopped
 
-    def text(self) -> str:
-        def val(x: float) -> str:
-            e = math.log2(x)
-            return f"2^{e:.0f}" if abs(e - round(e)) < 1e-9 and x >= 64 else f"{x:g}"
+    check: object = None  # the simulation of the plan (simulate.verdict.plan_check.PlanCheck), where it was checked
 
+    def envelope_text(self) -> str:
+        """What any test needs (the Neyman-Pearson bound): a lower bound on the design, not a plan."""
         alt = f"a log {self.variable} factor more or less"
         if self.power_now >= POWER:
-            # no seed count from the envelope here: it is at most this sweep's (the envelope already reaches POWER), and
-            # beside the reason's own count ("about 15x the seeds") it read as a second plan that contradicted the first
-            return (f"this design already lets a test reach {POWER:.0%} power against {alt} (any test: at most "
-                    f"{self.power_now:.0%}); the engine falls short of that bound here: more seeds at this range, as its "
-                    "resolution states, not a wider range")
-        rng = (f"{self.variable} up to {val(self.top)} at {self.seeds_now} seeds (about {self.top_work:.1f}x this sweep's work)"
+            return f"this design already lets a test reach {POWER:.0%} power against {alt} (any test: at most {self.power_now:.0%})"
+        rng = (f"{self.variable} up to {_val(self.top)} at {self.seeds_now} seeds (about {self.top_work:.1f}x this sweep's work)"
                if self.top is not None and self.top_work is not None else
-               f"no range of {self.variable} up to {val(self.capped_at)} at {self.seeds_now} seeds does" if self.capped_at else
+               f"no range of {self.variable} up to {_val(self.capped_at)} at {self.seeds_now} seeds does" if self.capped_at else
                f"no range of {self.variable} within {MAX_STEPS} grid steps at {self.seeds_now} seeds does")
-        return (f"to decide against {alt} with 80% power any test needs at least {rng}, or {self.seeds} seeds per cell at this "
+        return (f"to reach {POWER:.0%} power against {alt} any test needs at least {rng}, or {self.seeds} seeds per cell at this "
                 f"range (about {self.seeds_work:.1f}x); at this design any test has at most {self.power_now:.0%}")
+
+    def text(self) -> str:
+        """One sentence: the checked plan (the least design the simulation found deciding), else that none was found;
+        the envelope beside it as a bound. An unchecked plan names no design that would decide."""
+        c = self.check
+        if c is None:
+            return f"no plan is named (not checked by simulation); {self.envelope_text()}"
+        ok = c.passed  # type: ignore[attr-defined]
+        if ok is not None:
+            need = math.ceil(PASS * c.trials - 1e-9)  # type: ignore[attr-defined]
+            return (f"plan, checked by simulation: {_design_text(self.variable, ok, self.seeds_now)} (about {ok.work:.1f}x this "
+                    f"sweep's work) decides the right way in at least {need} of {c.trials} simulated trials under each of the "  # type: ignore[attr-defined]
+                    f"data's two stories, {_stories(c)}; {self.envelope_text()}")
+        tried = [t for t in c.tried if t.skipped is None]  # type: ignore[attr-defined]
+        best = max(tried, key=lambda t: min(t.right), default=None)
+        most = max(c.tried, key=lambda t: t.work)  # type: ignore[attr-defined]
+        return (f"no plan is named: of the {len(c.tried)} designs simulated, up to {_design_text(self.variable, most, self.seeds_now)} "  # type: ignore[attr-defined]
+                f"(about {most.work:.1f}x this sweep's work), none decided the right way in {PASS:.0%} of the trials under "
+                "each of the data's two stories"
+                + (f" (the best, {_design_text(self.variable, best, self.seeds_now)}: {_rates(c, best)})" if best else "")
+                + f"; {self.envelope_text()}")
 
     def as_json(self) -> dict:
         return {"variable": self.variable, "power_now": self.power_now, "top": self.top, "top_work": self.top_work, "seeds": self.seeds,
-                "seeds_now": self.seeds_now, "seeds_work": self.seeds_work, "capped_at": self.capped_at, "text": self.text()}
+                "seeds_now": self.seeds_now, "seeds_work": self.seeds_work, "capped_at": self.capped_at, "text": self.text(),
+                "envelope": self.envelope_text(),
+                "simulation": self.check.as_json() if self.check is not None else None}  # type: ignore[attr-defined]
+
+
+def _val(x: float | None) -> str:
+    if x is None:
+        return "?"
+    e = math.log2(x)
+    return f"2^{e:.0f}" if abs(e - round(e)) < 1e-9 and x >= 64 else f"{x:g}"
+
+
+def _design_text(v: str, t, seeds_now: int) -> str:
+    """A simulated design in words: the range it reaches and its seeds per cell."""
+    return f"{v} up to {_val(t.values[-1])} at {t.seeds} seeds per cell" + (" (this range)" if t.seeds != seeds_now else "")
+
+
+def _stories(c) -> str:
+    return " and ".join(f"{s.name} ({s.text(c.variable)}, right: {s.verdict})" for s in c.truths)
+
+
+def _rates(c, t) -> str:
+    return " and ".join(f"{r} of {n} trials right where the data's ratio is {s.name}" for r, n, s in zip(t.right, t.run, c.truths) if n)
 
 
 def _psi(x: np.ndarray) -> np.ndarray:
@@ -161,11 +202,13 @@ def seed_noise(rows: list[dict], variables: list[str]) -> float:
 
 
 def bound_plan(rows: list[dict], ft, variables: list[str], seeds: int, work: Callable[[str, list[float], int], float],
-               caps: dict[str, float] | None = None, w_min: float = 0.3) -> DesignPlan | None:
+               caps: dict[str, float] | None = None, w_min: float = 0.3, analysis=None, trials: int | None = None) -> DesignPlan | None:
     """The plan for one inconclusive bound: along the single-variable direction its function test ``ft`` is weakest
     along (else the first variable it leaves open), from its fit ``rows``; ``work(variable, values, seeds)`` is the
-    declared work of the sweep with that variable's values replaced. None where the verdict decided, or no plan can
-    be computed (a trajectory, values <= 1, one seed)."""
+    declared work of the sweep with that variable's values replaced. With ``analysis`` (the bound's
+    :class:`~simulate.verdict.analysis.Analysis`), the plan is checked by simulation (:func:`checked`) with ``trials``
+    per truth (default :data:`simulate.verdict.plan_check.TRIALS`; 0: not checked, and no design is named). None where
+    the verdict decided, or no plan can be computed (a trajectory, values <= 1, one seed)."""
     if ft is None or ft.verdict != "inconclusive":
         return None
     t = ft.weakest()
@@ -181,7 +224,47 @@ def bound_plan(rows: list[dict], ft, variables: list[str], seeds: int, work: Cal
             counts[round(float(x), 9)] = counts.get(round(float(x), 9), 0) + 1
     xs = sorted(counts)
     sigma = seed_noise(rows, variables)
-    return plan_design(v, xs, [counts[x] for x in xs], seeds, sigma, w_min, lambda vals, s: work(v, vals, s), (caps or {}).get(v))
+    cap = (caps or {}).get(v)
+    plan = plan_design(v, xs, [counts[x] for x in xs], seeds, sigma, w_min, lambda vals, s: work(v, vals, s), cap)
+    if plan is None or analysis is None or trials == 0 or analysis.offsets and any(p or q for p, q in analysis.offsets.values()) \
+            or analysis.call.get("free_constant") or analysis.call.get("trajectory") or v in analysis.call.get("toward_zero", ()):
+        return plan
+    return checked(plan, analysis, rows, xs, sigma, lambda vals, s: work(v, vals, s), cap, w_min, trials)
+
+
+def checked(plan: DesignPlan, an, rows: list[dict], xs: list[float], sigma: float, work: Callable[[list[float], int], float],
+            cap: float | None, w_min: float, trials: int | None = None) -> DesignPlan:
+    """``plan`` with its simulation (:mod:`simulate.verdict.plan_check`): the candidate designs, cheapest first, are the
+    envelope's seeds at this range (at least one more than the sweep has) and 2x and 4x them, and the envelope's range
+    (at the sweep's seeds; to the cap where it names none) and 2x and 4x its added steps, within the cap; at most
+    MAX_DESIGNS of them. None names less than the sweep has: every design keeps its values and at least its seeds."""
+    base = work(xs, plan.seeds_now)
+    if not base > 0:
+        return plan
+    ratio = xs[-1] / xs[-2] if xs[-2] > 0 else 2.0
+    limit = MAX_STEPS if cap is None else min(MAX_STEPS, int(math.floor(math.log(cap / xs[-1]) / math.log(ratio) + 1e-9)))
+    designs: dict[tuple, tuple] = {}
+    need = max(plan.seeds, plan.seeds_now + 1)
+    for f in (1, 2, 4):
+        designs[(len(xs), need * f)] = (xs, need * f, work(xs, need * f) / base)
+    first = round(math.log(plan.top / xs[-1]) / math.log(ratio)) if plan.top else limit
+    for steps in sorted({min(first * f, limit) for f in (1, 2, 4)}):
+        if steps >= 1:
+            grid = xs + [xs[-1] * ratio ** i for i in range(1, steps + 1)]
+            designs[(len(grid), plan.seeds_now)] = (grid, plan.seeds_now, work(grid, plan.seeds_now) / base)
+    order = sorted(designs.values(), key=lambda d: d[2])[:MAX_DESIGNS]
+
+    def judge(sim_rows: list[dict]) -> str:
+        try:
+            return reanalyze(an, sim_rows).verdict
+        except (InputError, ValueError, ZeroDivisionError, np.linalg.LinAlgError):
+            return "refused"
+
+    try:
+        check = check_plan(an, rows, plan.variable, order, sigma, w_min, judge, TRIALS if trials is None else trials)
+    except ValueError:  # no correction within the cap fits the data's ratio: no story to simulate
+        return plan
+    return replace(plan, check=check)
 
 
 def grid_work(cells: list[dict], cost: Callable[[dict], float]) -> Callable[[str, list[float], int], float]:
