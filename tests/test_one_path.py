@@ -301,7 +301,7 @@ def test_an_unchecked_plan_names_no_design_and_the_envelope_is_a_bound_only():
     xs = [2.0 ** i for i in range(6, 17)]
     p = plan_design("d", xs, [400] * len(xs), 40, 0.15, 0.3, lambda vals, s: len(vals) * 3 * s)
     assert p.power_now >= 0.8 and p.seeds <= 40  # the envelope's own count is at most this sweep's
-    assert p.text().startswith("no plan is named (not checked by simulation)") and not re.search(r"\b\d+ seeds per cell", p.text())
+    assert p.text().startswith("no plan is named (not checked by simulation: ") and not re.search(r"\b\d+ seeds per cell", p.text())
     low = plan_design("d", xs, [9] * len(xs), 3, 0.15, 0.3, lambda vals, s: len(vals) * 3 * s)
     assert low.text().startswith("no plan is named") and "any test needs at least" in low.text()
     counts = [int(m) for m in re.findall(r"(\d+) seeds per cell", low.envelope_text())]

@@ -40,6 +40,7 @@ import numpy as np
 import sympy as sp
 from tqdm import tqdm
 
+from ibcheck.simulate.compare.plan_runs import PlanRun, run_named_plan
 from ibcheck.simulate.stats.separation import nearest_corrected, seeds_needed
 from ibcheck.simulate.substrate.seeds import stream
 from ibcheck.simulate.sweep.tasks import cell_key, data_hash
@@ -345,6 +346,7 @@ class Trial:
     estimate: dict
     reason: str
     term_verdict: str = ""  # the band rule's verdict on the same final data
+    plan: PlanRun | None = None  # an inconclusive trial's named plan, run (calibrate(plan_trials=N))
 
 
 def _rows(sc: Scenario, values: dict) -> list[dict]:
@@ -359,9 +361,12 @@ def _rows(sc: Scenario, values: dict) -> list[dict]:
     return rows
 
 
-def run_trial(sc: Scenario, seed: int, budget: float = DEFAULT_BUDGET, rule: str = "pocock", kind: str | None = None) -> Trial:
+def run_trial(sc: Scenario, seed: int, budget: float = DEFAULT_BUDGET, rule: str = "pocock", kind: str | None = None,
+              plan_trials: int = 0) -> Trial:
     """One synthetic comparison, rounds and looks included (see the module docstring): the same
-    analysis, round planner and sequential policy (exact boundaries) as ``compare --budget``."""
+    analysis, round planner and sequential policy (exact boundaries) as ``compare --budget``. ``plan_trials``: an
+    inconclusive trial's plan is checked with that many simulated trials per story and, where named, run
+    (:mod:`simulate.compare.plan_runs`)."""
     rng = np.random.default_rng(seed)
     kind = kind or sc.kind
     if sc.trajectory:
@@ -411,7 +416,10 @@ def run_trial(sc: Scenario, seed: int, budget: float = DEFAULT_BUDGET, rule: str
         past.append({"data_hash": data_hash(keys), "work": look.work, "budget": look.budget, "fraction": look.fraction,
                      "alpha": look.alpha, "spent": look.spent, "boundary": look.boundary})
         if plan is None:
-            return Trial(sc.name, an.verdict, len(past), used, dict(an.fit.estimate), an.reason, an.term_verdict)
+            ran = (run_named_plan(an, rows, cells, sc.draw, sc.truth_holds, sc.inside if sc.hypotheses else None, cost,
+                                  {v: float(x) for v, x in (sc.max_grid or MAX_GRID).items()}, rng, plan_trials)
+                   if plan_trials and an.verdict == "inconclusive" and not sc.trajectory else None)
+            return Trial(sc.name, an.verdict, len(past), used, dict(an.fit.estimate), an.reason, an.term_verdict, ran)
         for k, n in plan.seeds.items():
             cells[k] += n
         for k, n in plan.new_cells.items():
@@ -419,9 +427,13 @@ def run_trial(sc: Scenario, seed: int, budget: float = DEFAULT_BUDGET, rule: str
 
 
 def calibrate(trials: int = 100, budget: float = DEFAULT_BUDGET, scenarios: list[str] | None = None, seed: int = 0,
-              progress: bool = False) -> dict:
-    """Per scenario, the rate of each verdict over ``trials`` draws; the three targets checked."""
+              progress: bool = False, plan_trials: int = 0) -> dict:
+    """Per scenario, the rate of each verdict over ``trials`` draws; the three targets checked. ``plan_trials`` > 0:
+    each inconclusive trial's plan is checked by simulation (that many trials per story) and, where one is named, run
+    on the scenario's own draws: per scenario, ``plans`` counts the inconclusive trials, the plans named and those
+    whose run decided the right way (and the wrong way)."""
     require_int("trials", trials, 1)
+    require_int("plan_trials", plan_trials, 0, high=200)
     require_float("budget", budget, 0.0, strict=True)
     require_int("seed", seed, 0)
     names = scenarios or list(SCENARIOS)
@@ -436,7 +448,7 @@ def calibrate(trials: int = 100, budget: float = DEFAULT_BUDGET, scenarios: list
         sc = SCENARIOS[name]
         res = []
         for t in range(trials):
-            res.append(run_trial(sc, stream("calibration", seed, i, t), sc.budget or budget))
+            res.append(run_trial(sc, stream("calibration", seed, i, t), sc.budget or budget, plan_trials=plan_trials))
             if bar is not None:
                 bar.update(1)
         counts = {v: sum(r.verdict == v for r in res) for v in ("consistent", "inconsistent", "inconclusive")}
@@ -447,6 +459,12 @@ def calibrate(trials: int = 100, budget: float = DEFAULT_BUDGET, scenarios: list
                        "mean_looks": float(np.mean([r.looks for r in res])),
                        "mean_budget_used": float(np.mean([r.spent for r in res])),
                        "examples": [{"verdict": r.verdict, "reason": r.reason} for r in res[:2]]}
+        if plan_trials:
+            runs = [r.plan for r in res if r.plan is not None]
+            table[name]["plans"] = {"inconclusive": counts["inconclusive"], "named": sum(p.named for p in runs),
+                                    "decided_right": sum(bool(p.right) for p in runs),
+                                    "decided_wrong": sum(p.named and p.right is False and p.verdict != "inconclusive" for p in runs),
+                                    "plan_trials": plan_trials}
     if bar is not None:
         bar.close()
     true_names = [n for n in names if SCENARIOS[n].truth_holds]
@@ -479,6 +497,15 @@ def calibration_markdown(res: dict) -> str:
         right = "consistent" if r["truth"] == "true" else "inconsistent"
         cells = " | ".join(f"{rt[v]:.0%} ({ob.get(v, 0):.0%})" for v in ("consistent", "inconsistent", "inconclusive"))
         lines.append(f"| {name}: {r['note']} | {r['truth']} | {cells} | {rt[right]:.0%} ({ob.get(right, 0):.0%}) | {r['mean_looks']:.1f} |")
+    planned = {n: r["plans"] for n, r in res["scenarios"].items() if r.get("plans")}
+    if planned:
+        lines += ["", "Named plans, run: per scenario, the inconclusive trials, the plans named (checked by simulation at "
+                  f"{next(iter(planned.values()))['plan_trials']} trials per story), and how often the named design, swept from "
+                  "the scenario's own truth, decided the right way (and the wrong way).", "",
+                  "| scenario | inconclusive | plans named | decided right when run | decided wrong |", "|---|---|---|---|---|"]
+        for n, p in planned.items():
+            rate = f"{p['decided_right']} ({p['decided_right'] / p['named']:.0%})" if p["named"] else "-"
+            lines.append(f"| {n} | {p['inconclusive']} | {p['named']} | {rate} | {p['decided_wrong']} |")
     lines += ["", "Targets: " + "; ".join(f"{k}: {'met' if ok else '**not met**'}" for k, ok in res["targets"]["met"].items()) + "."]
     if res.get("limits"):
         lines += ["", "Power targets (80% with 3 seeds over d = 2^6..2^16) against what any test could reach there: the nearest "

@@ -49,25 +49,29 @@ class DesignPlan:
     capped_at: float | None = None  # the window's or the experiment's largest value, where the range search stopped
 
     check: object = None  # the simulation of the plan (simulate.verdict.plan_check.PlanCheck), where it was checked
+    unchecked: str = "no simulation was asked for"  # why it was not checked, where it was not
 
     def envelope_text(self) -> str:
         """What any test needs (the Neyman-Pearson bound): a lower bound on the design, not a plan."""
         alt = f"a log {self.variable} factor more or less"
         if self.power_now >= POWER:
             return f"this design already lets a test reach {POWER:.0%} power against {alt} (any test: at most {self.power_now:.0%})"
-        rng = (f"{self.variable} up to {_val(self.top)} at {self.seeds_now} seeds (about {self.top_work:.1f}x this sweep's work)"
-               if self.top is not None and self.top_work is not None else
-               f"no range of {self.variable} up to {_val(self.capped_at)} at {self.seeds_now} seeds does" if self.capped_at else
-               f"no range of {self.variable} within {MAX_STEPS} grid steps at {self.seeds_now} seeds does")
-        return (f"to reach {POWER:.0%} power against {alt} any test needs at least {rng}, or {self.seeds} seeds per cell at this "
-                f"range (about {self.seeds_work:.1f}x); at this design any test has at most {self.power_now:.0%}")
+        seeds = f"{self.seeds} seeds per cell at this range (about {self.seeds_work:.1f}x)"
+        if self.top is not None and self.top_work is not None:
+            how = (f"at least {self.variable} up to {_val(self.top)} at {self.seeds_now} seeds (about {self.top_work:.1f}x this "
+                   f"sweep's work), or {seeds}")
+        else:
+            reach = f"up to {_val(self.capped_at)}" if self.capped_at else f"within {MAX_STEPS} grid steps"
+            how = f"{seeds}: no range of {self.variable} {reach} at {self.seeds_now} seeds reaches it"
+        return (f"to reach {POWER:.0%} power against {alt} any test needs {how}; at this design any test has at most "
+                f"{self.power_now:.0%}")
 
     def text(self) -> str:
         """One sentence: the checked plan (the least design the simulation found deciding), else that none was found;
         the envelope beside it as a bound. An unchecked plan names no design that would decide."""
         c = self.check
         if c is None:
-            return f"no plan is named (not checked by simulation); {self.envelope_text()}"
+            return f"no plan is named (not checked by simulation: {self.unchecked}); {self.envelope_text()}"
         ok = c.passed  # type: ignore[attr-defined]
         if ok is not None:
             need = math.ceil(PASS * c.trials - 1e-9)  # type: ignore[attr-defined]
@@ -75,13 +79,16 @@ class DesignPlan:
                     f"sweep's work) decides the right way in at least {need} of {c.trials} simulated trials under each of the "  # type: ignore[attr-defined]
                     f"data's two stories, {_stories(c)}; {self.envelope_text()}")
         tried = [t for t in c.tried if t.skipped is None]  # type: ignore[attr-defined]
-        best = max(tried, key=lambda t: min(t.right), default=None)
-        most = max(c.tried, key=lambda t: t.work)  # type: ignore[attr-defined]
-        return (f"no plan is named: of the {len(c.tried)} designs simulated, up to {_design_text(self.variable, most, self.seeds_now)} "  # type: ignore[attr-defined]
-                f"(about {most.work:.1f}x this sweep's work), none decided the right way in {PASS:.0%} of the trials under "
-                "each of the data's two stories"
-                + (f" (the best, {_design_text(self.variable, best, self.seeds_now)}: {_rates(c, best)})" if best else "")
-                + f"; {self.envelope_text()}")
+        skipped = len(c.tried) - len(tried)  # type: ignore[attr-defined]
+        best = max(tried, key=lambda t: (min(t.right), sum(t.right)), default=None)
+        most = max(tried, key=lambda t: t.work, default=None)
+        over = f"; {skipped} more too large to simulate ({c.tried[-1].skipped})" if skipped else ""  # type: ignore[attr-defined]
+        if most is None:
+            return f"no plan is named: every design tried is too large to simulate{over}; {self.envelope_text()}"
+        return (f"no plan is named: no design simulated decided the right way in {PASS:.0%} of the trials under each of the "
+                f"data's two stories ({len(tried)} simulated, the largest {_design_text(self.variable, most, self.seeds_now)}, "
+                f"about {most.work:.1f}x this sweep's work{over}); the best, {_design_text(self.variable, best, self.seeds_now)}: "  # type: ignore[arg-type]
+                f"{_rates(c, best)}; {self.envelope_text()}")
 
     def as_json(self) -> dict:
         return {"variable": self.variable, "power_now": self.power_now, "top": self.top, "top_work": self.top_work, "seeds": self.seeds,
@@ -102,12 +109,16 @@ def _design_text(v: str, t, seeds_now: int) -> str:
     return f"{v} up to {_val(t.values[-1])} at {t.seeds} seeds per cell" + (" (this range)" if t.seeds != seeds_now else "")
 
 
+def _listed(parts: list[str]) -> str:
+    return ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else "".join(parts)
+
+
 def _stories(c) -> str:
-    return " and ".join(f"{s.name} ({s.text(c.variable)}, right: {s.verdict})" for s in c.truths)
+    return _listed([f"{s.name} ({s.text(c.variable)}, right: {s.verdict})" for s in c.truths])
 
 
 def _rates(c, t) -> str:
-    return " and ".join(f"{r} of {n} trials right where the data's ratio is {s.name}" for r, n, s in zip(t.right, t.run, c.truths) if n)
+    return _listed([f"{r} of {n} trials right where the data's ratio is {s.name}" for r, n, s in zip(t.right, t.run, c.truths) if n])
 
 
 def _psi(x: np.ndarray) -> np.ndarray:
@@ -226,9 +237,15 @@ def bound_plan(rows: list[dict], ft, variables: list[str], seeds: int, work: Cal
     sigma = seed_noise(rows, variables)
     cap = (caps or {}).get(v)
     plan = plan_design(v, xs, [counts[x] for x in xs], seeds, sigma, w_min, lambda vals, s: work(v, vals, s), cap)
-    if plan is None or analysis is None or trials == 0 or analysis.offsets and any(p or q for p, q in analysis.offsets.values()) \
-            or analysis.call.get("free_constant") or analysis.call.get("trajectory") or v in analysis.call.get("toward_zero", ()):
+    if plan is None or analysis is None:
         return plan
+    why = ("plan_trials = 0 (--plan-trials 0)" if trials == 0 else
+           "log factors taken as known offsets" if analysis.offsets and any(p or q for p, q in analysis.offsets.values()) else
+           "the planner's simulation does not cover exp-type bounds" if analysis.call.get("free_constant") else
+           "a trajectory" if analysis.call.get("trajectory") else
+           f"{v} tends to 0, and the stories are fitted for a growing variable" if v in analysis.call.get("toward_zero", ()) else None)
+    if why:
+        return replace(plan, unchecked=why)
     return checked(plan, analysis, rows, xs, sigma, lambda vals, s: work(v, vals, s), cap, w_min, trials)
 
 
