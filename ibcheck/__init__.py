@@ -16,6 +16,20 @@ from __future__ import annotations
 
 import importlib as _importlib
 import os as _os
+import sys as _sys
+
+if _os.path.basename(_sys.argv[0] if _sys.argv else "") in ("ibcheck", "ibcheck.exe") and __name__ == "ibcheck":
+    # the ibcheck command (its console script imports this package first, about 1.5 s of sympy and scipy): a Ctrl-C
+    # before ibcheck.cli.main takes over is one line and exit 130, as after it, not Python's traceback; nothing has
+    # been written yet. main() puts Python's own handler back as it starts.
+    import signal as _signal
+
+    def _interrupted_at_start(signum, frame):  # pragma: no cover - exercised in a subprocess (tests/test_outputs.py)
+        _sys.stderr.write("ibcheck: interrupted. Nothing was written.\n")
+        _os._exit(130)
+
+    if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
+        _signal.signal(_signal.SIGINT, _interrupted_at_start)
 
 _root = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
 if all(_os.path.isfile(_os.path.join(_root, layer, "__init__.py")) for layer in ("theory", "solvers", "simulate")):

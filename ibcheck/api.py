@@ -498,16 +498,21 @@ def reproduce(name: str, quick: bool = False, idx_dir: str | None = None) -> Rep
     return run_reproduction(_text("name", name), require_bool("quick", quick), _text("idx_dir", idx_dir, optional=True))
 
 
-def calibrate(trials: int = 100, budget: float | None = None, seed: int = 0, progress: bool = False) -> Calibration:
+def calibrate(trials: int = 100, budget: float | None = None, seed: int = 0, progress: bool = False,
+              plan_trials: int = 0) -> Calibration:
     """The verdict engine on synthetic data with known truth: per scenario, the rate of each verdict over
-    ``trials`` draws, each a budgeted sequential sweep (``budget`` synthetic seconds; default 20)."""
+    ``trials`` draws, each a budgeted sequential sweep (``budget`` synthetic seconds; default 20). ``plan_trials`` > 0:
+    each inconclusive trial's plan is checked by simulation (that many runs per story) and, where one is named, swept
+    from the scenario's own truth: per scenario, how often the named plan decided, the right way, when it was run
+    (10-60 s per inconclusive trial)."""
     from ibcheck.simulate.compare.calibrate import DEFAULT_BUDGET, Calibration  # heavy: scipy (loaded on first use)
     from ibcheck.simulate.compare.calibrate import calibrate as _calibrate  # heavy: scipy (loaded on first use)
 
     require_int("trials", trials, 1, high=100_000)
     require_int("seed", seed, 0)
     b = DEFAULT_BUDGET if budget is None else require_float("budget", budget, 0.0, strict=True, high=1e6)
-    return Calibration(_calibrate(trials, b, seed=seed, progress=require_bool("progress", progress)))
+    return Calibration(_calibrate(trials, b, seed=seed, progress=require_bool("progress", progress),
+                                  plan_trials=require_int("plan_trials", plan_trials, 0, high=200)))
 
 
 def report(out: str, quick: bool = True, budget: float | None = None, only: Sequence[str] = (), workers: int = 2,

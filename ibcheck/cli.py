@@ -175,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     handler and warning settings are restored after it (``main`` is called in-process by tests and notebooks too)."""
     on_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _terminate) if on_main else None
+    if on_main and getattr(signal.getsignal(signal.SIGINT), "__name__", "") == "_interrupted_at_start":
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # the start-up handler (ibcheck/__init__) hands over
     try:
         with warnings.catch_warnings():
             return _command(argv)

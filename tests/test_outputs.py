@@ -137,3 +137,29 @@ sys.exit(cli.main(["claims"]))
                          env={k: v for k, v in os.environ.items() if k != "IBCHECK_DEBUG"})
     assert res.returncode == 0, res.stderr
     assert res.stderr == "ibcheck: warning: Attempting to set identical low and high xlims makes transformation singular\n"
+
+
+def test_ctrl_c_during_the_start_up_imports_is_one_line_and_exit_130(tmp_path):
+    """A Ctrl-C while the command imports ibcheck (about 1.5 s of sympy and scipy, before cli.main runs) printed Python's
+    traceback. The console script's start-up handler makes it the same one line and exit 130. Deterministic: the
+    signal is sent from inside the import of sympy (an import hook), not after a guessed delay."""
+    script = tmp_path / "ibcheck"  # the console script's name: the start-up handler is for the command only
+    script.write_text("""
+import importlib.abc, os, signal, sys
+class Hook(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "sympy":
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+sys.meta_path.insert(0, Hook())
+from ibcheck.cli import main
+sys.exit(main(["claims"]))
+""")
+    res = subprocess.run([sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 130, res.stderr[-2000:]
+    assert res.stderr.strip() == "ibcheck: interrupted. Nothing was written." and "Traceback" not in res.stderr
+    # without a signal the handler hands over to main, which runs the command as before
+    code = "import sys; sys.argv[0] = 'ibcheck'; from ibcheck.cli import main; sys.exit(main(['claims']))"
+    plain = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert plain.returncode == 0 and "Traceback" not in plain.stderr and plain.stdout.strip()

@@ -66,6 +66,9 @@ def register(sub) -> None:
     p.add_argument("--trials", type=pos_int, default=100, help="trials per scenario")
     p.add_argument("--budget", type=pos_float, default=None, help="synthetic seconds per trial (default 20)")
     p.add_argument("--seed", type=nonneg_int, default=0)
+    p.add_argument("--plan-trials", type=nonneg_int, default=0, metavar="N",
+                   help="also check each inconclusive trial's plan with N simulated runs per story and run the plan named, "
+                        "reporting how often it decided (default 0: not run; 10-60 s per inconclusive trial; 0..200)")
     p.set_defaults(func=cmd_calibrate)
 
     p = sub.add_parser("reproduce", help="rerun a source's experiment: source number, ibcheck's measurement, verdict", parents=[common()])
@@ -304,7 +307,7 @@ def cmd_verdict(args) -> int:
 
 def cmd_calibrate(args) -> int:
     claim_out(args)
-    res = api.calibrate(args.trials, args.budget, seed=args.seed, progress=not args.json)
+    res = api.calibrate(args.trials, args.budget, seed=args.seed, progress=not args.json, plan_trials=args.plan_trials)
     res.save(args.out)
     print(res.to_json() + "\n" if args.json else res.markdown(), end="")
     return 0
