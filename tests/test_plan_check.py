@@ -49,6 +49,10 @@ def test_a_named_plan_decided_in_simulation_and_decides_in_fresh_trials(inconclu
     assert f"d up to 2^{top} at {ok.seeds} seeds per cell" in b.reason
     # the envelope's own design (d up to 2^20) is a bound, not the plan, and the engine fell short of it here
     assert plan.top == 2.0 ** 20 and ok.values[-1] > plan.top and not plan.check.tried[0].passed
+    # the plan is the cheapest design that passed, after one bisection step between it and the last that failed
+    assert all(not t.passed for t in plan.check.tried if t.work < ok.work)
+    ranged = sorted(len(t.values) for t in plan.check.tried if t.seeds == 3)
+    assert len(ranged) >= 3, ranged  # the envelope's range, its 2x (or 4x), and the midpoint between the last two
     an = r.results[0].analysis
     data = list(r.results[0].data)
     fresh = simulate_design(an, data, "d", ok.values, ok.seeds, ok.work, plan.check.truths, 0.15,

@@ -88,7 +88,8 @@ class PlanCheck:
 
     @property
     def passed(self) -> Trial | None:
-        return next((t for t in self.tried if t.passed), None)
+        """The cheapest design that passed (the plan), None where none did."""
+        return min((t for t in self.tried if t.passed), key=lambda t: t.work, default=None)
 
     def as_json(self) -> dict:
         return {"variable": self.variable, "trials": self.trials, "pass_share": PASS,

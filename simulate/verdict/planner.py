@@ -26,7 +26,7 @@ import numpy as np
 
 from ibcheck.simulate.stats.separation import nearest_corrected, np_power, seeds_needed
 from ibcheck.simulate.verdict.analysis import reanalyze
-from ibcheck.simulate.verdict.plan_check import PASS, TRIALS, check_plan
+from ibcheck.simulate.verdict.plan_check import PASS, TRIALS, PlanCheck, check_plan, simulate_design
 from ibcheck.theory.errors import InputError
 
 POWER = 0.80  # the power the plan reaches (against the nearest alternative, at level ALPHA)
@@ -67,7 +67,7 @@ class DesignPlan:
                 f"{self.power_now:.0%}")
 
     def text(self) -> str:
-        """One sentence: the checked plan (the least design the simulation found deciding), else that none was found;
+        """One sentence: the checked plan (the cheapest design tried that decided in simulation), else that none did;
         the envelope beside it as a bound. An unchecked plan names no design that would decide."""
         c = self.check
         if c is None:
@@ -281,7 +281,35 @@ def checked(plan: DesignPlan, an, rows: list[dict], xs: list[float], sigma: floa
         check = check_plan(an, rows, plan.variable, order, sigma, w_min, judge, TRIALS if trials is None else trials)
     except ValueError:  # no correction within the cap fits the data's ratio: no story to simulate
         return plan
-    return replace(plan, check=check)
+    return replace(plan, check=_tightened(check, an, rows, xs, plan.seeds_now, sigma, judge, work, base))
+
+
+def _tightened(check, an, rows: list[dict], xs: list[float], seeds_now: int, sigma: float, judge, work, base: float):
+    """One bisection step between the design that passed and the largest one of its kind (range or seeds) that failed
+    before it: the midpoint, simulated; it becomes the plan where it passes (a plan closer to the least that decides).
+    Pitfall avoided: 2^28 named where 2^20 failed and 2^24 was never tried."""
+    ok = check.passed
+    if ok is None:
+        return check
+    ranged = len(ok.values) > len(xs)
+    failed = [t for t in check.tried if not t.passed and t.skipped is None and (len(t.values) > len(xs)) == ranged
+              and (t.work < ok.work)]
+    if not failed:
+        return check
+    lo = max(failed, key=lambda t: t.work)
+    if ranged:
+        steps = (len(lo.values) + len(ok.values)) // 2 - len(xs)
+        if steps <= len(lo.values) - len(xs):
+            return check
+        ratio = xs[-1] / xs[-2]
+        values, seeds = xs + [xs[-1] * ratio ** i for i in range(1, steps + 1)], seeds_now
+    else:
+        seeds = (lo.seeds + ok.seeds) // 2
+        if seeds <= lo.seeds:
+            return check
+        values = xs
+    mid = simulate_design(an, rows, check.variable, values, seeds, work(values, seeds) / base, check.truths, sigma, judge, check.trials)
+    return PlanCheck(check.variable, check.truths, check.tried + (mid,), check.trials)
 
 
 def grid_work(cells: list[dict], cost: Callable[[dict], float]) -> Callable[[str, list[float], int], float]:
