@@ -93,7 +93,8 @@ class PlanCheck:
 
     def as_json(self) -> dict:
         return {"variable": self.variable, "trials": self.trials, "pass_share": PASS,
-                "truths": [{"name": t.name, "verdict": t.verdict, "ratio": t.text(self.variable)} for t in self.truths],
+                "truths": [{"name": t.name, "verdict": t.verdict, "ratio": t.text(self.variable), "log_intercept": t.a,
+                            "log_factor": t.sign, "form": t.form, "p": t.p, "q": t.q, "w": t.w} for t in self.truths],
                 "tried": [{"top": t.values[-1], "seeds": t.seeds, "work": t.work, "right": list(t.right), "run": list(t.run),
                            "passed": t.passed, "skipped": t.skipped} for t in self.tried]}
 
