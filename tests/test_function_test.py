@@ -124,7 +124,7 @@ def test_a_non_vanishing_deviation_is_not_excused():
     # the resolution rule alone leaves it open; the intersection-union test (issue 57) rejects (log d)^+-0.62 (as far as
     # a factor of log log d moves over this range) but not the claim times (log log d)^-1, which follows the half log
     # factor here: not confirmed (it was, with the margin stated, before the log-log alternative was added)
-    assert mid.verdict == "inconclusive" and "d^-0.25" in mid.reason, mid.reason
+    assert mid.verdict == "inconclusive", mid.reason
     for s in range(5):
         narrow = analyze(_rows(lambda d: d ** 0.5 / math.log(d) ** 0.5, _pow2(4, 9), seed=s), ["d"], "Theta", {"d": 0.5}, bootstrap=False)
         assert narrow.verdict != "consistent", narrow.reason

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from ibcheck.simulate.verdict.analysis import reanalyze
-from ibcheck.simulate.verdict.plan_check import check_plan, simulate_design
+from ibcheck.simulate.verdict.plan_check import _draw, check_plan
 from ibcheck.simulate.verdict.planner import DesignPlan
 
 TRIALS = 5  # the planner's trials per truth in these tests (4 of 5 must be right); the CLI's default is 20
@@ -37,7 +37,7 @@ def inconclusive(tmp_path_factory):
 def test_a_named_plan_decided_in_simulation_and_decides_in_fresh_trials(inconclusive):
     """The plan printed is the first design whose simulation decided the right way in at least 4 of 5 trials under each
     story; run again at that design with other draws (seed 7, not the planner's), the engine still decides the right way
-    under each story (at least 3 of 4): the check is of the design named, not of another."""
+    under each story (at least 5 of 8): the check is of the design named, not of another."""
     r = inconclusive
     b = r.record.bounds[0]
     assert b.verdict == "inconclusive"
@@ -55,9 +55,11 @@ def test_a_named_plan_decided_in_simulation_and_decides_in_fresh_trials(inconclu
     assert len(ranged) >= 3, ranged  # the envelope's range, its 2x (or 4x), and the midpoint between the last two
     an = r.results[0].analysis
     data = list(r.results[0].data)
-    fresh = simulate_design(an, data, "d", ok.values, ok.seeds, ok.work, plan.check.truths, 0.15,
-                            lambda rows: reanalyze(an, rows).verdict, trials=4, seed=7)
-    assert all(x >= 3 for x in fresh.right), fresh
+    rng = np.random.default_rng(7)
+    for story in plan.check.truths:  # 8 fresh sweeps per story, every one run (no early stop)
+        right = sum(reanalyze(an, _draw(an, data, "d", ok.values, ok.seeds, story, 0.15, rng)).verdict == story.verdict
+                    for _ in range(8))
+        assert right >= 5, (story.name, right)  # the sweep's own design: 0 of 8 (inconclusive)
 
 
 def test_a_plan_that_does_not_decide_in_simulation_is_not_printed(inconclusive):
@@ -136,3 +138,20 @@ def test_a_log_log_deviation_is_not_confirmed_at_many_seeds():
     for t in (6, 8):
         tr = cal.run_trial(sc, stream("calibration", 0, 2, t), 20.0)
         assert tr.verdict != "consistent", tr.reason
+
+
+def test_a_log_log_deviation_is_not_levelled_by_a_slow_correction_at_very_many_seeds():
+    """sqrt(d) log log d against Theta(sqrt(d)) over d = 2^6..2^12 at 941 seeds per cell (a design a plan named for
+    extra_loglog): the resolution rule said consistent (6 of 6 datasets), a (1 + b d^-0.25)^2 correction taken as
+    evidence because the design told d^-0.25 from a whole log factor, though not from a log-log factor, the function
+    test's own target. The slowest decay is separated from that target now (slowest_separable): d^-0.4 here."""
+    from ibcheck.simulate.stats.separation import slowest_separable
+    from ibcheck.simulate.verdict.analysis import analyze
+
+    rng = np.random.default_rng(0)
+    rows = [{"d": 2.0 ** i, "k": float(k), "seed": s,
+             "value": 3 * 2.0 ** (i / 2) * k ** -0.5 * math.log(i * math.log(2)) * math.exp(0.15 * rng.standard_normal())}
+            for i in range(6, 13) for k in (2, 4, 8) for s in range(941)]
+    an = analyze(rows, ["d", "k"], "Theta", {"d": 0.5, "k": -0.5}, bootstrap=False, extrapolate=False)
+    assert an.verdict != "consistent", an.reason
+    assert slowest_separable(2.0 ** np.arange(6, 13), 941 * 3, 0.15)[0] == 0.4

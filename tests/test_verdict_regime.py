@@ -273,20 +273,22 @@ def test_log_corrections_are_a_documented_option_of_verdict_and_compare(cli, tmp
 
 def test_a_slow_true_correction_over_a_wide_range_is_not_a_violation():
     """A true Theta(sqrt(d/k)) with the correction 1 + 5 d^-0.3, over d = 2^6..2^20 with 3 seeds. The engine tried
-    no correction slower than d^-1/2, so 5 of 40 seeds were called inconsistent (seed 0 among them). This design tells
-    every correction down to d^-1/4 from a log factor of d (Neyman-Pearson bound 97-99%), so those are tried now, and
-    the note says so. At d = 2^6..2^16 it cannot, and the slowest stays d^-0.3 (always tried)."""
+    no correction slower than d^-1/2, so 5 of 40 seeds were called inconsistent (seed 0 among them). Corrections down to
+    d^-0.3 are always tried now, so it is not."""
     from ibcheck.simulate.stats.separation import slowest_separable
 
     rows = _grid_rows(lambda d, k: 3 * math.sqrt(d / k) * (1 + 5 * d ** -0.3), ds=tuple(2 ** i for i in range(6, 21)), seed=0)
     an = analyze(rows, ["d", "k"], "Theta", {"d": 0.5, "k": -0.5}, bootstrap=False, extrapolate=False)
     assert an.verdict != "inconsistent", an.reason
-    assert any("as slow as d^-0.25" in n for n in an.function.notes), an.function.notes
-    assert min(c.slowest for c in an.function.corrections) == 0.25
+    assert min(c.slowest for c in an.function.corrections) == 0.3
     wide = 2.0 ** np.arange(6, 21)
     narrow = 2.0 ** np.arange(6, 17)
-    assert slowest_separable(wide, 9, 0.15)[0] == 0.25
-    assert slowest_separable(narrow, 9, 0.15, candidates=(0.25,))[0] is None  # the default d^-0.3 stays
+    # slower ones level the ratio only where the design tells them from a log-log factor, the function test's target
+    # (from a whole log factor, d^-1/4 was told apart here at 97-99%, and then levelled a log log d deviation at 941
+    # seeds per cell: tests/test_plan_check.py)
+    assert slowest_separable(wide, 9, 0.15)[0] is None  # the default d^-0.3 stays
+    assert slowest_separable(wide, 9 * 400, 0.15)[0] == 0.25
+    assert slowest_separable(narrow, 9, 0.15, candidates=(0.25,))[0] is None
     # a missing log factor over the wide range is still rejected
     bad = analyze(_grid_rows(lambda d, k: 3 * math.sqrt(d / k) / math.log(d), ds=tuple(2 ** i for i in range(6, 21)), seed=1),
                   ["d", "k"], "Theta", {"d": 0.5, "k": -0.5}, bootstrap=False, extrapolate=False)
