@@ -26,7 +26,7 @@ import numpy as np
 
 from ibcheck.simulate.stats.separation import nearest_corrected, np_power, seeds_needed
 from ibcheck.simulate.verdict.analysis import reanalyze
-from ibcheck.simulate.verdict.plan_check import PASS, TRIALS, PlanCheck, check_plan, simulate_design
+from ibcheck.simulate.verdict.plan_check import PASS, TRIALS, PlanCheck, _psi, check_plan, simulate_design
 from ibcheck.theory.errors import InputError
 
 POWER = 0.80  # the power the plan reaches (against the nearest alternative, at level ALPHA)
@@ -120,11 +120,6 @@ def _stories(c) -> str:
 def _rates(c, t) -> str:
     return _listed([f"{r} of {n} trials right where the data's ratio is {s.name}" for r, n, s in zip(t.right, t.run, c.truths) if n])
 
-
-def _psi(x: np.ndarray) -> np.ndarray:
-    """A log factor: log log x, lifted to log(1 + log x) where some log x <= 1 (k = 2), as the log-family alternative."""
-    u = np.log(x)
-    return np.log(u) if np.all(u > 1.0) else np.log1p(u)
 
 
 def envelope_power(x: Sequence[float], n_obs: Sequence[float], sigma: float, w_min: float) -> float:
