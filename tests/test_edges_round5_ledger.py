@@ -15,6 +15,7 @@ import pytest
 
 from ibcheck.errors import InputError
 from ibcheck.simulate.sweep.store import LEDGER_COLUMNS, SweepStore, ledger_digest
+from tests.conftest import run_cli
 
 # noisy enough that a budget of 30 takes three looks (about a second each run); deterministic per (cell, seed)
 NOISY = """
@@ -49,22 +50,30 @@ def _warnings(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if "warning" in line]
 
 
+def _go(claims, out, *extra, json_out=True):
+    return run_cli("--claims", claims, "compare", "rep.ledger", "--budget", "30", "--plan-trials", "0", *extra, "--out", out,
+                   *(["--json"] if json_out else []))
+
+
 @pytest.fixture
-def run(cli, tmp_path, monkeypatch):
+def run(clean, monkeypatch):
+    """The clean run's command (its claims file: rows are keyed by the experiment's source and place) on another folder."""
     # one code version for every run of a test: another file of the tree edited meanwhile would key every row anew
     monkeypatch.setattr("ibcheck.simulate.compare.driver.code_version", lambda: "round5")
-    claims = tmp_path / "noisy.py"
+    claims = clean[0].parent / "noisy.py"
+    return lambda out, *extra, json_out=True: _go(claims, out, *extra, json_out=json_out)
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory):
+    """The unedited run, once per test process: each test edits its own copy of its store (:func:`_edited`)."""
+    root = tmp_path_factory.mktemp("clean")
+    claims = root / "noisy.py"
     claims.write_text(NOISY)
-
-    def go(out, *extra, json_out=True):
-        return cli("--claims", claims, "compare", "rep.ledger", "--budget", "30", "--plan-trials", "0", *extra, "--out", out, *(["--json"] if json_out else []))
-    return go
-
-
-@pytest.fixture
-def clean(run, tmp_path):
-    out = tmp_path / "clean"
-    res = run(out)
+    out = root / "clean"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("ibcheck.simulate.compare.driver.code_version", lambda: "round5")
+        res = _go(claims, out)
     assert res.returncode == 0, res.stderr
     s = json.loads(res.stdout)
     assert len(s["rounds"]) >= 3 and s["tasks"]["ledger_discarded"] == [] and _warnings(res.stderr) == []

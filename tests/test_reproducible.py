@@ -122,8 +122,15 @@ def test_a_rerun_with_a_larger_budget_continues_the_sweep(cli, tmp_path):
     more = _noisy_compare(cli, tmp_path, out, "60")
     assert more["rounds"][0]["look"]["repeated"]  # it starts from the ledger's last look (no new alpha for the same rows)
     assert more["tasks"]["ran"] > 0 and len(more["rounds"]) > 1 and more["work"]["used"] > small["work"]["used"]
-    looks = sqlite3.connect(str(out / "sweep.sqlite")).execute("SELECT look FROM ledger ORDER BY look").fetchall()
-    assert [lk for (lk,) in looks] == list(range(1, len(looks) + 1))  # one ledger, its looks in order
+    assert small["budget"] == 10 and small["spending"] == "pocock"
+    assert more["tasks"]["skipped"] >= small["tasks"]["tasks"]  # every earlier (cell, seed) reused
+    con = sqlite3.connect(str(out / "sweep.sqlite"))
+    looks = con.execute("SELECT look, alpha, spent, fraction FROM ledger ORDER BY look").fetchall()
+    con.close()
+    assert [lk for lk, *_ in looks] == list(range(1, len(looks) + 1))  # one ledger, its looks in order
+    assert all(0 <= a <= 0.05 for _, a, _, _ in looks) and looks[-1][2] <= 0.05 + 1e-12
+    md = (out / "report.md").read_text()
+    assert "## Rounds" in md and "alpha spending: pocock" in md
 
 
 def test_the_same_command_after_an_interruption_gives_the_uninterrupted_verdict(cli, tmp_path):

@@ -104,7 +104,10 @@ def test_ll20_rates_over_hundreds_of_decades_are_not_inconsistent(cli, tmp_path)
     assert isinstance(s["rounds"], list) and s["rounds"]
 
 
+@pytest.mark.slow
 def test_budgeted_sweep_grows_and_a_rerun_continues(cli, tmp_path):
+    """The same on a built-in claim's GD sweep (about 12 s): the default suite checks it on a user's experiment
+    (tests/test_reproducible.py::test_a_rerun_with_a_larger_budget_continues_the_sweep)."""
     out = tmp_path / "b"
     first = json.loads(cli("compare", "BCGT21.thm.one_step", "--quick", "--budget", "4", "--plan-trials", "0", "--out", str(out), "--json", check_rc=0).stdout)
     assert first["budget"] == 4 and first["spending"] == "pocock"

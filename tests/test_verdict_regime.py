@@ -262,7 +262,7 @@ def test_log_corrections_are_a_documented_option_of_verdict_and_compare(cli, tmp
     rows = ["d,seed,value"] + [f"{2 ** e},{s},{math.sqrt(2 ** e) * (1 + 3 / math.log(2 ** e)) * math.exp(rnd.gauss(0, 0.05))}"
                                for e in range(6, 17) for s in range(3)]
     (tmp_path / "m.csv").write_text("\n".join(rows) + "\n")
-    base = ["verdict", "--data", str(tmp_path / "m.csv"), "--predict", "d=1/2", "--kind", "Theta", "--json"]
+    base = ["verdict", "--data", str(tmp_path / "m.csv"), "--predict", "d=1/2", "--kind", "Theta", "--json", "--plan-trials", "0"]
     plain = json.loads(cli(*base, "--out", str(tmp_path / "a"), check_rc=0).stdout)
     logs = json.loads(cli(*base, "--log-corrections", "--out", str(tmp_path / "b"), check_rc=0).stdout)
     assert plain["verdict"] == "inconclusive" and "log(d)^-" not in plain["reason"]
