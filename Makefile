@@ -55,6 +55,7 @@ bench: install
 	$(BIN)/python bench/kkt_time_cap.py
 	$(BIN)/python bench/trajectory_scale.py
 	$(BIN)/python bench/verdict_calibration.py
+	$(BIN)/python bench/binomial_counts.py
 
 clean:
 	rm -rf $(VENV) $(REPORT_DIR) .pytest_cache

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
 import sympy as sp
@@ -38,6 +38,7 @@ from ibcheck.theory.variables import Variable, tends_to_zero
 
 KINDS = ("O", "Omega", "Theta")
 MAX_ROWS = 1_000_000  # measurements in one CSV: the reading stops past them (a sweep's rows are far fewer)
+RESERVED = ("seed", "value", "trials")  # the columns that are not variables, matched without case
 MAX_COLUMNS = 1000  # columns of one CSV: a claim's variables, value and seed
 MAX_CELLS = 20_000  # distinct cells of one CSV fitted across cells: time grows about linearly (10^4 cells: 0.43 GB, 160 s)
 
@@ -57,10 +58,10 @@ def read_table(path: str, allowed: list[str] | None = None, required: tuple[str,
     MAX_ROWS rows read, numbers as written)."""
     with CsvRows(path, "data", max_rows=MAX_ROWS, max_columns=MAX_COLUMNS, what=" (measurements of one CSV)") as table:
         # 'Seed', 'VALUE': the two reserved columns are matched without case; variables keep their names
-        header = [h.lower() if h.lower() in ("seed", "value") else h for h in table.header]
+        header = [h.lower() if h.lower() in RESERVED else h for h in table.header]
         if "value" not in header:
             raise refused("data", path, f": missing column 'value' (the header is {', '.join(header) or 'empty'})")
-        variables = [h for h in header if h not in ("value", "seed")]
+        variables = [h for h in header if h not in RESERVED]
         if not variables:
             raise refused("data", path, ": missing variable columns: give a column per variable (e.g. d, k) beside 'value'")
         if len(set(header)) != len(header):
@@ -72,7 +73,7 @@ def read_table(path: str, allowed: list[str] | None = None, required: tuple[str,
             for v in variables:
                 if v not in allowed:
                     raise refused("data", path, f": column {v!r} is not a variable here: the accepted columns are "
-                                     f"{', '.join(allowed)}, value and seed (remove other columns such as run ids)")
+                                     f"{', '.join(allowed)}, value, seed and trials (remove other columns such as run ids)")
         rows = []
         for i, fields in table.rows():
             raw = {h: f.strip() for h, f in zip(header, fields)}
@@ -100,6 +101,8 @@ def read_table(path: str, allowed: list[str] | None = None, required: tuple[str,
                     raise refused("data", path, f": row {i}, column {col!r}: {cell} is out of range: values must be finite numbers > 0 "
                                      "(a log-log fit)")
                 row[col] = x
+            if "trials" in raw:
+                row["trials"] = _trials(path, i, raw["trials"], row)
             rows.append(row)
     if not rows:
         raise refused("data", path, "has a header but no rows")
@@ -109,6 +112,26 @@ def read_table(path: str, allowed: list[str] | None = None, required: tuple[str,
         raise refused("data", path, f": every row is the same cell ({', '.join(f'{v}={rows[0][v]:g}' for v in variables)}); "
                          "a fit needs several cells")
     return Table(path, variables, rows)
+
+
+MAX_TRIALS = 2 ** 53  # a count of trials is an exact integer in a float
+
+
+def _trials(path: str, i: int, cell: str, row: dict) -> int:
+    """A row's ``trials``: the number of trials N behind a proportion y = k/N (binomial counts, such as test errors of N
+    test points), an integer in [1, 2^53]; its value must then be a proportion, in (0, 1]. The exp-type test weights such
+    cells by their own variance (:func:`simulate.verdict.exp_test.binomial_weights`)."""
+    shown = cell if len(cell) <= 40 else cell[:40] + "..."
+    try:
+        x = Decimal(cell)
+    except (InvalidOperation, ValueError):
+        x = None
+    if x is None or not x.is_finite() or x != x.to_integral_value() or not 1 <= x <= MAX_TRIALS:
+        raise refused("data", path, f": row {i}, column 'trials': {shown!r} is not a count of trials (an integer in [1, 2^53])")
+    if not row["value"] <= 1:
+        raise refused("data", path, f": row {i}: value {row['value']:g} with trials {int(x)} is not a proportion of its trials "
+                                    "(a value in (0, 1], k/N)")
+    return int(x)
 
 
 def _seed(text: str | None) -> str | None:

@@ -63,11 +63,13 @@ class Measurements:
 
     def fit_rows(self, fit_variables: list[str]) -> list[dict]:
         """The rows the fit reads: each variable (or its log, ``log_<v>``), ``value`` (or ``log_value``),
-        ``censor``, ``seed`` and ``run``."""
+        ``censor``, ``seed`` and ``run``, and ``trials`` where a row has it (y is then a proportion of that many trials)."""
         out = []
         for r in self.rows:
             row = {k: r[k] for k in r if k in fit_variables or k.startswith("log_")}
             row.update({"censor": r.get("censor"), "seed": r.get("seed"), "run": r.get("run", r.get("seed"))})
+            if r.get("trials") is not None:  # y a proportion of this many trials (binomial counts)
+                row["trials"] = r["trials"]
             if "log_value" not in r:
                 row["value"] = r["value"]
             out.append(row)
@@ -111,7 +113,10 @@ class Measurements:
                 out += thin_run(run, v0)
             else:
                 value, censor = decode(r.value.get(quantity))
-                out.append({**r.at(fit_variables), "value": value, "censor": censor, "seed": r.seed})
+                row = {**r.at(fit_variables), "value": value, "censor": censor, "seed": r.seed}
+                if r.value.get(quantity + "_trials") is not None:  # checked by _unreadable: a count of trials
+                    row["trials"] = int(r.value[quantity + "_trials"])
+                out.append(row)
         return cls(exp.description, tuple(fit_variables), tuple(out), exp.trajectory, dict(getattr(exp, "skip_hypotheses", {})))
 
 
@@ -151,6 +156,23 @@ def _unreadable(value, quantities: tuple[str, ...], trajectory: bool) -> str | N
             return f"quantity {q!r} is missing from the stored value"
         if (why := _unreadable_number(value[q])) is not None:
             return f"quantity {q!r} is {why}"
+        if (why := _unreadable_trials(value, q)) is not None:
+            return why
+    return None
+
+
+def _unreadable_trials(value: dict, q: str) -> str | None:
+    """Why a quantity's ``<q>_trials`` (the trials N behind a proportion y = k/N) cannot be read, or None (absent, or an
+    integer in [1, 2^53] beside a y in (0, 1])."""
+    n = value.get(q + "_trials")
+    if n is None:
+        return None
+    if isinstance(n, bool) or not isinstance(n, (int, float)) or not math.isfinite(n) or n != int(n) or not 1 <= n <= 2 ** 53:
+        return f"{q}_trials is {_shown(n)}, not a count of trials (an integer in [1, 2^53])"
+    y = value[q]
+    y = next(iter(y.values())) if isinstance(y, dict) else y
+    if not y <= 1:
+        return f"quantity {q!r} is {_shown(y)} with {q}_trials = {int(n)}: not a proportion of its trials (a value in (0, 1])"
     return None
 
 
