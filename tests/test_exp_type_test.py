@@ -88,9 +88,12 @@ def test_the_headline_reason_names_the_lower_order_term_that_stands_in_the_way()
         an = analyze(_rows(1.0, G1, lambda c: (c["n"] / 100) ** 0.5, rng), ["n"], "Omega", {"n": 1.0}, bootstrap=False,
                      extrapolate=False, free_constant=True)
         if any("lower-order term" in n for n in an.notes) and an.verdict == "inconclusive":
+            assert "neither a significant deviation" not in an.reason
+            if "cannot be fitted beside c h" in an.reason:  # one term could not be fitted here: the move is not shown to survive it
+                assert "more values of n would fit one" in an.reason, an.reason
+                continue
             explained += 1
             assert "a lower-order term b log h" in an.reason and "a wider range of n" in an.reason, an.reason
-            assert "neither a significant deviation" not in an.reason
     assert explained >= 1
 
 
@@ -167,3 +170,47 @@ def test_a_true_exp_type_bound_with_a_prefactor_above_one_is_not_called_a_non_de
     rows = _rows(100.0, G1, lambda c: c["n"] / 100, rng)
     an = analyze(rows, ["n"], "Omega", {"n": 1.0}, bootstrap=False, extrapolate=False, free_constant=True)
     assert an.verdict != "inconsistent", an.reason
+
+
+def _gauss_rows(rng, top: int, seeds: int, power: float = 1.0, prefactor: bool = True) -> list[dict]:
+    """log(1/y) for y = 0.4 h^-1/2 exp(-0.3 h^power) (a Gaussian-tail prefactor; ``prefactor=False``: none), h = m/1000,
+    m = 50 * 2^i up to 50 * 2^top, log-normal seed noise sd 0.15."""
+    rows = []
+    for m in (50 * 2 ** i for i in range(top + 1)):
+        h = m / 1000
+        for s in range(seeds):
+            z = 0.3 * h ** power - ((math.log(0.4) - 0.5 * math.log(h)) if prefactor else 0.0) + 0.15 * rng.standard_normal()
+            rows.append({"m": float(m), "log_m": math.log(m), "seed": s, "run": f"{m}/{s}", "value": z})
+    return rows
+
+
+def _gauss_verdicts(trials: int, seed: int, **kw) -> tuple[dict, list[str]]:
+    rng = np.random.default_rng(seed)
+    out, reasons = {"consistent": 0, "inconsistent": 0, "inconclusive": 0}, []
+    for _ in range(trials):
+        an = analyze(_gauss_rows(rng, **kw), ["m"], "Omega", {"m": 1.0}, bootstrap=False, extrapolate=False, free_constant=True)
+        out[an.verdict] += 1
+        reasons.append(an.reason)
+    return out, reasons
+
+
+def test_a_gaussian_tail_prefactor_is_part_of_the_claims_family_and_confirmed_where_the_data_resolve_it():
+    """Issue 57, item 2: 0.4 h^-1/2 exp(-0.3 h) against O(exp(-c h)) was never confirmed (0 of 60 at m up to 204,800 with 4
+    seeds), the move that b log h explains left undetermined. The lower-order term is now part of the claim's family: 60 of
+    60 confirmed there, the reason naming the term. The false exp(-0.3 h^0.8) at that design stays refuted (59 of 60) and is
+    never confirmed."""
+    true, reasons = _gauss_verdicts(10, 21, top=12, seeds=4)
+    assert true["consistent"] >= 8 and true["inconsistent"] == 0, true
+    assert all("with a lower-order term b log h of log(1/y) beside c h" in r for r, in zip(reasons) if r.startswith("no deviation"))
+    false, _ = _gauss_verdicts(10, 22, top=12, seeds=4, power=0.8, prefactor=False)
+    assert false["consistent"] == 0 and false["inconsistent"] >= 8, false
+
+
+def test_a_move_no_lower_order_term_could_be_fitted_beside_is_no_violation():
+    """The same true Gaussian-tail bound at m up to 3,200 with 16 seeds was called inconsistent in 11 of 60 trials: the
+    upper half of the range (4 cells) is too few to fit b log h beside c h, and a move that no lower-order term could be
+    tried against was taken as a violation. Now it is undetermined, and the reason says so: 2 of 180 trials inconsistent
+    (1%), each a whole-range move that survives both terms."""
+    res, reasons = _gauss_verdicts(40, 23, top=6, seeds=16)
+    assert res["inconsistent"] <= 2, res
+    assert any("cannot be fitted beside c h" in r or "a lower-order term b log h" in r for r in reasons), reasons[:3]

@@ -70,7 +70,7 @@ from ibcheck.simulate.stats.ratio import (
 )
 from ibcheck.simulate.stats.separation import slowest_separable
 from ibcheck.simulate.verdict.confirm import Confirmation, confirm
-from ibcheck.simulate.verdict.exp_test import RESOLVED_T, exp_family_fits
+from ibcheck.simulate.verdict.exp_test import LOWER_ORDER, RESOLVED_T, exp_family_fits
 from ibcheck.simulate.verdict.rules import LOWER, TWO, UPPER, Verdict
 from ibcheck.theory.errors import InputError
 
@@ -522,7 +522,7 @@ def _range_test(rows: list[dict], variables: list[str], kind: str, predicted: di
         goal = targets(ff, variables, toward_zero)
         plain = [replace(_direction(ff, n, w, level, alpha, t_tol), bounded=b) for n, w, b in plans[order]]
         if ef is not None:  # an exp-type bound: its lower-order terms, not the ratio's corrections, may excuse a move
-            plain = _exp_judged(plain, plans[order], ef, order, kind, level, alpha, t_tol, notes)
+            plain = _exp_judged(plain, plans[order], ef, order, kind, level, alpha, t_tol, notes, goal)
         moving = _moving(plain, variables, cone) if ef is None else []
         # (with a cone, a ray that moves while its free variables alone do not moves through a bounded variable: a
         # correction along a free variable cannot explain it, so none is tried and the ray decides as it stands)
@@ -554,6 +554,23 @@ def _range_test(rows: list[dict], variables: list[str], kind: str, predicted: di
             notes.append(f"{t.direction} is a direction the window bounds ({cone.describe() if cone is not None else ''}): the ratio "
                          f"moves along it ({t.factor(t.estimate)}), reported, not deciding")
     return _decide(kind, tests, level, corrections, tol, variables, terms, notes)
+
+
+def _open_reason(t: DirectionTest) -> str:
+    """The reason of an undetermined direction: what stands in the way (for an exp-type bound, the lower-order term that
+    explains the move, or that none could be fitted) and what would decide."""
+    if t.levels == "lower-order" and t.corrected == UNFITTED_LOWER:
+        return (f"undetermined along {t.direction}: log(1/y) moves against h ({t.factor(t.estimate)}, {t.estimate:.3g} +- "
+                f"{t.se:.2g}), but a lower-order term (b log h or b h^1/2) cannot be fitted beside c h on these cells (too "
+                f"few, or singular), so the move is not shown to survive every one and is no violation on that evidence; "
+                f"more values of {t.variables[0]} would fit one")
+    if t.levels == "lower-order":  # an exp-type bound: what stands in the way is the lower-order term, and it heads the reason
+        return (f"undetermined along {t.direction}: log(1/y) moves against h ({t.factor(t.estimate)}, {t.estimate:.3g} +- "
+                f"{t.se:.2g}), but a lower-order term {t.corrected} beside c h explains it, so the move is no violation on "
+                f"that evidence; a wider range of {t.variables[0]} separates such a term from a deviation (more seeds sharpen "
+                f"both alike)")
+    return (f"undetermined along {t.direction} ({t.family} factors): the slope {t.estimate:.3g} +- {t.se:.2g} is neither a "
+            f"significant deviation nor below the resolution {t.factor()}; {_more(t)} can decide it")
 
 
 def _exp_undecided(ef, kind: str, alpha: float, tols) -> FunctionTest | None:
@@ -596,12 +613,22 @@ def _moving(plain: list[DirectionTest], variables: list[str], cone) -> list[str]
     return moving
 
 
+UNFITTED_LOWER = "unfitted"  # an exp-type direction whose cells are too few to fit a lower-order term beside c h
+
+
 def _exp_judged(plain: list[DirectionTest], plan, ef, order: int, kind: str, level: float, alpha: float, tol,
-                notes: list[str]) -> list[DirectionTest]:
+                notes: list[str], goal: dict | None = None) -> list[DirectionTest]:
     """An exp-type bound's directions (simulate.verdict.exp_test): undetermined everywhere where z does not resolve its
     growth with h; a violation stands only where no censored row was left out and it survives every lower-order term of
-    log(1/y) (b log h, b h^1/2, capped), else it is undetermined, with a note saying which term explains it."""
+    log(1/y) (b log h, b h^1/2, capped; where one cannot be fitted, too few cells for its parameters, no move stands).
+
+    The lower-order terms are part of the claim's family (a prefactor h^-1/2, a Gaussian tail, is still
+    ``A exp(-c h)`` up to its constant's slow factor): where one explains the move, the direction is judged on that fit,
+    the first such term in LOWER_ORDER's order (b log h, then b h^1/2; a fixed order, not the one that suits), and it
+    confirms the claim where that fit holds and meets its target (``goal``, the direction's target; a deviation of a
+    log log factor's size excluded); else it is undetermined, and the reason names the term that stands in the way."""
     out = []
+    lows = ef.lower.get(order, [])
     for d, (name, weights, _) in zip(plain, plan):
         open_ = replace(d, rises=False, falls=False, no_rise=False, no_fall=False)
         if not ef.can_decide:
@@ -613,14 +640,29 @@ def _exp_judged(plain: list[DirectionTest], plan, ef, order: int, kind: str, lev
         if not ef.can_refute:
             out.append(open_)
             continue
-        excused = [lf.fit.extra["lower"] for lf in ef.lower.get(order, [])
-                   if not _direction(lf, name, weights, level, alpha, tol).violates(kind)]
-        if excused:
-            notes.append(f"along {name} log(1/y) moves against h ({d.factor(d.estimate)}), but a lower-order term b {excused[0]} "
-                         f"beside c h explains it: undetermined, never a violation on that evidence")
-            out.append(replace(open_, corrected=f"b {excused[0]}", levels="lower-order"))
-        else:
+        judged = [(lf.fit.extra["lower"], _direction(lf, name, weights, level, alpha, tol)) for lf in lows]
+        excused = [(term, t) for term, t in judged if not t.violates(kind)]
+        if not excused and len(lows) < len(LOWER_ORDER):
+            notes.append(f"along {name} log(1/y) moves against h ({d.factor(d.estimate)}), but a lower-order term beside c h "
+                         "cannot be fitted on these cells (too few for its parameters, or singular), so the move is not shown to "
+                         "survive every one: undetermined, never a violation on that evidence")
+            out.append(replace(open_, corrected=UNFITTED_LOWER, levels="lower-order"))
+            continue
+        if not excused:
             out.append(d)
+            continue
+        term, t = excused[0]
+        t = replace(t, target=(goal or {}).get(t.variables[0]) if len(t.variables) == 1 else None, corrected=f"b {term}", levels="lower-order")
+        if t.holds(kind) and t.resolves(kind) and not (t.rises or t.falls):
+            notes.append(f"along {name} log(1/y) moves against h ({d.factor(d.estimate)}), and a lower-order term b {term} beside "
+                         f"c h explains it: judged with that term, part of the claim's family ({t.factor(t.estimate)} beside it, "
+                         f"resolution {t.factor()})")
+            out.append(t)
+        else:
+            notes.append(f"along {name} log(1/y) moves against h ({d.factor(d.estimate)}), but a lower-order term b {term} beside "
+                         f"c h explains it: undetermined (judged with that term, the resolution is {t.factor()}), never a violation "
+                         "on that evidence")
+            out.append(replace(open_, corrected=f"b {term}", levels="lower-order"))
     return out
 
 
@@ -850,14 +892,7 @@ def _decide(kind: str, all_tests: list[DirectionTest], level: float, corrections
         return FunctionTest("inconclusive", reason, kind, tuple(all_tests), level, attained, tuple(corrections), tol_t, target_met or None, tuple(notes))
     if open_:
         t = open_[0]
-        if t.levels == "lower-order":  # an exp-type bound: what stands in the way is the lower-order term, and it heads the reason
-            reason = (f"undetermined along {t.direction}: log(1/y) moves against h ({t.factor(t.estimate)}, {t.estimate:.3g} +- "
-                      f"{t.se:.2g}), but a lower-order term {t.corrected} beside c h explains it, so the move is no violation on "
-                      f"that evidence; a wider range of {t.variables[0]} separates such a term from a deviation (more seeds sharpen "
-                      f"both alike)")
-        else:
-            reason = (f"undetermined along {t.direction} ({t.family} factors): the slope {t.estimate:.3g} +- {t.se:.2g} is neither a "
-                      f"significant deviation nor below the resolution {t.factor()}; {_more(t)} can decide it")
+        reason = _open_reason(t)
         return FunctionTest("inconclusive", reason, kind, tuple(all_tests), level, attained, tuple(corrections), tol_t, target_met or None, tuple(notes))
     if coarse:
         t = max(coarse, key=lambda t: t.resolution / (t.target or 1.0))
@@ -868,6 +903,9 @@ def _decide(kind: str, all_tests: list[DirectionTest], level: float, corrections
                                 or "bounded alone by the window (the rays decide)") for v in variables)
     kept = list(dict.fromkeys(c.term for c in corrections if c.decision == "levels off"))  # one per term, across families
     extra = (f", a correction to scaling ({', '.join(kept)}) fitted where the ratio levels off" if kept else "")
+    lower = list(dict.fromkeys(t.corrected for t in tests if t.levels == "lower-order" and t.corrected and t.corrected != UNFITTED_LOWER))
+    if lower:  # an exp-type bound judged with a lower-order term of log(1/y), part of the claim's family
+        extra += f", with a lower-order term {', '.join(lower)} of log(1/y) beside c h (part of the claim's family)"
     what = {True: "attained", False: "not attained (a loose bound: the ratio moves away from it)", None: "attainment undetermined"}
     reason = (f"no deviation from the claim's function at or above the resolution ({res})" + extra
               + (f"; {what[attained]}" if kind not in TWO else ""))
