@@ -155,3 +155,40 @@ def test_a_log_log_deviation_is_not_levelled_by_a_slow_correction_at_very_many_s
     an = analyze(rows, ["d", "k"], "Theta", {"d": 0.5, "k": -0.5}, bootstrap=False, extrapolate=False)
     assert an.verdict != "consistent", an.reason
     assert slowest_separable(2.0 ** np.arange(6, 13), 941 * 3, 0.15)[0] == 0.4
+
+
+def _gauss_csv(path, top: int, seeds: int, seed: int, power: float = 1.0, prefactor: bool = True) -> str:
+    """y = 0.4 h^-1/2 exp(-0.3 h^power) (``prefactor=False``: exp(-0.3 h^power)), h = m/1000, m = 50 * 2^i up to 50 * 2^top,
+    log-normal seed noise sd 0.15."""
+    rng = np.random.default_rng(seed)
+    lines = ["m,seed,value"]
+    for i in range(top + 1):
+        m = 50 * 2 ** i
+        h = m / 1000
+        for s in range(seeds):
+            z = 0.3 * h ** power - ((math.log(0.4) - 0.5 * math.log(h)) if prefactor else 0.0) + 0.15 * rng.standard_normal()
+            lines.append(f"{m},{s},{math.exp(-z)!r}")
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+@pytest.mark.parametrize("truth", ["gaussian_tail", "slower"])
+def test_an_exp_type_plan_is_sized_from_its_own_test_and_decides_when_run(tmp_path, isolated_registry, truth):
+    """Issue 57, item 2: an exp-type bound's reason said "no plan is named (not checked by simulation: the planner's
+    simulation does not cover exp-type bounds)". Its plan is now checked on log(1/y)'s own two stories. Over m = 50..3,200
+    with 4 seeds the true 0.4 h^-1/2 exp(-0.3 h) and the false exp(-0.3 h^0.8) are inconclusive; the plan names a wider
+    range of m, and fresh sweeps at that design (other seeds, the truth's own generator) decide the right way."""
+    import ibcheck
+
+    ibcheck.register(ibcheck.Claim(id="EXPPLAN.thm.1", variables=["m"], constants=["c"], bounds=[ibcheck.Bound("err", "O", "exp(-c*m/1000)")]))
+    kw = {"power": 1.0, "prefactor": True} if truth == "gaussian_tail" else {"power": 0.8, "prefactor": False}
+    right = "consistent" if truth == "gaussian_tail" else "inconsistent"
+    v = ibcheck.verdict(_gauss_csv(tmp_path / "d.csv", 6, 4, 1, **kw), claim="EXPPLAN.thm.1", plan_trials=10)
+    assert v.verdict == "inconclusive", v.reason
+    assert "plan, checked by simulation: m up to" in v.reason and "power envelope does not apply" in v.reason, v.reason
+    top = int(re.search(r"plan, checked by simulation: m up to (\d+) at 4 seeds", v.reason).group(1))
+    assert top > 3200
+    steps = round(math.log2(top / 50))
+    fresh = [ibcheck.verdict(_gauss_csv(tmp_path / f"f{s}.csv", steps, 4, 100 + s, **kw), claim="EXPPLAN.thm.1", plan_trials=0).verdict
+             for s in range(8)]
+    assert fresh.count(right) >= 7, fresh

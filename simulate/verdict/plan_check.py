@@ -56,6 +56,10 @@ class Truth:
         f = self.q * z if self.form == "additive" else self.p * np.log1p(self.q * z)
         return self.a + self.sign * _psi(x) + f
 
+    def as_json(self, x: str = "x") -> dict:
+        return {"name": self.name, "verdict": self.verdict, "ratio": self.text(x), "log_intercept": self.a, "log_factor": self.sign,
+                "form": self.form, "p": self.p, "q": self.q, "w": self.w}
+
     def text(self, x: str = "x") -> str:
         """The ratio's form in the variable named ``x``."""
         sign = "+" if self.q >= 0 else "-"
@@ -82,7 +86,7 @@ class PlanCheck:
     """The designs simulated, cheapest first, and the first that passed (None: none did)."""
 
     variable: str
-    truths: tuple[Truth, ...]
+    truths: tuple  # Truth (the ratio's stories), or simulate.verdict.exp_plan.ExpTruth (an exp-type bound's)
     tried: tuple[Trial, ...]
     trials: int
 
@@ -93,8 +97,7 @@ class PlanCheck:
 
     def as_json(self) -> dict:
         return {"variable": self.variable, "trials": self.trials, "pass_share": PASS,
-                "truths": [{"name": t.name, "verdict": t.verdict, "ratio": t.text(self.variable), "log_intercept": t.a,
-                            "log_factor": t.sign, "form": t.form, "p": t.p, "q": t.q, "w": t.w} for t in self.truths],
+                "truths": [t.as_json(self.variable) for t in self.truths],
                 "tried": [{"top": t.values[-1], "seeds": t.seeds, "work": t.work, "right": list(t.right), "run": list(t.run),
                            "passed": t.passed, "skipped": t.skipped} for t in self.tried]}
 
@@ -167,8 +170,9 @@ def _draw(an, rows: list[dict], variable: str, values: Sequence[float], seeds: i
 
 
 def simulate_design(an, rows: list[dict], variable: str, values: Sequence[float], seeds: int, work: float,
-                    stories: tuple[Truth, ...], sigma: float, judge: Callable, trials: int = TRIALS, seed: int = 0) -> Trial:
-    """The engine's verdicts at one design under each truth (module docstring), with early stopping at the pass count."""
+                    stories: tuple, sigma: float, judge: Callable, trials: int = TRIALS, seed: int = 0) -> Trial:
+    """The engine's verdicts at one design under each truth (module docstring), with early stopping at the pass count.
+    A story with its own ``draw`` (an exp-type bound's, :mod:`simulate.verdict.exp_plan`) draws the sweep itself."""
     combos = len({tuple(_x_of(r, u) for u in an.variables if u != variable) for r in rows})
     if combos * len(values) * seeds > MAX_ROWS:
         return Trial(tuple(values), seeds, work, (0,) * len(stories), (0,) * len(stories), False,
@@ -179,7 +183,9 @@ def simulate_design(an, rows: list[dict], variable: str, values: Sequence[float]
         ok = done = 0
         rng = np.random.default_rng([seed, i, seeds, len(values)])
         while done < trials and ok < need and (done - ok) <= trials - need:
-            ok += judge(_draw(an, rows, variable, values, seeds, truth, sigma, rng)) == truth.verdict
+            draw = getattr(truth, "draw", None)
+            sim = draw(an, rows, variable, values, seeds, sigma, rng) if draw else _draw(an, rows, variable, values, seeds, truth, sigma, rng)
+            ok += judge(sim) == truth.verdict
             done += 1
         right.append(ok)
         run.append(done)
@@ -191,10 +197,11 @@ def simulate_design(an, rows: list[dict], variable: str, values: Sequence[float]
 
 
 def check_plan(an, rows: list[dict], variable: str, designs: Sequence[tuple[Sequence[float], int, float]], sigma: float,
-               w_min: float, judge: Callable, trials: int = TRIALS) -> PlanCheck:
+               w_min: float, judge: Callable, trials: int = TRIALS, stories: tuple | None = None) -> PlanCheck:
     """Simulate ``designs`` ((values, seeds, work), cheapest first) until one passes; ``judge(rows)`` is the engine's
-    verdict on simulated rows (:func:`simulate.verdict.analysis.reanalyze`)."""
-    stories = truths(an, rows, variable, sigma, w_min)
+    verdict on simulated rows (:func:`simulate.verdict.analysis.reanalyze`); ``stories``: the truths (default
+    :func:`truths`, the ratio's)."""
+    stories = truths(an, rows, variable, sigma, w_min) if stories is None else stories
     tried: list[Trial] = []
     for values, seeds, work in designs:
         t = simulate_design(an, rows, variable, values, seeds, work, stories, sigma, judge, trials)

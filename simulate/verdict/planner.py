@@ -26,6 +26,7 @@ import numpy as np
 
 from ibcheck.simulate.stats.separation import nearest_corrected, np_power, seeds_needed
 from ibcheck.simulate.verdict.analysis import reanalyze
+from ibcheck.simulate.verdict.exp_plan import exp_stories
 from ibcheck.simulate.verdict.plan_check import PASS, TRIALS, PlanCheck, _psi, check_plan, simulate_design
 from ibcheck.theory.errors import InputError
 
@@ -50,9 +51,12 @@ class DesignPlan:
 
     check: object = None  # the simulation of the plan (simulate.verdict.plan_check.PlanCheck), where it was checked
     unchecked: str = "no simulation was asked for"  # why it was not checked, where it was not
+    envelope: bool = True  # False: an exp-type bound's plan, which the ratio's envelope says nothing about
 
     def envelope_text(self) -> str:
         """What any test needs (the Neyman-Pearson bound): a lower bound on the design, not a plan."""
+        if not self.envelope:
+            return "(an exp-type bound: the plan is sized from its own test; the ratio's power envelope does not apply)"
         alt = f"a log {self.variable} factor more or less"
         if self.power_now >= POWER:
             return f"this design already lets a test reach {POWER:.0%} power against {alt} (any test: at most {self.power_now:.0%})"
@@ -236,12 +240,45 @@ def bound_plan(rows: list[dict], ft, variables: list[str], seeds: int, work: Cal
         return plan
     why = ("plan_trials = 0 (--plan-trials 0)" if trials == 0 else
            "log factors taken as known offsets" if analysis.offsets and any(p or q for p, q in analysis.offsets.values()) else
-           "the planner's simulation does not cover exp-type bounds" if analysis.call.get("free_constant") else
            "a trajectory" if analysis.call.get("trajectory") else
            f"{v} tends to 0, and the stories are fitted for a growing variable" if v in analysis.call.get("toward_zero", ()) else None)
     if why:
         return replace(plan, unchecked=why)
+    if analysis.call.get("free_constant"):  # an exp-type bound: its own stories and designs (simulate.verdict.exp_plan)
+        return exp_checked(replace(plan, envelope=False), analysis, rows, xs, lambda vals, s: work(v, vals, s), cap, trials)
     return checked(plan, analysis, rows, xs, sigma, lambda vals, s: work(v, vals, s), cap, w_min, trials)
+
+
+def _judge(an):
+    def judge(sim_rows: list[dict]) -> str:
+        try:
+            return reanalyze(an, sim_rows).verdict
+        except (InputError, ValueError, ZeroDivisionError, np.linalg.LinAlgError):
+            return "refused"
+    return judge
+
+
+def exp_checked(plan: DesignPlan, an, rows: list[dict], xs: list[float], work: Callable[[list[float], int], float],
+                cap: float | None, trials: int | None = None) -> DesignPlan:
+    """An exp-type bound's plan (:mod:`simulate.verdict.exp_plan`): its two stories of log(1/y), simulated at 2x, 4x and
+    8x the seeds at this range and at 2, 4 and 8 more grid steps of the variable at this sweep's seeds (within the cap),
+    cheapest first, at most MAX_DESIGNS; then the bisection step. None names less than the sweep has."""
+    fitted = exp_stories(an, rows, plan.variable)
+    base = work(xs, plan.seeds_now)
+    if fitted is None or not base > 0 or len(xs) < 2:
+        return replace(plan, unchecked="the exp-type stories cannot be fitted on these cells")
+    stories, sigma = fitted
+    ratio = xs[-1] / xs[-2] if xs[-2] > 0 else 2.0
+    limit = MAX_STEPS if cap is None else min(MAX_STEPS, int(math.floor(math.log(cap / xs[-1]) / math.log(ratio) + 1e-9)))
+    designs = [(xs, plan.seeds_now * f, work(xs, plan.seeds_now * f) / base) for f in (2, 4, 8)]
+    for steps in sorted({min(k, limit) for k in (2, 4, 8)}):
+        if steps >= 1:
+            grid = xs + [xs[-1] * ratio ** i for i in range(1, steps + 1)]
+            designs.append((grid, plan.seeds_now, work(grid, plan.seeds_now) / base))
+    order = sorted(designs, key=lambda d: d[2])[:MAX_DESIGNS]
+    judge = _judge(an)
+    check = check_plan(an, rows, plan.variable, order, sigma, 0.0, judge, TRIALS if trials is None else trials, stories=stories)
+    return replace(plan, check=_tightened(check, an, rows, xs, plan.seeds_now, sigma, judge, work, base))
 
 
 def checked(plan: DesignPlan, an, rows: list[dict], xs: list[float], sigma: float, work: Callable[[list[float], int], float],
@@ -266,12 +303,7 @@ def checked(plan: DesignPlan, an, rows: list[dict], xs: list[float], sigma: floa
             designs[(len(grid), plan.seeds_now)] = (grid, plan.seeds_now, work(grid, plan.seeds_now) / base)
     order = sorted(designs.values(), key=lambda d: d[2])[:MAX_DESIGNS]
 
-    def judge(sim_rows: list[dict]) -> str:
-        try:
-            return reanalyze(an, sim_rows).verdict
-        except (InputError, ValueError, ZeroDivisionError, np.linalg.LinAlgError):
-            return "refused"
-
+    judge = _judge(an)
     try:
         check = check_plan(an, rows, plan.variable, order, sigma, w_min, judge, TRIALS if trials is None else trials)
     except ValueError:  # no correction within the cap fits the data's ratio: no story to simulate

@@ -1,0 +1,110 @@
+"""An exp-type bound's plan, checked by simulation (issue 57, item 2): the plan is sized from the exp-type test itself.
+
+Takes the analysis of an inconclusive exp-type bound (rows of ``value = z = log(1/y)`` per seed,
+:mod:`simulate.verdict.exp_test`), the rows and the variable the plan grows; returns the data's two stories of z, each
+able to draw a simulated sweep at a design, for :func:`simulate.verdict.plan_check.check_plan`:
+
+* **the claim with its lower-order term**: ``z = a + c h + b log h`` (least squares over the cell means, weighted by
+  seeds): a Gaussian-tail prefactor ``h^-1/2`` is ``b log h``, part of the claim's family; the right verdict is
+  ``consistent``;
+* **a log factor on h**: ``z = a + c h (log x)^s`` along the planned variable x (s = -1 where the bound forbids a slower
+  decay, an Omega bound on log(1/y) such as O(exp(-c h)); +1 for the other side; the nearer of the two for Theta); the
+  right verdict is ``inconsistent``.
+
+The seeds' noise is z's pooled spread within cells (z's noise is additive: log-normal seeds of y). The ratio planner's
+envelope (a log factor of y) says nothing about log(1/y), so an exp-type plan carries none.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ibcheck.simulate.verdict.plan_check import _claim_log, _x_of
+from ibcheck.simulate.verdict.rules import LOWER, UPPER
+
+
+def _h(an, row: dict) -> float:
+    return math.exp(_claim_log(an, row))
+
+
+@dataclass(frozen=True)
+class ExpTruth:
+    """One story of z = log(1/y) along ``variable``: ``a + c h (log x)^sign + b log h``, and the verdict it must get."""
+
+    name: str
+    verdict: str
+    variable: str
+    a: float
+    c: float
+    b: float
+    sign: float  # the log factor on h (0: none)
+
+    def mean(self, h: float, x: float) -> float:
+        return self.a + self.c * h * math.log(x) ** self.sign + self.b * math.log(h)
+
+    def text(self, x: str = "x") -> str:
+        """The story's form of log(1/y), in the variable named ``x``."""
+        factor = f" (log {x})^{self.sign:+.0f}" if self.sign else ""
+        low = f" {'+' if self.b >= 0 else '-'} {abs(self.b):.3g} log h" if self.b else ""
+        return f"log(1/y) = {self.a:.3g} + {self.c:.3g} h{factor}{low}"
+
+    def as_json(self, x: str = "x") -> dict:
+        return {"name": self.name, "verdict": self.verdict, "z": self.text(x), "a": self.a, "c": self.c, "b": self.b, "log_factor": self.sign}
+
+    def draw(self, an, rows: list[dict], variable: str, values, seeds: int, sigma: float, rng: np.random.Generator) -> list[dict]:
+        """One simulated sweep of z: the other variables' combinations as swept, at each of ``values``, ``seeds`` rows."""
+        others = [v for v in an.variables if v != variable]
+        combos = sorted({tuple(_x_of(r, u) for u in others) for r in rows})
+        out = []
+        for combo in combos:
+            for x in values:
+                cell = {**dict(zip(others, combo)), variable: float(x)}
+                mu = self.mean(_h(an, cell), float(x))
+                logs = {"log_" + v: math.log(val) for v, val in cell.items()}
+                for s, e in enumerate(rng.standard_normal(seeds)):
+                    out.append({**cell, **logs, "seed": s, "run": f"{combo}/{x}/{s}", "value": mu + sigma * float(e)})
+        return out
+
+
+def _cells(an, rows: list[dict], variable: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
+    """Per cell (every variable's value): h, x, the mean z, the seeds; and z's pooled spread within cells."""
+    groups: dict[tuple, list[float]] = {}
+    where: dict[tuple, tuple[float, float]] = {}
+    for r in rows:
+        z = r.get("value")
+        if not isinstance(z, (int, float)) or not math.isfinite(z) or r.get("censor"):
+            continue
+        key = tuple(round(_x_of(r, v), 9) for v in an.variables)
+        groups.setdefault(key, []).append(float(z))
+        where[key] = (_h(an, r), _x_of(r, variable))
+    keys = sorted(groups)
+    ss = sum(float(((np.array(groups[k]) - np.mean(groups[k])) ** 2).sum()) for k in keys)
+    df = sum(len(groups[k]) - 1 for k in keys)
+    return (np.array([where[k][0] for k in keys]), np.array([where[k][1] for k in keys]), np.array([np.mean(groups[k]) for k in keys]),
+            np.array([len(groups[k]) for k in keys], dtype=float), math.sqrt(ss / df) if df > 0 else math.nan)
+
+
+def _ols(X: np.ndarray, z: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, float]:
+    w = np.sqrt(n)
+    beta, *_ = np.linalg.lstsq(X * w[:, None], z * w, rcond=None)
+    r = (z - X @ beta) * w
+    return beta, float(r @ r)
+
+
+def exp_stories(an, rows: list[dict], variable: str) -> tuple[tuple[ExpTruth, ExpTruth], float] | None:
+    """The two stories (module docstring) fitted on the cell means, and z's seed noise; None where they cannot be fitted
+    (fewer than 4 cells, values of the variable <= 1, no spread within cells)."""
+    h, x, z, n, sigma = _cells(an, rows, variable)
+    if len(z) < 4 or not np.all(h > 0) or not np.all(x > 1) or not (sigma > 0):
+        return None
+    (a, c, b), _ = _ols(np.column_stack([np.ones(len(z)), h, np.log(h)]), z, n)
+    claim = ExpTruth("the claim with its lower-order term", "consistent", variable, float(a), float(c), float(b), 0.0)
+    signs = [-1.0] if an.kind in LOWER else [1.0] if an.kind in UPPER else [-1.0, 1.0]
+    fits = []
+    for s in signs:
+        (a1, c1), rss = _ols(np.column_stack([np.ones(len(z)), h * np.log(x) ** s]), z, n)
+        fits.append((rss, ExpTruth(f"a log {variable} factor {'less' if s < 0 else 'more'} on h", "inconsistent", variable,
+                                   float(a1), float(c1), 0.0, s)))
+    return (claim, min(fits, key=lambda f: f[0])[1]), sigma
