@@ -108,6 +108,9 @@ def test_a_csv_with_a_trials_column_is_weighted_and_bad_trials_are_refused(tmp_p
         with pytest.raises(ibcheck.InputError, match=r"row 2, column 'trials'.*not a count of trials") as err:
             ibcheck.verdict(_csv(tmp_path / "bad.csv", [f"{head},{bad}", *lines[1:]]), claim="BINOM.thm.1", plan_trials=0)
         assert words in str(err.value) and "\n" not in str(err.value)
+    zero = f"{head.rsplit(',', 1)[0]},0,100"
+    with pytest.raises(ibcheck.InputError, match=r"row 2, column 'value': 0 beside trials 100 is a zero count"):
+        ibcheck.verdict(_csv(tmp_path / "zero.csv", [zero, *lines[1:]]), claim="BINOM.thm.1", plan_trials=0)
     over = f"{head.rsplit(',', 1)[0]},1.5,100"
     with pytest.raises(ibcheck.InputError, match=r"row 2: value 1.5 with trials 100 is not a proportion of its trials \(a value in \(0, 1\]"):
         ibcheck.verdict(_csv(tmp_path / "over.csv", [over, *lines[1:]]), claim="BINOM.thm.1", plan_trials=0)

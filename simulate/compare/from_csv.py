@@ -97,6 +97,10 @@ def read_table(path: str, allowed: list[str] | None = None, required: tuple[str,
                                          "> 0 (a log-log fit)") from None
                     raise refused("data", path, f": row {i}, column {col!r}: {cell!r} is not a number ({NUMBER_RULE})"
                                      + (" (a bound is written >=25 or <=0.01)" if col == "value" else "")) from None
+                if not x > 0 and col == "value" and raw.get("trials"):
+                    raise refused("data", path, f": row {i}, column 'value': {cell} beside trials {raw['trials'][:40]} is a zero count, "
+                                     "which no fit in log(1/y) or log y can read (a proportion k/N needs k >= 1; pool the seeds or "
+                                     "enlarge N where counts reach 0)")
                 if not x > 0:
                     raise refused("data", path, f": row {i}, column {col!r}: {cell} is out of range: values must be finite numbers > 0 "
                                      "(a log-log fit)")
