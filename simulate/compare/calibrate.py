@@ -170,6 +170,15 @@ def _log_inverse(A: float, power: float = 1.0):
     return draw
 
 
+def _gaussian_tail(power: float = 1.0, prefactor: bool = True):
+    """log(1/y) for y = 0.4 h^-1/2 exp(-0.3 h^power) (``prefactor=False``: exp(-0.3 h^power)), h = sqrt(d/k), log-normal seed
+    noise sd 0.15: a lower-order term b log h beside c h, part of the claim's family (docs/verdict.md)."""
+    def draw(d, k, rng):
+        h = math.sqrt(d / k)
+        return 0.3 * h ** power - ((math.log(0.4) - 0.5 * math.log(h)) if prefactor else 0.0) + 0.15 * rng.standard_normal()
+    return draw
+
+
 def _window_const(d, k, rng):
     """sqrt(d/k) inside k <= sqrt(d); outside, a constant (the measure stops at its floor)."""
     return (3.0 * d ** 0.5 * k ** -0.5 if k * k <= d else 3.0) * math.exp(0.15 * rng.standard_normal())
@@ -261,7 +270,13 @@ SCENARIOS = {s.name: s for s in [
              note="trajectory constant in t, claim O(1/log t) (the log exponent is wrong by 1)"),
     Scenario("log_wrong_half", lambda rng: _series(lambda t: math.log(t) ** -0.5, rng), False, trajectory=True, kind="Theta",
              predicted=LOG_CLAIM, note="trajectory (log t)^-1/2, claim Theta(1/log t) (log exponent wrong by 0.5)"),
-] + REGIME + EDGES + PLANNED}
+] + REGIME + EDGES + PLANNED + [
+    # issue 57, item 2 (last, so that the scenarios before keep their streams)
+    Scenario("exp_gaussian_tail", _gaussian_tail(), True, kind="Omega", free_constant=True,
+             note="exp-type: y = 0.4 h^-1/2 exp(-0.3 h), h = sqrt(d/k), against O(exp(-c h)): a Gaussian-tail prefactor"),
+    Scenario("exp_power_08", _gaussian_tail(0.8, prefactor=False), False, kind="Omega", free_constant=True,
+             note="exp-type: y = exp(-0.3 h^0.8), h = sqrt(d/k), against O(exp(-c h))"),
+]}
 
 
 # The issue's power targets (80% with 3 seeds over d = 2^6..2^16), each with the bound any test obeys at that design
