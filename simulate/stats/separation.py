@@ -100,13 +100,13 @@ def _nearest_by_w(log_y, x, n, ws, qs, base) -> tuple[np.ndarray, list]:
     members: list = [None] * len(ws)
     for i, w in enumerate(ws):
         z = x ** -w
+        ends = z[[0, -1]]  # x ascending and w > 0: z falls along x, so 1 + q z is least at an end, and the cap reads the ends
         for form, p in FORMS:
             for sign in (1.0, -1.0):
-                f = _log_factor(form, p, sign * qs, z)
-                ok = _within_cap(form, f)
+                ok = _within_cap(form, _log_factor(form, p, sign * qs, ends))
                 if not ok.any():
                     continue
-                resid = log_y - base - f[ok]
+                resid = log_y - base - _log_factor(form, p, sign * qs[ok], z)  # only the members within the cap
                 resid -= (resid * wt).sum(axis=1, keepdims=True)
                 e = (n * resid ** 2).sum(axis=1)
                 j = int(e.argmin())
