@@ -290,7 +290,8 @@ def exp_family_fits(rows: list[dict], variables: list[str], predicted: dict[str,
              f"survives a lower-order term of log(1/y) (b log h or b h^1/2, at most {LOWER_CAP:g} of c h at the largest h)"]
     if weighted:
         notes.append("binomial counts: each cell mean of log(1/y) is weighted by its own variance, (1 - p)/(N p) per seed at the "
-                     "claim's fitted p for N trials, with a dispersion fitted beside it (quasi-binomial)")
+                     "claim's fitted p for N trials plus the seeds' own variance beyond it (estimated from the spread within "
+                     "cells), with a dispersion fitted beside it (quasi-binomial)")
     elif any("trials" in c for c in cells):
         notes.append("some rows carry no trials: the cells are weighted by their seeds, not by a binomial variance")
     if dropped:
