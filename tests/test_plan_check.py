@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from ibcheck.simulate.verdict.analysis import reanalyze
-from ibcheck.simulate.verdict.plan_check import _draw, check_plan
+from ibcheck.simulate.verdict.plan_check import check_plan
 from ibcheck.simulate.verdict.planner import DesignPlan
 
 TRIALS = 5  # the planner's trials per truth in these tests (4 of 5 must be right); the CLI's default is 20
@@ -57,7 +57,7 @@ def test_a_named_plan_decided_in_simulation_and_decides_in_fresh_trials(inconclu
     data = list(r.results[0].data)
     rng = np.random.default_rng(7)
     for story in plan.check.truths:  # 8 fresh sweeps per story, every one run (no early stop)
-        right = sum(reanalyze(an, _draw(an, data, "d", ok.values, ok.seeds, story, 0.15, rng)).verdict == story.verdict
+        right = sum(reanalyze(an, story.draw(an, data, "d", ok.values, ok.seeds, 0.15, rng)).verdict == story.verdict
                     for _ in range(8))
         assert right >= 5, (story.name, right)  # the sweep's own design: 0 of 8 (inconclusive)
 

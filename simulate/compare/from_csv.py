@@ -28,7 +28,7 @@ from ibcheck.simulate.experiments.base import Row
 from ibcheck.simulate.experiments.design import LOG_INVERSE, bound_specs
 from ibcheck.simulate.experiments.terms import parse_term
 from ibcheck.simulate.substrate.userdata import INT64_MAX, NUMBER, NUMBER_RULE, CsvRows, number
-from ibcheck.simulate.sweep.measurements import Measurements, run_key
+from ibcheck.simulate.sweep.measurements import MAX_TRIALS, Measurements, run_key
 from ibcheck.theory import get_claim
 from ibcheck.theory.argtypes import refused
 from ibcheck.theory.claim import Bound, Claim
@@ -116,9 +116,6 @@ def read_table(path: str, allowed: list[str] | None = None, required: tuple[str,
         raise refused("data", path, f": every row is the same cell ({', '.join(f'{v}={rows[0][v]:g}' for v in variables)}); "
                          "a fit needs several cells")
     return Table(path, variables, rows)
-
-
-MAX_TRIALS = 2 ** 53  # a count of trials is an exact integer in a float
 
 
 def _trials(path: str, i: int, cell: str, row: dict) -> int:

@@ -161,13 +161,16 @@ def _unreadable(value, quantities: tuple[str, ...], trajectory: bool) -> str | N
     return None
 
 
+MAX_TRIALS = 2 ** 53  # a count of trials is an exact integer in a float (the CSV reader's bound too)
+
+
 def _unreadable_trials(value: dict, q: str) -> str | None:
     """Why a quantity's ``<q>_trials`` (the trials N behind a proportion y = k/N) cannot be read, or None (absent, or an
     integer in [1, 2^53] beside a y in (0, 1])."""
     n = value.get(q + "_trials")
     if n is None:
         return None
-    if isinstance(n, bool) or not isinstance(n, (int, float)) or not math.isfinite(n) or n != int(n) or not 1 <= n <= 2 ** 53:
+    if isinstance(n, bool) or not isinstance(n, (int, float)) or not math.isfinite(n) or n != int(n) or not 1 <= n <= MAX_TRIALS:
         return f"{q}_trials is {_shown(n)}, not a count of trials (an integer in [1, 2^53])"
     y = value[q]
     y = next(iter(y.values())) if isinstance(y, dict) else y

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ibcheck.simulate.verdict.plan_check import _claim_log, _x_of
+from ibcheck.simulate.verdict.plan_check import _claim_log, _x_of, design_cells
 from ibcheck.simulate.verdict.rules import LOWER, UPPER
 
 
@@ -56,17 +56,14 @@ class ExpTruth:
                 "power": self.power}
 
     def draw(self, an, rows: list[dict], variable: str, values, seeds: int, sigma: float, rng: np.random.Generator) -> list[dict]:
-        """One simulated sweep of z: the other variables' combinations as swept, at each of ``values``, ``seeds`` rows."""
-        others = [v for v in an.variables if v != variable]
-        combos = sorted({tuple(_x_of(r, u) for u in others) for r in rows})
+        """One simulated sweep of z (:func:`simulate.verdict.plan_check.design_cells`), ``seeds`` rows per cell."""
         out = []
-        for combo in combos:
-            for x in values:
-                cell = {**dict(zip(others, combo)), variable: float(x)}
-                mu = self.mean(_h(an, cell), float(x))
-                logs = {"log_" + v: math.log(val) for v, val in cell.items()}
-                for s, e in enumerate(rng.standard_normal(seeds)):
-                    out.append({**cell, **logs, "seed": s, "run": f"{combo}/{x}/{s}", "value": mu + sigma * float(e)})
+        for cell in design_cells(an, rows, variable, values):
+            mu = self.mean(_h(an, cell), cell[variable])
+            combo = tuple(cell[u] for u in an.variables if u != variable)
+            logs = {"log_" + v: math.log(val) for v, val in cell.items()}
+            for s, e in enumerate(rng.standard_normal(seeds)):
+                out.append({**cell, **logs, "seed": s, "run": f"{combo}/{cell[variable]}/{s}", "value": mu + sigma * float(e)})
         return out
 
 

@@ -556,6 +556,9 @@ def _range_test(rows: list[dict], variables: list[str], kind: str, predicted: di
     return _decide(kind, tests, level, corrections, tol, variables, terms, notes)
 
 
+UNFITTED_LOWER = "unfitted"  # an exp-type direction whose cells are too few to fit a lower-order term beside c h
+
+
 def _open_reason(t: DirectionTest) -> str:
     """The reason of an undetermined direction: what stands in the way (for an exp-type bound, the lower-order term that
     explains the move, or that none could be fitted) and what would decide."""
@@ -611,9 +614,6 @@ def _moving(plain: list[DirectionTest], variables: list[str], cone) -> list[str]
     if not moving and cone is None:  # a ray moves while no variable alone does: try each of its variables
         moving = [v for v in free if any((d.rises or d.falls) and v in d.variables for d in plain if not d.bounded)]
     return moving
-
-
-UNFITTED_LOWER = "unfitted"  # an exp-type direction whose cells are too few to fit a lower-order term beside c h
 
 
 def _exp_judged(plain: list[DirectionTest], plan, ef, order: int, kind: str, level: float, alpha: float, tol,

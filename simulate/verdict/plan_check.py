@@ -60,6 +60,17 @@ class Truth:
         return {"name": self.name, "verdict": self.verdict, "ratio": self.text(x), "log_intercept": self.a, "log_factor": self.sign,
                 "form": self.form, "p": self.p, "q": self.q, "w": self.w}
 
+    def draw(self, an, rows: list[dict], variable: str, values: Sequence[float], seeds: int, sigma: float,
+             rng: np.random.Generator) -> list[dict]:
+        """One simulated sweep (:func:`design_cells`): each cell's log y is the claim's function times this ratio, with the
+        seeds' Gaussian noise in log space."""
+        out = []
+        for cell in design_cells(an, rows, variable, values):
+            mu = _claim_log(an, cell) + float(self.log_ratio(np.asarray([cell[variable]]))[0])
+            for s, z in enumerate(rng.standard_normal(seeds)):
+                out.append({**cell, "seed": s, "log_value": mu + sigma * float(z)})
+        return out
+
     def text(self, x: str = "x") -> str:
         """The ratio's form in the variable named ``x``."""
         sign = "+" if self.q >= 0 else "-"
@@ -154,25 +165,18 @@ def truths(an, rows: list[dict], variable: str, sigma: float, w_min: float) -> t
     return fitted("the claim with a correction", "consistent", 0.0)[1], alt
 
 
-def _draw(an, rows: list[dict], variable: str, values: Sequence[float], seeds: int, truth: Truth, sigma: float,
-          rng: np.random.Generator) -> list[dict]:
-    """One simulated sweep: the other variables' combinations as swept, at each of ``values``, ``seeds`` rows each."""
+def design_cells(an, rows: list[dict], variable: str, values: Sequence[float]) -> list[dict]:
+    """The cells of a simulated sweep: the other variables' combinations as swept, at each of ``values``."""
     others = [v for v in an.variables if v != variable]
     combos = sorted({tuple(_x_of(r, u) for u in others) for r in rows})
-    out = []
-    for combo in combos:
-        for x in values:
-            cell = {**dict(zip(others, combo)), variable: float(x)}
-            mu = _claim_log(an, cell) + float(truth.log_ratio(np.asarray([float(x)]))[0])
-            for s, z in enumerate(rng.standard_normal(seeds)):
-                out.append({**cell, "seed": s, "log_value": mu + sigma * float(z)})
-    return out
+    return [{**dict(zip(others, combo)), variable: float(x)} for combo in combos for x in values]
 
 
 def simulate_design(an, rows: list[dict], variable: str, values: Sequence[float], seeds: int, work: float,
                     stories: tuple, sigma: float, judge: Callable, trials: int = TRIALS, seed: int = 0) -> Trial:
     """The engine's verdicts at one design under each truth (module docstring), with early stopping at the pass count.
-    A story with its own ``draw`` (an exp-type bound's, :mod:`simulate.verdict.exp_plan`) draws the sweep itself."""
+    Each story draws its own sweeps (``draw``: :class:`Truth`'s of log y, an exp-type bound's of log(1/y),
+    :mod:`simulate.verdict.exp_plan`)."""
     combos = len({tuple(_x_of(r, u) for u in an.variables if u != variable) for r in rows})
     if combos * len(values) * seeds > MAX_ROWS:
         return Trial(tuple(values), seeds, work, (0,) * len(stories), (0,) * len(stories), False,
@@ -183,9 +187,7 @@ def simulate_design(an, rows: list[dict], variable: str, values: Sequence[float]
         ok = done = 0
         rng = np.random.default_rng([seed, i, seeds, len(values)])
         while done < trials and ok < need and (done - ok) <= trials - need:
-            draw = getattr(truth, "draw", None)
-            sim = draw(an, rows, variable, values, seeds, sigma, rng) if draw else _draw(an, rows, variable, values, seeds, truth, sigma, rng)
-            ok += judge(sim) == truth.verdict
+            ok += judge(truth.draw(an, rows, variable, values, seeds, sigma, rng)) == truth.verdict
             done += 1
         right.append(ok)
         run.append(done)

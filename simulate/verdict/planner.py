@@ -150,15 +150,12 @@ def plan_design(variable: str, values: Sequence[float], n_obs: Sequence[float], 
     top = top_work = None
     capped = None
     if now < POWER:  # the range: doubling steps, then bisection (the bound grows with the range)
-        ratio = xs[-1] / xs[-2] if xs[-2] > 0 else 2.0
-        limit = MAX_STEPS
+        limit = _step_limit(xs, cap)
         if cap is not None:
-            limit = min(limit, int(math.floor(math.log(cap / xs[-1]) / math.log(ratio) + 1e-9)))
             capped = cap if limit < MAX_STEPS else None
 
         def design(steps: int) -> tuple[list[float], list[float]]:
-            grid = xs + [xs[-1] * ratio ** i for i in range(1, steps + 1)]
-            return grid, list(per_seed * seeds) + [per_seed[-1] * seeds] * steps
+            return _extended(xs, steps), list(per_seed * seeds) + [per_seed[-1] * seeds] * steps
 
         def reaches(steps: int) -> bool:
             return envelope_power(*design(steps), sigma, w_min) >= POWER
@@ -249,6 +246,21 @@ def bound_plan(rows: list[dict], ft, variables: list[str], seeds: int, work: Cal
     return checked(plan, analysis, rows, xs, sigma, lambda vals, s: work(v, vals, s), cap, w_min, trials)
 
 
+def _ratio(xs: list[float]) -> float:
+    """The grid's last step (a factor), by which a range is extended."""
+    return xs[-1] / xs[-2] if xs[-2] > 0 else 2.0
+
+
+def _step_limit(xs: list[float], cap: float | None) -> int:
+    """The most steps the range may be extended by: MAX_STEPS, and within the cap."""
+    return MAX_STEPS if cap is None else min(MAX_STEPS, int(math.floor(math.log(cap / xs[-1]) / math.log(_ratio(xs)) + 1e-9)))
+
+
+def _extended(xs: list[float], steps: int) -> list[float]:
+    """The swept values and ``steps`` more at the grid's last step."""
+    return xs + [xs[-1] * _ratio(xs) ** i for i in range(1, steps + 1)]
+
+
 def _judge(an):
     def judge(sim_rows: list[dict]) -> str:
         try:
@@ -260,7 +272,7 @@ def _judge(an):
 
 def exp_checked(plan: DesignPlan, an, rows: list[dict], xs: list[float], work: Callable[[list[float], int], float],
                 cap: float | None, trials: int | None = None) -> DesignPlan:
-    """An exp-type bound's plan (:mod:`simulate.verdict.exp_plan`): its two stories of log(1/y), simulated at 2x, 4x and
+    """An exp-type bound's plan (:mod:`simulate.verdict.exp_plan`): its stories of log(1/y), simulated at 2x, 4x and
     8x the seeds at this range and at 2, 4 and 8 more grid steps of the variable at this sweep's seeds (within the cap),
     cheapest first, at most MAX_DESIGNS; then the bisection step. None names less than the sweep has."""
     fitted = exp_stories(an, rows, plan.variable)
@@ -268,12 +280,11 @@ def exp_checked(plan: DesignPlan, an, rows: list[dict], xs: list[float], work: C
     if fitted is None or not base > 0 or len(xs) < 2:
         return replace(plan, unchecked="the exp-type stories cannot be fitted on these cells")
     stories, sigma = fitted
-    ratio = xs[-1] / xs[-2] if xs[-2] > 0 else 2.0
-    limit = MAX_STEPS if cap is None else min(MAX_STEPS, int(math.floor(math.log(cap / xs[-1]) / math.log(ratio) + 1e-9)))
+    limit = _step_limit(xs, cap)
     designs = [(xs, plan.seeds_now * f, work(xs, plan.seeds_now * f) / base) for f in (2, 4, 8)]
     for steps in sorted({min(k, limit) for k in (2, 4, 8)}):
         if steps >= 1:
-            grid = xs + [xs[-1] * ratio ** i for i in range(1, steps + 1)]
+            grid = _extended(xs, steps)
             designs.append((grid, plan.seeds_now, work(grid, plan.seeds_now) / base))
     order = sorted(designs, key=lambda d: d[2])[:MAX_DESIGNS]
     judge = _judge(an)
@@ -290,8 +301,8 @@ def checked(plan: DesignPlan, an, rows: list[dict], xs: list[float], sigma: floa
     base = work(xs, plan.seeds_now)
     if not base > 0:
         return plan
-    ratio = xs[-1] / xs[-2] if xs[-2] > 0 else 2.0
-    limit = MAX_STEPS if cap is None else min(MAX_STEPS, int(math.floor(math.log(cap / xs[-1]) / math.log(ratio) + 1e-9)))
+    ratio = _ratio(xs)
+    limit = _step_limit(xs, cap)
     designs: dict[tuple, tuple] = {}
     need = max(plan.seeds, plan.seeds_now + 1)
     for f in (1, 2, 4):
@@ -299,7 +310,7 @@ def checked(plan: DesignPlan, an, rows: list[dict], xs: list[float], sigma: floa
     first = round(math.log(plan.top / xs[-1]) / math.log(ratio)) if plan.top else limit
     for steps in sorted({min(first * f, limit) for f in (1, 2, 4)}):
         if steps >= 1:
-            grid = xs + [xs[-1] * ratio ** i for i in range(1, steps + 1)]
+            grid = _extended(xs, steps)
             designs[(len(grid), plan.seeds_now)] = (grid, plan.seeds_now, work(grid, plan.seeds_now) / base)
     order = sorted(designs.values(), key=lambda d: d[2])[:MAX_DESIGNS]
 
@@ -328,8 +339,7 @@ def _tightened(check, an, rows: list[dict], xs: list[float], seeds_now: int, sig
         steps = (len(lo.values) + len(ok.values)) // 2 - len(xs)
         if steps <= len(lo.values) - len(xs):
             return check
-        ratio = xs[-1] / xs[-2]
-        values, seeds = xs + [xs[-1] * ratio ** i for i in range(1, steps + 1)], seeds_now
+        values, seeds = _extended(xs, steps), seeds_now
     else:
         seeds = (lo.seeds + ok.seeds) // 2
         if seeds <= lo.seeds:
