@@ -137,3 +137,27 @@ def test_an_experiment_that_returns_its_trials_is_weighted_and_a_bad_count_is_a_
     assert c.record.task_status == {"ok": 23, "failed": 1}, c.record.task_status
     (f,) = c.record.failures
     assert f.kind == "UnreadableRow" and "err_trials is 2.5, not a count of trials (an integer in [1, 2^53])" in f.error
+
+
+def test_compare_and_a_csv_of_the_same_counts_give_the_same_verdict_and_reason(tmp_path, isolated_registry):
+    """One path: a measure returning ``err`` and ``err_trials`` and a CSV of the same rows with a ``trials`` column are
+    weighted alike, and give the same verdict and reason."""
+    import ibcheck
+
+    ibcheck.register(ibcheck.Claim(id="BINOM.thm.3", variables=["n"], constants=["c"], bounds=[ibcheck.Bound("err", "O", "exp(-c*n/100)")]))
+
+    def k_of(n: int, s: int) -> int:
+        rng, k = np.random.default_rng(n * 10 + s), 0
+        while k == 0:
+            k = int(rng.binomial(10_000, math.exp(-0.3 * n / 100)))
+        return k
+
+    @ibcheck.experiment("BINOM.thm.3", grid={"n": NS}, seeds=3)
+    def measure(cell, seed):
+        return {"err": k_of(int(cell["n"]), int(seed)) / 10_000, "err_trials": 10_000}
+
+    c = ibcheck.compare("BINOM.thm.3", progress=False, plan_trials=0)
+    lines = [f"{n},{s},{k_of(n, s) / 10_000!r},10000" for n in NS for s in range(3)]
+    v = ibcheck.verdict(_csv(tmp_path / "same.csv", lines), claim="BINOM.thm.3", plan_trials=0)
+    assert c.verdict == v.verdict and c.reason == v.reason, (c.reason, v.reason)
+    assert "binomial counts" in " ".join(c.results[0].analysis.notes) and "binomial counts" in " ".join(v.bounds[0].analysis.notes)
