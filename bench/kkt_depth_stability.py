@@ -32,8 +32,8 @@ from ibcheck.simulate.experiments.base import TrainedNetwork, design
 from ibcheck.simulate.experiments.kkt import FIT_POINTS, flip_objective, search_budget, trained_starts, vys22_objective
 from ibcheck.simulate.experiments.registry import EXPERIMENTS
 from ibcheck.simulate.substrate.censored import largest_radius
-from ibcheck.simulate.substrate.seeds import stream
-from ibcheck.solvers.kkt.depth import DEPTH_FACTOR, DepthInstance, bootstrap_resolution, both_step_counts, depth_classes
+from ibcheck.simulate.substrate.seeds import STREAMS_VERSION, stream
+from ibcheck.solvers.kkt.depth import DEPTH_FACTOR, DepthInstance, bootstrap_resolution, both_step_counts, depth_classes, streams_of
 from ibcheck.solvers.kkt.engine import Budget, search
 from ibcheck.solvers.kkt.flip import flip_norm
 from ibcheck.solvers.kkt.recall import RECALL_FILE, engine_fingerprint
@@ -245,15 +245,16 @@ def write(rows: list[dict]) -> list:
     every class and write recall.json (its other keys kept)."""
     fp = engine_fingerprint()
     old = json.loads(RECALL_FILE.read_text()) if RECALL_FILE.exists() else {}
-    kept = old.get("depth_instances", []) if old.get("fingerprint") == fp else []
+    same = old.get("fingerprint") == fp and streams_of(old) == STREAMS_VERSION  # the same engine, on the same data streams
+    kept = old.get("depth_instances", []) if same else []
     # rows measured against a reference at one GD step count are superseded (in git's history)
     kept = [r for r in kept if both_step_counts(r.get("reference"))]
     fresh = {_key(r) for r in rows}
     merged = [r for r in kept if _key(r) not in fresh] + rows
     classes = depth_classes(merged, {}, {}, fp)
-    keep = {k: v for k, v in old.items() if k not in ("fingerprint", "depth_instances", "depth")} if old.get("fingerprint") == fp else {}
+    keep = {k: v for k, v in old.items() if k not in ("fingerprint", "streams", "depth_instances", "depth")} if same else {}
     tmp = RECALL_FILE.with_suffix(".json.tmp")  # written whole, then renamed: a run killed mid-write keeps the last file
-    tmp.write_text(json.dumps({"fingerprint": fp, **keep, "depth_instances": merged,
+    tmp.write_text(json.dumps({"fingerprint": fp, "streams": STREAMS_VERSION, **keep, "depth_instances": merged,
                                "depth": [c.as_json() for c in classes]}, indent=1) + "\n")
     os.replace(tmp, RECALL_FILE)
     return classes

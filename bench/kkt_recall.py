@@ -43,7 +43,9 @@ from ibcheck.simulate.experiments.base import TrainedNetwork, design
 from ibcheck.simulate.experiments.kkt import flip_objective, search_budget
 from ibcheck.simulate.experiments.registry import EXPERIMENTS
 from ibcheck.simulate.substrate.data import clusters, sphere
+from ibcheck.simulate.substrate.seeds import STREAMS_VERSION
 from ibcheck.solvers.kkt.certificate import kkt_certificate
+from ibcheck.solvers.kkt.depth import streams_of
 from ibcheck.solvers.kkt.engine import Budget, search
 from ibcheck.solvers.kkt.policy import SAME_POINT_RTOL, distinct_groups, function_distance, function_probes, is_point
 from ibcheck.solvers.kkt.recall import RECALL_FILE, engine_fingerprint
@@ -326,13 +328,15 @@ def main() -> None:
     old = json.loads(RECALL_FILE.read_text()) if RECALL_FILE.exists() else {}
     kept = old.get("instances", []) if old.get("fingerprint") == fp else []
     rows = merged_rows(kept, rows)
-    depth = {k: old[k] for k in ("depth_instances", "depth") if k in old and old.get("fingerprint") == fp}  # kept as they are
-    RECALL_FILE.write_text(json.dumps({"fingerprint": fp, "instances": rows, "classes": recall_classes(rows, budgets(), fp), **depth},
+    same = old.get("fingerprint") == fp and streams_of(old) == STREAMS_VERSION
+    depth = {k: old[k] for k in ("depth_instances", "depth") if k in old and same}  # kept as they are
+    RECALL_FILE.write_text(json.dumps({"fingerprint": fp, "streams": STREAMS_VERSION, "instances": rows,
+                                       "classes": recall_classes(rows, budgets(), fp), **depth},
                                       indent=1) + "\n")
     print(f"written {RECALL_FILE}")
     if args.fixture and fixture:
         FIXTURE.parent.mkdir(parents=True, exist_ok=True)
-        np.savez(FIXTURE, **fixture)
+        np.savez(FIXTURE, streams=np.array(STREAMS_VERSION), **fixture)  # the data streams its instances were drawn with
         print(f"written {FIXTURE}")
 
 

@@ -91,3 +91,30 @@ def test_idx_reader_on_a_file_the_test_writes(tmp_path):
     (tmp_path / "bad.idx").write_bytes(b"\x01\x02\x03\x04junk")
     with pytest.raises(InputError):
         D.read_idx(str(tmp_path / "bad.idx"))
+
+
+def test_one_seed_draws_independent_streams_at_every_cell():
+    """Issue 57, item 5: the same seed at two cells draws independent numbers (streams version 2). Under version 1
+    (``default_rng(seed)`` at every cell) n = 50 and n = 100 shared their cluster means and the first cluster labels, d = 8
+    and d = 16 the first coordinates of every sphere draw and the first row of W at init."""
+    import torch
+
+    from ibcheck.simulate.substrate import data as D
+    from ibcheck.simulate.substrate.models import ModelConfig, init_model
+    from ibcheck.simulate.substrate.seeds import stream
+
+    a, b = D.clusters(8, 2, 50, seed=0), D.clusters(8, 2, 100, seed=0)
+    assert not np.allclose(a.means, b.means) and not np.array_equal(a.cluster, b.cluster[:50])
+    again = D.clusters(8, 2, 50, seed=0)  # the same cell and seed: the same draws
+    assert np.array_equal(a.X, again.X) and a.key == again.key != b.key
+    s8, s16 = D.sphere(8, 20, seed=3), D.sphere(16, 20, seed=3)
+    assert np.abs(np.corrcoef(s8.X[:, 0], s16.X[:, 0])[0, 1]) < 0.9
+    assert not np.allclose(a.sample(30, 7)[0], D.clusters(8, 2, 60, seed=0).sample(30, 7)[0][:, :8])  # fresh points too
+    w8 = init_model(ModelConfig("two-layer", width=3), 8, [0], cell=1).params["W"][0]
+    w16 = init_model(ModelConfig("two-layer", width=3), 16, [0], cell=1).params["W"][0]
+    assert not torch.allclose(w8[0] / w8[0].norm(), w16[0, :8] / w16[0, :8].norm())
+    w_other = init_model(ModelConfig("two-layer", width=3), 8, [0], cell=2).params["W"][0]  # another cell's data
+    assert not torch.allclose(w8, w_other)
+    # a stream is still the spawned child it was: SeedSequence(seed).spawn(...)[purpose], spawned again per index
+    ss = np.random.SeedSequence(5).spawn(9)[0].spawn(4)[3]
+    assert stream("test-points", 5, 3) == int(ss.generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))

@@ -10,6 +10,7 @@ import ibcheck.solvers.kkt.polish as polish
 from ibcheck.simulate.substrate.data import clusters
 from ibcheck.solvers.kkt import gram
 from ibcheck.solvers.kkt.cones import family_cone
+from tests.streams_v1 import clusters_v1
 
 
 def _group(d: int, n: int, seed: int, extra: np.ndarray | None = None):
@@ -135,7 +136,7 @@ def test_a_wall_that_binds_once_a_neuron_dies_is_found_without_the_interior_poin
 
     f = np.load(os.path.join(os.path.dirname(__file__), "data", "dead_neuron_wall.npz"))
     D, s = f["D"].astype(float), f["s"]
-    ds = clusters(1024, 8, 600, 1.0, seed=0)
+    ds = clusters_v1(1024, 8, 600, 1.0, seed=0)  # the points the fixture's cone was recorded on (streams version 1)
     _, L = polish.data_span(ds.X)
     rows = np.flatnonzero((D > 0).any(axis=1))
     out = gram.gram_cone_program(L, ds.y, D, s, rows)

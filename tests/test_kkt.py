@@ -75,11 +75,11 @@ def test_global_value_bounds_every_kkt_point_and_dual_check():
     and a non-global KKT point found by the search is flagged by the dual check."""
     from ibcheck.simulate.substrate.data import sphere
 
-    ds = sphere(2, 8, seed=2)
+    ds = sphere(2, 8, seed=1)  # an instance where 8 starts reach both a global and a non-global KKT point (5 and 2)
     X, y = ds.X, ds.y
     g = global_max_margin(X, y)
     assert g.status == "optimal" and g.n_blocks >= 1
-    rng = np.random.default_rng(2)
+    rng = np.random.default_rng(1)
     res = kkt_search(X, y, [(f"r{i}", random_start(2, 6, rng)) for i in range(8)])
     kkt = [r for r in res if r.certificate.is_kkt(1e-5)]
     assert kkt

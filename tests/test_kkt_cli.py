@@ -4,7 +4,7 @@ import pytest
 
 
 def test_kkt_json_contract(cli, tmp_path):
-    res = cli("kkt", "--setting", "sphere", "--d", "2", "--n", "8", "--width", "6", "--starts", "8", "--global", "--seed", "2",
+    res = cli("kkt", "--setting", "sphere", "--d", "2", "--n", "8", "--width", "6", "--starts", "8", "--global", "--seed", "3",
               "--out", str(tmp_path / "k"), "--json", check_rc=0)
     rep = json.loads(res.stdout)
     assert rep["global"]["status"] == "optimal" and rep["global"]["value"] > 0

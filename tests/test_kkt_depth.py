@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from ibcheck.simulate.substrate.seeds import STREAMS_VERSION
 from ibcheck.simulate.verdict.kkt import KKTCell, every_point_searched
 from ibcheck.solvers.kkt import depth as depth_mod
 from ibcheck.solvers.kkt import recall as recall_mod
@@ -67,10 +68,11 @@ def _row(seed: int, ratio: float = 1.0, stopped: bool = True, deep: bool = True,
     return {**inst.as_json(), "budget": BUDGET, "reference": reference}
 
 
-def _write(tmp_path, rows, fingerprint=None) -> None:
+def _write(tmp_path, rows, fingerprint=None, streams=STREAMS_VERSION) -> None:
     fp = fingerprint or recall_mod.engine_fingerprint()
     classes = depth_classes(rows, BUDGET, REFERENCE, fp)
-    (tmp_path / "recall.json").write_text(json.dumps({"fingerprint": fp, "depth_instances": rows,
+    stamp = {} if streams is None else {"streams": streams}  # None: a file written before the streams were per cell
+    (tmp_path / "recall.json").write_text(json.dumps({"fingerprint": fp, **stamp, "depth_instances": rows,
                                                       "depth": [c.as_json() for c in classes]}))
 
 
@@ -148,6 +150,11 @@ def test_a_cell_counts_only_where_its_running_extremum_stopped_and_its_class_is_
     _write(tmp_path, [_row(s) for s in range(30)], fingerprint="0" * 16)  # stale
     assert "stale" in (every_point_searched((stopped,)) or "")
     assert depth_mod.load_depth(tmp_path / "recall.json")[0].fingerprint == "0" * 16
+    for old in (None, STREAMS_VERSION - 1):  # measured on other data streams (the same seeds drew other samples): stale
+        _write(tmp_path, [_row(s) for s in range(30)], streams=old)
+        assert "other random streams (stale" in (every_point_searched((stopped,)) or "")
+        assert depth_mod.reference_values("clusters", 512, 8, 312, (0,), "universal_flip_norm", tmp_path / "recall.json",
+                                          streams=STREAMS_VERSION) == (None,)
 
 
 def test_test_error_is_judged_on_its_own_running_extremum(tmp_path, monkeypatch):

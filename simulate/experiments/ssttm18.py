@@ -8,7 +8,7 @@ import numpy as np
 
 from ibcheck.simulate.experiments.base import GaussianModel, design
 from ibcheck.simulate.substrate.censored import AtLeast
-from ibcheck.simulate.substrate.seeds import rng
+from ibcheck.simulate.substrate.seeds import cell_key, rng
 
 
 def measure_ssttm18(cell: dict, seed: int) -> dict:
@@ -26,7 +26,7 @@ def measure_ssttm18(cell: dict, seed: int) -> dict:
     d = int(cell["d"])
     p = design(GaussianModel, cell)
     eps, sigma = p.eps, p.sigma_scale * d ** 0.25
-    gen = rng("claim-measure", seed, 6)
+    gen = rng("claim-measure", seed, 6, cell_key("ssttm18", tuple(sorted(cell.items()))))  # per (cell, seed)
     theta = gen.standard_normal(d)
     theta *= math.sqrt(d) / np.linalg.norm(theta)
     xi = gen.standard_normal(d)

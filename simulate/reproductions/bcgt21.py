@@ -8,7 +8,7 @@ from ibcheck.simulate.report.figures import series_figure
 from ibcheck.simulate.reproductions.criteria import AtLeast, Judged, Measured, Reported
 from ibcheck.simulate.substrate.data import sphere_points
 from ibcheck.simulate.substrate.one_step import flip_along_gradient
-from ibcheck.simulate.substrate.seeds import rng
+from ibcheck.simulate.substrate.seeds import cell_key, rng
 
 
 def measure(quick: bool) -> Measured:
@@ -25,7 +25,7 @@ def measure(quick: bool) -> Measured:
             for k in grid_k:
                 for s in range(2):
                     net = random_networks(ModelConfig("random-net", width=k, activation=act), d, [s])[0]
-                    eta, norm = flip_along_gradient(net, sphere_points(pts, d, rng("reproduction", s, 3)))
+                    eta, norm = flip_along_gradient(net, sphere_points(pts, d, rng("reproduction", s, 3, cell_key("bcgt21", d, k))))
                     fin = np.isfinite(eta)
                     within.append(float(np.mean(eta <= 20)))
                     rows_eta.append({"d": d, "k": k, "seed": s, "value": float(np.median(eta[fin])) if fin.any() else float("inf")})

@@ -4,6 +4,10 @@ Each generator returns a :class:`Dataset` (numpy float64): training inputs and l
 and a ``sampler`` that draws fresh test points from the same distribution. Generators
 that have latent structure keep it: the cluster means, the training noise vectors and the
 cluster index of every point (needed by the feature decomposition of LPLL25).
+
+Every dataset draws from its own stream per (arguments, seed): ``seeds.rng("training-data", seed, key)`` with
+``key = seeds.cell_key(kind, ...)`` over the generator's arguments, and its fresh points mix the same key into the
+seed they are given. So one seed at two cells (n = 50 and n = 100, or d = 8 and d = 16) draws independent data.
 """
 from __future__ import annotations
 
@@ -15,6 +19,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from ibcheck.simulate.substrate.seeds import cell_key
+from ibcheck.simulate.substrate.seeds import rng as stream_rng
 from ibcheck.theory.argtypes import refused
 from ibcheck.theory.errors import InputError
 
@@ -41,6 +47,7 @@ class Dataset:
     J_plus: tuple[int, ...] = ()
     info: dict = field(default_factory=dict)
     sampler: Callable[[int, np.random.Generator], tuple[np.ndarray, np.ndarray]] | None = None
+    key: int = 0  # the cell key its draws were made under (seeds.cell_key of its arguments)
 
     @property
     def n(self) -> int:
@@ -50,11 +57,20 @@ class Dataset:
     def d(self) -> int:
         return self.X.shape[1]
 
-    def sample(self, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-        """Fresh points from the same distribution (a held-out split for real data)."""
+    def sample(self, n: int, seed: int | np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """Fresh points from the same distribution (a held-out split for real data), from ``seed`` and this dataset's
+        own key: the same ``seed`` at another cell draws other points."""
         if self.sampler is None:
             raise InputError(f"data kind {self.kind} has no sampler for fresh test points")
-        return self.sampler(n, np.random.default_rng(seed))
+        if isinstance(seed, np.random.Generator):  # a generator the caller owns: drawn from as it stands
+            return self.sampler(n, seed)
+        return self.sampler(n, np.random.default_rng(np.random.SeedSequence((int(seed), int(self.key)))))
+
+
+def _stream(seed: int, *parts) -> tuple[np.random.Generator, int]:
+    """(the generator, the key) of a dataset drawn with ``seed`` at the cell ``parts`` (its kind and arguments)."""
+    key = cell_key(*parts)
+    return stream_rng("training-data", int(seed), key), key
 
 
 def _positive_int(name: str, v, low: int = 1) -> int:
@@ -131,7 +147,7 @@ def clusters(d: int, k: int, n: int, sigma: float = 1.0, seed: int = 0, orthogon
     sigma = float(sigma)
     if not np.isfinite(sigma) or sigma < 0:
         raise refused("sigma", sigma, "is out of range: must be a number >= 0")
-    rng = np.random.default_rng(seed)
+    rng, key = _stream(seed, "clusters", d, k, n, sigma, orthogonal, parse_split(k, split), multiclass)
     means = cluster_means(d, k, rng, orthogonal)
     J = parse_split(k, split)
     label_of = np.where(np.isin(np.arange(k), J), 1.0, -1.0)
@@ -151,7 +167,7 @@ def clusters(d: int, k: int, n: int, sigma: float = 1.0, seed: int = 0, orthogon
         X=means[c] + xi, y=(c.astype(np.int64) if multiclass else label_of[c]), kind="clusters",
         multiclass=multiclass, n_classes=k if multiclass else 2, means=means, noise=xi, cluster=c, J_plus=J,
         info={"max_abs_cos_means": max_abs_cosine(means), "orthogonal": orthogonal, "sigma": sigma, "J_plus": list(J)},
-        sampler=sampler,
+        sampler=sampler, key=key,
     )
 
 
@@ -168,19 +184,19 @@ def balanced_labels(m: int, r: np.random.Generator) -> np.ndarray:
 def sphere(d: int, n: int, seed: int = 0) -> Dataset:
     """VYS22.exp: uniform points on the sphere of radius sqrt(d) with balanced random labels."""
     d, n = _positive_int("d", d), _positive_int("n", n)
-    rng = np.random.default_rng(seed)
+    rng, key = _stream(seed, "sphere", d, n)
     X = sphere_points(n, d, rng)
     G = X @ X.T
     np.fill_diagonal(G, 0.0)
     return Dataset(X=X, y=balanced_labels(n, rng), kind="sphere",
                    info={"max_ip": float(np.abs(G).max()) if n > 1 else 0.0},
-                   sampler=lambda m, r: (sphere_points(m, d, r), balanced_labels(m, r)))
+                   sampler=lambda m, r: (sphere_points(m, d, r), balanced_labels(m, r)), key=key)
 
 
 def gaussian(d: int, n: int, sigma: float = 1.0, seed: int = 0) -> Dataset:
     """SSTTM18.def.gaussian: y uniform on {-1,+1}, ``x ~ N(y theta*, sigma^2 I)``, ``||theta*|| = sqrt(d)``."""
     d, n, sigma = _positive_int("d", d), _positive_int("n", n), _positive("sigma", sigma)
-    rng = np.random.default_rng(seed)
+    rng, key = _stream(seed, "gaussian", d, n, sigma)
     theta = sphere_points(1, d, rng)[0]
 
     def draw(m, r):
@@ -188,7 +204,7 @@ def gaussian(d: int, n: int, sigma: float = 1.0, seed: int = 0) -> Dataset:
         return y[:, None] * theta + sigma * r.standard_normal((m, d)), y
 
     X, y = draw(n, rng)
-    return Dataset(X=X, y=y, kind="gaussian", info={"theta_star": theta, "sigma": sigma}, sampler=draw)
+    return Dataset(X=X, y=y, kind="gaussian", info={"theta_star": theta, "sigma": sigma}, sampler=draw, key=key)
 
 
 def bernoulli(d: int, n: int, tau: float = 0.1, seed: int = 0) -> Dataset:
@@ -196,7 +212,7 @@ def bernoulli(d: int, n: int, tau: float = 0.1, seed: int = 0) -> Dataset:
     d, n = _positive_int("d", d), _positive_int("n", n)
     if not (0 < tau <= 0.5):
         raise refused("tau", tau, "is out of range: must be a number in (0, 0.5]")
-    rng = np.random.default_rng(seed)
+    rng, key = _stream(seed, "bernoulli", d, n, tau)
     theta = rng.choice([-1.0, 1.0], size=d)
 
     def draw(m, r):
@@ -205,13 +221,13 @@ def bernoulli(d: int, n: int, tau: float = 0.1, seed: int = 0) -> Dataset:
         return np.where(agree, 1.0, -1.0) * y[:, None] * theta, y
 
     X, y = draw(n, rng)
-    return Dataset(X=X, y=y, kind="bernoulli", info={"theta_star": theta, "tau": tau}, sampler=draw)
+    return Dataset(X=X, y=y, kind="bernoulli", info={"theta_star": theta, "tau": tau}, sampler=draw, key=key)
 
 
 def separable(d: int, n: int, gap: float = 1.0, seed: int = 0) -> Dataset:
     """SHNGS18: Gaussian inputs labelled by a random direction w*, pushed apart by ``gap`` along w*."""
     d, n, gap = _positive_int("d", d), _positive_int("n", n), _positive("gap", gap)
-    rng = np.random.default_rng(seed)
+    rng, key = _stream(seed, "separable", d, n, gap)
     w = rng.standard_normal(d)
     w /= np.linalg.norm(w)
 
@@ -221,20 +237,20 @@ def separable(d: int, n: int, gap: float = 1.0, seed: int = 0) -> Dataset:
         return X + (gap / 2) * y[:, None] * w, y
 
     X, y = draw(n, rng)
-    return Dataset(X=X, y=y, kind="separable", info={"w_star": w, "gap": gap}, sampler=draw)
+    return Dataset(X=X, y=y, kind="separable", info={"w_star": w, "gap": gap}, sampler=draw, key=key)
 
 
 def random_net_inputs(d: int, n: int, seed: int = 0) -> Dataset:
     """BCGT21: inputs on the sphere of radius sqrt(d); labels are set later by the network's sign."""
     d, n = _positive_int("d", d), _positive_int("n", n)
-    rng = np.random.default_rng(seed)
+    rng, key = _stream(seed, "random-net-inputs", d, n)
     X = sphere_points(n, d, rng)
-    return Dataset(X=X, y=np.ones(n), kind="sphere", sampler=lambda m, r: (sphere_points(m, d, r), np.ones(m)))
+    return Dataset(X=X, y=np.ones(n), kind="sphere", sampler=lambda m, r: (sphere_points(m, d, r), np.ones(m)), key=key)
 
 
 def _split_real(X, y, n, seed, kind, multiclass, n_classes, info):
     """A deterministic train subset of size n; the rest is the held-out pool the sampler draws from."""
-    rng = np.random.default_rng(seed)
+    rng, key = _stream(seed, kind, len(X), n, multiclass, tuple(info.get("J_plus", ())))
     order = rng.permutation(len(X))
     if n > len(X) - 1:
         raise refused("n", n, f"is out of range: {kind} has {len(X)} images, n must be at most {len(X) - 1}")
@@ -244,7 +260,8 @@ def _split_real(X, y, n, seed, kind, multiclass, n_classes, info):
         idx = te if m >= len(te) else r.choice(te, size=m, replace=False)
         return X[idx], y[idx]
 
-    return Dataset(X=X[tr], y=y[tr], kind=kind, multiclass=multiclass, n_classes=n_classes, info=info, sampler=sampler)
+    return Dataset(X=X[tr], y=y[tr], kind=kind, multiclass=multiclass, n_classes=n_classes, info=info, sampler=sampler,
+                   key=key)
 
 
 def digits(n: int = 1000, seed: int = 0, split: str | Sequence[int] | None = "odd", multiclass: bool = False) -> Dataset:

@@ -17,7 +17,7 @@ from typing import Literal
 import numpy as np
 import torch
 
-from ibcheck.simulate.substrate.seeds import rng
+from ibcheck.simulate.substrate.seeds import cell_key, rng, stream
 from ibcheck.solvers.networks import LinearClassifier, MulticlassReLU, RandomNet, TwoLayerReLU
 from ibcheck.theory.argtypes import refused, require_bool, require_float, require_int
 
@@ -59,9 +59,18 @@ def _gen(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(int(seed))
 
 
-def _normal(shape, std: float, seeds, offset: int) -> torch.Tensor:
-    """Per-seed normal draws (float64, CPU), reproducible whatever the number of seeds."""
-    return torch.stack([torch.randn(shape, generator=_gen(1_000_003 * s + offset), dtype=torch.float64) * std for s in seeds])
+def init_key(cfg: ModelConfig, d: int, n_classes: int = 2, cell: int = 0) -> int:
+    """The cell key of an initialization: the model's own arguments, the input dimension and ``cell`` (the key of
+    the data it is trained on, :attr:`Dataset.key`). The optimizer's settings (step, steps) are not in it: a run
+    with half the step starts from the same draws, so the halving check compares like with like."""
+    return cell_key("init", cfg.setting, cfg.width, cfg.init_scale, cfg.bias, cfg.activation, d, n_classes, cell)
+
+
+def _normal(shape, std: float, seeds, offset: int, key: int) -> torch.Tensor:
+    """Per-seed normal draws (float64, CPU), reproducible whatever the number of seeds, from the stream
+    ``("model-init", seed, offset, key)``: independent per (cell, seed) and per tensor."""
+    return torch.stack([torch.randn(shape, generator=_gen(stream("model-init", s, offset, key)), dtype=torch.float64) * std
+                        for s in seeds])
 
 
 class _Base:
@@ -286,7 +295,7 @@ class Linear(_Base):
         return [LinearClassifier(w=w[s].copy()) for s in range(w.shape[0])]
 
 
-def init_model(cfg: ModelConfig, d: int, seeds: list[int], n_classes: int = 2):
+def init_model(cfg: ModelConfig, d: int, seeds: list[int], n_classes: int = 2, cell: int = 0):
     """The paper initializations, per seed (reproducible whatever S is).
 
     * ``fa`` (LPLL25.def.net): ``w ~ N(0, s^2 I/d)``, ``b ~ N(0, s^2/d^2)``, ``a = +-1/m`` fixed;
@@ -294,32 +303,36 @@ def init_model(cfg: ModelConfig, d: int, seeds: list[int], n_classes: int = 2):
     * ``multiclass``: ``w ~ N(0, s^2 I/d)``, ``h = m`` neurons per class;
     * ``linear``: ``w ~ N(0, s^2 I/d)``;
     * ``random-net`` (BCGT21.def.net): ``w ~ N(0, I/d)``, ``a`` uniform on {-1, +1}.
+
+    The draws are per (cell, seed): :func:`init_key` of the model, ``d`` and ``cell`` (the data's key).
     """
     s = cfg.init_scale
+    key = init_key(cfg, d, n_classes, cell)
     if cfg.setting == "fa":
-        W = _normal((2 * cfg.width, d), s / np.sqrt(d), seeds, 1)
-        b = _normal((2 * cfg.width,), s / d, seeds, 2)
+        W = _normal((2 * cfg.width, d), s / np.sqrt(d), seeds, 1, key)
+        b = _normal((2 * cfg.width,), s / d, seeds, 2, key)
         a = torch.cat([torch.full((cfg.width,), 1.0 / cfg.width, dtype=torch.float64), torch.full((cfg.width,), -1.0 / cfg.width, dtype=torch.float64)])
         return TwoLayer(W, b, a.expand(len(seeds), -1).clone(), train_a=False, kind="fa")
     if cfg.setting == "two-layer":
-        W = _normal((cfg.width, d), s / np.sqrt(d), seeds, 1)
-        b = _normal((cfg.width,), s / d, seeds, 2) if cfg.bias else None
-        a = _normal((cfg.width,), s / np.sqrt(cfg.width), seeds, 3)
+        W = _normal((cfg.width, d), s / np.sqrt(d), seeds, 1, key)
+        b = _normal((cfg.width,), s / d, seeds, 2, key) if cfg.bias else None
+        a = _normal((cfg.width,), s / np.sqrt(cfg.width), seeds, 3, key)
         return TwoLayer(W, b, a, train_a=True, kind="two-layer")
     if cfg.setting == "multiclass":
         if n_classes < 2:
             raise refused("setting", "multiclass", "needs a k-class task (k >= 2)")
-        return Multiclass(_normal((n_classes * cfg.width, d), s / np.sqrt(d), seeds, 1), n_classes)
+        return Multiclass(_normal((n_classes * cfg.width, d), s / np.sqrt(d), seeds, 1, key), n_classes)
     if cfg.setting == "linear":
-        return Linear(_normal((d,), s / np.sqrt(d), seeds, 1))
+        return Linear(_normal((d,), s / np.sqrt(d), seeds, 1, key))
     raise refused("setting", cfg.setting, "is not trainable")
 
 
-def random_networks(cfg: ModelConfig, d: int, seeds: list[int]) -> list[RandomNet]:
-    """BCGT21.def.net: one random network of width m per seed."""
-    W = _normal((cfg.width, d), 1 / np.sqrt(d), seeds, 1).numpy()
+def random_networks(cfg: ModelConfig, d: int, seeds: list[int], cell: int = 0) -> list[RandomNet]:
+    """BCGT21.def.net: one random network of width m per seed, per (cell, seed) as :func:`init_model`'s draws."""
+    key = init_key(cfg, d, 2, cell)
+    W = _normal((cfg.width, d), 1 / np.sqrt(d), seeds, 1, key).numpy()
     out = []
     for i, s in enumerate(seeds):
-        g = rng("model-init", s)
+        g = rng("model-init", s, 4, key)
         out.append(RandomNet(W=W[i], a=g.choice([-1.0, 1.0], size=cfg.width), activation=cfg.activation))
     return out

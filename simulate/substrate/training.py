@@ -14,7 +14,7 @@ import torch
 from ibcheck.simulate.substrate import data as D
 from ibcheck.simulate.substrate.config import DataConfig, RunConfig, make_dataset
 from ibcheck.simulate.substrate.measure import feature_statistics, test_accuracy
-from ibcheck.simulate.substrate.models import init_model, random_networks
+from ibcheck.simulate.substrate.models import init_key, init_model, random_networks
 from ibcheck.simulate.substrate.one_step import input_gradients
 from ibcheck.simulate.substrate.rundir import Run
 from ibcheck.simulate.substrate.seeds import stream
@@ -42,7 +42,7 @@ def run(cfg: RunConfig) -> Run:
         return _random_net_run(cfg, datasets[0], seeds)
     multiclass = cfg.setting == "multiclass"
     X, y = _to_torch(datasets, cfg.train.torch_dtype, device, multiclass)
-    model = init_model(cfg.model, ds0.d, seeds, n_classes=ds0.n_classes if multiclass else 2).to(device, cfg.train.torch_dtype)
+    model = init_model(cfg.model, ds0.d, seeds, n_classes=ds0.n_classes if multiclass else 2, cell=ds0.key).to(device, cfg.train.torch_dtype)
     res: TrainResult = train(model, X, y, cfg.train, cfg.learning_rate(), seeds)
     nets = res.networks()
     W0 = res.init_W
@@ -55,7 +55,7 @@ def run(cfg: RunConfig) -> Run:
 
 
 def _measure(cfg: RunConfig, seed: int, net, W0, ds: D.Dataset, final: dict) -> dict:
-    Xte, yte = ds.sample(cfg.data.n_test, stream("test-points", seed))
+    Xte, yte = ds.sample(cfg.data.n_test, stream("test-points", seed, init_key(cfg.model, ds.d, ds.n_classes, ds.key)))
     red = "log10_loss_mean" if cfg.train.reduction == "mean" else "log10_loss_sum"
     row = {
         "seed": seed, "status": final["status"], "status_step": final["status_step"],
@@ -81,7 +81,7 @@ def _measure(cfg: RunConfig, seed: int, net, W0, ds: D.Dataset, final: dict) -> 
 
 def _random_net_run(cfg: RunConfig, ds: D.Dataset, seeds: list[int]) -> Run:
     """BCGT21: draw the networks; measure |f(x)| and ||grad f(x)|| on the inputs (BCGT21.facts)."""
-    nets = random_networks(cfg.model, ds.d, seeds)
+    nets = random_networks(cfg.model, ds.d, seeds, cell=ds.key)
     summary = []
     for s, net in zip(seeds, nets):
         f = net.forward(ds.X)

@@ -16,6 +16,7 @@ from typing import Mapping, Sequence
 
 from ibcheck.simulate.experiments.base import Row
 from ibcheck.simulate.substrate.censored import decode
+from ibcheck.simulate.substrate.seeds import STREAMS_VERSION
 from ibcheck.simulate.verdict.analysis import BoundAnalysis
 from ibcheck.simulate.verdict.rules import UPPER, Verdict, combine
 from ibcheck.solvers.binomial import upper_confidence
@@ -131,7 +132,8 @@ class KKTCell:
         if self.budget is None or "d" not in self.cell or (self.kind == "clusters" and "k" not in self.cell):
             return None, "no depth stability for this cell (no budget recorded, or no d and k)"
         k = int(self.cell["k"]) if self.kind == "clusters" else 0
-        return depth_record_for(int(self.cell["d"]), k, self.n, canonical(quantity), dict(self.budget), self.kind)
+        return depth_record_for(int(self.cell["d"]), k, self.n, canonical(quantity), dict(self.budget), self.kind,
+                                streams=STREAMS_VERSION)
 
     @property
     def searched(self) -> bool:
@@ -262,7 +264,7 @@ def kkt_cells(rows: list[Row], cell_vars: list[str]) -> tuple[KKTCell, ...]:
         c = out[-1]
         if c.budget is not None and "d" in cell and (c.kind != "clusters" or "k" in cell):
             refs = reference_values(c.kind, int(cell["d"]), int(cell["k"]) if c.kind == "clusters" else 0, c.n, c.seeds,
-                                    "universal_flip_norm")
+                                    "universal_flip_norm", streams=STREAMS_VERSION)
             out[-1] = replace(c, references=refs, depth_note=c.depth("universal_flip_norm")[1])
     return tuple(out)
 

@@ -246,25 +246,36 @@ def _instance(r: dict) -> DepthInstance:
     return DepthInstance(**{k: v for k, v in r.items() if k in _FIELDS})
 
 
-def load_depth(path: Path | None = None) -> list[DepthRecord]:
-    """Every depth record in ``path`` (default :data:`.recall.RECALL_FILE`; none when the file is missing or holds none)."""
+def streams_of(data: dict) -> int:
+    """The version of the data streams a recall file's instances were drawn with (1 where it names none: the files
+    written before the streams were per (cell, seed)). The solvers never draw data: the caller that does (simulate's
+    ``seeds.STREAMS_VERSION``) passes its own version, and a file of another version reads as stale."""
+    return int(data.get("streams", 1))
+
+
+def load_depth(path: Path | None = None, streams: int | None = None) -> list[DepthRecord]:
+    """Every depth record in ``path`` (default :data:`.recall.RECALL_FILE`; none when the file is missing or holds none,
+    or, given ``streams``, when its instances were drawn with other data streams)."""
     path = _file(path)
     if not path.exists():
         return []
     data = json.loads(path.read_text())
+    if streams is not None and streams_of(data) != int(streams):
+        return []
     fields = set(DepthRecord.__dataclass_fields__)
     return [DepthRecord(**{k: v for k, v in r.items() if k in fields}) for r in data.get("depth", [])]
 
 
-def reference_values(kind: str, d: int, k: int, n: int | None, seeds, quantity: str, path: Path | None = None
-                     ) -> tuple[float | None, ...]:
+def reference_values(kind: str, d: int, k: int, n: int | None, seeds, quantity: str, path: Path | None = None,
+                     streams: int | None = None) -> tuple[float | None, ...]:
     """Per seed: the reference search's extremum of ``quantity`` on the instance (kind, d, k, n, seed) measured by the
-    current engine (None where none is on record): what the report draws beside a sample's running extremum."""
+    current engine (None where none is on record, or where the file's data streams are not ``streams``): what the
+    report draws beside a sample's running extremum."""
     path = _file(path)
     if not path.exists():
         return tuple(None for _ in seeds)
     data = json.loads(path.read_text())
-    if data.get("fingerprint") != engine_fingerprint():
+    if data.get("fingerprint") != engine_fingerprint() or (streams is not None and streams_of(data) != int(streams)):
         return tuple(None for _ in seeds)
     at = {int(r["seed"]): float(r["reference_value"]) for r in data.get("depth_instances", [])
           if r.get("kind") == kind and int(r["d"]) == int(d) and int(r["k"]) == int(k) and (n is None or int(r["n"]) == int(n))
@@ -273,11 +284,15 @@ def reference_values(kind: str, d: int, k: int, n: int | None, seeds, quantity: 
 
 
 def depth_record_for(d: int, k: int, n: int | None, quantity: str, budget: dict, kind: str = "clusters",
-                     path: Path | None = None) -> tuple[DepthRecord | None, str]:
+                     path: Path | None = None, streams: int | None = None) -> tuple[DepthRecord | None, str]:
     """(the depth record, how it was read) for a cell at (d, k, n) whose samples were searched under ``budget``, for a
-    claim bounding ``quantity``; None with the reason where no record of the current engine covers it."""
+    claim bounding ``quantity``; None with the reason where no record of the current engine (and, given ``streams``,
+    of those data streams) covers it."""
     recs = load_depth(path)
     what = f"k = {k}" if kind == "clusters" else f"{kind} data"
+    if recs and streams is not None and not load_depth(path, streams):
+        return None, ("the depth stability on record was measured on data drawn with other random streams (stale; run "
+                      "bench/kkt_recall.py --depth)")
     if not recs:
         return None, "no depth stability measured (run bench/kkt_recall.py)"
     same = [r for r in recs if r.kind == kind and (kind != "clusters" or r.k == int(k)) and r.quantity == quantity]
@@ -299,4 +314,4 @@ def depth_record_for(d: int, k: int, n: int | None, quantity: str, budget: dict,
 
 
 __all__ = ["DEPTH_FACTOR", "WITHIN_MIN", "DepthInstance", "DepthRecord", "threshold", "ratio", "bootstrap_resolution",
-           "both_step_counts", "depth_classes", "load_depth", "depth_record_for", "reference_values"]
+           "both_step_counts", "depth_classes", "load_depth", "depth_record_for", "reference_values", "streams_of"]
