@@ -222,9 +222,11 @@ def measured(task: tuple, budget_json: dict, instances: list[dict], reference: d
 
 
 def on_record() -> list[dict]:
-    """The depth instances on record for this engine (none where recall.json's fingerprint is another engine's)."""
+    """The depth instances on record for this engine and these data streams (none where recall.json's fingerprint is
+    another engine's, or its instances were drawn with other streams: the same seeds name other samples there)."""
     old = json.loads(RECALL_FILE.read_text()) if RECALL_FILE.exists() else {}
-    return old.get("depth_instances", []) if old.get("fingerprint") == engine_fingerprint() else []
+    same = old.get("fingerprint") == engine_fingerprint() and streams_of(old) == STREAMS_VERSION
+    return old.get("depth_instances", []) if same else []
 
 
 def _show(rows: list[dict]) -> None:

@@ -496,6 +496,7 @@ def test_the_recall_on_record_was_measured_with_this_engine():
     data = json.loads(RECALL_FILE.read_text())
     assert data["fingerprint"] == engine_fingerprint()
     assert {c["fingerprint"] for c in data["depth"]} == {engine_fingerprint()}
+    assert data.get("streams") == STREAMS_VERSION  # ... on data drawn with this version's random streams
 
 
 def test_with_an_objective_the_search_runs_by_the_record_rule():
@@ -518,3 +519,43 @@ def test_with_an_objective_the_search_runs_by_the_record_rule():
     deep = search(ds.X, ds.y, ds.cluster, (), replace(budget, starts_min=80, starts_max=100), seed=3, objective=obj)
     assert len(deep.order) >= 80  # a reference's depth: at least starts_min starts before the rule may stop
     assert {s.split(":")[0] for s in deep.sources} >= {"cone", "cover"}  # every source counted in search order
+
+
+def test_a_time_cap_ends_a_gd_run_inside_it():
+    """Issue 58, item 4: a GD start checks the cap every CLOCK_EVERY steps, so a search under contention does not run a
+    whole start (1.5 s alone at n = d = 1000) past its cap; without a deadline, or before it, the run is unchanged."""
+    import time
+
+    from ibcheck.solvers.kkt.gd import gd_pattern, inits
+    from ibcheck.solvers.kkt.polish import data_span
+
+    ds = clusters(16, 4, 24, 1.0, seed=0)
+    Q, L = data_span(ds.X, True)
+    init = inits(Q, ds.X, ds.cluster, ds.y, 1, np.random.default_rng(0), True, None)[0]
+    assert gd_pattern(L, ds.y, init, steps=300, deadline=time.perf_counter() - 1.0) is None  # past the cap: no pattern
+    D, s = gd_pattern(L, ds.y, init, steps=300)
+    D2, s2 = gd_pattern(L, ds.y, init, steps=300, deadline=time.perf_counter() + 3600.0)
+    assert np.array_equal(D, D2) and np.array_equal(s, s2)
+
+
+def test_the_clock_does_not_begin_a_start_it_would_not_finish(monkeypatch):
+    """Issue 58, item 4: a capped search stops once the time spent plus the longest start so far would pass the cap;
+    uncapped, the clock never stops it (which is why its file is not in the engine's fingerprint)."""
+    from ibcheck.solvers.kkt import clock as clock_mod
+
+    now = [100.0]
+    monkeypatch.setattr(clock_mod.time, "perf_counter", lambda: now[0])
+    c = clock_mod.Clock(10.0)
+    assert c.deadline == 110.0
+    now[0] = 101.0
+    assert not c.passed()  # 1 s spent, the longest start 1 s: 2 <= 10
+    now[0] = 105.0
+    assert not c.passed()  # 5 s spent, the longest start 4 s: 9 <= 10
+    now[0] = 106.5
+    assert c.passed()  # 6.5 s spent and a start may take 4 s: 10.5 > 10, the cap would pass inside the next start
+    free = clock_mod.Clock(None)
+    now[0] = 1e9
+    assert not free.passed() and free.deadline is None
+    from ibcheck.solvers.kkt.recall import ENGINE_SOURCES
+
+    assert "clock.py" not in ENGINE_SOURCES

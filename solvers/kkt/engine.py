@@ -41,6 +41,7 @@ import numpy as np
 
 from ..networks import TwoLayerReLU
 from .certificate import kkt_certificate
+from .clock import Clock
 from .cones import cluster_labels, partition_cones, partition_count, sub_averaging_cones
 from .gd import cover_inits, gd_pattern, inits, random_covers
 from .moves import pattern_moves
@@ -223,10 +224,11 @@ def _with_trace(c: Candidate, trace: str) -> Candidate:
     return replace(c, trace=trace)
 
 
-def _patterns(X, y, cluster, starts, budget: Budget, span, rng, gd_inits: list) -> Iterator[tuple[str, np.ndarray, np.ndarray]]:
+def _patterns(X, y, cluster, starts, budget: Budget, span, rng, gd_inits: list, deadline: float | None = None
+              ) -> Iterator[tuple[str, np.ndarray, np.ndarray]]:
     """Every pattern the search starts from: the given networks', the cluster-level cones, GD's from the cover starts,
     then GD's from the first ``budget.gd`` of ``gd_inits``, then SLSQP's (in that order), each computed when it is
-    reached (a time cap stops the GD runs too)."""
+    reached (a time cap stops the GD runs too: a run past ``deadline`` is abandoned and the patterns end there)."""
     Q, L = span
     for name, net in starts:
         Xt = np.hstack([X, np.ones((len(X), 1))]) if net.b is not None else X
@@ -242,11 +244,13 @@ def _patterns(X, y, cluster, starts, budget: Budget, span, rng, gd_inits: list) 
                 yield from ((f"cone:{n}", D, s) for n, D, s in sub_averaging_cones(remap, labels))
     if labels is not None and budget.covers:
         for init in cover_inits(Q, X, cluster, y, budget.covers, rng):
-            D, s = gd_pattern(L, y, init, steps=budget.gd_steps)
-            yield init.name, D, s
+            if (got := gd_pattern(L, y, init, steps=budget.gd_steps, deadline=deadline)) is None:
+                return
+            yield init.name, *got
     for init in gd_inits[:budget.gd]:
-        D, s = gd_pattern(L, y, init, steps=budget.gd_steps)
-        yield init.name, D, s
+        if (got := gd_pattern(L, y, init, steps=budget.gd_steps, deadline=deadline)) is None:
+            return
+        yield init.name, *got
     m = 2 * (len(np.unique(cluster)) if cluster is not None else (budget.width or 2 * max(int(np.sqrt(len(X))), 2)))
     if budget.slsqp and m * (L.shape[1] + 1) <= SLSQP_MAX:
         from .search import random_start, slsqp  # heavy: scipy.optimize (loaded on first use)
@@ -283,7 +287,7 @@ def search(X: np.ndarray, y: np.ndarray, cluster: np.ndarray | None = None, star
     run = _Run(X, y, budget, data_span(X, True), objective, progress, status)
     more = max(budget.gd, budget.gd_max or 0, budget.starts_max or 0) if objective is not None else max(budget.gd, budget.gd_max or 0)
     gd_inits = inits(run.span[0], X, cluster, y, more, rng, True, budget.width)
-    run.planned(_patterns(X, y, cluster, tuple(starts), budget, run.span, rng, gd_inits))
+    run.planned(_patterns(X, y, cluster, tuple(starts), budget, run.span, rng, gd_inits, run.deadline))
     if run.complete and objective is not None:
         run.climb(cluster, rng)
         run.to_records(gd_inits[budget.gd:], cluster, rng)
@@ -313,7 +317,8 @@ class _Run:
     def __init__(self, X, y, budget: Budget, span, objective, progress, status):
         self.X, self.y, self.budget, self.span, self.objective = X, y, budget, span, objective
         self.progress, self.status = progress, status
-        self.t0 = time.perf_counter()
+        self.clock = Clock(budget.seconds)  # the time cap (not fingerprinted: an uncapped search never reads it)
+        self.t0, self.deadline = self.clock.t0, self.clock.deadline
         self.probes = function_probes(X)
         self.found_f: list[np.ndarray] = []
         self.points: list[TwoLayerReLU] = []
@@ -370,7 +375,7 @@ class _Run:
             self.fams.append(g)
 
     def out_of_time(self) -> bool:
-        if self.budget.seconds is not None and time.perf_counter() - self.t0 > self.budget.seconds:
+        if self.clock.passed():
             self.complete, self.stop = False, "time"
         return not self.complete
 
@@ -391,6 +396,7 @@ class _Run:
             self.run(origin, D, s)
             acc[0] += 1
             acc[1] += int(len(self.cands) > before and self.cands[-1].certified)
+        self.out_of_time()  # the patterns may have ended at the cap, inside a GD run
         if self.skipped:
             self.notes.append(f"{self.skipped} cone(s) left out: their kind ({', '.join(k for k in PROBED if k in tried and not tried[k][1])}) "
                               f"certified nothing in its first {self.budget.probe}")
@@ -401,8 +407,10 @@ class _Run:
         for init in more:
             if saturated(self.hits, self.budget.saturation) or self.out_of_time():
                 break
-            D, s = gd_pattern(self.span[1], self.y, init, steps=self.budget.gd_steps)
-            self.run(init.name, D, s)
+            if (got := gd_pattern(self.span[1], self.y, init, steps=self.budget.gd_steps, deadline=self.deadline)) is None:
+                self.out_of_time()  # the cap passed inside the run
+                break
+            self.run(init.name, *got)
             self.extra += 1
 
     def climb(self, cluster, rng: np.random.Generator) -> None:
@@ -482,8 +490,10 @@ class _Run:
                 if init is None:
                     del feeds[pick]
                     continue
-                D, s = gd_pattern(self.span[1], self.y, init, steps=b.gd_steps)
-                self.run(init.name, D, s)
+                if (got := gd_pattern(self.span[1], self.y, init, steps=b.gd_steps, deadline=self.deadline)) is None:
+                    self.out_of_time()  # the cap passed inside the run
+                    break
+                self.run(init.name, *got)
             tried[pick] += 1
         self.extra = sum(tried.values()) + self.climbed
         if not self.stop:

@@ -17,6 +17,7 @@ per-cluster inits at scales 1-3 with bias 0 or -0.5 found 30 distinct points in 
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,14 +39,18 @@ def _softmax_neg(q: np.ndarray) -> np.ndarray:
     return e / e.sum()
 
 
+CLOCK_EVERY = 50  # GD steps between two readings of the clock (a step at n = d = 1000 costs about 1 ms)
+
+
 def gd_pattern(L: np.ndarray, y: np.ndarray, init: Init, steps: int = 2000, lr: float = 2.5,
-               lr_out: float = 0.02) -> tuple[np.ndarray, np.ndarray]:
+               lr_out: float = 0.02, deadline: float | None = None) -> tuple[np.ndarray, np.ndarray] | None:
     """(D, s): the activation pattern (n, m) and output signs (m) where GD on ``log sum exp(-q)`` from ``init`` ends.
     ``L`` (n, r): the data in span coordinates (``[X 1] = L Q^T``). The first layer's step ``lr`` is taken on the data
     rescaled to unit RMS row norm (the pattern does not depend on the scale; the init's pre-activations are kept), so one
     step size serves every d: at d = 64 it is 0.02 on the raw FVBS23 data, and a raw 0.02 diverged at d = 1024 (rows of
     norm 45); the output layer's gradient does not grow with d (pre-activations of order the init's scale): ``lr_out``.
-    A run whose loss stops being finite ends where it is.
+    A run whose loss stops being finite ends where it is. Past ``deadline`` (a ``time.perf_counter()`` value, read every
+    :data:`CLOCK_EVERY` steps) it is abandoned: None, no pattern (a search's time cap ends inside a run, not after it).
 
     Measured (issue 48): at n = 1107 (d = 4096, k = 16) the 2000 steps cost 0.96 s a start stepped through K (below;
     20-35 s in the span's coordinates, 90% of a start); the pattern has not settled by then (50-90 of the n m entries change every 100 steps at d = 256, k = 8),
@@ -62,7 +67,9 @@ def gd_pattern(L: np.ndarray, y: np.ndarray, init: Init, steps: int = 2000, lr: 
     through_gram = n <= 2 * r  # the cheaper step: n x n x m through K, or two n x r x m through the coordinates
     K = Ln @ Ln.T if through_gram else None
     Z = Ln @ C.T
-    for _ in range(steps):
+    for step in range(steps):
+        if deadline is not None and step % CLOCK_EVERY == 0 and time.perf_counter() > deadline:
+            return None
         H = np.maximum(Z, 0.0)
         q = y * (H @ a)
         if not np.isfinite(q).all():
