@@ -118,3 +118,15 @@ def test_one_seed_draws_independent_streams_at_every_cell():
     # a stream is still the spawned child it was: SeedSequence(seed).spawn(...)[purpose], spawned again per index
     ss = np.random.SeedSequence(5).spawn(9)[0].spawn(4)[3]
     assert stream("test-points", 5, 3) == int(ss.generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
+
+
+def test_a_k_class_task_labels_the_same_draws_as_the_binary_one():
+    """A reproduction compares a 2-class and a k-class model on one sample (LPLL25's figures): the k-class labels are
+    the clusters of the same points, so both tasks draw the same X (make report's fa-synthetic read a k-class model
+    trained on other points: median radius 0)."""
+    from ibcheck.simulate.substrate import data as D
+
+    two, many = D.clusters(16, 4, 40, seed=3), D.clusters(16, 4, 40, seed=3, multiclass=True)
+    assert np.array_equal(two.X, many.X) and np.array_equal(many.y, many.cluster) and two.key == many.key
+    b, m = D.digits(200, seed=1), D.digits(200, seed=1, multiclass=True)
+    assert np.array_equal(b.X, m.X)

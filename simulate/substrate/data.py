@@ -147,7 +147,9 @@ def clusters(d: int, k: int, n: int, sigma: float = 1.0, seed: int = 0, orthogon
     sigma = float(sigma)
     if not np.isfinite(sigma) or sigma < 0:
         raise refused("sigma", sigma, "is out of range: must be a number >= 0")
-    rng, key = _stream(seed, "clusters", d, k, n, sigma, orthogonal, parse_split(k, split), multiclass)
+    # the labels are not draws: a k-class task labels the same points by cluster, so it shares the binary task's key
+    # (the last slot reads False for both), and a reproduction's 2-class and k-class models train on one sample
+    rng, key = _stream(seed, "clusters", d, k, n, sigma, orthogonal, parse_split(k, split), False)
     means = cluster_means(d, k, rng, orthogonal)
     J = parse_split(k, split)
     label_of = np.where(np.isin(np.arange(k), J), 1.0, -1.0)
@@ -250,7 +252,7 @@ def random_net_inputs(d: int, n: int, seed: int = 0) -> Dataset:
 
 def _split_real(X, y, n, seed, kind, multiclass, n_classes, info):
     """A deterministic train subset of size n; the rest is the held-out pool the sampler draws from."""
-    rng, key = _stream(seed, kind, len(X), n, multiclass, tuple(info.get("J_plus", ())))
+    rng, key = _stream(seed, kind, len(X), n, tuple(info.get("J_plus", ())))  # one train subset for 2 and 10 classes
     order = rng.permutation(len(X))
     if n > len(X) - 1:
         raise refused("n", n, f"is out of range: {kind} has {len(X)} images, n must be at most {len(X) - 1}")
