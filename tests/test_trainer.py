@@ -94,6 +94,8 @@ def test_feature_averaging_at_small_size():
     assert abs(np.mean([r["cosine_other_class_mean"] for r in res.summary])) < 0.15
 
 
+@pytest.mark.xfail(strict=True, reason="on the version-2 draw (the k-class task on the binary task's points, d = 256, k = 4) "
+                   "one seed's diagonal is 0.819 beside an off-diagonal of -0.277: not decoupled 3 to 1; open, see the note")
 def test_multiclass_model_decouples_features():
     """LPLL25.thm.5_5: each neuron aligns with its own class's feature (a dominant diagonal)."""
     cfg = RunConfig(setting="multiclass", data=DataConfig(d=256, k=4, n=200), model=ModelConfig("multiclass", width=1, init_scale=0.1),
@@ -102,9 +104,7 @@ def test_multiclass_model_decouples_features():
     for r, W0 in zip(res.summary, res.init_W):
         C = r["_cosine_matrix"]
         assert (C.argmax(axis=1) == np.arange(4)).all()
-        # 0.819 on one seed of this draw (random streams version 2; above 0.85 on the version-1 draw): a finite-size
-        # spread not yet measured over seeds, so the diagonal is held above 0.8 and its dominance below
-        assert r["cosine_same_class_mean"] > 0.8
+        assert r["cosine_same_class_mean"] > 0.85
         # Cross-entropy pushes a class's neurons slightly away from the other features
         # (negative off-diagonal), but the diagonal dominates.
         assert r["cosine_same_class_mean"] > 3 * abs(r["cosine_other_class_mean"])
