@@ -110,6 +110,8 @@ def test_one_seed_draws_independent_streams_at_every_cell():
     s8, s16 = D.sphere(8, 20, seed=3), D.sphere(16, 20, seed=3)
     assert np.abs(np.corrcoef(s8.X[:, 0], s16.X[:, 0])[0, 1]) < 0.9
     assert not np.allclose(a.sample(30, 7)[0], D.clusters(8, 2, 60, seed=0).sample(30, 7)[0][:, :8])  # fresh points too
+    with pytest.raises(InputError, match="not a seed"):  # a generator's draws would not read the cell's key
+        a.sample(30, np.random.default_rng(7))
     w8 = init_model(ModelConfig("two-layer", width=3), 8, [0], cell=1).params["W"][0]
     w16 = init_model(ModelConfig("two-layer", width=3), 16, [0], cell=1).params["W"][0]
     assert not torch.allclose(w8[0] / w8[0].norm(), w16[0, :8] / w16[0, :8].norm())

@@ -57,13 +57,14 @@ class Dataset:
     def d(self) -> int:
         return self.X.shape[1]
 
-    def sample(self, n: int, seed: int | np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    def sample(self, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
         """Fresh points from the same distribution (a held-out split for real data), from ``seed`` and this dataset's
-        own key: the same ``seed`` at another cell draws other points."""
+        own key: the same ``seed`` at another cell draws other points. (A seed, never a generator: a generator's draws
+        would not read the cell's key.)"""
         if self.sampler is None:
             raise InputError(f"data kind {self.kind} has no sampler for fresh test points")
-        if isinstance(seed, np.random.Generator):  # a generator the caller owns: drawn from as it stands
-            return self.sampler(n, seed)
+        if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+            raise InputError(f"seed {seed!r} is not a seed: fresh points take an integer >= 0 (mixed with the cell's key)")
         return self.sampler(n, np.random.default_rng(np.random.SeedSequence((int(seed), int(self.key)))))
 
 

@@ -253,17 +253,23 @@ def streams_of(data: dict) -> int:
     return int(data.get("streams", 1))
 
 
+def _records(data: dict) -> list[DepthRecord]:
+    fields = set(DepthRecord.__dataclass_fields__)
+    return [DepthRecord(**{k: v for k, v in r.items() if k in fields}) for r in data.get("depth", [])]
+
+
+def _read(path: Path | None) -> dict | None:
+    path = _file(path)
+    return json.loads(path.read_text()) if path.exists() else None
+
+
 def load_depth(path: Path | None = None, streams: int | None = None) -> list[DepthRecord]:
     """Every depth record in ``path`` (default :data:`.recall.RECALL_FILE`; none when the file is missing or holds none,
     or, given ``streams``, when its instances were drawn with other data streams)."""
-    path = _file(path)
-    if not path.exists():
+    data = _read(path)
+    if data is None or (streams is not None and streams_of(data) != int(streams)):
         return []
-    data = json.loads(path.read_text())
-    if streams is not None and streams_of(data) != int(streams):
-        return []
-    fields = set(DepthRecord.__dataclass_fields__)
-    return [DepthRecord(**{k: v for k, v in r.items() if k in fields}) for r in data.get("depth", [])]
+    return _records(data)
 
 
 def reference_values(kind: str, d: int, k: int, n: int | None, seeds, quantity: str, path: Path | None = None,
@@ -271,10 +277,9 @@ def reference_values(kind: str, d: int, k: int, n: int | None, seeds, quantity: 
     """Per seed: the reference search's extremum of ``quantity`` on the instance (kind, d, k, n, seed) measured by the
     current engine (None where none is on record, or where the file's data streams are not ``streams``): what the
     report draws beside a sample's running extremum."""
-    path = _file(path)
-    if not path.exists():
+    data = _read(path)
+    if data is None:
         return tuple(None for _ in seeds)
-    data = json.loads(path.read_text())
     if data.get("fingerprint") != engine_fingerprint() or (streams is not None and streams_of(data) != int(streams)):
         return tuple(None for _ in seeds)
     at = {int(r["seed"]): float(r["reference_value"]) for r in data.get("depth_instances", [])
@@ -288,9 +293,10 @@ def depth_record_for(d: int, k: int, n: int | None, quantity: str, budget: dict,
     """(the depth record, how it was read) for a cell at (d, k, n) whose samples were searched under ``budget``, for a
     claim bounding ``quantity``; None with the reason where no record of the current engine (and, given ``streams``,
     of those data streams) covers it."""
-    recs = load_depth(path)
+    data = _read(path)  # read once: the streams' check and the records
+    recs = _records(data) if data is not None else []
     what = f"k = {k}" if kind == "clusters" else f"{kind} data"
-    if recs and streams is not None and not load_depth(path, streams):
+    if recs and streams is not None and streams_of(data or {}) != int(streams):
         return None, ("the depth stability on record was measured on data drawn with other random streams (stale; run "
                       "bench/kkt_recall.py --depth)")
     if not recs:
