@@ -203,14 +203,20 @@ def drift_test(curvature: dict | None, v: str, estimate: float, predicted: float
     return Drift(v, local, slope, p, direction, predicted, alpha, toward_zero)
 
 
-def _rss_fixed(L: np.ndarray, y: np.ndarray, i: int, a: float | None, w: float) -> tuple[float, np.ndarray, float]:
+def _linear(L: np.ndarray, i: int, free: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(X, its least-squares projector) of the linear part: an intercept and every ``log x_u`` (``log x_i`` too where
+    its exponent is ``free``). It does not depend on w or B, so a search over them forms it once."""
+    X = np.column_stack([np.ones(L.shape[0])] + [L[:, u] for u in range(L.shape[1]) if free or u != i])
+    return X, LeastSquares(X).projector()
+
+
+def _rss_fixed(L: np.ndarray, y: np.ndarray, i: int, a: float | None, w: float,
+               linear: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[float, np.ndarray, float]:
     """RSS of ``log y = c + sum_u a_u log x_u + log(1 + B z)``, ``z = (x_i / min x_i)^-w``, with a_i fixed to
     ``a`` (None: free), minimized over B (bounded scalar search; 1 + B z > 0) and the linear
-    coefficients (closed form). Returns (rss, coefficients, B)."""
+    coefficients (closed form). Returns (rss, coefficients, B). ``linear``: :func:`_linear`'s, where the caller has it."""
     z = np.exp(-w * (L[:, i] - L[:, i].min()))
-    cols = [np.ones(len(y))] + [L[:, u] for u in range(L.shape[1]) if a is None or u != i]
-    X = np.column_stack(cols)
-    pinv = LeastSquares(X).projector()
+    X, pinv = _linear(L, i, a is None) if linear is None else linear
     base = y - (a * L[:, i] if a is not None else 0.0)
 
     def rss(B: float) -> float:
@@ -227,10 +233,11 @@ def _rss_fixed(L: np.ndarray, y: np.ndarray, i: int, a: float | None, w: float) 
 
 def _best_w(L, y, i, a) -> tuple[float, float]:
     """(rss, w): w on the grid, then refined between the grid neighbours of the best one."""
-    vals = [_rss_fixed(L, y, i, a, w)[0] for w in OMEGAS]
+    linear = _linear(L, i, a is None)
+    vals = [_rss_fixed(L, y, i, a, w, linear)[0] for w in OMEGAS]
     j = int(np.argmin(vals))
     lo, hi = OMEGAS[max(j - 1, 0)], OMEGAS[min(j + 1, len(OMEGAS) - 1)]
-    res = optimize.minimize_scalar(lambda w: _rss_fixed(L, y, i, a, w)[0], bounds=(lo, hi), method="bounded",
+    res = optimize.minimize_scalar(lambda w: _rss_fixed(L, y, i, a, w, linear)[0], bounds=(lo, hi), method="bounded",
                                    options={"xatol": 1e-4})
     return (float(res.fun), float(res.x)) if res.fun < vals[j] else (vals[j], OMEGAS[j])
 
