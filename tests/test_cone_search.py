@@ -62,7 +62,7 @@ def test_a_planted_robust_kkt_point_is_found_by_the_maximum():
     res = search(ds.X, ds.y, ds.cluster, (), Budget(gd=6, enumerate=0, programs=8), seed=1)
     assert res.distinct >= 2  # the instance holds several distinct KKT points
     sample = KKTSample(ds, res)
-    X, y = ds.sample(1000, np.random.default_rng(0))
+    X, y = ds.sampler(1000, np.random.default_rng(0))  # the points drawn before sample() took only a seed
     v = universal_directions("fvbs23", means=ds.means, J_plus=ds.J_plus)
     norms = point_norms(sample.points, X, y, v, 0.9)
     robust = int(np.argmax([float(x) for x in norms]))
