@@ -192,3 +192,20 @@ def test_an_exp_type_plan_is_sized_from_its_own_test_and_decides_when_run(tmp_pa
     fresh = [ibcheck.verdict(_gauss_csv(tmp_path / f"f{s}.csv", steps, 4, 100 + s, **kw), claim="EXPPLAN.thm.1", plan_trials=0).verdict
              for s in range(8)]
     assert fresh.count(right) >= 7, fresh
+
+
+def test_an_exp_type_bound_without_a_plan_check_names_no_ratio_envelope(tmp_path, isolated_registry):
+    """With --plan-trials 0 an exp-type bound's reason named the ratio's power envelope ("any test needs at least m up to
+    409600 at 4 seeds ... or 348 seeds per cell"), which bounds a test against a log factor of the ratio and says nothing
+    about log(1/y); the planner computed that envelope's range search for every exp-type verdict and then set it aside
+    (two thirds of the verdict's time). Now neither: the reason says the envelope does not apply, and the JSON plan
+    carries no envelope numbers."""
+    import ibcheck
+
+    ibcheck.register(ibcheck.Claim(id="EXPPLAN.thm.2", variables=["m"], constants=["c"], bounds=[ibcheck.Bound("err", "O", "exp(-c*m/1000)")]))
+    v = ibcheck.verdict(_gauss_csv(tmp_path / "d.csv", 6, 4, 1), claim="EXPPLAN.thm.2", plan_trials=0)
+    assert v.verdict == "inconclusive", v.reason
+    assert "not checked by simulation: plan_trials = 0" in v.reason and "power envelope does not apply" in v.reason, v.reason
+    assert "any test needs" not in v.reason and "any test has at most" not in v.reason, v.reason
+    plan = v.as_json()["would_decide"][0]["plan"]
+    assert plan["power_now"] is None and plan["top"] is None and plan["seeds_work"] is None, plan
