@@ -138,7 +138,7 @@ def plan_design(variable: str, values: Sequence[float], n_obs: Sequence[float], 
     design with those values at that many seeds per cell (the other variables as swept); ``cap``: the largest value the
     window or the experiment allows. None where the envelope cannot be computed (values <= 1, no noise estimate)."""
     xs = sorted(float(v) for v in values)
-    if len(xs) < 3 or xs[0] <= 1.0 or not (sigma > 0 and math.isfinite(sigma)) or seeds < 1:
+    if not _plannable(xs, sigma, seeds):
         return None
     per_seed = np.asarray([n / seeds for _, n in sorted(zip(values, n_obs))], dtype=float)
     delta_now = _delta(xs, per_seed * seeds, sigma, w_min)
@@ -174,13 +174,15 @@ def plan_design(variable: str, values: Sequence[float], n_obs: Sequence[float], 
     return DesignPlan(variable, now, top, top_work, need, seeds, seeds_work, capped)
 
 
+def _plannable(xs: list[float], sigma: float, seeds: int) -> bool:
+    """A plan needs 3 or more swept values above 1 (ascending ``xs``), a finite noise estimate and a seed."""
+    return len(xs) >= 3 and xs[0] > 1.0 and sigma > 0 and math.isfinite(sigma) and seeds >= 1
+
+
 def exp_design(variable: str, values: Sequence[float], seeds: int, sigma: float) -> DesignPlan | None:
     """An exp-type bound's plan before its check (:func:`exp_checked`): no envelope, which bounds a test against a log
-    factor of the ratio and says nothing about log(1/y). (The envelope's range search was computed and discarded here:
-    two thirds of an exp-type verdict's time, and with no check asked for its text named a ratio envelope.) None on
-    :func:`plan_design`'s conditions."""
-    xs = sorted(float(v) for v in values)
-    if len(xs) < 3 or xs[0] <= 1.0 or not (sigma > 0 and math.isfinite(sigma)) or seeds < 1:
+    factor of the ratio and says nothing about log(1/y). None where :func:`_plannable` is not."""
+    if not _plannable(sorted(float(v) for v in values), sigma, seeds):
         return None
     return DesignPlan(variable, math.nan, None, None, seeds, seeds, math.nan, None, envelope=False)
 
@@ -243,7 +245,8 @@ def bound_plan(rows: list[dict], ft, variables: list[str], seeds: int, work: Cal
     xs = sorted(counts)
     sigma = seed_noise(rows, variables)
     cap = (caps or {}).get(v)
-    if analysis is not None and analysis.call.get("free_constant"):  # an exp-type bound: the envelope says nothing about it
+    exp_type = analysis is not None and bool(analysis.call.get("free_constant"))  # its own stories (simulate.verdict.exp_plan)
+    if exp_type:  # the ratio's envelope says nothing about it
         plan = exp_design(v, xs, seeds, sigma)
     else:
         plan = plan_design(v, xs, [counts[x] for x in xs], seeds, sigma, w_min, lambda vals, s: work(v, vals, s), cap)
@@ -255,7 +258,7 @@ def bound_plan(rows: list[dict], ft, variables: list[str], seeds: int, work: Cal
            f"{v} tends to 0, and the stories are fitted for a growing variable" if v in analysis.call.get("toward_zero", ()) else None)
     if why:
         return replace(plan, unchecked=why)
-    if analysis.call.get("free_constant"):  # an exp-type bound: its own stories and designs (simulate.verdict.exp_plan)
+    if exp_type:
         return exp_checked(plan, analysis, rows, xs, lambda vals, s: work(v, vals, s), cap, trials)
     return checked(plan, analysis, rows, xs, sigma, lambda vals, s: work(v, vals, s), cap, w_min, trials)
 
