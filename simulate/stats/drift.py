@@ -269,8 +269,12 @@ def correction_fit(cells: list[dict], variables: list[str], v: str, level: float
         return Extrapolated(v, a0, (a0, a0), w0, B0, df, note="exact fit (no residual)")
     crit = rss0 * (1 + stats.f.ppf(level, 1, df) / df)
 
-    def excess(a):
-        return _profile(L, y, i, a) - crit
+    seen: dict[float, float] = {}
+
+    def excess(a):  # memoized: brentq starts from the bracket's ends, whose values the loop below has already formed
+        if a not in seen:
+            seen[a] = _profile(L, y, i, a) - crit
+        return seen[a]
 
     lo_edge, hi_edge = a0 - span, a0 + span
     ends = []

@@ -157,11 +157,17 @@ def _refine(f: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
     best = np.take_along_axis(f, j[..., None], -1)[..., 0]
     lo = np.take_along_axis(f, np.clip(j - 1, 0, n - 1)[..., None], -1)[..., 0]
     hi = np.take_along_axis(f, np.clip(j + 1, 0, n - 1)[..., None], -1)[..., 0]
+    return _parabola(best, lo, hi, j, n), j
+
+
+def _parabola(best: np.ndarray, lo: np.ndarray, hi: np.ndarray, j: np.ndarray, n: int) -> np.ndarray:
+    """:func:`_refine`'s step: the least of the parabola through a grid minimum ``best`` (at index ``j`` of ``n``) and
+    its neighbours ``lo`` and ``hi``, where both are defined and it is convex; else ``best`` (never below 0)."""
     inner = (j > 0) & (j < n - 1) & np.isfinite(lo) & np.isfinite(hi) & np.isfinite(best)
     curv = np.where(inner, hi - 2 * best + lo, 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         drop = np.where(inner & (curv > 0), (hi - lo) ** 2 / (8 * curv), 0.0)
-    return np.maximum(best - drop, 0.0), j
+    return np.maximum(best - drop, 0.0)
 
 
 class _Family:
@@ -175,7 +181,8 @@ class _Family:
     (:meth:`cross`), so the bootstrap forms it once per draw. RSS arrays are laid out response columns x members, so
     that the reductions over q run along contiguous memory."""
 
-    def __init__(self, grid: np.ndarray, valid: np.ndarray, at: np.ndarray, shift: np.ndarray, resid, sw: np.ndarray):
+    def __init__(self, grid: np.ndarray, valid: np.ndarray, at: np.ndarray, shift: np.ndarray, resid, sw: np.ndarray,
+                 buffers: dict[int, np.ndarray] | None = None):
         self.shape = valid.shape
         self.valid = valid.reshape(-1)
         self.at, self.sw, self.shift = at, sw, shift
@@ -183,6 +190,10 @@ class _Family:
         self.curves = self.G[:, at] + shift[None, :]  # row 0: no correction
         MF = resid((sw[None, :] * self.curves).T)  # cells x members
         self.norms = np.einsum("ij,ij->j", MF, MF)
+        self.norms[1:][~self.valid] = np.inf  # a member outside the cap: inf RSS, set once here rather than per call
+        # per batch size, the RSS array, reused (a fresh one costs its page faults); shared by the families of one test,
+        # which run one after another
+        self._buffers: dict[int, np.ndarray] = {} if buffers is None else buffers
 
     def cross(self, MY: np.ndarray) -> np.ndarray:
         """``(E' S MY)' G'``: each residualized response column against every member's correction (columns x members),
@@ -193,21 +204,30 @@ class _Family:
 
     def rss(self, MY: np.ndarray, cross: np.ndarray | None = None) -> np.ndarray:
         """RSS per response column (rows) and member (columns; invalid members inf); ``cross``: :meth:`cross` of ``MY``,
-        where the caller has it. Formed in place: the arrays are large and the work is memory-bound."""
-        q = np.multiply(self.cross(MY) if cross is None else cross, -2.0)
+        where the caller has it. Formed in place, in this family's buffer for the batch size (valid until the next
+        call): the arrays are large and the work is memory-bound."""
+        cross = self.cross(MY) if cross is None else cross
+        buf = self._buffers.get(cross.shape[0])
+        if buf is None:
+            buf = self._buffers[cross.shape[0]] = np.empty(cross.shape)
+        q = np.multiply(cross, -2.0, out=buf)
         q += (-2.0 * (self.shift @ (self.sw[:, None] * MY)) + np.einsum("ij,ij->j", MY, MY))[:, None]
-        q += self.norms[None, :]
+        q += self.norms[None, :]  # inf for the members outside the cap (the rest is finite: G has no nan)
         np.maximum(q, 0.0, out=q)
-        q[:, 1:][:, ~self.valid] = np.inf
         return q
 
     def least(self, MY: np.ndarray, members: bool = True, cross: np.ndarray | None = None) -> tuple[np.ndarray, list]:
         """(least RSS per response column, refined; the grid member reaching it per column: None for q = 0, else its
         (w, form, sign, q) index; ``members=False``: no members, an empty list, as the bootstrap's draws need none)."""
         q = self.rss(MY, cross)
-        B = q.shape[0]
-        grid = q[:, 1:].reshape(B, *self.shape)  # B, w, form, sign, q
-        over_q, jq = _refine(grid, 4)  # B, w, form, sign
+        B, n = q.shape[0], self.shape[-1]
+        grid = q[:, 1:].reshape(B, -1, n)  # B, (w, form, sign), q
+        jq = np.argmin(grid, axis=-1)
+        # _refine along q, its neighbours read from q's own memory (take_along_axis on the 5-d view costs more)
+        at = (np.arange(B) * q.shape[1])[:, None] + 1 + (np.arange(grid.shape[1]) * n)[None, :] + jq
+        flat_q = q.reshape(-1)
+        over_q = _parabola(flat_q[at], flat_q[np.where(jq > 0, at - 1, at)], flat_q[np.where(jq < n - 1, at + 1, at)], jq, n)
+        over_q, jq = over_q.reshape(B, *self.shape[:-1]), jq.reshape(B, *self.shape[:-1])  # B, w, form, sign
         over_w, jw = _refine(over_q, 1)  # B, form, sign
         flat = over_w.reshape(B, -1)
         jf = np.argmin(flat, axis=1)
@@ -305,7 +325,8 @@ def confirm(cells: list[dict], variable: str, kind: str, variables: list[str], t
     resid = _residualizer(X, sw)
     r = np.array([c["mean_log"] for c in good], dtype=float)
     alts = _alternatives(v, tz, kind, good, values, gamma, delta)
-    null = _Family(grid, valid, at, np.zeros(len(good)), resid, sw)
+    buffers: dict[int, np.ndarray] = {}
+    null = _Family(grid, valid, at, np.zeros(len(good)), resid, sw, buffers)
     MY = resid((sw * r)[:, None])
     g0 = null.cross(MY)
     rss0, j0 = null.least(MY, cross=g0)
@@ -315,7 +336,7 @@ def confirm(cells: list[dict], variable: str, kind: str, variables: list[str], t
     rng = np.random.default_rng(seed)
     tests = []
     for name, shift, base in alts:
-        fam = _Family(grid, valid, at, shift, resid, sw)
+        fam = _Family(grid, valid, at, shift, resid, sw, buffers)
         rss1, _ = fam.least(MY, cross=g0)
         stat = float((rss1[0] - rss0[0]) / pure)
         # the nearest false curve: the alternative's member nearest to the claim's fit (the hardest to tell from it),
