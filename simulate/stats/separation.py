@@ -94,24 +94,50 @@ def _within_cap(form: str, f: np.ndarray) -> np.ndarray:
 def _nearest_by_w(log_y, x, n, ws, qs, base) -> tuple[np.ndarray, list]:
     """Per w in ``ws``: the smallest weighted residual sum of squares of ``log_y - base - log F`` (intercept profiled)
     over the engine's correction forms (FORMS: ``(1 + q x^-w)^p`` for p in 1/2, 1, 2, and ``exp(q x^-w)``) and ``q``
-    in ``+-qs`` within the cap (inf where none is within it), and the member reaching it, (form, p, q)."""
+    in ``+-qs`` within the cap (inf where none is within it), and the member reaching it, (form, p, q).
+
+    Per w, every (form, sign) block is formed in one array: the factor forms share one ``log(1 + q z)``, and the residuals
+    of every member within the cap are reduced together (the same numbers as block by block; fewer numpy calls)."""
     wt = n / n.sum()
     out = np.full(len(ws), np.inf)
     members: list = [None] * len(ws)
+    target = log_y - base
+    signed = np.concatenate([qs, -qs])  # sign +1, then -1
+    blocks = [(form, p, s) for form, p in FORMS for s in (0, 1)]  # the order ties are broken in: form, then sign
     for i, w in enumerate(ws):
         z = x ** -w
         ends = z[[0, -1]]  # x ascending and w > 0: z falls along x, so 1 + q z is least at an end, and the cap reads the ends
+        prod_e = np.outer(signed, ends)
+        r_e = 1.0 + prod_e
+        log_e = np.log(np.where(r_e > 0, r_e, np.nan))
+        oks = {}
         for form, p in FORMS:
-            for sign in (1.0, -1.0):
-                ok = _within_cap(form, _log_factor(form, p, sign * qs, ends))
-                if not ok.any():
-                    continue
-                resid = log_y - base - _log_factor(form, p, sign * qs[ok], z)  # only the members within the cap
-                resid -= (resid * wt).sum(axis=1, keepdims=True)
-                e = (n * resid ** 2).sum(axis=1)
-                j = int(e.argmin())
-                if e[j] < out[i]:
-                    out[i], members[i] = float(e[j]), (form, p, float(sign * qs[ok][j]))
+            ok = _within_cap(form, prod_e if form == "additive" else p * log_e)
+            oks[form, p] = (ok[:len(qs)], ok[len(qs):])
+        keep = np.logical_or.reduce([np.concatenate(v) for v in oks.values()])
+        if not keep.any():
+            continue
+        prod = np.outer(signed[keep], z)
+        r = 1.0 + prod
+        log_r = np.log(np.where(r > 0, r, np.nan))
+        parts, spans = [], []
+        for form, p, s in blocks:
+            ok = oks[form, p][s]
+            if not ok.any():
+                continue
+            rows = np.concatenate([ok, np.zeros(len(qs), bool)] if s == 0 else [np.zeros(len(qs), bool), ok])[keep]
+            parts.append(prod[rows] if form == "additive" else p * log_r[rows])  # only the members within the cap
+            spans.append((form, p, s, ok))
+        resid = target - np.concatenate(parts)
+        resid -= (resid * wt).sum(axis=1, keepdims=True)
+        e = (n * resid ** 2).sum(axis=1)
+        at = 0
+        for (form, p, s, ok), f in zip(spans, parts):
+            seg = e[at:at + len(f)]
+            at += len(f)
+            j = int(seg.argmin())
+            if seg[j] < out[i]:
+                out[i], members[i] = float(seg[j]), (form, p, float((1.0, -1.0)[s] * qs[ok][j]))
     return out, members
 
 
