@@ -103,41 +103,38 @@ def _nearest_by_w(log_y, x, n, ws, qs, base) -> tuple[np.ndarray, list]:
     members: list = [None] * len(ws)
     target = log_y - base
     signed = np.concatenate([qs, -qs])  # sign +1, then -1
-    blocks = [(form, p, s) for form, p in FORMS for s in (0, 1)]  # the order ties are broken in: form, then sign
+    plus = np.arange(len(signed)) < len(qs)
     for i, w in enumerate(ws):
         z = x ** -w
         ends = z[[0, -1]]  # x ascending and w > 0: z falls along x, so 1 + q z is least at an end, and the cap reads the ends
         prod_e = np.outer(signed, ends)
         r_e = 1.0 + prod_e
         log_e = np.log(np.where(r_e > 0, r_e, np.nan))
-        oks = {}
-        for form, p in FORMS:
-            ok = _within_cap(form, prod_e if form == "additive" else p * log_e)
-            oks[form, p] = (ok[:len(qs)], ok[len(qs):])
-        keep = np.logical_or.reduce([np.concatenate(v) for v in oks.values()])
+        oks = [_within_cap(form, prod_e if form == "additive" else p * log_e) for form, p in FORMS]
+        keep = np.logical_or.reduce(oks)
         if not keep.any():
             continue
         prod = np.outer(signed[keep], z)
         r = 1.0 + prod
         log_r = np.log(np.where(r > 0, r, np.nan))
         parts, spans = [], []
-        for form, p, s in blocks:
-            ok = oks[form, p][s]
-            if not ok.any():
-                continue
-            rows = np.concatenate([ok, np.zeros(len(qs), bool)] if s == 0 else [np.zeros(len(qs), bool), ok])[keep]
-            parts.append(prod[rows] if form == "additive" else p * log_r[rows])  # only the members within the cap
-            spans.append((form, p, s, ok))
+        for (form, p), ok in zip(FORMS, oks):
+            for side in (plus, ~plus):  # the order ties are broken in: form, then sign
+                block = ok & side
+                if block.any():
+                    rows = block[keep]  # only the members within the cap
+                    parts.append(prod[rows] if form == "additive" else p * log_r[rows])
+                    spans.append((form, p, signed[block]))
         resid = target - np.concatenate(parts)
         resid -= (resid * wt).sum(axis=1, keepdims=True)
         e = (n * resid ** 2).sum(axis=1)
         at = 0
-        for (form, p, s, ok), f in zip(spans, parts):
-            seg = e[at:at + len(f)]
-            at += len(f)
+        for form, p, q in spans:
+            seg = e[at:at + len(q)]
+            at += len(q)
             j = int(seg.argmin())
             if seg[j] < out[i]:
-                out[i], members[i] = float(seg[j]), (form, p, float((1.0, -1.0)[s] * qs[ok][j]))
+                out[i], members[i] = float(seg[j]), (form, p, float(q[j]))
     return out, members
 
 
