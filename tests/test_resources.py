@@ -147,6 +147,13 @@ def test_a_search_on_features_far_from_unit_scale_names_the_scale():
     note = tiny.as_json()["scale_note"]
     assert note.startswith("the features' scale is about 2^-98") and "not scale-equivariant" in note
     assert ("X * 2^98" in note) == (tiny.distinct == 0) and note in tiny.heading()
+    assert "above 1 here" in note and "beyond float64" in note  # 1e-16 4^98: the measured floor, and float64's own
+    small = ibcheck.kkt_points(X=X * 2.0**-16, y=y, width=4, starts=4, max_starts=8)  # no note before (inside 2^+-20)
+    e = int(np.frexp(np.max(np.abs(X * 2.0**-16)))[1])
+    assert small.as_json()["scale_note"].startswith(f"the features' scale is about 2^{e} ") and "beyond float64" not in small.as_json()["scale_note"]
+    assert f"at least about {1e-16 * 4.0 ** -e:.1g} here" in small.as_json()["scale_note"]
+    big = ibcheck.kkt_points(X=X * 2.0**40, y=y, width=4, starts=4, max_starts=8)
+    assert "absolute tolerances" in big.as_json()["scale_note"]
 
 
 def _trajectory_table(runs: int, points: int):

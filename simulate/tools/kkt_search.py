@@ -442,24 +442,42 @@ def user_objective(cfg: KKTSearchConfig, X: np.ndarray, y: np.ndarray, ds):
     return flip
 
 
-SCALE_RANGE = 20  # features within 2^-20 .. 2^20 of unit scale get no scale note
+SCALE_LOW, SCALE_HIGH = -12, 30  # features whose largest |x| lies in 2^-12 .. 2^30 get no scale note
+FLOOR_AT_UNIT = 1e-16  # the certificates' measured residual floor, times s^2 at feature scale s < 1 (:func:`scale_note`)
 
 
 def scale_note(X: np.ndarray, distinct: int) -> str | None:
-    """Why the search's result depends on the features' scale, where they are far from 1 (largest |x| past
-    2^+-SCALE_RANGE), or None. (P) with hidden biases is not scale-equivariant: with the bias column at 1 and the
-    features at s, no map of parameters and multipliers takes a KKT point at one s to one at another (the stationarity of
-    W, b and a together force s^2 = 1); and the engine's starts, its span of [X 1] and its tolerances are set for features
-    near unit scale (at 1e-30 the span drops the features beside the column of ones). So where nothing certifies, the
-    scale is the likely cause, and the note says so."""
+    """Why the search's result depends on the features' scale, where they are far from 1 (largest |x| below
+    2^SCALE_LOW or above 2^SCALE_HIGH), or None.
+
+    (P) with hidden biases is not scale-equivariant: with the bias column at 1 and the features at s, no map of
+    parameters and multipliers takes a KKT point at one s to one at another (the stationarity of W, b and a together
+    force s^2 = 1). Below 1 the problem is ill-conditioned in its own units: at a KKT point the bias's stationarity is
+    a sum of terms about 1/s times the network's norm that must cancel. Measured (``ibcheck kkt --time 30`` and
+    ``kkt_points``, 2026-12-04), the best certificate's relative residual grows as s^-2 or faster: on 10 standard normal
+    points in R^4, 1e-10 at 2^-10, 5e-9 at 2^-13, 1.8e-6 at 2^-17 (nothing certified at 1e-6), 5e-5 at 2^-20 (about
+    1e-16 s^-2); on 10 points in R^3, 1.4e-9 at 2^-10, 1.9e-8 at 2^-12, 2.9e-5 at 2^-14 (faster past 2^-12). So the
+    note's floor, 1e-16 s^-2, is a lower estimate. Above 1 the points certified at 1e-15 up to 2^20 and at 4e-9 at 2^33,
+    and at 2^66 every cone program failed (Clarabel's absolute tolerances). A float64 evaluation of that residual cannot
+    itself go below about 2^-52 / s (derived, not measured: the cancelling terms' rounding), so below about 2^-32 no
+    float64 evaluation shows a certificate at 1e-6 in these units, whatever the search."""
     top = float(np.max(np.abs(X))) if X.size else 0.0
     if top == 0.0 or not math.isfinite(top):
         return None
     e = int(np.frexp(top)[1])
-    if abs(e) <= SCALE_RANGE:
+    if SCALE_LOW <= e <= SCALE_HIGH:
         return None
     note = (f"the features' scale is about 2^{e} (largest |x| = {top:.3g}): (P) with hidden biases is not scale-equivariant "
-            "(the bias column stays at 1), and the search's starts, span and tolerances are set for features near unit scale")
+            "(the bias column stays at 1)")
+    if e < 0:
+        floor = FLOOR_AT_UNIT * 4.0 ** (-e)
+        note += (f", and below unit scale it is ill-conditioned: the certificates' residual floor grows as s^-2 or faster "
+                 f"(measured on two examples: 1e-16 to 1e-15 s^-2), {f'at least about {floor:.1g}' if floor < 1 else 'above 1'} "
+                 "here against the policy's 1e-6"
+                 + ("; below 2^-32 a certificate at 1e-6 is beyond float64 (the residual's rounding alone is about 2^-52 / s)"
+                    if e < -32 else ""))
+    else:
+        note += ", and the search's cone programs have absolute tolerances (at 2^66 every one failed in a measured case)"
     if distinct == 0:
         note += (f"; that nothing certified here is likely the scale's doing, not a proof that (P) has no KKT point: X * 2^{-e} "
                  "searches (P) at unit scale, a different problem")
