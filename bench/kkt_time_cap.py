@@ -13,6 +13,11 @@ left for the engine as "the time cap". Now the start gets a quarter of the cap l
 names the user's cap and what was left of it. Measured 2026-12-02, T = 20: 22.9 s alone (10 starts); 31.2 s beside two
 busy-looping processes on the 2 cores, where one batched GD pattern of the engine (1.5 s alone) ran past the cap.
 
+The sphere case, 2026-12-04, alone: 71-78 s (search 66-73 s). One Clarabel cone program (64 coupled neurons, 64M
+nonzeros) took 65 s inside a start begun at 12 s: 7 s cvxpy's compile, 4.5 s Clarabel's setup, 52 s its iterations.
+Now its iterations end at the cap and it is not started where its compile time would take it past the cap: 21.1 s
+(search 15.8 s); the other two cases 21.4 and 15.2 s.
+
 Usage: ``python bench/kkt_time_cap.py [T]``.
 """
 from __future__ import annotations

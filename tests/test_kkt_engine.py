@@ -559,3 +559,30 @@ def test_the_clock_does_not_begin_a_start_it_would_not_finish(monkeypatch):
     from ibcheck.solvers.kkt.recall import ENGINE_SOURCES
 
     assert "clock.py" not in ENGINE_SOURCES
+
+
+def test_a_time_cap_ends_a_cone_program_and_no_program_begins_past_it():
+    """Issue 58, item 4: a Clarabel cone program (65 s for one program at n = d = 1000 on the sphere, where ``kkt --time
+    20`` then answered after 78 s) runs under the search's cap: past the cap it is not built, its iterations end at it,
+    and with a deadline far off, or none, it gives the same program's numbers as before; the polish begins no program
+    past the cap."""
+    import time
+
+    from ibcheck.solvers.kkt import polish
+    from ibcheck.solvers.kkt.engine import polish_and_certify
+    from ibcheck.solvers.kkt.policy import function_probes
+
+    ds = clusters(16, 4, 24, 1.0, seed=0)
+    Q, L = polish.data_span(ds.X, True)
+    D = np.ones((len(ds.y), 2))  # two neurons on every point: one coupled group, Clarabel's program
+    s = np.array([1.0, -1.0])
+    rows = np.arange(len(ds.y))
+    free = polish._block_program(L, ds.y, D, s, rows)
+    far = polish._block_program(L, ds.y, D, s, rows, deadline=time.perf_counter() + 3600.0)
+    assert free[0] == far[0] and free[1] is not None and np.array_equal(free[1], far[1]) and np.array_equal(free[3], far[3])
+    assert polish._block_program(L, ds.y, D, s, rows, deadline=time.perf_counter() - 1.0)[0] == polish.TIME_CAP
+    o = polish.cone_optimum(ds.X, ds.y, D, s, span=(Q, L), deadline=time.perf_counter() - 1.0)
+    assert o.net.width == 0 and o.solver_status == polish.TIME_CAP
+    c = polish_and_certify(ds.X, ds.y, D, s, "both", Budget(programs=4), (Q, L), function_probes(ds.X), [],
+                           deadline=time.perf_counter() - 1.0)
+    assert c.trace == "the time cap ended the cone's program" and not c.certified

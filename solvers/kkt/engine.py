@@ -191,15 +191,19 @@ def _certified(net: TwoLayerReLU, X, y) -> tuple:
 
 
 def polish_and_certify(X: np.ndarray, y: np.ndarray, D: np.ndarray, s: np.ndarray, origin: str, budget: Budget,
-                       span, probes: np.ndarray, found: list, bias: bool = True) -> Candidate:
-    """The tie-aware polish from the cone (D, s), certifying between programs (see the module docstring)."""
-    from .polish import cone_optimum  # heavy: cvxpy (loaded on first use)
+                       span, probes: np.ndarray, found: list, bias: bool = True, deadline: float | None = None) -> Candidate:
+    """The tie-aware polish from the cone (D, s), certifying between programs (see the module docstring). ``deadline``
+    (the search's time cap, a ``time.perf_counter()`` value; None: none): no program begins past it, and it ends a
+    Clarabel program's iterations."""
+    from .polish import TIME_CAP, cone_optimum  # heavy: cvxpy (loaded on first use)
 
     last: Candidate | None = None
     for step in range(1, budget.programs + 1):
-        o = cone_optimum(X, y, D, s, bias, per_program=budget.per_program, span=span)
+        if last is not None and deadline is not None and time.perf_counter() >= deadline:
+            return _with_trace(last, f"stopped at the time cap after {step - 1} program(s) (not certified)")
+        o = cone_optimum(X, y, D, s, bias, per_program=budget.per_program, span=span, deadline=deadline)
         if not o.net.width:
-            trace = f"the cone's program ended {o.solver_status}"
+            trace = "the time cap ended the cone's program" if o.solver_status == TIME_CAP else f"the cone's program ended {o.solver_status}"
             return last if last is not None else Candidate(origin, o.net, float("nan"), float("nan"), o.solver_status, step, trace)
         net, res, cs, status, value, ties = _certified(o.net, X, y)
         near = float("inf")
@@ -342,7 +346,8 @@ class _Run:
         """Polish and certify from the cone (D, s) (once per cone), record the start; the point it reached."""
         key = _cone_key(D, s)
         if key not in self.reached:  # the same convex program is solved once; a start that repeats it reaches the same point
-            c = _placed(polish_and_certify(self.X, self.y, D, s, origin, self.budget, self.span, self.probes, self.found_f),
+            c = _placed(polish_and_certify(self.X, self.y, D, s, origin, self.budget, self.span, self.probes, self.found_f,
+                                           deadline=self.deadline),
                         self.probes, self.points, self.values, self.found_f)
             self.cands.append(c)
             self.reached[key] = c.point if c.point is not None else _reached(c, self.probes, self.found_f)

@@ -20,6 +20,7 @@ largest pre-activation.
 """
 from __future__ import annotations
 
+import time
 import warnings
 from dataclasses import dataclass
 
@@ -104,9 +105,16 @@ def _single_neuron(L: np.ndarray, y: np.ndarray, on: np.ndarray, s: float):
     return ("optimal" if ok else "optimal_inaccurate"), v, np.where(on, 0.0, lam), np.where(on, lam, 0.0)
 
 
-def _block_program(L: np.ndarray, y: np.ndarray, D: np.ndarray, s: np.ndarray, rows: np.ndarray):
+def _block_program(L: np.ndarray, y: np.ndarray, D: np.ndarray, s: np.ndarray, rows: np.ndarray, deadline: float | None = None):
     """(status, V, wall multipliers, margin multipliers (n,)) of the cone program for one group of coupled neurons (Clarabel), with margin
-    constraints on the points ``rows`` (those the group fires on) and every wall."""
+    constraints on the points ``rows`` (those the group fires on) and every wall. ``deadline`` (a ``time.perf_counter()``
+    value, or None): Clarabel's iterations stop there, and a program that cannot begin them before it is not solved
+    (status :data:`TIME_CAP`, both).
+
+    Pitfall avoided: at n = d = 1000 on the sphere one such program (64 coupled neurons, 64M nonzeros) took 65 s, and
+    ``kkt --time 20`` answered after 78 s."""
+    if deadline is not None and time.perf_counter() >= deadline:
+        return TIME_CAP, None, None, None
     n, r = L.shape
     m = D.shape[1]
     pattern = sparse.block_diag([sparse.csr_matrix((2 * D[:, j] - 1)[:, None] * L) for j in range(m)], format="csr")
@@ -115,23 +123,45 @@ def _block_program(L: np.ndarray, y: np.ndarray, D: np.ndarray, s: np.ndarray, r
     walls, margins = pattern @ x >= 0, margin @ x >= 1
     cons = [margins, walls] + [cp.SOC(t[j], x[j * r:(j + 1) * r]) for j in range(m)]
     prob = cp.Problem(cp.Minimize(cp.sum(t)), cons)
+    opts = {"tol_gap_abs": 1e-13, "tol_gap_rel": 1e-13, "tol_feas": 1e-13, "tol_ktratio": 1e-10, "max_iter": 400}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-13, tol_gap_rel=1e-13, tol_feas=1e-13, tol_ktratio=1e-10, max_iter=400)
+            if deadline is None:
+                prob.solve(solver=cp.CLARABEL, **opts)
+            elif not _capped_solve(prob, opts, deadline):
+                return TIME_CAP, None, None, None
         except cp.SolverError as err:
             return f"solver error: {err}", None, None, None
     if prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or x.value is None:
-        return str(prob.status), None, None, None
+        capped = prob.status == cp.USER_LIMIT and deadline is not None and time.perf_counter() >= deadline
+        return (TIME_CAP if capped else str(prob.status)), None, None, None
     lam = np.zeros(n)
     lam[rows] = np.maximum(np.asarray(margins.dual_value, float), 0.0)
     return str(prob.status), x.value.reshape(m, r), np.asarray(walls.dual_value, float).reshape(m, n).T, lam
 
 
+def _capped_solve(prob: cp.Problem, opts: dict, deadline: float) -> bool:
+    """Solve ``prob`` with Clarabel's iterations ending at ``deadline``; False where no time is left to start them.
+
+    The program is compiled first (cvxpy), and its compile time, measured, stands in for Clarabel's setup (its
+    factorization's analysis, which comes before the iterations and outside their limit, and costs about as much:
+    4.5 s against 7 s at 64M nonzeros), so a program that would end past the cap is not started."""
+    t0 = time.perf_counter()
+    data, chain, inverse = prob.get_problem_data(cp.CLARABEL, solver_opts=opts)  # as Problem.solve does it
+    now = time.perf_counter()
+    left = deadline - now - (now - t0)
+    if left <= 0:
+        return False
+    prob.unpack_results(chain.solve_via_data(prob, data, False, False, {**opts, "time_limit": left}), chain, inverse)
+    return True
+
+
+TIME_CAP = "stopped at the time cap"  # a program's status where the search's cap ended it (or came before it)
 SPLIT = True  # solve uncoupled groups apart, a lone neuron exactly (bench/kkt_speed.py sets False: the joint program)
 
 
-def _cone_program(L: np.ndarray, y: np.ndarray, D: np.ndarray, s: np.ndarray):
+def _cone_program(L: np.ndarray, y: np.ndarray, D: np.ndarray, s: np.ndarray, deadline: float | None = None):
     """(status, V (m, r), multipliers of the pattern constraints (n, m), margin multipliers (n,)) of the program on the
     cone (D, s), the multipliers those of ``min sum_j ||v_j||`` (one set shared by every neuron).
 
@@ -139,10 +169,10 @@ def _cone_program(L: np.ndarray, y: np.ndarray, D: np.ndarray, s: np.ndarray):
     :func:`_single_neuron`, a group by :func:`.gram.gram_cone_program` (exact and verified; Clarabel,
     :func:`_block_program`, where it cannot verify its answer): exact, since the objective is a sum over neurons and only a margin constraint couples two
     of them (the joint program's multipliers are then the groups' own). A point on which no neuron fires makes the cone
-    infeasible (its margin is 0)."""
+    infeasible (its margin is 0). ``deadline``: the search's cap, for the Clarabel programs (:func:`_block_program`)."""
     n, r = L.shape
     if not SPLIT:
-        return _block_program(L, y, D, s, np.arange(n))
+        return _block_program(L, y, D, s, np.arange(n), deadline)
     if not (D > 0).any(axis=1).all():
         return "infeasible", None, None, None
     V, nu, lam, statuses = np.zeros((D.shape[1], r)), np.zeros(D.shape), np.zeros(n), []
@@ -153,7 +183,7 @@ def _cone_program(L: np.ndarray, y: np.ndarray, D: np.ndarray, s: np.ndarray):
         else:
             rows = np.flatnonzero((D[:, group] > 0).any(axis=1))
             out = gram_cone_program(L, y, D[:, group], s[group], rows)
-            status, Vg, nug, lg = out if out is not None else _block_program(L, y, D[:, group], s[group], rows)
+            status, Vg, nug, lg = out if out is not None else _block_program(L, y, D[:, group], s[group], rows, deadline)
         if Vg is None:
             return status, None, None, None
         V[group], nu[:, group] = Vg, nug
@@ -222,17 +252,19 @@ def data_span(X: np.ndarray, bias: bool = True) -> tuple[np.ndarray, np.ndarray]
 
 
 def cone_optimum(X: np.ndarray, y: np.ndarray, D: np.ndarray, s: np.ndarray, bias: bool = True, tol: float = 1e-7,
-                 per_program: int | None = None, span: tuple[np.ndarray, np.ndarray] | None = None) -> ConeOptimum:
+                 per_program: int | None = None, span: tuple[np.ndarray, np.ndarray] | None = None,
+                 deadline: float | None = None) -> ConeOptimum:
     """(P) on the cone of the patterns ``D`` (n, m) and output signs ``s`` (m): its optimum (a KKT point of (P) exactly
     when no wall binds beyond what the ties admit: certify it) and the next cone, where only the walls (P) does not
     admit are flipped (:func:`illegitimate_walls`; at most ``per_program`` of them, the largest multipliers first).
-    A failed program returns an empty network (width 0) with the solver's status."""
+    A failed program returns an empty network (width 0) with the solver's status. ``deadline``: the search's time cap
+    (a ``time.perf_counter()`` value; None: none), which ends a Clarabel program's iterations (:func:`_block_program`)."""
     X, y = np.asarray(X, float), np.asarray(y, float)
     Q, L = span if span is not None else data_span(X, bias)
     D, s = np.asarray(D, float), np.asarray(s, float)
     keep = (D.sum(axis=0) > 0) & (s != 0)
     D, s = _merged(D[:, keep], s[keep])
-    status, V, nu, lam = _cone_program(L, y, D, s)
+    status, V, nu, lam = _cone_program(L, y, D, s, deadline)
     if V is None:
         empty = TwoLayerReLU(W=np.zeros((0, X.shape[1])), a=np.zeros(0), b=np.zeros(0) if bias else None)
         return ConeOptimum(empty, status, 0, 0, None)
