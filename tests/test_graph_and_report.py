@@ -107,7 +107,7 @@ def test_the_index_says_a_search_found_one_point_not_that_a_sample_holds_one():
 
     from ibcheck.simulate.report.index import _claim_notes
 
-    cell = SimpleNamespace(pairs=0, own_lcb=0.88, fresh_points=2000, controls={})
+    cell = SimpleNamespace(pairs=0, own_lcb=0.88, fresh_points=2000, controls={}, near_kkt=None, resolution=None, shortenings=())
     rec = SimpleNamespace(reading=None, kkt=SimpleNamespace(transfer=[cell, cell], half=None))
     text = " ".join(_claim_notes("FVBS23.thm.4_2", rec))
     assert "transferability: not tested" in text and "found one distinct certified KKT point on every sample" in text

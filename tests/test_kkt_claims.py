@@ -89,12 +89,52 @@ def test_a_transfer_is_refuted_only_by_a_pair_significantly_below_one_minus_eps_
     assert all(c["failed"] and c["ucb"] < 0.9 for c in ok.controls.values())
     bad = transfer_cells([_row({"d": 512}, 0, {**base, "transfer_min": 0.85, "transfer_lcb": 0.836})], ["d"])[0]
     assert bad.transferable is False and bad.fraction_ucb < 0.9
+    # a row of the former kind: raw GD among its controls is read as what it is, a near-KKT network beside the test
+    assert set(ok.controls) == {"robust_construction"} and ok.near_kkt["raw_gd"]["failed"] is True
     near = {**base["transfer_controls"], "raw_gd_0": {"fraction": 0.895, "lcb": 0.88}}  # not significantly below: it passes
     weak = transfer_cells([_row({"d": 512}, 0, {**base, "transfer_min": 0.9055, "transfer_lcb": 0.894, "transfer_controls": near})], ["d"])[0]
-    assert weak.controls["raw_gd"]["failed"] is False
+    assert weak.near_kkt["raw_gd"]["failed"] is False and weak.transferable and weak.withheld is None  # not a control
     from ibcheck.simulate.report.index import _fresh_text
 
     assert "failed as it must (significantly below 1 - eps) at 1 of 1 cells" in _fresh_text([ok])
+    assert "pass the same test at 1 of 1 cells" in _fresh_text([weak])
+
+
+def _shortened(fractions):
+    return [{"r": r, "fraction": f, "lcb": f - 0.02} for r, f in zip((0.5, 0.8, 0.9, 0.95, 0.98), fractions)]
+
+
+def test_a_transfer_reading_is_withheld_where_a_negative_control_passes_and_the_shortened_z_gives_its_resolution():
+    """The negative controls are the robust construction and the most robust point's own z at half its norm; where one is
+    not significantly below 1 - eps the test has passed what it should reject, and the cell's transfer reading is
+    withheld (not 'transferable'), naming the control. The resolution is the largest shortening r refuted, with every
+    smaller one, at every sample: a sample whose z still flips 0.9 at r = 0.95 holds it at 0.9."""
+    base = {"transfer_mean": 0.93, "transfer_pairs": 3, "transfer_target": 0.9, "fresh_points": 2000, "flip_fresh_lcb": 0.884,
+            "transfer_min": 0.92, "transfer_lcb": 0.905, "transfer_controls": {"robust_construction": {"fraction": 0.0, "lcb": 0.0}},
+            "transfer_near_kkt": {"raw_gd_0": {"fraction": 0.95, "lcb": 0.94}}}
+    good = _shortened([0.0, 0.3, 0.7, 0.85, 0.89])
+    one = transfer_cells([_row({"d": 512}, 0, {**base, "transfer_shortened": good})], ["d"])[0]
+    assert one.transferable is True and one.withheld is None and one.resolution == 0.95  # 0.89 of 2000 is not below 0.9
+    assert set(one.controls) == {"robust_construction", "shortened_z"} and one.controls["shortened_z"]["failed"]
+    assert one.near_kkt["raw_gd"]["failed"] is False  # reported, and it does not withhold the reading
+    coarse = _shortened([0.0, 0.3, 0.895, 0.91, 0.93])  # a second sample whose own z at 0.9 eta is not refuted
+    two = transfer_cells([_row({"d": 512}, 0, {**base, "transfer_shortened": good}),
+                          _row({"d": 512}, 1, {**base, "transfer_shortened": coarse})], ["d"])[0]
+    assert two.resolution == 0.8 and two.transferable is True
+    blunt = transfer_cells([_row({"d": 512}, 0, {**base, "transfer_shortened": _shortened([0.95] * 5)})], ["d"])[0]
+    assert blunt.resolution is None and blunt.transferable is None and "shortened z" in blunt.withheld
+    robust_passes = {**base, "transfer_shortened": good, "transfer_controls": {"robust_construction": {"fraction": 0.97, "lcb": 0.96}}}
+    held = transfer_cells([_row({"d": 512}, 0, robust_passes)], ["d"])[0]
+    assert held.transferable is None and "robust construction" in held.withheld
+    refuted = transfer_cells([_row({"d": 512}, 0, {**robust_passes, "transfer_min": 0.8, "transfer_lcb": 0.78})], ["d"])[0]
+    assert refuted.transferable is False  # a refutation stands: the control passing withholds only a 'transferable'
+    from ibcheck.simulate.report.index import _fresh_text
+
+    text = _fresh_text([one, two])
+    assert "for every r up to 0.8 at every cell (a point that needs a z 1.25 times as long" in text
+    assert "not a control" in text and "withheld" not in text and "finest" not in text
+    fine = transfer_cells([_row({"d": 512}, 0, {**base, "transfer_shortened": _shortened([0.0] * 5)})], ["d"])[0]
+    assert fine.resolution == 0.98 and "up to 0.98 (the finest r tried)" in _fresh_text([fine])  # a bound, said so
 
 
 def test_fvbs23_row_is_measured_on_the_engines_distinct_points_only():
@@ -167,7 +207,8 @@ def test_the_flip_norm_is_chosen_with_confidence_and_checked_on_fresh_points():
 
 
 def test_transfer_controls_fail_and_a_network_that_is_no_kkt_point_never_enters_the_test():
-    """The robust construction (k = 4) is not flipped by the most robust point's z; the linear SVM written as a +-ReLU pair
+    """The robust construction (k = 4) is not flipped by the most robust point's z, nor that point by its own z at half
+    its norm; the linear SVM written as a +-ReLU pair
     does not certify, so it is never a point."""
     from ibcheck.simulate.experiments.kkt import FIT_POINTS, FRESH_POINTS, kkt_sample, point_norms, transfer_controls
     from ibcheck.simulate.substrate.seeds import stream
@@ -181,9 +222,12 @@ def test_transfer_controls_fail_and_a_network_that_is_no_kkt_point_never_enters_
     Xf, yf = ds.sample(FRESH_POINTS, stream("kkt-test-points", 0, 4))
     v = universal_directions("fvbs23", means=ds.means, J_plus=ds.J_plus)
     norms = point_norms(s.points, X, y, v, 0.9)
-    controls = transfer_controls(s, Xf, yf, v, norms, 4)
-    assert controls["robust_construction"]["lcb"] < 0.9 and controls["robust_construction"]["fraction"] < 0.5
-    assert any(c["lcb"] < 0.9 for name, c in controls.items() if name.startswith("raw_gd"))
+    got = transfer_controls(s, Xf, yf, v, norms, 4)
+    robust = got["transfer_controls"]["robust_construction"]
+    assert robust["lcb"] < 0.9 and robust["fraction"] < 0.5
+    short = {c["r"]: c["fraction"] for c in got["transfer_shortened"]}
+    assert short[0.5] < 0.5 and short[0.5] <= short[0.98]  # the point's own z at half its norm flips far fewer
+    assert set(got["transfer_near_kkt"]) == {f"raw_gd_{i}" for i in range(len(s.raw))}  # reported apart, not a control
     sv = hard_margin_svm(ds.X, ds.y)
     lin = TwoLayerReLU(W=np.vstack([sv.w, -sv.w]), a=np.array([1.0, -1.0]), b=np.array([sv.b, -sv.b]))
     assert not is_point(kkt_certificate(lin, ds.X, ds.y))

@@ -465,6 +465,8 @@ def _kkt_section(summary: dict) -> list[str]:
                            for x in f) for f in c.get("flip_norms") or []]
         ctl = "; ".join(f"{k.replace('_', ' ')} {v['ucb'] if v.get('ucb') is not None else v['lcb']:.3f}"
                         + (" (fails, as it must)" if v.get("failed") else " (**passes**)") for k, v in (t.get("controls") or {}).items())
+        near = "; ".join(f"{v['ucb'] if v.get('ucb') is not None else v['lcb']:.3f}" + (" (fails)" if v.get("failed") else " (passes)")
+                         for v in (t.get("near_kkt") or {}).values())
         rows.append({"cell": ", ".join(f"{k}={v:g}" for k, v in c["cell"].items()),
                      "certified / candidates": f"{c['networks_certified']}/{c['networks_trained']}",
                      "distinct per sample": ", ".join(str(x) for x in c.get("distinct") or []) or "-",
@@ -481,7 +483,13 @@ def _kkt_section(summary: dict) -> list[str]:
                      "own z on fresh points (bound)": _fmt(t.get("own_lcb"), ".3f"),
                      "transfer: smallest fraction (upper bound)": (f"{_fmt(t.get('fraction_min'), '.3f')} ({_fmt(t.get('fraction_ucb'), '.3f')})"
                                                                    if t.get("tested") else "not tested"),
-                     "controls (upper bound)": ctl or "-"})
+                     "negative controls (upper bound)": ctl or "-",
+                     "resolution (largest r refuted)": ("-" if "shortened_z" not in (t.get("controls") or {}) else
+                                                        "none refuted" if t.get("resolution") is None else f"{t['resolution']:g}"
+                                                        + (" (finest tried)" if t["resolution"] >= max(t.get("shortenings") or [1]) else "")),
+                     "raw GD, not a control (upper bound)": near or "-",
+                     "transfer reading": ("withheld: " + t["withheld"]) if t.get("withheld") else
+                     ("-" if not t.get("tested") else "transferable" if t.get("transferable") else "refuted")})
     return ["## KKT points", "",
             "The claim is about every KKT point of (P): per cell, the KKT engine's candidates (the trained networks and the "
             "engine's own pattern sources, below), each a KKT point only when its certificate holds at a relative residual "
@@ -498,7 +506,10 @@ def _kkt_section(summary: dict) -> list[str]:
             "each point's own z on 2000 fresh points (its one-sided 95% lower bound), and the transfer of the most robust point's z "
             "to every other point: the smallest fraction and its one-sided 95% upper bound (Bonferroni over the pairs), which "
             "refutes the transfer where it lies below 1 - eps; the negative controls must fail that way (their upper bound "
-            "below 1 - eps). "
+            "below 1 - eps: the robust construction at k >= 4, and the most robust point's own z at half its norm), and where "
+            "one passes the cell's transfer reading is withheld; the resolution is the largest r at which that point's own z "
+            "shortened to r times its norm is refuted (r in 0.5, 0.8, 0.9, 0.95, 0.98, 0.99); the raw GD networks are shown beside "
+            "them, not as a control (they are not KKT points, and approach one in direction). "
             "delta is not reported (multipliers on active points only: at most 1e-6 by construction).", "",
             markdown_table(rows), ""] + _search_section(kkt)
 

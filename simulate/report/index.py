@@ -79,19 +79,37 @@ def _glance_row(row: SuiteRow) -> dict:
 
 
 def _fresh_text(cells) -> str:
-    """What the fresh points showed: each point's own z, and the negative controls (which must fail)."""
+    """What the fresh points showed: each point's own z, the negative controls (which must fail), the test's resolution
+    (the shortened z) and the raw GD networks (reported, not a control)."""
     own = [c.own_lcb for c in cells if c.own_lcb is not None]
     ctl: dict[str, list] = {}
+    near: list = []
     for c in cells:
         for k, v in (c.controls or {}).items():
             ctl.setdefault(k, []).append(v)
+        near += list((c.near_kkt or {}).values())
     parts = []
     if own:
         parts.append(f"each point's own z flips at least {min(own):.3f} of {cells[0].fresh_points} fresh points (one-sided 95% bound)")
     for k, vs in ctl.items():
         ucb = [v["ucb"] for v in vs if v.get("ucb") is not None]
-        parts.append(f"control {k.replace('_', ' ')}: " + (f"upper bound {max(ucb):.3f}" if ucb else f"bound {min(v['lcb'] for v in vs):.3f}")
+        name = "the most robust point's own z at half its norm" if k == "shortened_z" else k.replace("_", " ")
+        parts.append(f"negative control {name}: " + (f"upper bound at most {max(ucb):.3f}" if ucb else f"bound {min(v['lcb'] for v in vs):.3f}")
                      + f", failed as it must (significantly below 1 - eps) at {sum(bool(v['failed']) for v in vs)} of {len(vs)} cells")
+    res = [c.resolution for c in cells if c.controls and "shortened_z" in c.controls]
+    if res:
+        worst = None if None in res else min(res)
+        finest = worst is not None and all(worst >= max(c.shortenings) for c in cells if c.shortenings)
+        parts.append("the test refutes the most robust point's own z shortened to r times its norm for every r up to "
+                     + (f"{worst:g}{' (the finest r tried)' if finest else ''} at every cell (a point that needs a z "
+                        f"{1 / worst:.3g} times as long, with the same profile, is refuted)" if worst is not None else
+                        f"a value at {sum(r is not None for r in res)} of {len(res)} cells (not even r = 0.5 at the others)"))
+    if near:
+        ucb = [v["ucb"] for v in near if v.get("ucb") is not None]
+        passed = sum(not v["failed"] for v in near)
+        parts.append("the raw GD networks the points were polished from (not KKT points, so not a control: GD approaches a KKT "
+                     f"point in direction) pass the same test at {passed} of {len(near)} cells"
+                     + (f" (upper bounds up to {max(ucb):.3f})" if ucb else ""))
     return (" On fresh points: " + "; ".join(parts) + ".") if parts else ""
 
 
@@ -110,13 +128,15 @@ def _claim_notes(name: str, rec: ComparisonRecord) -> list[str]:
                        + _fresh_text(rec.kkt.transfer))
         if t:
             ok = sum(bool(c.transferable) for c in t)
+            held = sum(c.withheld is not None for c in t)
             lo = min(c.fraction_min for c in t if c.fraction_min is not None)
             ucb = [c.fraction_ucb for c in t if c.fraction_ucb is not None]
             out.append(f"- **{name}, transferability:** the most robust point's z flips at least {lo:.3f} of the fresh points on "
                        f"every other distinct certified KKT point of the same sample ({sum(c.pairs for c in t)} pairs)"
                        + (f" (one-sided 95% upper bound, Bonferroni over the pairs: {min(ucb):.3f})" if ucb else "")
-                       + f", against 1 - eps = {t[0].target:.2f}; no pair significantly below it at {ok} of {len(t)} cells."
-                       + _fresh_text(rec.kkt.transfer))
+                       + f", against 1 - eps = {t[0].target:.2f}; no pair significantly below it at {ok} of {len(t)} cells"
+                       + (f"; {held} cell{'s' if held > 1 else ''} withheld, where a negative control passed" if held else "")
+                       + "." + _fresh_text(rec.kkt.transfer))
     if rec.kkt is not None and rec.kkt.half:
         out.append(f"- **{name}, KKT thresholds halved:** " + "; ".join(f"{k}: {v.verdict}" for k, v in rec.kkt.half.items()) + ".")
     return out + ([""] if out else [])

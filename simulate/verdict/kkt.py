@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Mapping, Sequence
 
 from ibcheck.simulate.experiments.base import Row
@@ -168,8 +169,10 @@ class TransferCell:
     """One cell of FVBS23.thm.4_2's transfer: the smallest and mean fraction of test points the most robust KKT point's z
     flips on another, over pairs, against ``target`` (1 - eps): on fresh points through ``fraction_ucb`` (a pair
     significantly below the target refutes it), on rows from before them against the target less ``slack`` (two
-    binomial SE). ``controls``: per kind, the fraction and bounds (``lcb``, ``ucb``) of its network closest to passing,
-    and whether it failed as it must."""
+    binomial SE). ``controls``: per negative control, the fraction and bounds (``lcb``, ``ucb``) of its network closest
+    to passing, and whether it failed as it must; ``transferable`` is None, with ``withheld`` saying why, where one
+    passed. ``near_kkt``: the raw GD networks, reported the same way but not a control. ``resolution``: the largest
+    shortening r of the most robust point's own z that the test refutes (with every smaller r) at every sample."""
 
     cell: Mapping[str, float]
     pairs: int
@@ -180,15 +183,20 @@ class TransferCell:
     transferable: bool | None = None
     fraction_lcb: float | None = None  # the smallest one-sided 95% lower bound over pairs, on fresh points
     fresh_points: int | None = None
-    controls: Mapping[str, Mapping[str, object]] | None = None  # per control: fraction, lcb, failed (as it must)
+    controls: Mapping[str, Mapping[str, object]] | None = None  # per negative control: fraction, lcb, ucb, failed (as it must)
     own_lcb: float | None = None  # each point's own z on fresh points: the smallest lower bound
     fraction_ucb: float | None = None  # the smallest pair's one-sided upper bound (Bonferroni over the pairs), on fresh points
+    near_kkt: Mapping[str, Mapping[str, object]] | None = None  # the raw GD networks: reported, not a control
+    resolution: float | None = None  # the largest r at which the most robust point's own z at r eta is refuted
+    shortenings: tuple[float, ...] = ()  # the r tried (the resolution at the largest is a bound: finer was not tried)
+    withheld: str | None = None  # why no transfer reading is given: a negative control passed
 
     def as_json(self) -> dict:
         out = {"cell": dict(self.cell), "pairs": self.pairs, "fraction_min": self.fraction_min, "fraction_mean": self.fraction_mean,
                "target": self.target, "fraction_lcb": self.fraction_lcb, "fresh_points": self.fresh_points,
                "controls": {k: dict(v) for k, v in (self.controls or {}).items()}, "own_lcb": self.own_lcb,
-               "fraction_ucb": self.fraction_ucb}
+               "fraction_ucb": self.fraction_ucb, "near_kkt": {k: dict(v) for k, v in (self.near_kkt or {}).items()},
+               "resolution": self.resolution, "shortenings": list(self.shortenings), "withheld": self.withheld}
         if self.pairs:
             out["slack"] = self.slack
         return {**out, "tested": bool(self.pairs), "transferable": self.transferable,
@@ -354,14 +362,52 @@ def at_thresholds(rows: list[Row], quantity: str, eps: float, delta: float) -> l
     return out
 
 
+NEGATIVE_SHORTENING = 0.5  # the shortened z at this r is a negative control: the test must refute it
+
+
+def _closest(into: dict, kind: str, c: Mapping) -> None:
+    """Keep, per kind, the fraction and lower bound of the network closest to passing."""
+    cur = into.setdefault(kind, {"fraction": 0.0, "lcb": 0.0})
+    cur["fraction"], cur["lcb"] = max(cur["fraction"], float(c["fraction"])), max(cur["lcb"], float(c["lcb"]))
+
+
+def _gather_controls(measured: list[dict]) -> tuple[dict[str, dict], dict[str, dict], dict[float, list[Mapping]], int]:
+    """(negative controls, near-KKT networks, the shortened z per r, the samples that measured it) over a cell's rows,
+    each control kind and the near-KKT networks by the network closest to passing (raw GD among a former row's controls
+    goes to the near-KKT networks)."""
+    controls: dict[str, dict] = {}
+    near: dict[str, dict] = {}
+    short: dict[float, list[Mapping]] = {}
+    for v in measured:
+        for name, c in (v.get("transfer_controls") or {}).items():
+            _closest(near if name.startswith("raw_gd") else controls, "raw_gd" if name.startswith("raw_gd") else name, c)
+        for c in (v.get("transfer_near_kkt") or {}).values():
+            _closest(near, "raw_gd", c)
+    samples = [v["transfer_shortened"] for v in measured if v.get("transfer_shortened")]
+    for sh in samples:
+        for c in sh:
+            short.setdefault(float(c["r"]), []).append(c)
+    for c in short.get(NEGATIVE_SHORTENING, []):
+        _closest(controls, "shortened_z", c)
+    return controls, near, short, len(samples)
+
+
 def transfer_cells(rows: list[Row], cell_vars: list[str], tolerance_points: int = 200) -> tuple[TransferCell, ...]:
     """Per cell: the smallest and mean fraction flipped over ordered pairs of distinct certified KKT points and samples,
     on fresh points. A pair refutes the transfer when its fraction is significantly below ``1 - eps``: the smallest
     fraction's one-sided 95% upper bound (Bonferroni over the cell's pairs) below it; the cell is transferable when no
     pair does (rows without fresh points: the fraction against ``1 - eps`` less two binomial standard errors over
-    ``tolerance_points``). The negative controls (the robust construction, raw GD) are gathered per cell, each kind by its
-    network closest to passing, with whether it failed as it must (its upper bound, at the pairs' own Bonferroni level,
-    below the target: significantly below, so the test that refutes no pair can refute a control).
+    ``tolerance_points``), and only where every negative control failed as it must: a cell whose control passed is
+    withheld (``transferable`` None, ``withheld`` says which), since a test that passes what it should reject is no
+    evidence.
+
+    The negative controls, each kind by its network closest to passing (its upper bound, at the pairs' own Bonferroni
+    level, must lie below the target): the robust construction (k >= 4) and the most robust point's own z shortened to
+    :data:`NEGATIVE_SHORTENING` of its norm. The shortened z at each r gives the test's ``resolution``: the largest r
+    refuted, together with every smaller r, at every sample of the cell (a point needing a z 1/r times as long, with
+    the same profile, is refuted). The raw GD networks (``near_kkt``) are reported beside them, not as controls: they
+    are not KKT points, and approach one in direction. Rows of the former kind (raw GD among the controls, no shortened
+    z) are read the same way: their raw GD entries go to ``near_kkt``.
 
     Pitfall avoided: requiring each pair's lower bound to reach ``1 - eps`` fails by construction. The flip norm is
     the smallest norm whose lower bound on the fitting points is ``1 - eps``, so on fresh points even a point's own z
@@ -372,25 +418,35 @@ def transfer_cells(rows: list[Row], cell_vars: list[str], tolerance_points: int 
         measured = [r.value for r in rs if isinstance(r.value, dict)]
         vals = [v for v in measured if v.get("transfer_pairs")]
         target = float(measured[0]["transfer_target"]) if measured and measured[0].get("transfer_target") is not None else None
-        controls: dict[str, dict] = {}
-        for v in measured:
-            for name, c in (v.get("transfer_controls") or {}).items():
-                kind = "raw_gd" if name.startswith("raw_gd") else name
-                cur = controls.setdefault(kind, {"fraction": 0.0, "lcb": 0.0})  # the control closest to passing
-                cur["fraction"], cur["lcb"] = max(cur["fraction"], c["fraction"]), max(cur["lcb"], c["lcb"])
         fresh = measured[0].get("fresh_points") if measured else None
-        level = 0.05 / max(1, sum(int(v["transfer_pairs"]) for v in vals))  # the pairs' own level (Bonferroni)
-        for c in controls.values():
-            c["ucb"] = upper_confidence(round(c["fraction"] * int(fresh)), int(fresh), level) if fresh else None
+        pairs = sum(int(v["transfer_pairs"]) for v in vals)
+        level = 0.05 / max(1, pairs)  # the pairs' own level (Bonferroni)
+
+        def ucb_of(fraction: float) -> float | None:
+            return upper_confidence(round(fraction * int(fresh)), int(fresh), level) if fresh else None
+
+        controls, near, short, samples = _gather_controls(measured)
+        for c in (*controls.values(), *near.values()):
+            c["ucb"] = ucb_of(c["fraction"])
             c["failed"] = target is not None and (c["ucb"] < target if c["ucb"] is not None else c["lcb"] < target)
+        resolution = None
+        if target is not None and fresh and short and all(len(cs) == samples for cs in short.values()):
+            for r in sorted(short):
+                if not all((u := ucb_of(float(c["fraction"]))) is not None and u < target for c in short[r]):
+                    break
+                resolution = r
+        passed = sorted(k for k, c in controls.items() if not c["failed"])
+        withheld = (f"the negative control{'s' if len(passed) > 1 else ''} {', '.join(k.replace('_', ' ') for k in passed)} "
+                    f"passed the test (upper bound at or above 1 - eps = {target:g})") if passed and target is not None else None
         own = [v["flip_fresh_lcb"] for v in measured if v.get("flip_fresh_lcb") is not None]
+        cell = partial(TransferCell, dict(zip(cell_vars, key)), controls=controls or None, own_lcb=min(own) if own else None,
+                       near_kkt=near or None, resolution=resolution, shortenings=tuple(sorted(short)), withheld=withheld,
+                       fresh_points=fresh)
         if not vals:
-            out.append(TransferCell(dict(zip(cell_vars, key)), 0, target=target, fresh_points=fresh, controls=controls or None,
-                                    own_lcb=min(own) if own else None))
+            out.append(cell(0, target=target))
             continue
         target = float(vals[0]["transfer_target"])
         lo = min(v["transfer_min"] for v in vals)
-        pairs = sum(int(v["transfer_pairs"]) for v in vals)
         mean = sum(v["transfer_mean"] * v["transfer_pairs"] for v in vals) / pairs
         lcbs = [v["transfer_lcb"] for v in vals if v.get("transfer_lcb") is not None]
         ucb = None
@@ -400,8 +456,8 @@ def transfer_cells(rows: list[Row], cell_vars: list[str], tolerance_points: int 
         else:
             slack = 2 * math.sqrt(target * (1 - target) / tolerance_points)
             ok = lo >= target - slack
-        out.append(TransferCell(dict(zip(cell_vars, key)), pairs, lo, mean, target, slack, ok, min(lcbs) if lcbs else None, fresh,
-                                controls or None, min(own) if own else None, ucb))
+        out.append(cell(pairs, lo, mean, target, slack, None if ok and withheld else ok, min(lcbs) if lcbs else None,
+                        fraction_ucb=ucb))
     return tuple(out)
 
 
