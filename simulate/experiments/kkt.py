@@ -227,12 +227,18 @@ def transfer_pairs(sample: KKTSample, X, y, v, norms: list) -> list[tuple[float,
 
     Pitfall avoided: testing a less robust point's z on a more robust point fails by construction (its norm is below
     what the other point needs); the theorem's z is one norm for every KKT point."""
-    known = [(i, x) for i, x in enumerate(norms) if not isinstance(x, AtLeast)]
-    top = most_robust([(float(x), False) for _, x in known])
+    top = _most_robust_point(norms)
     if top is None or len(sample.points) < 2:
         return []
-    i0, eta = known[top]
-    return [transfer_flip(net, X, y, v, float(eta)) for j, net in enumerate(sample.points) if j != i0]
+    i0, eta = top
+    return [transfer_flip(net, X, y, v, eta) for j, net in enumerate(sample.points) if j != i0]
+
+
+def _most_robust_point(norms: list) -> tuple[int, float] | None:
+    """(index, flip norm) of the most robust distinct point among the uncensored norms (:func:`most_robust`), or None."""
+    known = [(i, float(x)) for i, x in enumerate(norms) if not isinstance(x, AtLeast)]
+    top = most_robust([(x, False) for _, x in known])
+    return None if top is None else known[top]
 
 
 SHORTENED = (0.5, 0.8, 0.9, 0.95, 0.98, 0.99)  # the most robust point's own z at r eta: the transfer test's resolution
@@ -255,11 +261,10 @@ def transfer_controls(sample: KKTSample, X, y, v, norms: list, k: int) -> dict:
     the shortened z is one whose truth is known (its own z, made shorter)."""
     from ibcheck.solvers.radius.constructions import fvbs23_robust  # heavy: the radius package (loaded on first use)
 
-    known = [(i, float(x)) for i, x in enumerate(norms) if not isinstance(x, AtLeast)]
-    top = most_robust([(x, False) for _, x in known])
+    top = _most_robust_point(norms)
     if top is None:
         return {}
-    i0, eta = known[top]
+    i0, eta = top
     ds = sample.dataset
     controls = {}
     if k >= 4:
