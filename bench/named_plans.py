@@ -41,11 +41,17 @@ def main() -> int:
     from ibcheck.simulate.compare.calibrate import SCENARIOS
 
     name = sys.argv[1] if len(sys.argv) > 1 else "exp_power_08"
-    trials = int(sys.argv[2]) if len(sys.argv) > 2 else 100
-    jobs = int(sys.argv[3]) if len(sys.argv) > 3 else 2
     if name not in SCENARIOS:
         print(f"bench/named_plans.py: scenario {name!r} is not one of {', '.join(SCENARIOS)}", file=sys.stderr)
         return 2
+    counts = []
+    for pos, what, default, top in ((2, "TRIALS", 100, 10_000), (3, "JOBS", 2, 64)):
+        raw = sys.argv[pos] if len(sys.argv) > pos else str(default)
+        if not (raw.isdigit() and 1 <= int(raw) <= top):
+            print(f"bench/named_plans.py: {what} {raw[:200]!r} is not an integer in 1..{top}", file=sys.stderr)
+            return 2
+        counts.append(int(raw))
+    trials, jobs = counts
     right = "consistent" if SCENARIOS[name].truth_holds else "inconsistent"
     t0 = time.perf_counter()
     with ProcessPoolExecutor(jobs) as pool:
