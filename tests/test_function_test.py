@@ -128,11 +128,11 @@ def test_a_non_vanishing_deviation_is_not_excused():
     for s in range(5):
         narrow = analyze(_rows(lambda d: d ** 0.5 / math.log(d) ** 0.5, _pow2(4, 9), seed=s), ["d"], "Theta", {"d": 0.5}, bootstrap=False)
         assert narrow.verdict != "consistent", narrow.reason
-    # a ratio that keeps falling (a missing power) is not excused either: over 2^4..2^16 a slow correction describes
-    # it as well (undecided, "a wider range of d would" tell; decided there before d^-1/4 corrections were tried), and
-    # the wider range 2^4..2^24 does
+    # a ratio that keeps falling (a missing power) is not excused either: over 2^4..2^16 it beats every correction down
+    # to d^-0.3 at the family's max-T level (0.01 here; it was undecided at Bonferroni's 0.0063, "a wider range of d
+    # would" tell, with a slow correction describing it about as well), and over 2^4..2^24 as well
     short = analyze(_rows(lambda d: d ** 0.45, _pow2(4, 16)), ["d"], "Theta", {"d": 0.5}, bootstrap=False)
-    assert short.verdict != "consistent" and "wider range of d" in short.reason
+    assert short.verdict == "inconsistent" and "beyond every correction to scaling that decays like d^-0.3" in short.reason, short.reason
     assert analyze(_rows(lambda d: d ** 0.45, _pow2(4, 24)), ["d"], "Theta", {"d": 0.5}, bootstrap=False).verdict == "inconsistent"
 
 
@@ -193,7 +193,10 @@ def test_budgets_buy_resolution_where_it_limits():
     from ibcheck.simulate.verdict.rounds import plan_round
 
     ds = _pow2(4, 12)
-    unsure = analyze(_rows(lambda d: d ** 0.45, ds), ["d"], "Theta", {"d": 0.5}, bootstrap=False)
+    # seed 1: at seed 0 the upper half (d >= 256) alone resolves its own, looser, target at the max-T level (d^0.076
+    # against d^0.077) and reads the whole range's move as a transient: consistent there (1 of 20 seeds; 0 of 20 at
+    # Bonferroni's level)
+    unsure = analyze(_rows(lambda d: d ** 0.45, ds, seed=1), ["d"], "Theta", {"d": 0.5}, bootstrap=False)
     assert unsure.verdict == "inconclusive" and unsure.open_exponents() == [("d", True)]
     design = {cell_key({"d": d}): 3 for d in ds}
     plan = plan_round([(unsure.fit.cells, unsure.terms, v, ext) for v, ext in unsure.open_exponents()], design, ["d"],

@@ -316,15 +316,17 @@ def test_a_true_slow_correction_from_below_is_never_a_violation_and_a_violation_
 def test_a_slow_correction_excuses_a_move_but_never_levels_it(monkeypatch):
     """A correction slower than the design tells from a log factor (here d^-0.3 at d = 64..256) may keep a move from
     being a violation, never make it consistent: a false claim whose data carry log log d (the calibration's
-    extra_loglog, its trial 60) is levelled by +d^-0.3 alone. As evidence for the claim, that correction made the trial
-    consistent (measured over 300 trials: 15 consistent, against 7 with this rule)."""
+    extra_loglog, its trial 22) is levelled by (1 + b d^-0.3)^2 alone. As evidence for the claim, that correction makes
+    the trial consistent (measured over 300 trials at Bonferroni's level: 15 consistent, against 7 with this rule; at
+    the max-T level, 12 of 300 with it). Trial 60, the witness at Bonferroni's level, stays inconclusive at the max-T
+    level with the rule undone (why was not looked into), so the witness moved."""
     import ibcheck.simulate.verdict.function_test as ft
     from ibcheck.simulate.compare.calibrate import SCENARIOS, run_trial
     from ibcheck.simulate.substrate.seeds import stream
 
-    sd = stream("calibration", 0, list(SCENARIOS).index("extra_loglog"), 60)
+    sd = stream("calibration", 0, list(SCENARIOS).index("extra_loglog"), 22)
     tr = run_trial(SCENARIOS["extra_loglog"], sd)
-    assert tr.verdict == "inconclusive" and "+d^-0.3" in tr.reason, tr.reason
+    assert tr.verdict == "inconclusive" and "(1+b d^-0.3)^2" in tr.reason, tr.reason
     monkeypatch.setattr(ft, "EVIDENCE_DECAY", ft.MIN_DECAY)  # the rule undone: every correction tried is evidence
     assert run_trial(SCENARIOS["extra_loglog"], sd).verdict == "consistent"
 

@@ -3,7 +3,9 @@
 Takes the tested rows (``value`` = log(1/y) per seed, theory.exptype) and the claim's function h (its exponents per term);
 returns each family's fit of the alternatives (delta per variable, its covariance), decided by the same
 rule as every other bound: :mod:`~ibcheck.simulate.verdict.function_test` reads its family fits in place of the ratio's
-(:func:`exp_family_fits`), with the same directions, Bonferroni split, resolution, targets and decision.
+(:func:`exp_family_fits`), with the same directions, resolution, targets and decision; its m tests are split by
+Bonferroni (alpha / m), not the ratio's max-T level: its fits are nonlinear, fitted over the seeds, no linear map of
+the cells' means.
 
 Why its own statistic: with z = log(1/y) the claim reads ``z = a + c h(x)`` with ``a = -log A`` and ``c > 0`` free.
 The prefactor A is a constant of the bound, so ``a`` belongs to the claim, not to a correction to scaling: the ratio
@@ -15,7 +17,7 @@ observation), not in log z.
 The alternatives are the ratio test's: a factor ``x^delta`` (``(log x)^delta``, ``(log log x)^delta``) on h along each
 variable, ``z = a + c h(x) exp(sum_v delta_v phi_v(x))``, each family fitted by nonlinear least squares over the seeds
 (phi centred, c > 0): delta is the slope of the same ratio, in the same units, with the same directions (rays included),
-Bonferroni split, resolution and targets as :mod:`~ibcheck.simulate.verdict.function_test`. No correction to scaling is
+resolution and targets as :mod:`~ibcheck.simulate.verdict.function_test`, at Bonferroni's alpha / m. No correction to scaling is
 tried: the exact form leaves none to excuse.
 """
 from __future__ import annotations

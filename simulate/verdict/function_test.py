@@ -10,10 +10,13 @@ its slope is fitted against the slowest alternative factors: ``x^delta`` and ``(
 ``(log log x)^delta`` where the claim states a log-log factor). With ``m`` one-sided violation tests at the look's
 level ``alpha``:
 
-* a **violation** is a slope significant at ``alpha / m`` (Bonferroni) in the direction the bound forbids: a rise
-  for ``O``, a fall for ``Omega``, either for ``Theta``;
+* a **violation** is a slope significant at the family level ``l`` in the direction the bound forbids: a rise for
+  ``O``, a fall for ``Omega``, either for ``Theta``. ``l`` is the max-T level of the m tests (:func:`family_level`):
+  under their exact joint null on this design (their correlation from the fits' linear maps of the cells' means),
+  the largest of them passes ``t_{1 - l}`` with probability ``alpha``; Bonferroni's ``alpha / m`` where a fit holds
+  censored cells, for exp-type bounds and along trajectories;
 * the **resolution** of a direction is the deviation it detects with 95% power (POWER) at that level:
-  ``(t_{1 - alpha/m} + t_{0.95}) * se``, read as a factor (``(log d)^0.2``, ``d^0.03``);
+  ``(t_{1 - l} + t_{0.95}) * se``, read as a factor (``(log d)^0.2``, ``d^0.03``);
 * a direction **holds** when it shows no violation: no deviation at or above its resolution (the one it would
   have detected with 95% power);
 * a **correction to scaling**: where a slope is significant, the ratio levelling off, ``c + (1 + b z)^p`` or
@@ -49,7 +52,9 @@ import numpy as np
 from scipy import stats
 
 from ibcheck.simulate.experiments.terms import Term
+from ibcheck.simulate.stats.estimate import LeastSquares
 from ibcheck.simulate.stats.fit import design, log_of
+from ibcheck.simulate.stats.maxt import max_t_level
 from ibcheck.simulate.stats.ratio import (
     LAST,
     LOG_CORRECTIONS,
@@ -177,7 +182,7 @@ class FunctionTest:
     reason: str
     kind: str
     tests: tuple[DirectionTest, ...]
-    level: float  # the Bonferroni level of a violation
+    level: float  # the level of a violation: the family's max-T level (family_level), or Bonferroni's alpha / m
     attained: bool | None
     corrections: tuple[CorrectionFit, ...] = ()
     tolerance: tuple[tuple[str, float], ...] = ()  # explicit user tolerances per family
@@ -233,7 +238,7 @@ class FunctionTest:
     @property
     def p_violation(self) -> float:
         """The violation's p-value on the nominal 0.05 scale: the smallest one-sided p of a violating direction, times
-        0.05 / level (so that it is below 0.05 exactly when the bound is inconsistent at this look, the Bonferroni
+        0.05 / level (so that it is below 0.05 exactly when the bound is inconsistent at this look, the family level
         over directions included); 1 where nothing violates. What the index's Holm step across rows reads."""
         if self.p_fixed is not None:
             return min(1.0, self.p_fixed * 0.05 / self.level)
@@ -513,7 +518,7 @@ def _range_test(rows: list[dict], variables: list[str], kind: str, predicted: di
             notes.append(f"the {('log', 'loglog')[order - 1]} alternatives could not be fitted: {err}")
     plans = {o: _contrasts(ff, variables, toward_zero, cone) for o, ff in fits.items()}
     m = sum(sum(not b for _, _, b in p) for p in plans.values()) * (2 if kind in TWO else 1)
-    level = alpha / max(m, 1)
+    level = family_level(fits, plans, kind, alpha) if ef is None and not trajectory else alpha / max(m, 1)
     tol = dict(tolerance or {})
     tests: list[DirectionTest] = []
     corrections: list[CorrectionFit] = []
@@ -554,6 +559,43 @@ def _range_test(rows: list[dict], variables: list[str], kind: str, predicted: di
             notes.append(f"{t.direction} is a direction the window bounds ({cone.describe() if cone is not None else ''}): the ratio "
                          f"moves along it ({t.factor(t.estimate)}), reported, not deciding")
     return _decide(kind, tests, level, corrections, tol, variables, terms, notes)
+
+
+def family_level(fits: dict[int, FamilyFit], plans: dict, kind: str, alpha: float) -> float:
+    """The level of each violation test: the max-T level (:func:`~ibcheck.simulate.stats.maxt.max_t_level`) of every
+    direction tested in every family over these cells, each read on the side the bound forbids (both for Theta), the
+    family-wise error ``alpha`` under their exact joint null; the cell means independent with variance proportional
+    to 1 / seeds. Bonferroni (``alpha / m``) where a fit holds censored cells (its Tobit estimate is no linear map of
+    the means)."""
+    side = (1, -1) if kind in TWO else (1,) if kind in UPPER else (-1,)
+    m = sum(sum(not b for _, _, b in p) for p in plans.values()) * len(side)
+    keys: dict[tuple, int] = {}
+    seeds: list[float] = []
+    blocks = []
+    for order, ff in fits.items():
+        fit = ff.fit
+        if fit.unidentified or fit.censored or not fit.cells:
+            return alpha / max(m, 1)
+        idx = []
+        for c in fit.cells:
+            key = tuple(round(float(c["log_" + v]), 12) for v in fit.variables)
+            if key not in keys:
+                keys[key] = len(keys)
+                seeds.append(float(max(int(c.get("n_seeds") or 1), 1)))
+            idx.append(keys[key])
+        X = np.hstack([np.ones((len(fit.cells), 1)), design(fit.cells, list(ff.terms))])
+        coef = LeastSquares(X).projector()[1:, :]
+        names = [t.name for t in ff.terms]
+        for _, w, bounded in plans[order]:
+            if not bounded:
+                a = np.zeros(len(names))
+                for v, x in w.items():
+                    a[names.index(f"{ff.family}:{v}")] = x
+                blocks.append((idx, a @ coef))
+    maps = np.zeros((len(blocks), len(keys)))
+    for i, (idx, row) in enumerate(blocks):
+        maps[i, idx] = row
+    return max_t_level(maps, 1.0 / np.array(seeds), [side] * len(blocks), alpha)
 
 
 UNFITTED_LOWER = "unfitted"  # an exp-type direction whose cells are too few to fit a lower-order term beside c h
