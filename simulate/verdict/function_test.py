@@ -517,8 +517,7 @@ def _range_test(rows: list[dict], variables: list[str], kind: str, predicted: di
                 raise
             notes.append(f"the {('log', 'loglog')[order - 1]} alternatives could not be fitted: {err}")
     plans = {o: _contrasts(ff, variables, toward_zero, cone) for o, ff in fits.items()}
-    m = sum(sum(not b for _, _, b in p) for p in plans.values()) * (2 if kind in TWO else 1)
-    level = family_level(fits, plans, kind, alpha) if ef is None and not trajectory else alpha / max(m, 1)
+    level = family_level(fits, plans, kind, alpha, linear=ef is None and not trajectory)
     tol = dict(tolerance or {})
     tests: list[DirectionTest] = []
     corrections: list[CorrectionFit] = []
@@ -561,14 +560,16 @@ def _range_test(rows: list[dict], variables: list[str], kind: str, predicted: di
     return _decide(kind, tests, level, corrections, tol, variables, terms, notes)
 
 
-def family_level(fits: dict[int, FamilyFit], plans: dict, kind: str, alpha: float) -> float:
+def family_level(fits: dict[int, FamilyFit], plans: dict, kind: str, alpha: float, linear: bool = True) -> float:
     """The level of each violation test: the max-T level (:func:`~ibcheck.simulate.stats.maxt.max_t_level`) of every
     direction tested in every family over these cells, each read on the side the bound forbids (both for Theta), the
     family-wise error ``alpha`` under their exact joint null; the cell means independent with variance proportional
-    to 1 / seeds. Bonferroni (``alpha / m``) where a fit holds censored cells (its Tobit estimate is no linear map of
-    the means)."""
+    to 1 / seeds. Bonferroni (``alpha / m``, m the signed tests) where the fits are no linear map of the means: not
+    ``linear`` (exp-type fits, trajectories), or a fit holding censored cells (Tobit)."""
     side = (1, -1) if kind in TWO else (1,) if kind in UPPER else (-1,)
     m = sum(sum(not b for _, _, b in p) for p in plans.values()) * len(side)
+    if not linear:
+        return alpha / max(m, 1)
     keys: dict[tuple, int] = {}
     seeds: list[float] = []
     blocks = []
