@@ -442,42 +442,29 @@ def user_objective(cfg: KKTSearchConfig, X: np.ndarray, y: np.ndarray, ds):
     return flip
 
 
-SCALE_LOW, SCALE_HIGH = -12, 30  # features whose largest |x| lies in 2^-12 .. 2^30 get no scale note
-FLOOR_AT_UNIT = 1e-16  # the certificates' measured residual floor, times s^2 at feature scale s < 1 (:func:`scale_note`)
+SCALE_LOW, SCALE_HIGH = -12, 30  # features below 2^-12 are searched at unit scale and continued (:func:`_engine`); above 2^30 a note
+
+
+def scale_exponent(X: np.ndarray) -> int | None:
+    """The exponent e of the features' largest |x| (in [2^(e-1), 2^e)), or None for data all 0 or not finite."""
+    top = float(np.max(np.abs(X))) if X.size else 0.0
+    return int(np.frexp(top)[1]) if top != 0.0 and math.isfinite(top) else None
 
 
 def scale_note(X: np.ndarray, distinct: int) -> str | None:
-    """Why the search's result depends on the features' scale, where they are far from 1 (largest |x| below
-    2^SCALE_LOW or above 2^SCALE_HIGH), or None.
+    """Why the search's result may depend on the features' scale, where they lie above 2^SCALE_HIGH (largest |x|), or
+    None. (Below 2^SCALE_LOW the search runs at unit scale and its points are continued to the data's scale: the note
+    is :func:`ibcheck.solvers.kkt.at_scale.search_at_scale`'s.)
 
-    (P) with hidden biases is not scale-equivariant: with the bias column at 1 and the features at s, no map of
-    parameters and multipliers takes a KKT point at one s to one at another (the stationarity of W, b and a together
-    force s^2 = 1). Below 1 the problem is ill-conditioned in its own units: at a KKT point the bias's stationarity is
-    a sum of terms about 1/s times the network's norm that must cancel. Measured (``ibcheck kkt --time 30`` and
-    ``kkt_points``, 2026-12-04), the best certificate's relative residual grows as s^-2 or faster: on 10 standard normal
-    points in R^4, 1e-10 at 2^-10, 5e-9 at 2^-13, 1.8e-6 at 2^-17 (nothing certified at 1e-6), 5e-5 at 2^-20 (about
-    1e-16 s^-2); on 10 points in R^3, 1.4e-9 at 2^-10, 1.9e-8 at 2^-12, 2.9e-5 at 2^-14 (faster past 2^-12). So the
-    note's floor, 1e-16 s^-2, is a lower estimate. Above 1 the points certified at 1e-15 up to 2^20 and at 4e-9 at 2^33,
-    and at 2^66 every cone program failed (Clarabel's absolute tolerances). A float64 evaluation of that residual cannot
-    itself go below about 2^-52 / s (derived, not measured: the cancelling terms' rounding), so below about 2^-32 no
-    float64 evaluation shows a certificate at 1e-6 in these units, whatever the search."""
-    top = float(np.max(np.abs(X))) if X.size else 0.0
-    if top == 0.0 or not math.isfinite(top):
+    (P) with hidden biases is not scale-equivariant (:mod:`ibcheck.solvers.kkt.extended`). Above 1 the points
+    certified at 1e-15 up to 2^20 and at 4e-9 at 2^33, and at 2^66 every cone program failed (Clarabel's absolute
+    tolerances; measured 2026-12-04)."""
+    e = scale_exponent(X)
+    if e is None or e <= SCALE_HIGH:
         return None
-    e = int(np.frexp(top)[1])
-    if SCALE_LOW <= e <= SCALE_HIGH:
-        return None
-    note = (f"the features' scale is about 2^{e} (largest |x| = {top:.3g}): (P) with hidden biases is not scale-equivariant "
-            "(the bias column stays at 1)")
-    if e < 0:
-        floor = FLOOR_AT_UNIT * 4.0 ** (-e)
-        note += (f", and below unit scale it is ill-conditioned: the certificates' residual floor grows as s^-2 or faster "
-                 f"(measured on two examples: 1e-16 to 1e-15 s^-2), {f'at least about {floor:.1g}' if floor < 1 else 'above 1'} "
-                 "here against the policy's 1e-6"
-                 + ("; below 2^-32 a certificate at 1e-6 is beyond float64 (the residual's rounding alone is about 2^-52 / s)"
-                    if e < -32 else ""))
-    else:
-        note += ", and the search's cone programs have absolute tolerances (at 2^66 every one failed in a measured case)"
+    note = (f"the features' scale is about 2^{e} (largest |x| = {float(np.max(np.abs(X))):.3g}): (P) with hidden biases is "
+            "not scale-equivariant (the bias column stays at 1), and the search's cone programs have absolute tolerances "
+            "(at 2^66 every one failed in a measured case)")
     if distinct == 0:
         note += (f"; that nothing certified here is likely the scale's doing, not a proof that (P) has no KKT point: X * 2^{-e} "
                  "searches (P) at unit scale, a different problem")
@@ -508,10 +495,22 @@ def _robustness_setup(ds: _Data, seed: int) -> tuple[np.ndarray, np.ndarray, np.
     return Xte, yte, universal_directions("vys22", X_train=X, y_train=y), math.sqrt(X.shape[1] / len(X))
 
 
+def _engine(X, y, cluster, starts: tuple, budget, seed: int, progress, status, objective, e: int | None):
+    """The engine's search; below 2^SCALE_LOW the search at unit scale with its points continued to the data's scale and
+    certified in extended precision (:mod:`ibcheck.solvers.kkt.at_scale`)."""
+    if e is not None and e < SCALE_LOW:
+        from ibcheck.solvers.kkt.at_scale import search_at_scale  # heavy: cvxpy and mpmath (loaded on first use)
+
+        return search_at_scale(X, y, e, cluster, starts, budget, seed=seed, progress=progress, status=status, objective=objective)
+    from ibcheck.solvers.kkt.engine import search  # heavy: cvxpy (loaded on first use)
+
+    return search(X, y, cluster, starts, budget, seed=seed, progress=progress, status=status, objective=objective)
+
+
 def kkt_points(cfg: KKTSearchConfig, progress: bool = False, started: float | None = None) -> KKTPoints:
     """The KKT engine on the dataset of ``cfg`` (a GD-trained network as one more start), each point compared with the
     global optimum when ``include_global``, and measured for robustness."""
-    from ibcheck.solvers.kkt.engine import Budget, search  # heavy: cvxpy (loaded on first use)
+    from ibcheck.solvers.kkt.engine import Budget  # heavy: cvxpy (loaded on first use)
     from ibcheck.solvers.kkt.global_opt import NotProven, TooLarge, dual_check, global_max_margin  # heavy: cvxpy (loaded on first use)
 
     t0 = time.perf_counter() if started is None else started  # the cap counts from the call: imports, checks, GD start, radii
@@ -541,9 +540,9 @@ def kkt_points(cfg: KKTSearchConfig, progress: bool = False, started: float | No
             bar.set_postfix_str(f"starts {p.starts}, points {p.points}, families {p.families}"
                                 + (f", extremum {p.extremum:.4g}" if p.extremum == p.extremum else f", unseen {p.unseen:.3f}"),
                                 refresh=False)
-    objective = user_objective(cfg, X, y, ds)
-    res = search(X, y, ds.cluster, tuple(starts), budget, seed=cfg.seed, progress=(bar.update if bar is not None else None),
-                 status=status, objective=objective)
+    e = scale_exponent(X)
+    res = _engine(X, y, ds.cluster, tuple(starts), budget, cfg.seed, bar.update if bar is not None else None, status,
+                  user_objective(cfg, X, y, ds), e)
     if bar is not None:
         bar.close()
     glob = None
@@ -582,8 +581,8 @@ def kkt_points(cfg: KKTSearchConfig, progress: bool = False, started: float | No
                 except (TooLarge, NotProven) as err:  # recorded: too large to be exact, or its solver did not prove it
                     row["dual_check_note"] = f"not checked: {err}"
         points.append(clean(row))
-    return KKTPoints(cfg, sep, tuple(points), res.distinct, glob, tuple(c.net for c in res.candidates), norm, res,
-                     scale_note(X, res.distinct))
+    note = res.notes[-1] if e is not None and e < SCALE_LOW else scale_note(X, res.distinct)
+    return KKTPoints(cfg, sep, tuple(points), res.distinct, glob, tuple(c.net for c in res.candidates), norm, res, note)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,9 @@
 
 * :data:`POINT_TOL`: a network is a KKT point only when its certificate (:func:`.certificate.kkt_certificate`, ties by
   the Clarke rule ReLU'(0) in [0, 1]) holds at a relative stationarity residual and a relative complementary slackness
-  of at most 1e-6, from an optimal solver status. Anything else is a *candidate*, never a point.
+  of at most 1e-6, from an optimal solver status (or, at feature scales float64 cannot certify, the same conditions
+  evaluated in mpmath at the point continued from unit scale: :mod:`.extended`). Anything else is a *candidate*, never
+  a point.
 * :func:`same_point`: two certified points are one when their outputs agree to :data:`SAME_POINT_RTOL` of the larger
   output, on the training points and as many Gaussian probes at the data's scale (:func:`function_probes`).
 

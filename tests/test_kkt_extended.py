@@ -1,0 +1,86 @@
+"""KKT points of (P) with hidden biases far below unit scale (issue 58, item 2): the engine's points continued from
+unit scale to the data's and certified in extended precision (solvers/kkt/extended.py, at_scale.py)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ibcheck
+from ibcheck.solvers.kkt import extended as ex
+from ibcheck.solvers.kkt.certificate import kkt_certificate
+
+
+@pytest.fixture(scope="module")
+def sample():
+    """The issue's shape: 10 standard normal points in R^3, and the engine's KKT points on them at unit scale."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((10, 3))
+    y = np.where(X[:, 0] + 0.3 * X[:, 1] >= 0, 1.0, -1.0)
+    unit = ibcheck.kkt_points(X=X, y=y, width=4, starts=4, max_starts=8)
+    assert unit.distinct >= 1
+    return X, y, unit.points
+
+
+@pytest.mark.parametrize("e", [-98, -332, -497])  # about 1e-30, 1e-100, 1e-150
+def test_points_continue_to_tiny_scales_and_certify_there(sample, e):
+    X, y, points = sample
+    sp = ex.continue_to_scale(points[0], X, y, np.ldexp(X, e), e)
+    assert sp.certified and sp.residual <= 1e-12 and sp.digits == ex.digits_for(e), sp.reason
+    assert np.all(y * sp.net.forward(np.ldexp(X, e)) >= 1 - 1e-12)  # feasible on the data as given, in float64
+
+
+def test_the_same_points_at_1e_30_as_at_1e_150(sample):
+    """Below 2^-32 the bias's cost (4^e) is beneath float64's resolution, so the continued points agree as functions:
+    what "the same points at 1e-150 as at 1e-30" can mean for (P) with biases (at unit scale they differ: a different
+    problem, the outputs within about 20% here)."""
+    X, y, points = sample
+    out = {e: ex.continue_to_scale(points[0], X, y, np.ldexp(X, e), e).net.forward(np.ldexp(X, e)) for e in (-98, -497)}
+    assert np.max(np.abs(out[-98] - out[-497])) <= 1e-9 * np.max(np.abs(out[-98]))
+    assert np.max(np.abs(points[0].forward(X) - out[-98])) > 1e-3  # the unit point is another problem's
+
+
+def test_the_extended_certificate_agrees_with_float64_where_both_work(sample):
+    """At 2^-10 the float64 certificate can decide: the continued network certifies there too, and the unit point
+    scaled to the same function does not (its bias stationarity is lam = 1's)."""
+    X, y, points = sample
+    e = -10
+    Xs = np.ldexp(X, e)
+    sp = ex.continue_to_scale(points[0], X, y, Xs, e)
+    assert sp.certified
+    assert kkt_certificate(sp.net, Xs, y).is_kkt(1e-6)
+    same_function = ibcheck.solvers.networks.TwoLayerReLU(W=np.ldexp(points[0].W, -e), a=points[0].a, b=points[0].b)
+    assert not kkt_certificate(same_function, Xs, y).is_kkt(1e-6)
+
+
+def test_a_point_not_continued_fails_the_extended_certificate(sample):
+    """The control: the unit point's own unknowns (lam = 1's multipliers), read at 2^-98, are far from stationary in
+    (P)'s units there; the certificate must reject them."""
+    X, y, points = sample
+    net = ex._drop_zero_neurons(points[0])
+    m, d = net.width, net.dim
+    face = ex.initial_face(net, X, y)
+    v = np.concatenate([net.W.ravel(), net.b, net.a, ex._multipliers(net, X, y, face, 1.0)])
+    v, _ = ex._newton(v, X, y, face, 1.0, m, d)
+    e = -98
+    import mpmath as mp
+
+    with mp.workdps(ex.digits_for(e)):
+        vm = np.array([mp.mpf(float(t)) for t in v], dtype=object)
+        _, rel, _, _, _ = ex._certificate(vm, np.ldexp(X, e), y, face, e, m, d, ex.digits_for(e))
+    assert rel > 1.0
+
+
+def test_face_jacobian_is_the_derivative_of_the_face_equations(sample):
+    """The Newton steps' Jacobian against central differences of the equations, ties and all."""
+    X, y, points = sample
+    net = ex._drop_zero_neurons(points[0])
+    m, d = net.width, net.dim
+    face = ex.initial_face(net, X, y)
+    rng = np.random.default_rng(1)
+    v = np.concatenate([net.W.ravel(), net.b, net.a, rng.uniform(0.1, 1, len(face.active) + len(face.ties))])
+    lam = 0.3
+    J = ex.face_jacobian(v, X, y, face, lam, m, d)
+    h = 1e-6
+    num = np.stack([(ex.face_equations(v + h * u, X, y, face, lam, m, d) - ex.face_equations(v - h * u, X, y, face, lam, m, d)) / (2 * h)
+                    for u in np.eye(len(v))], axis=1)
+    assert np.max(np.abs(J - num)) <= 1e-6 * (1 + np.max(np.abs(J)))
