@@ -13,6 +13,7 @@ no unit point continues to are not found, so the result says "more may exist" as
 """
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 import numpy as np
@@ -49,15 +50,17 @@ def search_at_scale(X: np.ndarray, y: np.ndarray, e: int, cluster: np.ndarray | 
                     budget: Budget = Budget(), seed: int = 0, progress=None, objective=None, status=None) -> KKTSearch:
     """(P)'s KKT points on ``X`` (features at about 2^e, e < 0) by the engine at unit scale and the continuation (the
     module docstring). ``objective`` is a function of a network on ``X`` (the record rule ranks each unit point by the
-    same function's objective on ``X``)."""
+    same function's objective on ``X``). The budget's time cap bounds the search and the continuations together."""
     X = np.asarray(X, float)
+    t0 = time.perf_counter()
+    deadline = None if budget.seconds is None else t0 + budget.seconds
     Xu = np.ldexp(X, -e)
     obj = None if objective is None else (lambda net: objective(_from_unit(net, e)))
     res = search(Xu, y, cluster, tuple((name, _to_unit(net, e)) for name, net in starts), budget, seed=seed,
                  progress=progress, objective=obj, status=status)
     cands: list[ContinuedCandidate] = []
     for p, net in enumerate(res.points):
-        sp = continue_to_scale(net, Xu, y, X, e)
+        sp = continue_to_scale(net, Xu, y, X, e, deadline)
         shown = sp.net if sp.net is not None else _from_unit(net, e)
         cands.append(ContinuedCandidate(origin=f"continued unit point {p}", net=shown, residual=sp.residual, slackness=sp.slackness,
                                solver_status=EXTENDED if sp.net is not None else "not continued", programs=0,

@@ -34,6 +34,7 @@ absolute tolerances), and the same search on ``X 2^98`` finds the points of a di
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,6 +47,7 @@ MAX_UNKNOWNS = 2000  # the face's unknowns beyond which no continuation is tried
 TIE_TOL = 1e-9  # |z_ij| relative to (1 + max |z|) at which an active point's pre-activation is a tie (the certificate's)
 ACTIVE_TOL = 1e-6  # margins within this of 1 are active (the certificate's)
 MAX_EVENTS = 40  # face changes along one path
+PIVOTS = 6  # rounds of face changes at one lam (:func:`_next_face`)
 NEWTON_TOL = 1e-13  # float64 Newton: residual norm relative to the parameters' norm
 
 
@@ -215,9 +217,10 @@ def _multipliers(net: TwoLayerReLU, X, y, face: Face, lam: float) -> np.ndarray:
     return np.linalg.lstsq(J, -F0, rcond=None)[0]
 
 
-def _changed(face: Face, v: np.ndarray, X, y, viol, m: int, d: int) -> Face:
+def _changed(face: Face, v: np.ndarray, X, y, viol, m: int, d: int, through: bool = False) -> Face:
     """The face after its violations: negative multipliers leave the active set, ties leave to the side their
-    multiplier reached, inactive points below margin 1 join (their signs as they are), crossed signs become ties."""
+    multiplier reached, inactive points below margin 1 join (their signs as they are), crossed signs become ties (or,
+    ``through``, flip: the point passes the wall without staying on it)."""
     neg, low, high, enter, cross = viol
     k = len(face.active)
     W, b, _, _, _ = _split(v, m, d, k)
@@ -227,9 +230,9 @@ def _changed(face: Face, v: np.ndarray, X, y, viol, m: int, d: int) -> Face:
         i, j = face.ties[r]
         sigma[i, j] = True
     drop_ties = set(low) | set(high)
-    ties = [t for r, t in enumerate(face.ties) if r not in drop_ties] + [t for t in cross if t not in face.ties]
+    ties = [t for r, t in enumerate(face.ties) if r not in drop_ties] + ([] if through else [t for t in cross if t not in face.ties])
     for r, j in cross:
-        sigma[r, j] = False
+        sigma[r, j] = not sigma[r, j] if through else False
     keep = [r for r in range(k) if r not in set(neg)]
     new_active = [face.active[r] for r in keep] + list(enter)
     rows = [sigma[r] for r in keep] + [Z[i] > 0 for i in enter]
@@ -259,9 +262,10 @@ def _drop_zero_neurons(net: TwoLayerReLU) -> TwoLayerReLU:
     return TwoLayerReLU(W=net.W[keep], a=net.a[keep], b=net.b[keep], trained=net.trained)  # type: ignore[index]
 
 
-def follow(net: TwoLayerReLU, X: np.ndarray, y: np.ndarray, end: float) -> tuple[np.ndarray, Face, int, str]:
+def follow(net: TwoLayerReLU, X: np.ndarray, y: np.ndarray, end: float, deadline: float | None = None) -> tuple[np.ndarray, Face, int, str]:
     """The point ``net`` of (Q_1) followed to (Q_lam), lam = 2^end (end <= 0), in float64 on its face, the face changed
-    where the point leaves it: (unknowns, face, face changes, why it failed or "")."""
+    where the point leaves it: (unknowns, face, face changes, why it failed or ""). ``deadline``: a
+    ``time.perf_counter()`` value past which no step begins."""
     m, d = net.width, net.dim
     face = initial_face(net, X, y)
     v = np.concatenate([net.W.ravel(), net.b, net.a, _multipliers(net, X, y, face, 1.0)])  # type: ignore[arg-type]
@@ -270,6 +274,8 @@ def follow(net: TwoLayerReLU, X: np.ndarray, y: np.ndarray, end: float) -> tuple
         return v, face, 0, f"the unit point does not solve its face's KKT equations (relative residual {rel:.2g})"
     t, step, events = 0.0, 2.0, 0
     while t > end:
+        if deadline is not None and time.perf_counter() > deadline:
+            return v, face, events, f"the path stopped at lam = 2^{t:.2f}: past the time cap"
         t1 = max(t - step, end)
         v1, rel = _newton(v, X, y, face, 2.0 ** t1, m, d)
         viol = _violations(v1, X, y, face, m, d)
@@ -293,13 +299,22 @@ def follow(net: TwoLayerReLU, X: np.ndarray, y: np.ndarray, end: float) -> tuple
 def _next_face(face: Face, v1: np.ndarray, X, y, viol, lam: float, m: int, d: int) -> tuple[Face, np.ndarray] | None:
     """The face the point enters where ``viol`` (:func:`_violations`) says it leaves ``face``, and its solution there:
     every violation changed at once, else each one alone (two events met in one short step, or one that undoes
-    another), the first whose solution holds its face; None where none does."""
-    tried = [viol] + [tuple([x] if n == kind else [] for n in range(5)) for kind, items in enumerate(viol) for x in items]
-    for change in tried[:1 + 12]:
-        new = _changed(face, v1, X, y, change, m, d)
-        v2, rel = _newton(_resize(v1, face, new, m, d), X, y, new, lam, m, d)
-        if rel <= 1e-10 and not any(_violations(v2, X, y, new, m, d)):
-            return new, v2
+    another), then with crossed signs passing their walls instead of staying on them; each followed by the violations
+    it sets off at the same lam, in turn (at most PIVOTS rounds); the first whose solution holds its face; None where
+    none does."""
+    singles = [tuple([x] if n == kind else [] for n in range(5)) for kind, items in enumerate(viol) for x in items][:12]
+    tried = [(viol, False)] + [(c, False) for c in singles] + ([(viol, True)] + [(c, True) for c in singles if c[4]] if viol[4] else [])
+    for change, through in tried:
+        old, v2 = face, v1
+        for _ in range(PIVOTS):  # the events one change sets off at the same lam (walls meeting at a kink), in turn
+            new = _changed(old, v2, X, y, change, m, d, through)
+            v2, rel = _newton(_resize(v2, old, new, m, d), X, y, new, lam, m, d)
+            if not rel <= 1e-10:
+                break
+            change = _violations(v2, X, y, new, m, d)
+            if not any(change):
+                return new, v2
+            old = new
     return None
 
 
@@ -309,7 +324,8 @@ def digits_for(e: int) -> int:
     return 20 + math.ceil(max(0, -e) * math.log10(2.0))
 
 
-def refine(v: np.ndarray, X: np.ndarray, y: np.ndarray, face: Face, e: int, m: int, d: int, digits: int):
+def refine(v: np.ndarray, X: np.ndarray, y: np.ndarray, face: Face, e: int, m: int, d: int, digits: int,
+           deadline: float | None = None):
     """Newton's method on (Q_lam), lam = 4^e exactly, with the residual in mpmath at ``digits`` and the float64
     Jacobian (iterative refinement); returns (unknowns as mpf objects, the final relative residual, mpf)."""
     import mpmath as mp  # heavy: mpmath (loaded on first use)
@@ -321,6 +337,8 @@ def refine(v: np.ndarray, X: np.ndarray, y: np.ndarray, face: Face, e: int, m: i
         vm = np.array([mp.mpf(float(t)) for t in v], dtype=object)
         rel = mp.inf
         for _ in range(digits // 8 + 8):
+            if deadline is not None and time.perf_counter() > deadline:
+                break  # the certificate below then reads the residual reached
             F = face_equations(vm, Xm, ym, face, lam, m, d)
             norm = mp.sqrt(mp.fsum(t * t for t in F))
             rel = norm / mp.sqrt(mp.fsum(t * t for t in vm))
@@ -380,9 +398,12 @@ def _certificate(vm, Xuser: np.ndarray, y: np.ndarray, face: Face, e: int, m: in
         return net, float(rel), float(slack), value, why
 
 
-def continue_to_scale(net: TwoLayerReLU, X: np.ndarray, y: np.ndarray, Xuser: np.ndarray, e: int) -> ScaledPoint:
+def continue_to_scale(net: TwoLayerReLU, X: np.ndarray, y: np.ndarray, Xuser: np.ndarray, e: int,
+                      deadline: float | None = None) -> ScaledPoint:
     """The KKT point ``net`` of (P) on ``X`` (unit margin, hidden biases) continued to (P) on ``Xuser = X 2^e`` (e < 0)
-    and certified there in extended precision (the module docstring)."""
+    and certified there in extended precision (the module docstring). ``deadline`` (a ``time.perf_counter()`` value):
+    no path step or refinement begins past it (the point is then "not continued", or its certificate reads the
+    residual reached)."""
     net = _drop_zero_neurons(net)
     m, d = net.width, net.dim
     digits = digits_for(e)
@@ -392,10 +413,13 @@ def continue_to_scale(net: TwoLayerReLU, X: np.ndarray, y: np.ndarray, Xuser: np
         return ScaledPoint(None, False, float("nan"), float("nan"), digits, e, len(face.active), len(face.ties), 0,
                            f"not tried: {n_unknowns} unknowns on its face, beyond the {MAX_UNKNOWNS} the extended "
                            "continuation handles")
-    v, face, events, why = follow(net, X, y, max(2.0 * e, LAM_FLOAT))
+    if deadline is not None and time.perf_counter() > deadline:
+        return ScaledPoint(None, False, float("nan"), float("nan"), digits, e, len(face.active), len(face.ties), 0,
+                           "not tried: past the time cap")
+    v, face, events, why = follow(net, X, y, max(2.0 * e, LAM_FLOAT), deadline)
     if why:
         return ScaledPoint(None, False, float("nan"), float("nan"), digits, e, len(face.active), len(face.ties), events, why)
-    vm, _ = refine(v, X, y, face, e, m, d, digits)
+    vm, _ = refine(v, X, y, face, e, m, d, digits, deadline)
     point, rel, slack, value, why = _certificate(vm, Xuser, y, face, e, m, d, digits)
     ok = not why and rel <= POINT_TOL and slack <= POINT_TOL
     if not why and not ok:
