@@ -84,3 +84,21 @@ def test_face_jacobian_is_the_derivative_of_the_face_equations(sample):
     num = np.stack([(ex.face_equations(v + h * u, X, y, face, lam, m, d) - ex.face_equations(v - h * u, X, y, face, lam, m, d)) / (2 * h)
                     for u in np.eye(len(v))], axis=1)
     assert np.max(np.abs(J - num)) <= 1e-6 * (1 + np.max(np.abs(J)))
+
+
+def test_kkt_certificate_certifies_the_searchs_point_at_1e_30_in_extended_precision(sample):
+    """ibcheck.kkt_certificate on the search's own point at 1e-30 said "not proven" (float64 cannot hold the bias's
+    stationarity); now the extended certificate decides it, and rejects the controls: the network perturbed by 1e-3
+    (no KKT point on its face near it) and by 1e-5 (the nearest point too far)."""
+    X, y, points = sample
+    e = -98
+    Xs = np.ldexp(X, e)
+    sp = ex.continue_to_scale(points[0], X, y, Xs, e)
+    cert = ibcheck.kkt_certificate(sp.net, Xs, y)
+    assert cert.is_kkt() and cert.solver_status == ex.EXTENDED and cert.distance <= 1e-14, cert.solver_status
+    rng = np.random.default_rng(3)
+    for size in (1e-3, 1e-5):
+        off = ibcheck.solvers.networks.TwoLayerReLU(W=sp.net.W * (1 + size * rng.standard_normal(sp.net.W.shape)), a=sp.net.a, b=sp.net.b)
+        bad = ibcheck.kkt_certificate(off, Xs, y)
+        assert not bad.is_kkt(), (size, bad.solver_status)
+        assert "extended precision" in bad.solver_status or bad.solver_status == ex.EXTENDED

@@ -20,11 +20,9 @@ import numpy as np
 
 from ..networks import TwoLayerReLU
 from .engine import Budget, Candidate, KKTSearch, search
-from .extended import continue_to_scale, digits_for
+from .extended import EXTENDED, continue_to_scale, digits_for
 from .policy import POINT_TOL, distinct_groups, function_probes
 from .records import families
-
-EXTENDED = "optimal (extended precision)"  # a certificate evaluated in mpmath (:mod:`.extended`), not by a cone program
 
 
 class ContinuedCandidate(Candidate):

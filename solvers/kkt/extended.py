@@ -35,13 +35,14 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..networks import TwoLayerReLU
 from .policy import POINT_TOL
 
+EXTENDED = "optimal (extended precision)"  # a certificate's status when evaluated in mpmath here, not by a cone program
 LAM_FLOAT = -100  # log2 lam below which the float64 path stops (the bias's cost beneath float64's resolution)
 MAX_UNKNOWNS = 2000  # the face's unknowns beyond which no continuation is tried (a dense float64 Jacobian, mpmath residuals)
 TIE_TOL = 1e-9  # |z_ij| relative to (1 + max |z|) at which an active point's pre-activation is a tie (the certificate's)
@@ -78,6 +79,9 @@ class ScaledPoint:
     events: int
     reason: str
     value: float = float("nan")  # 1/2 ||theta||^2 at unit margin, in (P)'s coordinates (float64 range permitting)
+    distance: float = float("nan")  # (certify_near) the given network's relative distance from the point, in (P)'s units
+    multipliers: np.ndarray | None = None  # (P)'s multipliers at the active points (float64), in the face's order
+    face: Face | None = None
 
     @property
     def trace(self) -> str:
@@ -396,6 +400,58 @@ def _certificate(vm, Xuser: np.ndarray, y: np.ndarray, face: Face, e: int, m: in
         rel = mp.sqrt(mp.fsum(t * t for t in res) / tn2)
         slack = max((abs(mu[n] * (q[i] - 1)) for n, i in enumerate(act)), default=mp.mpf(0)) / (tn2 / 2)
         return net, float(rel), float(slack), value, why
+
+
+def _distance(v0: np.ndarray, vm, e: int, m: int, d: int, digits: int) -> float:
+    """The relative distance of (Q) unknowns ``v0`` from ``vm`` in (P)'s units: ``||(dW', s db', da')|| /
+    ||(W', s b', a')||`` (the substitution's sqrt(s) cancels)."""
+    import mpmath as mp  # heavy: mpmath (loaded on first use)
+
+    with mp.workdps(digits):
+        s = mp.mpf(2) ** e
+        o = m * d
+        w = np.array([s if o <= i < o + m else mp.mpf(1) for i in range(o + 2 * m)], dtype=object)
+        diff = (np.array([mp.mpf(float(t)) for t in v0[:o + 2 * m]], dtype=object) - vm[:o + 2 * m]) * w
+        ref = vm[:o + 2 * m] * w
+        return float(mp.sqrt(mp.fsum(t * t for t in diff) / mp.fsum(t * t for t in ref)))
+
+
+def certify_near(net: TwoLayerReLU, Xuser: np.ndarray, y: np.ndarray, e: int) -> ScaledPoint:
+    """Whether a KKT point of (P) on ``Xuser`` (features at about 2^e, e < 0; hidden biases) lies at the given network,
+    where float64 cannot decide: the network mapped to (Q_{4^e}) on ``Xuser 2^-e`` and put at unit margin, Newton's
+    method on its face there (float64, then in mpmath), the extended certificate (:func:`_certificate`) of the point
+    reached and its relative distance from the network in (P)'s units (``distance``). The network is that point to
+    within ``distance``; a face that holds no solution near it is "not certified", with why."""
+    X = np.ldexp(np.asarray(Xuser, float), -e)
+    r = math.sqrt(2.0) ** (e % 2) * 2.0 ** (e // 2)  # sqrt(2^e), the power of two exact
+    b = net.b if net.b is not None else np.zeros(net.width)
+    q_net = TwoLayerReLU(W=net.W * r, a=net.a * r, b=b / r, trained=net.trained)
+    qmin = float((y * q_net.forward(X)).min())
+    q_net = q_net.with_params(q_net.params() / math.sqrt(qmin))
+    kept = _drop_zero_neurons(q_net)
+    m, d = kept.width, kept.dim
+    digits = digits_for(e)
+    face = initial_face(kept, X, y)
+    fail = ScaledPoint(None, False, float("nan"), float("nan"), digits, e, len(face.active), len(face.ties), 0, "")
+    if m * d + 2 * m + len(face.active) + len(face.ties) > MAX_UNKNOWNS:
+        return replace(fail, reason=f"not tried: beyond the {MAX_UNKNOWNS} unknowns the extended certificate handles")
+    lam = 4.0 ** e if e > -537 else 0.0  # 0 below float64's range: the float64 step sees no bias cost either way
+    v0 = np.concatenate([kept.W.ravel(), kept.b, kept.a, _multipliers(kept, X, y, face, lam)])  # type: ignore[arg-type]
+    v, rel = _newton(v0, X, y, face, lam, m, d)
+    if not rel <= 1e-10 or any(_violations(v, X, y, face, m, d)):
+        return replace(fail, reason=f"no KKT point on the network's face near it (Newton's method on the face ends at a relative "
+                                    f"residual of {rel:.2g}, or leaves the face)")
+    vm, _ = refine(v, X, y, face, e, m, d, digits)
+    point, res, slack, value, why = _certificate(vm, Xuser, y, face, e, m, d, digits)
+    dropped = float(np.linalg.norm(q_net.params())) ** 2 - float(np.linalg.norm(kept.params())) ** 2
+    dist = math.hypot(_distance(v0, vm, e, m, d, digits), math.sqrt(max(dropped, 0.0)) / float(np.linalg.norm(kept.params())))
+    ok = not why and res <= POINT_TOL and slack <= POINT_TOL and dist <= POINT_TOL
+    if not why and not ok:
+        why = (f"the nearest point on its face is at relative distance {dist:.2g}" if dist > POINT_TOL else
+               f"the extended certificate's relative residual is {res:.2g} (slackness {slack:.2g})")
+    W1, b1, a1, mu1, nu1 = _split(vm, m, d, len(face.active))
+    mu = np.array([float(t) for t in mu1]) * 2.0 ** -e if e > -1000 else None
+    return ScaledPoint(point, ok, res, slack, digits, e, len(face.active), len(face.ties), 0, why, value, dist, mu, face)
 
 
 def continue_to_scale(net: TwoLayerReLU, X: np.ndarray, y: np.ndarray, Xuser: np.ndarray, e: int,

@@ -16,7 +16,7 @@ it, and on data at unit scale this guard hands the certificate the same network 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -25,6 +25,7 @@ from ibcheck.errors import InputError
 from ..networks import TwoLayerReLU
 from ..radius.units import _NONE, ULP, exponent, margin_parts, preactivation_parts
 from .certificate import KKTCertificate, _failed, _unit_scale, kkt_certificate, require_homogeneous
+from .extended import EXTENDED
 from .jacobian import scale_to_unit_margin
 
 
@@ -343,4 +344,46 @@ def certificate_at_any_scale(net: TwoLayerReLU, X: np.ndarray, y: np.ndarray, ac
         return _or_parameter_space(cert, net, X, y, active_tol, tie_tol)
     at = cert.scaled if cert.scaled is not None else scaled
     cert = _gram_resolution(at, Xu, replace(cert, min_margin=qmin_orig))
-    return _or_parameter_space(_euler(_data_loss(X, Xu, at, cert)), net, X, y, active_tol, tie_tol)
+    return _or_extended(_or_parameter_space(_euler(_data_loss(X, Xu, at, cert)), net, X, y, active_tol, tie_tol), net, X, y)
+
+
+@dataclass(frozen=True)
+class ExtendedCertificate(KKTCertificate):
+    """A certificate evaluated in extended precision (:func:`.extended.certify_near`): a KKT point of (P) lies at
+    relative ``distance`` (in (P)'s units) from the network, where float64 cannot evaluate the conditions; it holds
+    when that point's conditions and the distance are all within the tolerance."""
+
+    distance: float = float("nan")
+    digits: int = 0
+
+    def failures(self, tol: float = 1e-6) -> list[str]:
+        if self.solver_status != EXTENDED:
+            return super().failures(tol)
+        out = [] if self.distance <= tol else [f"the nearest KKT point on the network's face is at relative distance {self.distance:.3g} > {tol:g}"]
+        if not self.stationarity_residual <= tol:
+            out.append(f"stationarity residual {self.stationarity_residual:.3g} > {tol:g} (extended precision)")
+        if not self.complementary_slackness_rel <= tol:
+            out.append(f"complementary slackness {self.complementary_slackness_rel:.3g} > {tol:g} (extended precision)")
+        return out
+
+
+def _or_extended(cert: KKTCertificate, net: TwoLayerReLU, X: np.ndarray, y: np.ndarray) -> KKTCertificate:
+    """A "not proven" certificate on data far below unit scale beside a trained bias (float64 cannot hold the bias's
+    stationarity: its terms are 1/s times their sum) replaced by the extended-precision one where that holds (or says
+    why not, beside the float64 reason)."""
+    if cert.is_kkt() or "beside a trained bias" not in cert.solver_status or net.b is None or net.degree != 2:
+        return cert
+    e = exponent(X) or 0
+    if e >= 0:
+        return cert
+    from .extended import certify_near  # heavy: mpmath (loaded on first use)
+
+    sp = certify_near(net, X, y, e)
+    if not sp.certified or sp.net is None or sp.multipliers is None or sp.face is None:
+        return replace(cert, solver_status=f"{cert.solver_status}; in extended precision: {sp.reason}")
+    lam = np.zeros(len(y))
+    lam[list(sp.face.active)] = sp.multipliers
+    tn2 = 2.0 * sp.value
+    return ExtendedCertificate(EXTENDED, sp.residual, sp.residual * math.sqrt(tn2), sp.slackness * float(np.sum(lam)), True,
+                               cert.min_margin, 1.0 / tn2 if tn2 > 0 else float("nan"), 0.0, sp.active, sp.ties, lam, sp.net,
+                               distance=sp.distance, digits=sp.digits)
