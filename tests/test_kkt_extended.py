@@ -102,3 +102,16 @@ def test_kkt_certificate_certifies_the_searchs_point_at_1e_30_in_extended_precis
         bad = ibcheck.kkt_certificate(off, Xs, y)
         assert not bad.is_kkt(), (size, bad.solver_status)
         assert "extended precision" in bad.solver_status or bad.solver_status == ex.EXTENDED
+
+
+def test_the_flip_rate_of_the_users_data_is_measured_in_their_units():
+    """The universal flip norm on the user's own arrays is sqrt(d/n) times the entries' root mean square: the points at
+    1e-30 and 1e-150 (the same functions) have the same flip rate, where at sqrt(d/n) itself every point at 1e-30
+    flipped (rate 1) and at 1e150 none would."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((10, 3))
+    y = np.where(X[:, 0] + 0.3 * X[:, 1] >= 0, 1.0, -1.0)
+    rows = {s: ibcheck.kkt_points(X=X * s, y=y, width=4, starts=4, max_starts=8).candidates[0] for s in (1e-30, 1e-150)}
+    assert rows[1e-30]["universal_flip_rate"] == rows[1e-150]["universal_flip_rate"] < 1
+    rms = float(np.sqrt(np.mean(X * X)))
+    assert rows[1e-30]["flip_norm"] == pytest.approx(np.sqrt(3 / 10) * rms * 1e-30, rel=1e-12)

@@ -484,15 +484,20 @@ def _net_key(net) -> bytes:
 def _robustness_setup(ds: _Data, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
     """(test points, their labels, the universal direction, the flip norm) each certified network is measured at: 200
     fresh points from the sampler (the user's own data: its training points), FVBS23's direction with clusters' means,
-    VYS22's otherwise."""
+    VYS22's otherwise, at sqrt(d/k) or sqrt(d/n) (the user's own data: times its entries' root mean square)."""
     X, y = ds.X, ds.y
     if ds.sampler is not None:
         Xte, yte = ds.sampler.sample(200, stream("kkt-test-points", seed))  # type: ignore[attr-defined]
     else:
         Xte, yte = X, y  # the user's own data: robustness on the training points themselves
+    # the user's own data: the norm in their units (times the entries' root mean square, taken at unit scale), so that
+    # the same points at 1e-30 and 1e-150 have the same flip rate (at sqrt(d/n) itself every point at 1e-30 flipped)
+    top = float(np.max(np.abs(X))) if X.size else 0.0
+    unit = 1.0 if ds.sampler is not None or top == 0.0 else float(np.sqrt(np.mean(np.square(X / top)))) * top
     if ds.means is not None:
-        return Xte, yte, universal_directions("fvbs23", means=ds.means, J_plus=list(ds.J_plus)), math.sqrt(X.shape[1] / len(ds.means))
-    return Xte, yte, universal_directions("vys22", X_train=X, y_train=y), math.sqrt(X.shape[1] / len(X))
+        return (Xte, yte, universal_directions("fvbs23", means=ds.means, J_plus=list(ds.J_plus)),
+                math.sqrt(X.shape[1] / len(ds.means)) * unit)
+    return Xte, yte, universal_directions("vys22", X_train=X, y_train=y), math.sqrt(X.shape[1] / len(X)) * unit
 
 
 def _engine(X, y, cluster, starts: tuple, budget, seed: int, progress, status, objective, e: int | None):
