@@ -61,7 +61,8 @@ def search_at_scale(X: np.ndarray, y: np.ndarray, e: int, cluster: np.ndarray | 
         sp = continue_to_scale(net, Xu, y, X, e, deadline)
         shown = sp.net if sp.net is not None else _from_unit(net, e)
         cands.append(ContinuedCandidate(origin=f"continued unit point {p}", net=shown, residual=sp.residual, slackness=sp.slackness,
-                               solver_status=EXTENDED if sp.net is not None else "not continued", programs=0,
+                               solver_status=EXTENDED if sp.certified else ("not certified (extended precision)" if sp.net is not None
+                                                                           else "not continued"), programs=0,
                                trace=sp.trace, value=sp.value, ties=sp.ties))
     ok = [i for i, c in enumerate(cands) if c.certified]
     probes = function_probes(X, seed)

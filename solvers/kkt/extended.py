@@ -323,9 +323,101 @@ def _next_face(face: Face, v1: np.ndarray, X, y, viol, lam: float, m: int, d: in
 
 
 def digits_for(e: int) -> int:
-    """Decimal digits for a certificate at 2^e: the bias rows cancel terms 2^-e times their sum, and the relative
-    residual must come out below 1e-6 with room (20 digits beyond the cancellation)."""
-    return 20 + math.ceil(max(0, -e) * math.log10(2.0))
+    """Decimal digits for a certificate at 2^e: in Q's units the bias rows' own term, lam b = 4^e b, must be resolved
+    beside terms of order 1 that cancel, to 1e-6 of itself with room (20 digits beyond 4^-e).
+
+    Pitfall avoided: 20 + |e| log10 2 digits (enough for (P)'s global relative residual, in which the bias block weighs
+    s times the rest) left two parallel neurons' biases 1.8e-4 apart from the exact point's (a referee's check)."""
+    return 20 + math.ceil(2 * max(0, -e) * math.log10(2.0))
+
+
+def _groups(v: np.ndarray, face: Face, m: int, d: int) -> list[list[int]]:
+    """Neurons that are one neuron split: the same sign of a, the same signs and ties at the active points and
+    (w, b) parallel (cosine within 1e-9 of 1). At a KKT point their (w_j, b_j) / a_j are equal (each neuron's
+    stationarity with the same weights C), but the face's equations see how their bias is shared only through the bias
+    cost, lam = 4^e: a direction float64 cannot resolve, so they are solved as one."""
+    W, b, a, _, _ = _split(v, m, d, len(face.active))
+    wb = np.hstack([W, b[:, None]])
+    unit = wb / np.maximum(np.linalg.norm(wb, axis=1, keepdims=True), 1e-300)
+    ties = [frozenset(r for r, jj in face.ties if jj == j) for j in range(m)]
+    out: list[list[int]] = []
+    for j in range(m):
+        for g in out:
+            k = g[0]
+            if (np.sign(a[j]) == np.sign(a[k]) and ties[j] == ties[k] and np.array_equal(face.sigma[:, j], face.sigma[:, k])
+                    and float(unit[j] @ unit[k]) >= 1 - 1e-9):
+                g.append(j)
+                break
+        else:
+            out.append([j])
+    return out
+
+
+def _merge(v: np.ndarray, face: Face, groups: list[list[int]], m: int, d: int) -> tuple[np.ndarray, Face]:
+    """The face's unknowns with each group one neuron: ``a_M = sign sqrt(sum a_j^2)``, ``(w_M, b_M) = sum_j a_j (w_j,
+    b_j) / a_M`` (the same function where the group is exactly proportional), its ties' multipliers averaged."""
+    k = len(face.active)
+    W, b, a, mu, nu = _split(v, m, d, k)
+    aM = np.array([np.sign(a[g[0]]) * math.sqrt(float(np.sum(a[g] ** 2))) for g in groups])
+    WM = np.array([a[g] @ W[g] for g in groups]) / aM[:, None]
+    bM = np.array([float(a[g] @ b[g]) for g in groups]) / aM
+    where = {j: n for n, g in enumerate(groups) for j in g}
+    tie_nu: dict[tuple[int, int], list[float]] = {}
+    for t, (r, j) in enumerate(face.ties):
+        tie_nu.setdefault((r, where[j]), []).append(float(nu[t]))
+    ties = tuple(sorted(tie_nu))
+    sigma = face.sigma[:, [g[0] for g in groups]] if face.sigma.size else np.zeros((k, len(groups)), dtype=bool)
+    nuM = np.array([np.mean(tie_nu[t]) for t in ties])
+    return np.concatenate([WM.ravel(), bM, aM, mu, nuM]), Face(face.active, sigma, ties)
+
+
+def _split_back(vm, face_m: Face, groups: list[list[int]], a0: np.ndarray, m: int, d: int, digits: int):
+    """The merged point split back into its groups (mpmath): member j gets ``a_j = a_M sqrt(f_j)`` and ``(w_j, b_j) =
+    sqrt(f_j) (w_M, b_M)`` with ``f_j = a0_j^2 / sum a0^2`` (summing to 1 exactly: the same function and, with the same
+    multipliers, each member's stationarity); returns (unknowns, face) at the full width."""
+    import mpmath as mp  # heavy: mpmath (loaded on first use)
+
+    k = len(face_m.active)
+    with mp.workdps(digits):
+        WM, bM, aM, mu, nuM = _split(vm, len(groups), d, k)
+        W: np.ndarray = np.empty((m, d), dtype=object)
+        b: np.ndarray = np.empty(m, dtype=object)
+        a: np.ndarray = np.empty(m, dtype=object)
+        for n, g in enumerate(groups):
+            total = mp.fsum(mp.mpf(float(a0[j])) ** 2 for j in g)
+            for j in g:
+                r = mp.sqrt(mp.mpf(float(a0[j])) ** 2 / total)
+                W[j], b[j], a[j] = WM[n] * r, bM[n] * r, aM[n] * r
+        sigma: np.ndarray = np.zeros((k, m), dtype=bool)
+        for n, g in enumerate(groups):
+            for j in g:
+                sigma[:, j] = face_m.sigma[:, n]
+        ties, nus = [], []
+        for t, (r_, n) in enumerate(face_m.ties):
+            for j in groups[n]:
+                ties.append((r_, j))
+                nus.append(nuM[t])
+        return np.concatenate([W.ravel(), b, a, mu, np.array(nus, dtype=object)]), Face(face_m.active, sigma, tuple(ties))
+
+
+def _refine_merged(v: np.ndarray, X, y, face: Face, e: int, m: int, d: int, digits: int, deadline: float | None):
+    """:func:`refine` on the face with each group of split neurons (:func:`_groups`) solved as one, then split back:
+    (unknowns at the full width, their face). A tie whose multiplier leaves [0, mu_i] at this precision leaves the face
+    to the side it reached (the point sits about 4^e off that wall), and the face is solved again (at most 3 times)."""
+    groups = _groups(v, face, m, d)
+    a0 = _split(v, m, d, len(face.active))[2]
+    vr, fr = _merge(v, face, groups, m, d)
+    mg = len(groups)
+    for _ in range(4):  # a tie float64 saw may sit 4^e off its wall: its multiplier then leaves [0, mu_i] by as little
+        vm, _ = refine(vr, X, y, fr, e, mg, d, digits, deadline)
+        _, _, _, mu, nu = _split(vm, mg, d, len(fr.active))
+        high = [t for t, (r, _) in enumerate(fr.ties) if nu[t] > mu[r]]
+        low = [t for t, (r, _) in enumerate(fr.ties) if nu[t] < 0]
+        if not high and not low:
+            break
+        new = _changed(fr, np.array([float(t) for t in vm]), X, y, ([], low, high, [], []), mg, d)
+        vr, fr = _resize(np.array([float(t) for t in vm]), fr, new, mg, d), new
+    return _split_back(vm, fr, groups, a0, m, d, digits)
 
 
 def refine(v: np.ndarray, X: np.ndarray, y: np.ndarray, face: Face, e: int, m: int, d: int, digits: int,
@@ -396,15 +488,22 @@ def _certificate(vm, Xuser: np.ndarray, y: np.ndarray, face: Face, e: int, m: in
         elif inactive and min(q[i] for i in inactive) <= 1:
             why = "an inactive margin is at most 1"
         C = _coefficients(face, ym, mu, nu, m)
-        res = np.concatenate([(W - a[:, None] * (C.T @ Xm[act])).ravel(), b - a * C.sum(axis=0), a - (C * relu[act]).sum(axis=0)])
+        rb = b - a * C.sum(axis=0)
+        res = np.concatenate([(W - a[:, None] * (C.T @ Xm[act])).ravel(), rb, a - (C * relu[act]).sum(axis=0)])
         rel = mp.sqrt(mp.fsum(t * t for t in res) / tn2)
+        # the bias rows on their own scale: (P)'s global residual weighs them s times the rest, so it cannot see a bias
+        # off by 1e-4 that moves the function as much (a referee's case); their scale is |b| + s ||theta||
+        rel_b = mp.sqrt(mp.fsum(t * t for t in rb)) / (mp.sqrt(mp.fsum(t * t for t in b)) + s * mp.sqrt(tn2))
+        if not why and rel_b > POINT_TOL:
+            why = f"the bias rows' residual is {float(rel_b):.2g} of the biases' scale"
         slack = max((abs(mu[n] * (q[i] - 1)) for n, i in enumerate(act)), default=mp.mpf(0)) / (tn2 / 2)
         return net, float(rel), float(slack), value, why
 
 
 def _distance(v0: np.ndarray, vm, e: int, m: int, d: int, digits: int) -> float:
-    """The relative distance of (Q) unknowns ``v0`` from ``vm`` in (P)'s units: ``||(dW', s db', da')|| /
-    ||(W', s b', a')||`` (the substitution's sqrt(s) cancels)."""
+    """The relative distance of (Q) unknowns ``v0`` from ``vm`` in (P)'s units, block by block (W, b, a; the largest):
+    ``||dW'|| / ||W'||``, ``||s db'|| / (||s b'|| + s ||theta'||)``, ``||da'|| / ||a'||`` (the substitution's sqrt(s)
+    cancels)."""
     import mpmath as mp  # heavy: mpmath (loaded on first use)
 
     with mp.workdps(digits):
@@ -413,7 +512,11 @@ def _distance(v0: np.ndarray, vm, e: int, m: int, d: int, digits: int) -> float:
         w = np.array([s if o <= i < o + m else mp.mpf(1) for i in range(o + 2 * m)], dtype=object)
         diff = (np.array([mp.mpf(float(t)) for t in v0[:o + 2 * m]], dtype=object) - vm[:o + 2 * m]) * w
         ref = vm[:o + 2 * m] * w
-        return float(mp.sqrt(mp.fsum(t * t for t in diff) / mp.fsum(t * t for t in ref)))
+        blocks = (slice(0, o), slice(o, o + m), slice(o + m, o + 2 * m))  # W, b, a: each on its own scale (the biases
+        # weigh s times the rest in (P)'s units, yet move the function as much), the bias's floor s ||theta||
+        floor = mp.sqrt(mp.fsum(t * t for t in ref)) * s
+        return float(max(mp.sqrt(mp.fsum(t * t for t in diff[sl])) / (mp.sqrt(mp.fsum(t * t for t in ref[sl])) + floor)
+                         for sl in blocks))
 
 
 def certify_near(net: TwoLayerReLU, Xuser: np.ndarray, y: np.ndarray, e: int) -> ScaledPoint:
@@ -441,7 +544,7 @@ def certify_near(net: TwoLayerReLU, Xuser: np.ndarray, y: np.ndarray, e: int) ->
     if not rel <= 1e-10 or any(_violations(v, X, y, face, m, d)):
         return replace(fail, reason=f"no KKT point on the network's face near it (Newton's method on the face ends at a relative "
                                     f"residual of {rel:.2g}, or leaves the face)")
-    vm, _ = refine(v, X, y, face, e, m, d, digits)
+    vm, face = _refine_merged(v, X, y, face, e, m, d, digits, None)
     point, res, slack, value, why = _certificate(vm, Xuser, y, face, e, m, d, digits)
     dropped = float(np.linalg.norm(q_net.params())) ** 2 - float(np.linalg.norm(kept.params())) ** 2
     dist = math.hypot(_distance(v0, vm, e, m, d, digits), math.sqrt(max(dropped, 0.0)) / float(np.linalg.norm(kept.params())))
@@ -475,7 +578,7 @@ def continue_to_scale(net: TwoLayerReLU, X: np.ndarray, y: np.ndarray, Xuser: np
     v, face, events, why = follow(net, X, y, max(2.0 * e, LAM_FLOAT), deadline)
     if why:
         return ScaledPoint(None, False, float("nan"), float("nan"), digits, e, len(face.active), len(face.ties), events, why)
-    vm, _ = refine(v, X, y, face, e, m, d, digits, deadline)
+    vm, face = _refine_merged(v, X, y, face, e, m, d, digits, deadline)
     point, rel, slack, value, why = _certificate(vm, Xuser, y, face, e, m, d, digits)
     ok = not why and rel <= POINT_TOL and slack <= POINT_TOL
     if not why and not ok:
