@@ -136,3 +136,24 @@ def test_split_neurons_share_their_bias_as_the_exact_point_does():
                     pairs += 1
                     assert abs((net.b[i] / net.a[i]) / (net.b[j] / net.a[j]) - 1) <= 1e-12
     assert pairs >= 1  # the case is still there to be tested
+
+
+def test_kkt_certificate_controls_at_1e_30(sample):
+    """What the extended certificate must accept (the point scaled, a bias moved by 1e-12, a neuron split in two
+    parallel copies) and reject (the unit point mapped by the substitution: another problem's point, 0.08 away)."""
+    from ibcheck.solvers.networks import TwoLayerReLU
+
+    X, y, points = sample
+    e = -98
+    Xs = np.ldexp(X, e)
+    p = ex.continue_to_scale(points[0], X, y, Xs, e).net
+    half = np.r_[np.sqrt(0.5), np.ones(p.width - 1), np.sqrt(0.5)]
+    split = TwoLayerReLU(W=np.vstack([p.W, p.W[:1]]) * half[:, None], a=np.r_[p.a, p.a[:1]] * half, b=np.r_[p.b, p.b[:1]] * half)
+    b12 = p.b.copy()
+    b12[0] *= 1 + 1e-12
+    for net in (TwoLayerReLU(W=p.W * 1.001, a=p.a * 1.001, b=p.b * 1.001), TwoLayerReLU(W=p.W, a=p.a, b=b12), split):
+        assert ibcheck.kkt_certificate(net, Xs, y).is_kkt()
+    r = 2.0 ** (e / 2)
+    mapped = TwoLayerReLU(W=points[0].W / r, a=points[0].a / r, b=points[0].b * r)
+    bad = ibcheck.kkt_certificate(mapped, Xs, y)
+    assert not bad.is_kkt() and "relative distance" in bad.solver_status
