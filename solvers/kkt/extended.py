@@ -333,12 +333,12 @@ def digits_for(e: int) -> int:
 
 def _groups(v: np.ndarray, face: Face, m: int, d: int) -> list[list[int]]:
     """Neurons that are one neuron split: the same sign of a, the same signs and ties at the active points and
-    (w, b) parallel (cosine within 1e-9 of 1). At a KKT point their (w_j, b_j) / a_j are equal (each neuron's
+    w parallel (cosine within 1e-9 of 1). At a KKT point their (w_j, b_j) / a_j are equal (each neuron's
     stationarity with the same weights C), but the face's equations see how their bias is shared only through the bias
     cost, lam = 4^e: a direction float64 cannot resolve, so they are solved as one."""
     W, b, a, _, _ = _split(v, m, d, len(face.active))
-    wb = np.hstack([W, b[:, None]])
-    unit = wb / np.maximum(np.linalg.norm(wb, axis=1, keepdims=True), 1e-300)
+    unit = W / np.maximum(np.linalg.norm(W, axis=1, keepdims=True), 1e-300)  # w alone: (w, b) is parallel only at the
+    # exact point, and the bias is what float64 leaves unresolved
     ties = [frozenset(r for r, jj in face.ties if jj == j) for j in range(m)]
     out: list[list[int]] = []
     for j in range(m):
