@@ -17,7 +17,8 @@ the ties z_ij = 0 with Clarke multipliers nu_ij in [0, mu_i]) by Newton's method
 shortened where the face would change (a multiplier leaving its range, an inactive margin reaching 1, a sign
 crossing) and the face changed there. Below lam = 2^-100 the float64 path has converged (the bias's cost is below
 float64's resolution of the others); the last step, to lam = s^2 exactly, is Newton's method with the residual
-evaluated in mpmath and the float64 Jacobian (iterative refinement: about 13 digits a step).
+evaluated in mpmath and the float64 Jacobian (iterative refinement: about 13 digits a step), neurons that are one
+neuron split solved as one (:func:`_groups`).
 
 Why extended precision. In (P)'s own units the bias rows of the stationarity residual are 1/s times Q's, so a
 relative residual of 1e-6 needs Q's bias rows cancelled to s 1e-6, and float64 rounding alone leaves 2^-52: below
@@ -64,9 +65,10 @@ class Face:
 
 @dataclass(frozen=True)
 class ScaledPoint:
-    """A unit-scale KKT point continued to (P) on ``X 2^e``: the network there (float64 rounding), whether the extended
-    certificate holds (relative residual at most 1e-6 in (P)'s own coordinates, evaluated at ``digits``), that
-    residual, the smallest multiplier, the face's size, the face changes along the path and why it failed (or "")."""
+    """A unit-scale KKT point continued to (P) on ``X 2^e`` (or a given network's nearby point, :func:`certify_near`):
+    the network there (float64 rounding), whether the extended certificate holds (relative residual and slackness at
+    most 1e-6 in (P)'s own coordinates, the bias rows on their own scale too, evaluated at ``digits``), that residual,
+    the face's size, the face changes along the path and why it failed (or "")."""
 
     net: TwoLayerReLU | None
     certified: bool
@@ -553,7 +555,8 @@ def certify_near(net: TwoLayerReLU, Xuser: np.ndarray, y: np.ndarray, e: int) ->
         why = (f"the nearest point on its face is at relative distance {dist:.2g}" if dist > POINT_TOL else
                f"the extended certificate's relative residual is {res:.2g} (slackness {slack:.2g})")
     W1, b1, a1, mu1, nu1 = _split(vm, m, d, len(face.active))
-    mu = np.array([float(t) for t in mu1]) * 2.0 ** -e if e > -1000 else None
+    with np.errstate(over="ignore"):
+        mu = np.ldexp(np.array([float(t) for t in mu1]), -e)  # inf past float64's range (features below about 2^-1000)
     return ScaledPoint(point, ok, res, slack, digits, e, len(face.active), len(face.ties), 0, why, value, dist, mu, face)
 
 

@@ -25,7 +25,7 @@ from ibcheck.errors import InputError
 from ..networks import TwoLayerReLU
 from ..radius.units import _NONE, ULP, exponent, margin_parts, preactivation_parts
 from .certificate import KKTCertificate, _failed, _unit_scale, kkt_certificate, require_homogeneous
-from .extended import EXTENDED
+from .extended import EXTENDED, certify_near
 from .jacobian import scale_to_unit_margin
 
 
@@ -376,9 +376,10 @@ def _or_extended(cert: KKTCertificate, net: TwoLayerReLU, X: np.ndarray, y: np.n
     e = exponent(X) or 0
     if e >= 0:
         return cert
-    from .extended import certify_near  # heavy: mpmath (loaded on first use)
-
     sp = certify_near(net, X, y, e)
+    if sp.certified and (sp.multipliers is None or not np.all(np.isfinite(sp.multipliers))):
+        return replace(cert, solver_status=f"{cert.solver_status}; in extended precision the conditions hold, but (P)'s "
+                       f"multipliers at 2^{e} are beyond float64's range")
     if not sp.certified or sp.net is None or sp.multipliers is None or sp.face is None:
         return replace(cert, solver_status=f"{cert.solver_status}; in extended precision: {sp.reason}")
     lam = np.zeros(len(y))
