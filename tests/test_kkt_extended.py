@@ -172,3 +172,13 @@ def test_kkt_certificate_controls_at_1e_30(sample):
     mapped = TwoLayerReLU(W=points[0].W / r, a=points[0].a / r, b=points[0].b * r)
     bad = ibcheck.kkt_certificate(mapped, Xs, y)
     assert not bad.is_kkt() and "relative distance" in bad.solver_status
+
+
+def test_the_kkt_figure_has_a_title_that_fits(tmp_path):
+    """The figure's title was the whole heading (300-900 characters with the scale note), cut at both edges."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((10, 3))
+    y = np.where(X[:, 0] + 0.3 * X[:, 1] >= 0, 1.0, -1.0)
+    fig = ibcheck.kkt_points(X=X * 1e-30, y=y, width=4, starts=4, max_starts=8).figure()
+    title = fig.axes[0].get_title()
+    assert max(len(line) for line in title.splitlines()) <= 110 and "scale_note" in title

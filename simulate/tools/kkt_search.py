@@ -365,7 +365,11 @@ class KKTPoints(Result):
             ax.legend(fontsize=7)
         ax.set_xlabel("½‖θ‖² at unit margin (o: KKT point, x: candidate)")
         ax.set_ylabel(f"universal flip rate at {self.flip_norm:.3g}")
-        ax.set_title(self.heading(), fontsize=8)
+        c = self.config
+        # a short title (the whole heading, with its scale note, ran past both edges of the figure; it is in kkt.json)
+        ax.set_title(f"KKT engine on {c.data} d={c.d} n={c.n}: {self.distinct} distinct point(s) of {len(self.candidates)} "
+                     f"candidates (certified at {POINT_TOL:g})" + ("\nfeatures far from unit scale: see scale_note" if self.scale_note else ""),
+                     fontsize=8)
         return fig
 
     def extra_files(self, directory: str) -> dict[str, str]:
