@@ -121,10 +121,12 @@ def test_the_claims_page_of_an_exp_type_bound_draws_log_1_over_y_against_h(tmp_p
     assert files is not None
 
 
-@pytest.mark.parametrize("shape", ["one", "growing"])
+@pytest.mark.parametrize("shape", ["one", "growing", "two", "half"])
 def test_an_exp_type_bound_against_data_that_do_not_decay_is_judged_not_refused(tmp_path, isolated_registry, shape):
     """Issue 58, item 3: O(exp(-c n/d)) against data equal to 1, or growing with n/d, was refused ("variable n has 0 grid
-    value(s) with data", though every n and d had data). The data violate the bound: inconsistent, with why."""
+    value(s) with data", though every n and d had data). The data violate the bound: inconsistent, with why. Round 2 of
+    the second pass: data equal to 2 (or 0.5) everywhere were inconclusive, "c = -2.77e-18 +- 2.5e-18", a fit of float64's
+    rounding of log(1/y) read as noise."""
     import ibcheck
 
     ibcheck.register(ibcheck.Claim(id="EXPONE.thm.1", variables=["n", "d"], constants=["c"],
@@ -133,7 +135,8 @@ def test_an_exp_type_bound_against_data_that_do_not_decay_is_judged_not_refused(
 
     @ibcheck.experiment("EXPONE.thm.1", grid={"n": [8, 16, 32, 64], "d": [8, 16, 32]}, seeds=3)
     def measure(cell, seed):
-        return {"err": 1.0 if shape == "one" else math.exp(0.3 * cell["n"] / cell["d"] + 0.1 * rng.standard_normal())}
+        flat = {"one": 1.0, "two": 2.0, "half": 0.5}
+        return {"err": flat[shape] if shape in flat else math.exp(0.3 * cell["n"] / cell["d"] + 0.1 * rng.standard_normal())}
 
     c = ibcheck.compare("EXPONE.thm.1", progress=False)
     assert c.verdict == "inconsistent" and "does not decay like exp(-c h)" in c.reason, c.reason

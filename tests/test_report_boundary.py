@@ -172,3 +172,27 @@ def test_control_and_bidi_characters_in_a_figure_title_are_drawn_as_escapes(tmp_
         warnings.simplefilter("error")  # a missing glyph is a UserWarning
         save_figure(fig, ax, str(tmp_path / "t.png"), "bell\x07 \u202efdp")
     assert ax.get_title() == "bell\\u0007 \\u202efdp"
+
+
+def test_a_hypothesis_name_with_backticks_or_dollars_stays_literal_in_every_table(tmp_path, isolated_registry):
+    """The second pass (issue 58, round 2): a hypothesis named ``H`tick` $\\alpha$`` became a live code span in the
+    per-cell table of report.md (``<th>H<code>tick</code>``) and in scaling.md's window table, though the
+    "Hypotheses:" line beside it escaped the same name; ``$..$`` stayed as GitHub reads math. Every page of a
+    comparison, a verdict on a CSV and the scaling report now show the name as written."""
+    name = "H`tick` $\\alpha$"
+    claim = ibcheck.Claim(id="TCK26.thm.1", variables=["d", "k"], hypotheses={name: r"k \leq \sqrt{d}"},
+                          bounds=[ibcheck.Bound("radius", "O", "sqrt(d/k)")])
+    ibcheck.register(claim)
+    rows = ["d,k,seed,value"] + [f"{d},{k},{s},{(d / k) ** 0.5 * (1 + 0.01 * s)}" for d in (64, 128, 256, 512)
+                                 for k in (2, 4, 8) for s in range(2)]
+    (tmp_path / "data.csv").write_text("\n".join(rows) + "\n")
+    ibcheck.verdict(str(tmp_path / "data.csv"), claim="TCK26.thm.1", plan_trials=0).save(str(tmp_path / "v"))
+    ibcheck.scaling_report(str(tmp_path / "s"), claims=["TCK26.thm.1"])
+    pages = [os.path.join(d, f) for d, _, fs in os.walk(tmp_path) for f in fs if f.endswith((".md", ".html"))]
+    assert any(p.endswith("scaling.md") for p in pages) and any(p.endswith("report.html") for p in pages)
+    for page in pages:
+        text = open(page, encoding="utf-8").read()
+        html = text if page.endswith(".html") else markdown_to_html(text, ".")
+        assert "<code>tick</code>" not in html, page
+        if page.endswith(".md"):
+            assert "$\\alpha$" not in text, page  # written \$\alpha\$: no math in a Markdown viewer

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+import sympy as sp
 
 import ibcheck
 
@@ -277,3 +278,16 @@ def test_a_reference_that_is_not_name_text_pairs_is_refused_when_built(reference
         ibcheck.Claim(id="REF26.thm.1", title="t", variables=["d"], bounds=[ibcheck.Bound("r", "O", "d")], reference=reference)
     ok = ibcheck.Claim(id="REF26.thm.2", title="t", variables=["d"], bounds=[ibcheck.Bound("r", "O", "d")], reference={"config": "d=3"})
     assert ok.reference == (("config", "d=3"),)
+
+
+@pytest.mark.parametrize("definitions", ["q=d/k", [("q",)], {"q": ["d"]}, {"q": "import os"}, 5])
+def test_definitions_that_are_not_name_formula_pairs_are_refused_when_built(definitions, isolated_registry):
+    """Round 2 of issue 58's second pass: definitions={"q": "d/k"} was accepted, then `ibcheck bounds` crashed ("internal
+    error: ValueError: not enough values to unpack"). A dict or pairs of (name, formula) are read; anything else is one
+    line naming the value."""
+    with pytest.raises(ibcheck.InputError, match=r"definitions"):
+        ibcheck.Claim(id="DEF26.thm.1", variables=["d", "k"], bounds=[ibcheck.Bound("r", "O", "d")], definitions=definitions)
+    ok = ibcheck.Claim(id="DEF26.thm.2", variables=["d", "k"], bounds=[ibcheck.Bound("r", "O", "d")], definitions={"q": "d/k"})
+    ibcheck.register(ok)
+    assert ok.definitions == (("q", sp.Symbol("d", positive=True) / sp.Symbol("k", positive=True)),)
+    assert ibcheck.bounds("DEF26.thm.2").as_json()["definitions"] == {"q": "d/k"}

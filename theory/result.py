@@ -153,7 +153,7 @@ def _cell(text: str) -> str:
     return _TAG_START.sub(r"\\<", re.sub(r"(?<!\\)\|", r"\\|", text))
 
 
-_MARKDOWN_SPECIAL = set("\\`*_[]<>|")  # code, emphasis, links and images, raw HTML, table cells
+_MARKDOWN_SPECIAL = set("\\`*_[]<>|$")  # code, emphasis, links and images, raw HTML, table cells, math (GitHub's $..$)
 
 
 def settings_text(values: Mapping | None) -> str:

@@ -15,6 +15,7 @@ from .describe import bound_exponents
 from .evaluate import bound_value, make_point
 from .growth import compare
 from .registry import get_claim
+from .result import markdown_text
 from .window import applicability_window
 
 # A default point for every variable; a claim whose domain excludes one gets a value inside it.
@@ -114,7 +115,8 @@ def window_rows(claims: list[Claim]) -> list[dict]:
                      "fixed at": ", ".join(f"{k}={v}" for k, v in raw.items()) + assumed,
                      "window (integers)": "; ".join(f"[{a}, {'oo' if b is None else _short(b)}]" for a, b in w.intervals)
                      or f"empty: {w.empty_because}",
-                     "binding (low / high)": "; ".join(f"{b['low']} / {b['high'] or '-'}" for b in w.binding) or "-",
+                     "binding (low / high)": "; ".join(f"{markdown_text(b['low'])} / {markdown_text(b['high']) if b['high'] else '-'}"
+                                                       for b in w.binding) or "-",
                      "verified": "yes" if w.verified else "no"})
     return rows
 

@@ -346,6 +346,19 @@ def _reference(claim: ClaimStatement) -> tuple[tuple[str, str], ...]:
                      "{'config': 'd=3072, k=10'} or (('config', 'd=3072, k=10'),)")
 
 
+def _definitions(claim: ClaimStatement) -> tuple[tuple[str, sp.Basic], ...]:
+    """The claim's named definitions as (name, formula) pairs, given as a dict or as pairs; each formula text parsed as data
+    (sympy syntax or LaTeX, :func:`~.expressions.as_sympy`). Pitfall avoided: ``definitions={"q": "d/k"}`` was accepted
+    when built and crashed ``ibcheck bounds`` later ("not enough values to unpack"), an internal error instead of one line."""
+    defs = claim.definitions
+    pairs = list(defs.items()) if isinstance(defs, dict) else defs
+    if not isinstance(pairs, (list, tuple)) or not all(isinstance(p, (list, tuple)) and len(p) == 2 and isinstance(p[0], str)
+                                                       for p in pairs):
+        raise InputError(f"claim {claim.id}: definitions={shown_value(defs)} is not a mapping of names to formulas, such as "
+                         "{'mean_norm': 'sqrt(d)'} or (('mean_norm', 'sqrt(d)'),)")
+    return tuple((name, as_sympy(value, f"claim {claim.id}: definitions[{shown_value(name)}]")) for name, value in pairs)
+
+
 def _normalize(claim: ClaimStatement) -> None:
     """A user's claim as the built-ins have it: variable names to the shared :class:`Variable`
     (or a positive real one), hypotheses given as ``{"H1": "n >= k*log(d)**2"}`` (sympy syntax or
@@ -367,6 +380,7 @@ def _normalize(claim: ClaimStatement) -> None:
         if not isinstance(getattr(claim, name), str):
             raise InputError(f"claim {claim.id}: {name}={getattr(claim, name)!r} is not a string")
     set_("reference", _reference(claim))
+    set_("definitions", _definitions(claim))
     set_("variables", tuple(v if isinstance(v, Variable) else shared_variable(v) for v in claim.variables))
     hyps = claim.hypotheses.items() if isinstance(claim.hypotheses, dict) else enumerate(claim.hypotheses)
     out = []

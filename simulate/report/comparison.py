@@ -429,7 +429,7 @@ def _cell_table(summary: dict, results: list[BoundAnalysis]) -> list[str]:
         mtxt = f"{math.exp(m[0]):.4g}" if m and not any(p or qq for p, qq in q.analysis.offsets.values()) else \
             (f"exp({m[0]:.4g}) after offset" if m else "(trajectory)" if traj else "-")
         rows.append([f"{c['cell'][v]:g}" for v in cols] + ["**yes**" if c["inside"] else "no"] + hv + [mtxt, str(c["seeds"])])
-    return md + [markdown_table([dict(zip(range(len(r)), r)) for r in rows], None, cols + ["inside"] + hyps
+    return md + [markdown_table([dict(zip(range(len(r)), r)) for r in rows], None, cols + ["inside"] + [markdown_text(h) for h in hyps]
                                 + [f"{q.label} (geometric mean)", "seeds"]), ""]
 
 

@@ -151,10 +151,15 @@ class ClaimFit:
         return self.c + float(stats.t.ppf(1 - alpha, self.df)) * self.se if self.df > 0 else math.inf
 
 
+ROUNDING = 1e-12  # relative to the size of log(1/y): residuals and slopes below it are float64's rounding, not noise
+
+
 def _claim_fit(cells: list[dict]) -> ClaimFit:
     """:class:`ClaimFit` (h in units of its median inside, for conditioning). The residual variance is at least the
     seeds' own pooled spread within cells: cell means that agree more closely than their seeds allow (the same values at
-    every cell) are not a noise-free fit, and their c is not resolved by rounding."""
+    every cell) are not a noise-free fit, and their c is not resolved by rounding. Residuals within :data:`ROUNDING` of
+    z's own size are no noise, and a slope at that level no slope: y = 2 in every row was fitted as c = -2.8e-18 +- 2.5e-18
+    from rounding alone and called inconclusive, where y = 1 exactly (z = 0) was inconsistent."""
     df = len(cells) - 2
     hs = np.array([c["h"] for c in cells], dtype=float)
     if df <= 0:
@@ -168,6 +173,11 @@ def _claim_fit(cells: list[dict]) -> ClaimFit:
     within_df = sum(c["n_seeds"] - 1 for c in cells)
     within = sum(c.get("z_ss_unit", c.get("z_ss", 0.0)) for c in cells) / within_df if within_df > 0 else 0.0
     s2 = max(float(r @ r) / df, within)
+    floor = ROUNDING * float(np.max(np.abs(y), initial=0.0))  # float64's rounding of z's own size: no noise below it
+    if s2 <= floor ** 2:
+        s2 = 0.0
+        if abs(beta[1]) * float(np.max(np.abs(X[:, 1]))) <= floor:  # a slope at rounding level is no slope (y = 2 everywhere)
+            beta[1] = 0.0
     se = math.sqrt(max(s2 * float(np.linalg.pinv(X.T @ X)[1, 1]), 0.0))
     t = float(beta[1] / se) if se > 0 else (math.inf if beta[1] > 0 else -math.inf)
     return ClaimFit(float(beta[0]), float(beta[1]) / unit, se / unit, t, df, (float(hs.min()), float(hs.max())))
