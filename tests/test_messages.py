@@ -148,3 +148,22 @@ def test_three_variables_that_move_together_name_their_relation(cli, tmp_path, n
                 [(d, k, n, s, (d / k) ** 0.5 * (1 + 0.01 * s)) for d in (16, 32, 64) for k in (2, 4, 8) for n in (10, 20, 40)
                  for s in range(2)])
     cli("verdict", "--data", full, "--predict", "d=1/2,k=-1/2,n=0", "--kind", "O", "--out", tmp_path / "b")
+
+
+def test_a_variable_held_at_one_value_is_named_as_untested(cli, tmp_path):
+    """The second pass of issue 58 (family 6): with k at one value, Theta(sqrt(d/k)) was judged along d alone and nothing
+    said so (the grid line showed k = 4). The terminal and report.md now name k as untested; with k varying, they do not."""
+    for ks, name in (((4,), "held"), ((2, 4, 8), "varied")):
+        rows = ["d,k,seed,value"] + [f"{d},{k},{s},{(d / k) ** 0.5 * (1 + 0.02 * s)}" for d in (64, 128, 256, 512)
+                                     for k in ks for s in range(3)]
+        path = tmp_path / f"{name}.csv"
+        path.write_text("\n".join(rows) + "\n")
+        out = tmp_path / name
+        res = cli("verdict", "--data", path, "--predict", "d=0.5,k=-0.5", "--kind", "Theta", "--plan-trials", "0",
+                  "--out", out, check_rc=0)
+        md = (out / "report.md").read_text()
+        said = "k held at 4 in every cell: the claim's dependence on k is not tested by this design"
+        if name == "held":
+            assert "untested: " + said in res.stdout and "Untested: " + said in md, res.stdout
+        else:
+            assert "untested" not in res.stdout.lower() and "Untested" not in md

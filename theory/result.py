@@ -156,6 +156,19 @@ def _cell(text: str) -> str:
 _MARKDOWN_SPECIAL = set("\\`*_[]<>|$")  # code, emphasis, links and images, raw HTML, table cells, math (GitHub's $..$)
 
 
+def held_text(grid: Mapping | None, expr: str, fitted: list[str]) -> str:
+    """What a bound's verdict did not test: each variable of its formula ``expr`` that the design holds at one value and
+    does not fit, e.g. ``k held at 4 in every cell: the claim's dependence on k is not tested by this design`` ("" where
+    none is). Pitfall avoided: data with k at one value were judged along d alone, and nothing said k went untested."""
+    held = [(v, vals[0]) for v, vals in (grid or {}).items()
+            if len(vals) == 1 and v not in fitted and re.search(rf"\b{re.escape(str(v))}\b", expr)]
+    if not held:
+        return ""
+    names = ", ".join(f"{v} held at {settings_text({v: x}).split(' = ', 1)[1]}" for v, x in held)
+    which = " and ".join(v for v, _ in held)
+    return f"{names} in every cell: the claim's dependence on {which} is not tested by this design"
+
+
 def settings_text(values: Mapping | None) -> str:
     """``d = 64, 128, 256; k = 2, 4`` from ``{"d": [64, 128, 256], "k": [2, 4]}`` (a grid, fixed settings or task counts):
     the provenance line and the claim page read as text, not as a Python dict."""

@@ -12,7 +12,7 @@ from ibcheck.errors import InputError
 from ibcheck.theory import get_claim
 from ibcheck.theory.argtypes import nonneg_int, pos_float, pos_int
 from ibcheck.theory.outdir import CLAIM_ID_PATTERN, inside
-from ibcheck.theory.result import dumps, markdown_table
+from ibcheck.theory.result import dumps, held_text, markdown_table
 
 from .args import claim_out, common, parse_constants, parse_from, parse_grid
 
@@ -284,6 +284,9 @@ def _print_results(summary: dict) -> None:
         att = "" if r.get("attained") is None or r["kind"] == "Theta" else f"; attained: {'yes' if r['attained'] else 'no (loose)'}"
         print(f"  {r['quantity']} {r['kind']}({r['expr']}){rd}: {r['verdict']}  (resolution {res}{att}; exponents {fits})")
         print(f"    why: {r['reason']}")
+        held = held_text(summary.get("grid"), r["expr"], [f["variable"] for f in r["fits"]])
+        if held:
+            print(f"    untested: {held}")
 
 
 def cmd_verdict(args) -> int:

@@ -22,7 +22,7 @@ from ibcheck.simulate.stats.ratio import SCALE, log_claim
 from ibcheck.simulate.verdict.analysis import BoundAnalysis
 from ibcheck.solvers.kkt.records import last_record
 from ibcheck.theory.atomic import write_text
-from ibcheck.theory.result import markdown_code, markdown_table, markdown_text, report_markdown, settings_text
+from ibcheck.theory.result import held_text, markdown_code, markdown_table, markdown_text, report_markdown, settings_text
 
 LN10 = math.log(10)
 PARAMS = {"L": "2"}
@@ -567,6 +567,13 @@ def _rounds_table(summary: dict) -> list[str]:
     return md + [markdown_table(rows), ""]
 
 
+def _untested(summary: dict) -> str:
+    """" Untested: k held at 4 in every cell: ..." for the bounds whose formula names a variable the design holds fixed."""
+    texts = dict.fromkeys(held_text(summary.get("grid"), r["expr"], [f["variable"] for f in r["fits"]])
+                          for r in summary.get("results") or [])
+    return "".join(f" Untested: {markdown_text(t)}." for t in texts if t)
+
+
 def _fit_text(summary: dict, results: list[BoundAnalysis]) -> str:
     """How the exponents were fitted, in one paragraph (what the reader needs to trust a CI)."""
     an = results[0].analysis if results else None
@@ -630,7 +637,7 @@ def write_report(result, out: str) -> dict:
           + (f"; flags: {markdown_text(', '.join(claim.flags))}" if claim.flags else ""), "",
           f"**Verdict: {summary['verdict']}**. {summary['reason']}", "",
           f"Experiment: {markdown_text(exp.description)}. Grid: {_settings(summary['grid'])}; {summary['seeds']} seed(s) per cell at "
-          f"the start; fixed settings: {_settings(summary['fixed']) or 'none'}.",
+          f"the start; fixed settings: {_settings(summary['fixed']) or 'none'}." + _untested(summary),
           _fit_text(summary, results), "",
           f"Provenance: {markdown_text(summary['provenance'])}. Tasks: {_settings(summary['task_status'])}.", ""]
     md += _failures(summary)
