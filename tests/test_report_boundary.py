@@ -152,12 +152,12 @@ def test_control_and_bidi_characters_reach_the_terminal_escaped(tmp_path, cli, i
     """Issue 58, item 1, the terminal: a claim's title with a right-to-left override and a bell, listed and stated,
     prints them as escapes, never as the characters (which reorder the line, or ring)."""
     p = tmp_path / "c.py"
-    p.write_text('import ibcheck\nibcheck.Claim(id="BIDI26.thm.1", title="safe \\u202efdp.exe \\x07", variables=["d"], '
+    p.write_text('import ibcheck\nibcheck.Claim(id="BIDI26.thm.1", title="safe \\u202efdp.exe \\x07 zero\\u200bwidth", variables=["d"], '
                  'bounds=[ibcheck.Bound("r", "O", "sqrt(d)")])\n')
     for args in (["--claims", str(p), "claims"], ["--claims", str(p), "bounds", "BIDI26.thm.1"]):
         res = cli(*args, check_rc=0)
-        assert "\u202e" not in res.stdout and "\x07" not in res.stdout, res.stdout
-    assert "\\u202e" in cli("--claims", str(p), "claims").stdout
+        assert "\u202e" not in res.stdout and "\x07" not in res.stdout and "\u200b" not in res.stdout, res.stdout
+    assert "\\u202e" in cli("--claims", str(p), "claims").stdout and "zero\\u200bwidth" in cli("--claims", str(p), "claims").stdout
 
 
 def test_control_and_bidi_characters_in_a_figure_title_are_drawn_as_escapes(tmp_path):

@@ -61,9 +61,10 @@ def write_json(path: str, obj, indent: int | None = 2) -> None:
 FIGURE_DPI = 110  # the dpi every saved figure is written at (and laid out at: theory.result.new_figure)
 
 
-# control characters (C0 but tab and newline, DEL, C1) and the bidirectional overrides, embeddings, isolates and marks:
+# control characters (C0 but tab and newline, DEL, C1), the bidirectional overrides, embeddings, isolates and marks, and the
+# zero-width space, word joiner and BOM (they hide where one name ends: "safe\u200bname" prints as "safename"):
 # in a report or a terminal they ring, clear lines or reorder what is shown (U+202E writes "fdp.exe" as "exe.pdf")
-_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u061c]")
+_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\u061c\ufeff]")
 
 
 def visible_text(text: object) -> str:
