@@ -164,7 +164,7 @@ def held_text(grid: Mapping | None, expr: str, fitted: list[str]) -> str:
             if len(vals) == 1 and v not in fitted and re.search(rf"\b{re.escape(str(v))}\b", expr)]
     if not held:
         return ""
-    names = ", ".join(f"{v} held at {settings_text({v: x}).split(' = ', 1)[1]}" for v, x in held)
+    names = ", ".join(f"{v} held at {setting_value(x)}" for v, x in held)
     which = " and ".join(v for v, _ in held)
     return f"{names} in every cell: the claim's dependence on {which} is not tested by this design"
 
@@ -172,11 +172,14 @@ def held_text(grid: Mapping | None, expr: str, fitted: list[str]) -> str:
 def settings_text(values: Mapping | None) -> str:
     """``d = 64, 128, 256; k = 2, 4`` from ``{"d": [64, 128, 256], "k": [2, 4]}`` (a grid, fixed settings or task counts):
     the provenance line and the claim page read as text, not as a Python dict."""
-    def one(v) -> str:
-        if isinstance(v, (list, tuple)):
-            return ", ".join(one(x) for x in v)
-        return f"{v:g}" if isinstance(v, float) else str(v)
-    return "; ".join(f"{k} = {one(v)}" for k, v in (values or {}).items())
+    return "; ".join(f"{k} = {setting_value(v)}" for k, v in (values or {}).items())
+
+
+def setting_value(v) -> str:
+    """One setting's value as :func:`settings_text` writes it: ``64, 128`` for a list, ``0.5`` for a float."""
+    if isinstance(v, (list, tuple)):
+        return ", ".join(setting_value(x) for x in v)
+    return f"{v:g}" if isinstance(v, float) else str(v)
 
 
 def markdown_code(text: object) -> str:

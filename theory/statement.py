@@ -334,28 +334,34 @@ def _same_over_reals(text: str, signed: dict, where: str, prose: bool = False) -
                          f"hypothesis so it holds as written for every value of the domain (without Abs, sqrt(x**2), ...)")
 
 
+def _named_pairs(value, second) -> tuple[tuple, ...] | None:
+    """``value`` (a dict, or a list or tuple of 2-tuples) as (name, item) pairs with string names and every item passing
+    ``second``; None where it is neither (the caller's one-line refusal names the field)."""
+    pairs = list(value.items()) if isinstance(value, dict) else value
+    if isinstance(pairs, (list, tuple)) and all(isinstance(p, (list, tuple)) and len(p) == 2 and isinstance(p[0], str) and second(p[1])
+                                                for p in pairs):
+        return tuple((a, b) for a, b in pairs)
+    return None
+
+
 def _reference(claim: ClaimStatement) -> tuple[tuple[str, str], ...]:
     """The source's reference values as (name, text) pairs, given as a dict or as pairs. Pitfall avoided: a string was
     accepted when built and crashed ``ibcheck bounds`` later (``dict("...")``), an internal error instead of one line."""
-    ref = claim.reference
-    pairs = list(ref.items()) if isinstance(ref, dict) else ref
-    if isinstance(pairs, (list, tuple)) and all(isinstance(p, (list, tuple)) and len(p) == 2 and all(isinstance(x, str) for x in p)
-                                                for p in pairs):
-        return tuple((a, b) for a, b in pairs)
-    raise InputError(f"claim {claim.id}: reference={shown_value(ref)} is not a mapping of names to text, such as "
-                     "{'config': 'd=3072, k=10'} or (('config', 'd=3072, k=10'),)")
+    pairs = _named_pairs(claim.reference, lambda x: isinstance(x, str))
+    if pairs is None:
+        raise InputError(f"claim {claim.id}: reference={shown_value(claim.reference)} is not a mapping of names to text, such as "
+                         "{'config': 'd=3072, k=10'} or (('config', 'd=3072, k=10'),)")
+    return pairs
 
 
 def _definitions(claim: ClaimStatement) -> tuple[tuple[str, sp.Basic], ...]:
     """The claim's named definitions as (name, formula) pairs, given as a dict or as pairs; each formula text parsed as data
     (sympy syntax or LaTeX, :func:`~.expressions.as_sympy`). Pitfall avoided: ``definitions={"q": "d/k"}`` was accepted
     when built and crashed ``ibcheck bounds`` later ("not enough values to unpack"), an internal error instead of one line."""
-    defs = claim.definitions
-    pairs = list(defs.items()) if isinstance(defs, dict) else defs
-    if not isinstance(pairs, (list, tuple)) or not all(isinstance(p, (list, tuple)) and len(p) == 2 and isinstance(p[0], str)
-                                                       for p in pairs):
-        raise InputError(f"claim {claim.id}: definitions={shown_value(defs)} is not a mapping of names to formulas, such as "
-                         "{'mean_norm': 'sqrt(d)'} or (('mean_norm', 'sqrt(d)'),)")
+    pairs = _named_pairs(claim.definitions, lambda x: True)
+    if pairs is None:
+        raise InputError(f"claim {claim.id}: definitions={shown_value(claim.definitions)} is not a mapping of names to formulas, "
+                         "such as {'mean_norm': 'sqrt(d)'} or (('mean_norm', 'sqrt(d)'),)")
     return tuple((name, as_sympy(value, f"claim {claim.id}: definitions[{shown_value(name)}]")) for name, value in pairs)
 
 
