@@ -55,6 +55,8 @@ def test_the_fixed_cone_optimum_respects_its_pattern_and_a_wall_bound_one_is_not
     assert many.flips > 0
 
 
+@pytest.mark.slow  # 7 s (a k = 8 search); the maximum over distinct points is checked by default in test_kkt_claims (on
+# synthetic points, and on the engine's own points at FVBS23's quick cell)
 def test_a_planted_robust_kkt_point_is_found_by_the_maximum():
     """The largest flip norm ranges over every distinct point: with the most robust one among the others the row's value
     is its norm; take it away and the value drops (so a maximum that missed it would be caught)."""

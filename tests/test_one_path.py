@@ -263,8 +263,8 @@ def test_an_inconclusive_verdict_names_the_design_that_would_decide_and_its_cost
     def measure(cell, seed):
         return {"radius": data[(int(cell["d"]), int(cell["k"]), int(seed))]}
 
-    b = ibcheck.compare("ONEPATH.thm.plan", progress=False, plan_trials=3)
-    a = ibcheck.verdict(str(path), claim="ONEPATH.thm.plan", plan_trials=3)
+    b = ibcheck.compare("ONEPATH.thm.plan", progress=False, plan_trials=2)
+    a = ibcheck.verdict(str(path), claim="ONEPATH.thm.plan", plan_trials=2)
     assert a.verdict == b.verdict == "inconclusive"
     assert "any test needs at least d up to 2^" in b.reason and "seeds per cell at this range" in b.reason
     assert "checked by simulation" in b.reason
