@@ -38,9 +38,12 @@ report-full: install
 	@echo "report written to $(REPORT_DIR)-full/index.html (and index.md)"
 
 # mypy (one process, about 10 s) runs beside the tests, where a core would otherwise idle while it ran alone; its output
-# is printed after theirs, and either failing fails the target.
+# is printed after theirs, and either failing fails the target. The package's own modules are byte-compiled first
+# (0.4 s): where PYTHONDONTWRITEBYTECODE is set, every test process and every worker it spawns compiled them again
+# (measured on one fresh clone: pytest 243 s without, 231 s with).
 test: install
 	$(BIN)/ruff check theory solvers simulate ibcheck tests bench
+	$(BIN)/python -m compileall -q -j 0 theory solvers simulate ibcheck > /dev/null
 	@out=$$(mktemp); $(BIN)/mypy $(TYPED) > $$out 2>&1 & m=$$!; \
 	echo "$(BIN)/python -m pytest -q -n 2 --dist worksteal (mypy $(TYPED) beside it)"; \
 	$(BIN)/python -m pytest -q -n 2 --dist worksteal; t=$$?; \
