@@ -123,7 +123,9 @@ def test_bad_arguments_name_the_parameter(call, message):
 
 
 def test_radii_argument_ranges():
-    net = ibcheck.kkt_points(data="sphere", d=2, n=6, width=3, starts=1).networks[0]
+    from ibcheck.solvers.networks import TwoLayerReLU
+
+    net = TwoLayerReLU(W=np.array([[1.0, 0.0], [-1.0, 0.0]]), a=np.array([1.0, -1.0]), b=np.array([0.0, 0.0]))  # any network
     X, y = np.eye(2), np.array([1.0, -1.0])
     for kw, msg in [({"points": 0}, "points=0 is out of range"), ({"time_limit": -1.0}, "time_limit=-1.0 is out of range"),
                     ({"methods": ("magic",)}, "methods=['magic'] is out of range"), ({"flip_norms": [0.0]}, "flip_norm=0.0 is out of range")]:

@@ -70,17 +70,20 @@ def test_non_separable_data_are_refused_before_any_solver():
     assert info["linearly_separable"] is False
 
 
-def test_kkt_runs_the_engine_on_clusters_and_on_a_users_file(cli, tmp_path):
+def test_kkt_runs_the_engine_on_clusters_and_refuses_a_one_class_file(cli, tmp_path):
     """`ibcheck kkt`: the engine's candidates (a GD network, the partition cones, GD starts), each certified under one
-    policy (1e-6) and grouped into distinct points; `--data FILE` runs the same engine on the user's arrays, and a bad
-    file gets one line."""
+    policy (1e-6) and grouped into distinct points; a bad `--data` file gets one line."""
     import json
 
     import numpy as np
 
     out = tmp_path / "k"
-    res = cli("kkt", "--d", "12", "--k", "4", "--n", "24", "--width", "6", "--starts", "2", "--out", str(out), "--json", check_rc=0)
+    res = cli("kkt", "--d", "12", "--k", "4", "--n", "24", "--width", "6", "--starts", "2", "--time", "600", "--out", str(out), "--json",
+              check_rc=0)
     s = json.loads(res.stdout)
+    # a cap it never meets (the control of test_resources.py's search capped at 1e-6 s, the same call): points, their radii
+    assert s["engine"]["stop"] != "time" and s["distinct_kkt_points_by_function"] >= 1
+    assert all(p["radius_median"] is not None and "robustness_note" not in p for p in s["points"] if p["is_kkt"])
     starts = [p["start"] for p in s["points"]]
     assert any(x.startswith("cone:partition") for x in starts) and any(x.startswith(("gd:per-cluster", "gd:groups")) for x in starts)
     assert s["policy"]["certified_at"] == 1e-6 and s["distinct_kkt_points_by_function"] >= 1
@@ -88,10 +91,7 @@ def test_kkt_runs_the_engine_on_clusters_and_on_a_users_file(cli, tmp_path):
     from ibcheck.simulate.substrate.data import clusters
 
     ds = clusters(12, 4, 24, 0.3, seed=0)
-    np.savez(tmp_path / "mine.npz", X=ds.X, y=ds.y, cluster=ds.cluster)
-    mine = json.loads(cli("kkt", "--data", str(tmp_path / "mine.npz"), "--starts", "2", "--out", str(tmp_path / "m"), "--json",
-                          check_rc=0).stdout)
-    assert mine["setting"] == "arrays" and mine["n"] == 24 and mine["distinct_kkt_points_by_function"] >= 1
+    # the engine on a user's own arrays: test_kkt_on_a_users_file_reports_its_own_k_the_widths_used_and_how_saturated_it_is
     np.savez(tmp_path / "one.npz", X=ds.X, y=np.ones(24))
     bad = cli("kkt", "--data", str(tmp_path / "one.npz"), "--out", str(tmp_path / "b"))
     assert bad.returncode == 2 and "one class" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
@@ -111,6 +111,7 @@ def test_kkt_on_a_users_file_reports_its_own_k_the_widths_used_and_how_saturated
     np.savez(tmp_path / "mine.npz", X=ds.X, y=ds.y, cluster=ds.cluster)
     out = json.loads(cli("kkt", "--data", str(tmp_path / "mine.npz"), "--starts", "2", "--max-starts", "6", "--saturation", "0.5",
                          "--enumerate", "0", "--programs", "3", "--out", str(tmp_path / "m"), "--json", check_rc=0).stdout)
+    assert out["setting"] == "arrays" and out["n"] == 12 and out["distinct_kkt_points_by_function"] >= 1
     assert out["k"] == 3 and out["width"] is None  # its own 3 clusters; no GD network is trained on a user's arrays
     assert out["gd_widths"] and set(out["gd_widths"]) <= set(range(1, 7)) and 3 in out["gd_widths"]
     eng = out["engine"]

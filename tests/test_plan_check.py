@@ -183,15 +183,15 @@ def test_an_exp_type_plan_is_sized_from_its_own_test_and_decides_when_run(tmp_pa
     ibcheck.register(ibcheck.Claim(id="EXPPLAN.thm.1", variables=["m"], constants=["c"], bounds=[ibcheck.Bound("err", "O", "exp(-c*m/1000)")]))
     kw = {"power": 1.0, "prefactor": True} if truth == "gaussian_tail" else {"power": 0.8, "prefactor": False}
     right = "consistent" if truth == "gaussian_tail" else "inconsistent"
-    v = ibcheck.verdict(_gauss_csv(tmp_path / "d.csv", 6, 4, 1, **kw), claim="EXPPLAN.thm.1", plan_trials=10)
+    v = ibcheck.verdict(_gauss_csv(tmp_path / "d.csv", 6, 4, 1, **kw), claim="EXPPLAN.thm.1", plan_trials=TRIALS)
     assert v.verdict == "inconclusive", v.reason
     assert "plan, checked by simulation: m up to" in v.reason and "power envelope does not apply" in v.reason, v.reason
     top = int(re.search(r"plan, checked by simulation: m up to (\d+) at 4 seeds", v.reason).group(1))
     assert top > 3200
     steps = round(math.log2(top / 50))
     fresh = [ibcheck.verdict(_gauss_csv(tmp_path / f"f{s}.csv", steps, 4, 100 + s, **kw), claim="EXPPLAN.thm.1", plan_trials=0).verdict
-             for s in range(8)]
-    assert fresh.count(right) >= 7, fresh
+             for s in range(5)]
+    assert fresh.count(right) >= 4, fresh  # the planner's own bar, 80%, on draws it never saw
 
 
 def test_an_exp_type_bound_without_a_plan_check_names_no_ratio_envelope(tmp_path, isolated_registry):

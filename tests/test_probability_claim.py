@@ -42,12 +42,19 @@ def test_each_sample_is_classified_at_the_bonferroni_level():
     assert t.exceed == 0 and t.unresolved == 2
 
 
-def test_fvbs23_3_1_is_measured_on_the_kkt_samples_inside_its_hypotheses_and_counted_by_the_rule():
+@pytest.fixture(scope="module")
+def base():
+    """FVBS23.thm.4_2's quick KKT samples at d = 256, 512, 1024 (k = 2, one seed): the base both comparisons below read
+    (about 10 s; read only, never changed)."""
     from ibcheck.simulate.compare.driver import compare_claim
+
+    return compare_claim("FVBS23.thm.4_2", grid={"d": [256, 512, 1024], "k": [2]}, seeds=1, quick=True, progress=False)
+
+
+def test_fvbs23_3_1_is_measured_on_the_kkt_samples_inside_its_hypotheses_and_counted_by_the_rule(base):
     from ibcheck.simulate.compare.probability import probability_comparison
     from ibcheck.simulate.compare.suite import judged_rows as _judged_rows
 
-    base = compare_claim("FVBS23.thm.4_2", grid={"d": [256, 512, 1024], "k": [2]}, seeds=1, quick=True, progress=False)
     pc = probability_comparison("FVBS23.thm.3_1", base)
     assert pc.applicability.claim == "FVBS23.thm.3_1" and pc.applicability.inside == 3
     assert len(pc.test.samples) == 3 and all(s.points == 2000 for s in pc.test.samples)
@@ -62,27 +69,12 @@ def test_fvbs23_3_1_is_measured_on_the_kkt_samples_inside_its_hypotheses_and_cou
     assert js["test"]["samples"] == 3 and js["cells_inside"] == 3 and js["measured_on"] == "FVBS23.thm.4_2"
 
 
-@pytest.mark.slow  # 13 s (FVBS23's KKT samples); the API path runs by default, and the CLI's flags are checked in test_edges_round4
-def test_the_cli_compares_fvbs23_3_1_and_writes_inside_out(cli, tmp_path):
-    import json
-
-    out = tmp_path / "p"
-    r = cli("compare", "FVBS23.thm.3_1", "--grid", "d=256,512,1024", "k=2", "--seeds", "1", "--no-extend", "--quick", "--out", out, "--json", check_rc=0)
-    s = json.loads(r.stdout)
-    assert s["claim"] == "FVBS23.thm.3_1" and s["verdict"] == "inconclusive" and s["test"]["samples"] == 3
-    assert (out / "summary.json").exists() and (out / "base" / "report.md").exists() and "(base/report.md)" in (out / "report.md").read_text()
-    bad = cli("compare", "FVBS23.thm.3_1", "--grid", "d=256,512", "k=2", "--out", tmp_path / "q", check_rc=2)
-    assert len(bad.stderr.strip().splitlines()) == 1 and "at least 3" in bad.stderr and not (tmp_path / "q").exists()
-
-
-def test_too_few_samples_are_extended_at_the_cheapest_slice_and_a_base_sample_is_counted_once(tmp_path):
+def test_too_few_samples_are_extended_at_the_cheapest_slice_and_a_base_sample_is_counted_once(base, tmp_path):
     """Where the base's samples cannot decide (3 of the 36 needed at delta = 0.1), :func:`extension` names the slice of
     inside cells with the smallest declared cost per sample and the seeds that make up the difference; the extra
     comparison's samples enter the test once each (a (cell, seed) of the base is the same sample)."""
-    from ibcheck.simulate.compare.driver import compare_claim
     from ibcheck.simulate.compare.probability import extension, extra_rows, probability_comparison
 
-    base = compare_claim("FVBS23.thm.4_2", grid={"d": [256, 512, 1024], "k": [2]}, seeds=1, quick=True, progress=False)
     ext = extension("FVBS23.thm.3_1", base)
     assert ext is not None and (ext.have, ext.needed) == (3, 36)
     assert ext.grid == {"d": [256], "k": [2]}  # one cell, cheaper per sample than the slice k = 2 (d = 256-1024)
@@ -99,3 +91,16 @@ def test_too_few_samples_are_extended_at_the_cheapest_slice_and_a_base_sample_is
     assert "this mix of cells" in pc.markdown() and pc.extra_kkt and pc.extra_kkt[0].networks_certified > 0
     assert "not each cell's own" in pc.as_json()["reason"] and pc.as_json()["reason"].startswith(pc.test.reason)
     assert probability_comparison("FVBS23.thm.3_1", base).extension is None
+
+
+@pytest.mark.slow  # 13 s (FVBS23's KKT samples); the API path runs by default, and the CLI's flags are checked in test_edges_round4
+def test_the_cli_compares_fvbs23_3_1_and_writes_inside_out(cli, tmp_path):
+    import json
+
+    out = tmp_path / "p"
+    r = cli("compare", "FVBS23.thm.3_1", "--grid", "d=256,512,1024", "k=2", "--seeds", "1", "--no-extend", "--quick", "--out", out, "--json", check_rc=0)
+    s = json.loads(r.stdout)
+    assert s["claim"] == "FVBS23.thm.3_1" and s["verdict"] == "inconclusive" and s["test"]["samples"] == 3
+    assert (out / "summary.json").exists() and (out / "base" / "report.md").exists() and "(base/report.md)" in (out / "report.md").read_text()
+    bad = cli("compare", "FVBS23.thm.3_1", "--grid", "d=256,512", "k=2", "--out", tmp_path / "q", check_rc=2)
+    assert len(bad.stderr.strip().splitlines()) == 1 and "at least 3" in bad.stderr and not (tmp_path / "q").exists()

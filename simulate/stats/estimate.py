@@ -12,6 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, stats
 
+from ibcheck.simulate.stats.laws import t_quantile
+
 
 @dataclass(frozen=True)
 class Estimate:
@@ -29,7 +31,7 @@ class Estimate:
         """The two-sided (1 - alpha) t interval of coefficient j (infinite without degrees of freedom)."""
         if self.df <= 0:
             return (-math.inf, math.inf)
-        t = float(stats.t.ppf(1 - alpha / 2, self.df))
+        t = t_quantile(1 - alpha / 2, self.df)
         b, s = float(self.beta[j]), self.se(j)
         return (b - t * s, b + t * s)
 

@@ -27,6 +27,7 @@ from scipy import stats
 
 from ibcheck.simulate.experiments.terms import Term
 from ibcheck.simulate.stats.estimate import Estimate, LeastSquares, censored_cell_means, censored_regression, combine_runs, ols
+from ibcheck.simulate.stats.laws import t_quantile, t_sf
 from ibcheck.theory.errors import InputError
 
 SIDES = {None: 0, "at_least": 1, "at_most": -1}
@@ -67,7 +68,7 @@ class Fit:
             raise InputError(f"{term!r} is not a fitted term; the terms are {', '.join(self.estimate)}")
         if self.df <= 0 or not math.isfinite(self.se[term]):
             return (-math.inf, math.inf)
-        t = float(stats.t.ppf(1 - alpha / 2, self.df))
+        t = t_quantile(1 - alpha / 2, self.df)
         return (self.estimate[term] - t * self.se[term], self.estimate[term] + t * self.se[term])
 
 
@@ -330,7 +331,7 @@ def _fit_runs(rows, terms: list[Term], names: list[str], offsets, level, restric
 
 def _term(coef, se, df) -> dict:
     tval = coef / se if se > 0 else float("inf")
-    p = float(2 * stats.t.sf(abs(tval), df)) if df > 0 and math.isfinite(tval) else float("nan")
+    p = 2 * t_sf(abs(tval), df) if df > 0 and math.isfinite(tval) else float("nan")
     return {"coef": float(coef), "se": float(se), "p_value": p}
 
 

@@ -26,6 +26,7 @@ import numpy as np
 
 from ibcheck.simulate.experiments.terms import Term
 from ibcheck.simulate.stats.fit import Fit, fit_exponents, log_of
+from ibcheck.simulate.stats.laws import t_cdf, t_sf
 
 FAMILIES = {0: "power", 1: "log", 2: "loglog"}
 ORDER_OF = {v: k for k, v in FAMILIES.items()}
@@ -274,7 +275,7 @@ class LevelProfile:
             df = len(diffs) - 1
             c_out = replace(corr, b=float(np.median([b for _, b, _, _ in fits])), runs=tuple((run, b) for run, b, _, _ in fits))
             capped = 2 * sum(_at_cap(b, lo, hi) for _, b, _, _ in fits) > len(fits)
-            return LevelAgainstTrend(c_out, tot_l, tot_t, t, float(stats.t.sf(t, df)), float(stats.t.cdf(t, df)), capped)
+            return LevelAgainstTrend(c_out, tot_l, tot_t, t, t_sf(t, df), t_cdf(t, df), capped)
         # the noise: the seeds' own variance, or the better-fitting model's residual variance where that is larger
         s2 = max(self.pure, min(tot_l / max(self.n - self.p0 - 2, 1), tot_t / (self.n - self.p1)), 1e-300)
         chi = (tot_l - tot_t) / s2

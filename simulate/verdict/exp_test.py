@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 from typing import cast
 
 import numpy as np
-from scipy import stats
 from scipy.optimize import least_squares
 
 from ibcheck.simulate.experiments.terms import Term
 from ibcheck.simulate.stats.fit import Fit, _before, log_of
+from ibcheck.simulate.stats.laws import t_quantile
 from ibcheck.simulate.stats.ratio import FAMILIES, FamilyFit, alternatives, log_claim
 from ibcheck.theory.errors import InputError
 
@@ -148,7 +148,7 @@ class ClaimFit:
 
     def c_upper(self, alpha: float = 0.05) -> float:
         """c's one-sided 1 - alpha upper confidence bound: the fastest decay exp(-c h) the data leave possible."""
-        return self.c + float(stats.t.ppf(1 - alpha, self.df)) * self.se if self.df > 0 else math.inf
+        return self.c + t_quantile(1 - alpha, self.df) * self.se if self.df > 0 else math.inf
 
 
 ROUNDING = 1e-12  # relative to the size of log(1/y): residuals and slopes below it are float64's rounding, not noise

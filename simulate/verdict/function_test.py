@@ -49,11 +49,11 @@ import math
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-from scipy import stats
 
 from ibcheck.simulate.experiments.terms import Term
 from ibcheck.simulate.stats.estimate import LeastSquares
 from ibcheck.simulate.stats.fit import design, log_of
+from ibcheck.simulate.stats.laws import t_cdf, t_quantile, t_sf
 from ibcheck.simulate.stats.maxt import max_t_level
 from ibcheck.simulate.stats.ratio import (
     LAST,
@@ -243,7 +243,7 @@ class FunctionTest:
         if self.p_fixed is not None:
             return min(1.0, self.p_fixed * 0.05 / self.level)
         tol = dict(self.tolerance)
-        ps = [float(stats.t.sf((abs(t.estimate) - tol.get(t.family, 0.0)) / t.se, t.df)) for t in self.tests
+        ps = [t_sf((abs(t.estimate) - tol.get(t.family, 0.0)) / t.se, t.df) for t in self.tests
               if t.violates(self.kind) and not t.bounded and t.se > 0 and t.df > 0]
         return min(1.0, min(ps) * 0.05 / self.level) if ps else 1.0
 
@@ -272,7 +272,7 @@ def _direction(ff: FamilyFit, name: str, weights: dict[str, float], level: float
     df = ff.fit.df
     if df <= 0 or not math.isfinite(se):
         return DirectionTest(ff.family, name, tuple(weights), e, se, df, math.inf, False, False, False, False)
-    t_v, t_a, t_b = (float(stats.t.ppf(q, df)) for q in (1 - level, 1 - alpha, POWER))
+    t_v, t_a, t_b = (t_quantile(q, df) for q in (1 - level, 1 - alpha, POWER))
     res = (t_v + t_b) * se
     rises, falls = e - t_v * se > (tol or 0.0), e + t_v * se < -(tol or 0.0)
     if tol is None:  # the sweep's own resolution: no significant deviation, at a resolution this sweep detects
@@ -623,7 +623,7 @@ def _exp_undecided(ef, kind: str, alpha: float, tols) -> FunctionTest | None:
     """An exp-type bound's verdict where its own statistic is not read (None elsewhere): log(1/y) falls with h, or is
     flat with no noise (inconsistent), or does not resolve its growth with h (inconclusive, with what the data allow)."""
     if ef.can_refute and kind not in UPPER and ef.growth_df > 0 and \
-            ef.growth_t <= -max(RESOLVED_T, float(stats.t.ppf(1 - alpha / NON_DECAY_SHARE, ef.growth_df))):
+            ef.growth_t <= -max(RESOLVED_T, t_quantile(1 - alpha / NON_DECAY_SHARE, ef.growth_df)):
         # log(1/y) falls with h, or stays flat with no noise at all: y does not decay like exp(-c h) for any c > 0 (a
         # measure equal to 1, or growing); the bound is violated, not unfit (it was refused: "0 grid value(s) with data")
         t_text = ("c = 0 with no noise at all: log(1/y) is flat" if math.isinf(ef.growth_t) else
@@ -631,7 +631,7 @@ def _exp_undecided(ef, kind: str, alpha: float, tols) -> FunctionTest | None:
         reason = (f"log(1/y) does not grow with h in log(1/y) = a + c h ({t_text}): the measure does not decay like exp(-c h) for "
                   f"any c > 0, which the bound requires")
         return FunctionTest("inconsistent", reason, kind, (), alpha, None, (), tols, None,
-                            tuple(ef.notes), p_fixed=float(stats.t.cdf(ef.growth_t, ef.growth_df)))
+                            tuple(ef.notes), p_fixed=t_cdf(ef.growth_t, ef.growth_df))
     if not ef.can_decide and kind not in UPPER and 0 < ef.growth_df and ef.growth_t < RESOLVED_T:
         return FunctionTest("inconclusive", _unresolved_growth(ef.growth, alpha), kind, (), alpha, None, (), tols, None, tuple(ef.notes))
     return None

@@ -30,8 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, cast, get_args
 
-from scipy import stats
-
+from ibcheck.simulate.stats.laws import t_quantile
 from ibcheck.theory.exptype import MIRROR
 
 UPPER = ("O", "o", "<=")
@@ -60,8 +59,8 @@ class ExponentTest:
 
 def exponent_verdict(kind: str, estimate: float, se: float, df: int, predicted: float, margin: float = 0.1, alpha: float = 0.05) -> ExponentTest:
     """The verdict for one exponent (see the module docstring for the rules)."""
-    t1 = stats.t.ppf(1 - alpha, df)
-    t2 = stats.t.ppf(1 - alpha / 2, df)
+    t1 = t_quantile(1 - alpha, df)
+    t2 = t_quantile(1 - alpha / 2, df)
     L, U = estimate - t1 * se, estimate + t1 * se
     lo2, hi2 = estimate - t2 * se, estimate + t2 * se
     if kind in UPPER:
@@ -139,7 +138,7 @@ def judge_exponent(variable: str, kind: str, estimate: float, se: float, df: int
     plain = exponent_verdict(kind, estimate, se, df, predicted, margin, alpha)
     nc = exponent_verdict(kind, estimate, se, df, negative_control_exponent(kind, predicted, shift), margin, alpha)
     has_power = nc.verdict == "inconsistent"
-    half = float(stats.t.ppf(1 - alpha, df) * se) if df > 0 else float("inf")
+    half = float(t_quantile(1 - alpha, df) * se) if df > 0 else float("inf")
     last = None
     le = drift.asymptotic_window if drift is not None else None
     if le is not None and le.se is not None and le.df > 0:
