@@ -586,3 +586,30 @@ def test_a_time_cap_ends_a_cone_program_and_no_program_begins_past_it():
     c = polish_and_certify(ds.X, ds.y, D, s, "both", Budget(programs=4), (Q, L), function_probes(ds.X), [],
                            deadline=time.perf_counter() - 1.0)
     assert c.trace == "the time cap ended the cone's program" and not c.certified
+
+
+def test_a_program_that_would_not_compile_before_the_cap_is_not_begun(monkeypatch):
+    """Issue 58, item 4: cvxpy's compile cannot be interrupted, so a block program of 8.9M nonzeros begun with 4.9 s left
+    ran 10 s past ``kkt --time 20``'s cap. The compile and Clarabel's setup are estimated from the program's nonzeros
+    (:func:`.clock.program_fits`) before anything is built: with less time left than that estimate the program is not
+    begun (the capped solve is never called), and with the estimate's time to spare it is solved as before."""
+    import time
+
+    from ibcheck.solvers.kkt import clock, polish
+
+    assert clock.program_fits(time.perf_counter() + 1.0, 1)
+    assert not clock.program_fits(time.perf_counter() + 1.0, 10**7)  # 30 s estimated against 1 s left
+    ds = clusters(16, 4, 24, 1.0, seed=0)
+    _, L = polish.data_span(ds.X, True)
+    D = np.ones((len(ds.y), 2))
+    s = np.array([1.0, -1.0])
+    rows = np.arange(len(ds.y))
+    nonzeros = L.shape[1] * (2 * len(ds.y) + int(np.count_nonzero(D[rows])))
+    estimate = 2 * clock.COMPILE_SECONDS_PER_NONZERO * nonzeros
+    calls = []
+    real = polish.capped_solve
+    monkeypatch.setattr(polish, "capped_solve", lambda *a: calls.append(1) or real(*a))
+    assert polish._block_program(L, ds.y, D, s, rows, deadline=time.perf_counter() + estimate / 2)[0] == polish.TIME_CAP
+    assert calls == []  # refused before the compile: the deadline was still ahead
+    status, V, _, _ = polish._block_program(L, ds.y, D, s, rows, deadline=time.perf_counter() + 3600.0)
+    assert calls == [1] and V is not None and status != polish.TIME_CAP

@@ -29,6 +29,7 @@ import numpy as np
 import scipy.sparse as sparse
 
 from ..networks import TwoLayerReLU
+from .clock import capped_solve, program_fits
 from .global_opt import augment
 from .gram import gram_cone_program
 
@@ -112,11 +113,13 @@ def _block_program(L: np.ndarray, y: np.ndarray, D: np.ndarray, s: np.ndarray, r
     (status :data:`TIME_CAP`, both).
 
     Pitfall avoided: at n = d = 1000 on the sphere one such program (64 coupled neurons, 64M nonzeros) took 65 s, and
-    ``kkt --time 20`` answered after 78 s."""
-    if deadline is not None and time.perf_counter() >= deadline:
-        return TIME_CAP, None, None, None
+    ``kkt --time 20`` answered after 78 s; and a program of 8.9M nonzeros begun with 4.9 s left ran 10 s past the cap
+    (its compile, 8.8 s, cannot be interrupted): one that would not compile in the time left is not begun
+    (:func:`.clock.program_fits`)."""
     n, r = L.shape
     m = D.shape[1]
+    if deadline is not None and not program_fits(deadline, r * (m * n + int(np.count_nonzero(D[rows])))):
+        return TIME_CAP, None, None, None
     pattern = sparse.block_diag([sparse.csr_matrix((2 * D[:, j] - 1)[:, None] * L) for j in range(m)], format="csr")
     margin = np.hstack([(y * s[j] * D[:, j])[:, None] * L for j in range(m)])[rows]
     x, t = cp.Variable(m * r), cp.Variable(m)
@@ -129,7 +132,7 @@ def _block_program(L: np.ndarray, y: np.ndarray, D: np.ndarray, s: np.ndarray, r
         try:
             if deadline is None:
                 prob.solve(solver=cp.CLARABEL, **opts)
-            elif not _capped_solve(prob, opts, deadline):
+            elif not capped_solve(prob, opts, deadline):
                 return TIME_CAP, None, None, None
         except cp.SolverError as err:
             return f"solver error: {err}", None, None, None
@@ -139,22 +142,6 @@ def _block_program(L: np.ndarray, y: np.ndarray, D: np.ndarray, s: np.ndarray, r
     lam = np.zeros(n)
     lam[rows] = np.maximum(np.asarray(margins.dual_value, float), 0.0)
     return str(prob.status), x.value.reshape(m, r), np.asarray(walls.dual_value, float).reshape(m, n).T, lam
-
-
-def _capped_solve(prob: cp.Problem, opts: dict, deadline: float) -> bool:
-    """Solve ``prob`` with Clarabel's iterations ending at ``deadline``; False where no time is left to start them.
-
-    The program is compiled first (cvxpy), and its compile time, measured, stands in for Clarabel's setup (its
-    factorization's analysis, which comes before the iterations and outside their limit, and costs about as much:
-    4.5 s against 7 s at 64M nonzeros), so a program that would end past the cap is not started."""
-    t0 = time.perf_counter()
-    data, chain, inverse = prob.get_problem_data(cp.CLARABEL, solver_opts=opts)  # as Problem.solve does it
-    now = time.perf_counter()
-    left = deadline - now - (now - t0)
-    if left <= 0:
-        return False
-    prob.unpack_results(chain.solve_via_data(prob, data, False, False, {**opts, "time_limit": left}), chain, inverse)
-    return True
 
 
 TIME_CAP = "stopped at the time cap"  # a program's status where the search's cap ended it (or came before it)
