@@ -227,12 +227,18 @@ def test_inside_only_with_too_few_cells_stops_before_writing(cli, tmp_path):
 # Calibration (small N; the full table is bench/verdict_calibration.py)
 
 
-def test_calibration_at_four_trials_on_the_deciding_scenarios():
+def test_calibration_at_four_trials_on_the_deciding_scenarios(capsys):
     """The default suite's calibration (10 s): the scenarios where a wrong verdict would be a wrong answer, at 4 trials
     (the ray, 10 s of it more, is in the 20-trial test below, -m slow; the rates at 100 trials are
-    bench/verdict_calibration.py's)."""
-    res = calibrate(trials=4, seed=3, scenarios=["exact", "log_claim", "wrong_d", "wrong_k", "censored", "window", "wrong_upper"])
+    bench/verdict_calibration.py's). With progress on and stderr not a terminal (a log, as here), each scenario prints
+    one line with its counts (the 100-trial run was silent for 100 minutes)."""
+    res = calibrate(trials=4, seed=3, scenarios=["exact", "log_claim", "wrong_d", "wrong_k", "censored", "window", "wrong_upper"],
+                    progress=True)
     sc = res["scenarios"]
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == len(sc) and all(f"calibrate {i + 1}/{len(sc)} {name}: " in line and
+                                         f"consistent {r['counts']['consistent']}, " in line and line.endswith(" of 4")
+                                         for i, ((name, r), line) in enumerate(zip(sc.items(), lines)))
     for name, r in sc.items():  # no error of either kind at 4 trials
         bad = "inconsistent" if r["truth"] == "true" else "consistent"
         assert r["counts"][bad] == 0, (name, r)

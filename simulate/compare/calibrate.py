@@ -33,6 +33,7 @@ import itertools
 import math
 import os
 import sys
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar
 
@@ -455,7 +456,7 @@ def calibrate(trials: int = 100, budget: float = DEFAULT_BUDGET, scenarios: list
     for n in names:
         if n not in SCENARIOS:
             raise InputError(f"scenario {n!r} is not one of {', '.join(SCENARIOS)}")
-    bar = None
+    bar, t0 = None, time.perf_counter()
     if progress:
         bar = tqdm(total=trials * len(names), desc="calibrate", unit="trial", disable=not sys.stderr.isatty())
     table: dict[str, dict[str, Any]] = {}
@@ -467,6 +468,9 @@ def calibrate(trials: int = 100, budget: float = DEFAULT_BUDGET, scenarios: list
             if bar is not None:
                 bar.update(1)
         counts = {v: sum(r.verdict == v for r in res) for v in ("consistent", "inconsistent", "inconclusive")}
+        if progress and not sys.stderr.isatty():  # a log has no bar: one line per scenario instead
+            print(f"[{time.perf_counter() - t0:7.1f} s] calibrate {i + 1}/{len(names)} {name}: "
+                  + ", ".join(f"{v} {c}" for v, c in counts.items()) + f" of {trials}", file=sys.stderr, flush=True)
         old = {v: sum(r.term_verdict == v for r in res) for v in ("consistent", "inconsistent", "inconclusive")}
         table[name] = {"truth": "true" if sc.truth_holds else "false", "note": sc.note, "trials": trials, "kind": sc.kind,
                        "rates": {v: c / trials for v, c in counts.items()}, "counts": counts,
