@@ -37,7 +37,8 @@ CALLS = {
     "kkt_certificate": (ibcheck.kkt_certificate, {"network": NET, "X": X0, "y": Y0, "active_tol": 1e-6}),
     "global_max_margin": (ibcheck.global_max_margin, {"X": X0, "y": Y0, "bias": True, "max_patterns": 200, "candidates": ()}),
     "kkt_points": (ibcheck.kkt_points, {"data": "sphere", "d": 2, "n": 3, "width": 2, "starts": 1, "include_global": False, "bias": True,
-                                        "seed": 0, "max_patterns": 100}),
+                                        "seed": 0, "max_patterns": 100,
+                                        "max_starts": 1}),  # one GD start at most: a valid call 3.3 s, not 9 s (the default 60)
     "DataConfig": (ibcheck.DataConfig, {"d": 8, "k": 2, "n": 8, "sigma": 1.0, "orthogonal": True, "seed": 0, "n_test": 16}),
     "ModelConfig": (ibcheck.ModelConfig, {"setting": "fa", "width": 1}),
     "TrainConfig": (ibcheck.TrainConfig, {"steps": 2}),

@@ -4,7 +4,7 @@ import pytest
 
 
 def test_kkt_json_contract(cli, tmp_path):
-    res = cli("kkt", "--setting", "sphere", "--d", "2", "--n", "8", "--width", "6", "--starts", "8", "--global", "--seed", "3",
+    res = cli("kkt", "--setting", "sphere", "--d", "2", "--n", "8", "--width", "6", "--starts", "4", "--max-starts", "4", "--global", "--seed", "3",
               "--out", str(tmp_path / "k"), "--json", check_rc=0)
     rep = json.loads(res.stdout)
     assert rep["global"]["status"] == "optimal" and rep["global"]["value"] > 0
@@ -78,7 +78,8 @@ def test_kkt_runs_the_engine_on_clusters_and_refuses_a_one_class_file(cli, tmp_p
     import numpy as np
 
     out = tmp_path / "k"
-    res = cli("kkt", "--d", "12", "--k", "4", "--n", "24", "--width", "6", "--starts", "2", "--time", "600", "--out", str(out), "--json",
+    res = cli("kkt", "--d", "12", "--k", "4", "--n", "24", "--width", "6", "--starts", "2", "--max-starts", "4", "--time", "600", "--out", str(out),
+              "--json",
               check_rc=0)
     s = json.loads(res.stdout)
     # a cap it never meets (the control of test_resources.py's search capped at 1e-6 s, the same call): points, their radii

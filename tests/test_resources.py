@@ -59,7 +59,7 @@ def test_the_kkt_time_cap_counts_from_the_call_and_the_radii_past_it_are_not_mea
     the radii), not from the search's start; at n = d = 1000, T = 20 the command took 46 s, now 23 s (bench/kkt_time_cap.py
     measures it). A cap that has passed by the time the search would start (the checks and the GD start used it) starts
     no pattern, and the result says the search stopped at the cap, incomplete."""
-    res = ibcheck.kkt_points(d=12, k=4, n=24, starts=2, time=1e-6)
+    res = ibcheck.kkt_points(d=12, k=4, n=24, starts=2, max_starts=4, time=1e-6)
     js = res.as_json()
     assert js["engine"]["stop"] == "time" and js["engine"]["starts"] == 0 and not js["engine"]["complete"]
     assert js["points"] == [] and js["distinct_kkt_points_by_function"] == 0
