@@ -29,7 +29,7 @@ git clone -q --no-checkout "$root" "$tmp/repo"
 git -C "$tmp/repo" checkout -q --detach "$head"
 cd "$tmp/repo"
 TIMEFORMAT=$'\nreal\t%3lR\nuser\t%3lU\nsys\t%3lS'  # bash's default, set in case the caller's differs
-{ time make test; } 2>&1 | tee "$tmp/make_test.log"
+{ python3 "$root/bench/cpu_probe.py"; time make test; } 2>&1 | tee "$tmp/make_test.log"
 /usr/bin/time -v make report 2>&1 | tee "$tmp/make_report.log"
 
 cd "$root"

@@ -84,10 +84,24 @@ def report_index(text: str) -> dict[str, Any]:
     return out
 
 
+def cpu_probe(text: str) -> dict[str, float]:
+    """The last ``cpu probe: 1.70 s ...; matmul 18.8 GFLOP/s`` line (bench/cpu_probe.py, run before ``make test``): the
+    Python loop's seconds and the one-thread matrix product's GFLOP/s, each where the line has it."""
+    hits = re.findall(r"^cpu probe: ([\d.]+) s\b.*$", text, re.M)
+    if not hits:
+        return {}
+    out = {"loop_seconds": float(hits[-1])}
+    last = [ln for ln in text.splitlines() if ln.startswith("cpu probe: ")][-1]
+    m = re.search(r"matmul ([\d.]+) GFLOP/s", last)
+    if m:
+        out["matmul_gflops"] = float(m.group(1))
+    return out
+
+
 def parse(test_log: str, report_log: str, index: str = "") -> dict[str, Any]:
     """Everything the two figures say, from the logs' text."""
     return {"test_wall_seconds": bash_real(test_log), "pytest": pytest_summary(test_log), "report": gnu_time(report_log),
-            "index": report_index(index)}
+            "index": report_index(index), "cpu_probe": cpu_probe(test_log)}
 
 
 def test_figure(p: dict[str, Any]) -> str:
@@ -95,7 +109,12 @@ def test_figure(p: dict[str, Any]) -> str:
     counts = ", ".join(f"{py[k]} {k}" for k in ("passed", "failed", "errors", "skipped", "xfailed", "xpassed") if py.get(k))
     inner = (f"pytest {py['seconds']:.0f} s: {counts}" if "seconds" in py else "no pytest summary found")
     wall = p["test_wall_seconds"]
-    return (f"**{duration(wall)}** wall" if wall is not None else "wall time not found") + f" ({inner})"
+    probe = p.get("cpu_probe") or {}
+    machine = ""
+    if probe:
+        machine = f"; the machine (bench/cpu_probe.py): Python loop {probe['loop_seconds']:.2f} s" + (
+            f", matmul {probe['matmul_gflops']:.1f} GFLOP/s on one thread" if "matmul_gflops" in probe else "")
+    return (f"**{duration(wall)}** wall" if wall is not None else "wall time not found") + f" ({inner}{machine})"
 
 
 def report_figure(p: dict[str, Any]) -> str:
@@ -124,7 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     idx = Path(args.index) if args.index else None
     p = parse(Path(args.test_log).read_text(errors="replace"), Path(args.report_log).read_text(errors="replace"),
               idx.read_text(errors="replace") if idx and idx.exists() else "")
-    figures = {"fresh_clone.make_test": (TEST_WHAT, test_figure(p), TEST_COMMAND, {"wall_seconds": p["test_wall_seconds"], **p["pytest"]}),
+    figures = {"fresh_clone.make_test": (TEST_WHAT, test_figure(p), TEST_COMMAND, {"wall_seconds": p["test_wall_seconds"], **p["pytest"],
+                                                                                   **{f"cpu_probe_{k}": v for k, v in p["cpu_probe"].items()}}),
                "fresh_clone.make_report": (REPORT_WHAT, report_figure(p), REPORT_COMMAND, {**p["report"], **p["index"]})}
     for mid, (what, figure, command, extra) in figures.items():
         print(f"{mid}: {figure}")

@@ -126,6 +126,8 @@ def test_an_edited_ledger_is_discarded_reported_and_the_verdict_is_the_unedited_
     (warning,) = _warnings(res.stderr)
     assert f"{len(discarded)} look(s) of this comparison's sequential ledger cannot be trusted" in warning and first in warning
     assert _ledger(out) == clean[2]  # the recomputed looks are the ones the unedited run wrote, with their digests
+    if name != "referee":
+        return  # the ledger is now the clean run's, entry for entry (above): the next run is checked once, on the first edit
     # the next run finds a sound ledger: nothing to say
     third = run(out)
     assert json.loads(third.stdout)["tasks"]["ledger_discarded"] == [] and _warnings(third.stderr) == []

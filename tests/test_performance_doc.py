@@ -167,7 +167,13 @@ def test_the_fresh_clone_logs_parse_into_the_two_figures():
     assert p["pytest"] == {"passed": 1173, "skipped": 1, "deselected": 12, "seconds": 196.42}
     assert p["report"] == {"wall_seconds": pytest.approx(241.23), "max_rss_kb": 826368, "exit_status": 0}
     assert p["index"] == {"seconds": 238, "computing": 219, "writing": 19, "comparisons": 210, "decided": 12, "rows": 18}
-    assert fc.test_figure(p) == "**3 min 52 s** wall (pytest 196 s: 1173 passed, 1 skipped)"
+    assert fc.test_figure(p) == "**3 min 52 s** wall (pytest 196 s: 1173 passed, 1 skipped)" and p["cpu_probe"] == {}
+    probed = fc.parse("cpu probe: 1.70 s (30M additions, best of 3); matmul 18.8 GFLOP/s (one thread, 1000 x 1000, best of 3)\n"
+                      + TEST_LOG, REPORT_LOG, INDEX)
+    assert probed["cpu_probe"] == {"loop_seconds": 1.7, "matmul_gflops": 18.8}
+    assert fc.test_figure(probed) == ("**3 min 52 s** wall (pytest 196 s: 1173 passed, 1 skipped; the machine (bench/cpu_probe.py): "
+                                      "Python loop 1.70 s, matmul 18.8 GFLOP/s on one thread)")
+    assert fc.cpu_probe("cpu probe: 2.00 s (30M additions, best of 3); matmul not measured (no numpy)") == {"loop_seconds": 2.0}
     assert fc.report_figure(p) == ("**4 min 01 s** wall, the index stating 238 s (computing 219 s, writing 19 s; comparisons 210 s); "
                                    "peak 807 MiB (maximum resident set); 12 of 18 rows decided and counted")
     assert fc.gnu_time("\tElapsed (wall clock) time (h:mm:ss or m:ss): 1:02:03\n")["wall_seconds"] == 3723
