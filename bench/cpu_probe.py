@@ -1,12 +1,12 @@
 """How fast this machine's core is today: a fixed pure-Python loop (30 million additions) and, where numpy is importable,
 a 1000 x 1000 matrix product on one thread (GFLOP/s), each the best of 3.
 
-The project's 2-core machine is not always the same speed. On 2026-12-07 the suite took 546-617 s where it took 250-272 s
-on 2026-12-06 (the same tests), with the Python loop at 1.7 s but the matrix product at 19 GFLOP/s on one thread (an AVX2
-core at 2 GHz gives about 50 with OpenBLAS) and one KKT engine start 3x slower than its recorded figure
-(`kkt_speed.start`, 0.57 s against 0.17 s). bench/fresh_clone.sh runs this before `make test` and records the figures
-beside the suite's wall time, so that timings from different days can be compared. The standard library and numpy only
-(it runs before the install, with the system's python3).
+The project's 2-core machine is not always the same speed. Late on 2026-12-07 (11 pm) the suite took 546-617 s where it
+took 250-272 s at 3-6 pm that day (the same tests), with the Python loop at 1.7 s but the matrix product at 19 GFLOP/s
+on one thread (an AVX2 core at 2 GHz gives about 50 with OpenBLAS) and one KKT engine start 3x slower than its recorded
+figure (`kkt_speed.start`, 0.57 s against 0.17 s). bench/fresh_clone.sh runs this before `make test` and records the
+figures beside the suite's wall time, so that timings from different days can be compared. The standard library and
+numpy only (it runs before the install, with the system's python3).
 
 Usage: ``python3 bench/cpu_probe.py`` prints ``cpu probe: 1.70 s (30M additions, best of 3); matmul 18.8 GFLOP/s (one
 thread, 1000 x 1000, best of 3)``; bench/fresh_clone_parse.py reads that line.
