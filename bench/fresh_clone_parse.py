@@ -87,12 +87,12 @@ def report_index(text: str) -> dict[str, Any]:
 def cpu_probe(text: str) -> dict[str, float]:
     """The last ``cpu probe: 1.70 s ...; matmul 18.8 GFLOP/s`` line (bench/cpu_probe.py, run before ``make test``): the
     Python loop's seconds and the one-thread matrix product's GFLOP/s, each where the line has it."""
-    hits = re.findall(r"^cpu probe: ([\d.]+) s\b.*$", text, re.M)
-    if not hits:
+    lines = re.findall(r"^cpu probe: ([\d.]+) s\b(.*)$", text, re.M)
+    if not lines:
         return {}
-    out = {"loop_seconds": float(hits[-1])}
-    last = [ln for ln in text.splitlines() if ln.startswith("cpu probe: ")][-1]
-    m = re.search(r"matmul ([\d.]+) GFLOP/s", last)
+    loop, rest = lines[-1]
+    out = {"loop_seconds": float(loop)}
+    m = re.search(r"matmul ([\d.]+) GFLOP/s", rest)
     if m:
         out["matmul_gflops"] = float(m.group(1))
     return out

@@ -79,8 +79,7 @@ def test_kkt_runs_the_engine_on_clusters_and_refuses_a_one_class_file(cli, tmp_p
 
     out = tmp_path / "k"
     res = cli("kkt", "--d", "12", "--k", "4", "--n", "24", "--width", "6", "--starts", "2", "--max-starts", "4", "--time", "600", "--out", str(out),
-              "--json",
-              check_rc=0)
+              "--json", check_rc=0)
     s = json.loads(res.stdout)
     # a cap it never meets (the control of test_resources.py's search capped at 1e-6 s, the same call): points, their radii
     assert s["engine"]["stop"] != "time"

@@ -92,7 +92,7 @@ def _attack_points(loc: Local, steps: int, methods, float32: bool) -> dict[str, 
         # DDN replaces a zero gradient (a point whose neurons are all off along its path) by a draw from torch's global
         # generator: seeded here, in a forked state, so that a radius depends on the network and the points alone.
         # Pitfall avoided: the bound moved with whatever an earlier call had drawn (0.418-0.434 at one point of a test
-        # network), and SCIP, given one of them as its big-M radius, ran past its 20 s limit in one suite run of six.
+        # network), and SCIP, given one of them as its big-M radius, ran past its 20 s limit in one of two suite runs.
         with warnings.catch_warnings(), torch.random.fork_rng(devices=[]):
             warnings.simplefilter("ignore")
             torch.manual_seed(0)
