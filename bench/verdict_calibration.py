@@ -11,7 +11,10 @@ same final data, and whether the three targets hold:
   extra log and log-log factors, a two-variable ray, a violated upper bound, trajectories);
 * exact power laws decided in at least 80% within the default budget.
 
-Usage: python bench/verdict_calibration.py [TRIALS]
+Usage: python bench/verdict_calibration.py [TRIALS] [--scenarios NAME,NAME...]
+
+``--scenarios``: only those, each on its own stream of the full run (``calibrate(full_streams=True)``), so their rows
+are the full run's; only their rows are recorded (the run's time, the targets and the power limits are a full run's).
 
 The figures are recorded in docs/performance.md (bench/record.py): ``verdict_calibration.SCENARIO`` per scenario,
 ``verdict_calibration.run`` (the run's time), ``.targets`` and ``.power_limits``. A run of fewer than
@@ -33,19 +36,25 @@ VERDICTS = ("consistent", "inconsistent", "inconclusive")
 
 
 def main() -> int:
-    trials = int(sys.argv[1]) if len(sys.argv) > 1 else 200
+    args = sys.argv[1:]
+    only = None
+    if "--scenarios" in args:
+        at = args.index("--scenarios")
+        only = args[at + 1].split(",")
+        del args[at:at + 2]
+    trials = int(args[0]) if args else 200
     t0 = time.perf_counter()
-    res = calibrate(trials=trials, seed=0, progress=True)
+    res = calibrate(trials=trials, seed=0, progress=True, scenarios=only, full_streams=True)
     secs = time.perf_counter() - t0
     print(calibration_markdown(res))
     print(json.dumps({"bench": "verdict_calibration", "trials": trials, "seconds": round(secs, 1),
                       "targets": res["targets"]}, indent=2))
-    record_figures(res, trials, secs)
+    record_figures(res, trials, secs, whole=only is None)
     return 0 if all(res["targets"]["met"].values()) else 1
 
 
-def record_figures(res: dict, trials: int, secs: float) -> None:
-    """One row per scenario, the run's time, the targets and the power limits."""
+def record_figures(res: dict, trials: int, secs: float, whole: bool = True) -> None:
+    """One row per scenario, and for a whole run its time, the targets and the power limits."""
     base = "verdict_calibration" if trials >= FULL_TRIALS else f"verdict_calibration[trials={trials}]"
     cmd = command_line(__file__)
     table = res["scenarios"]
@@ -56,6 +65,8 @@ def record_figures(res: dict, trials: int, secs: float) -> None:
                + f"; right {rt[right]:.0%} ({ob.get(right, 0):.0%}); mean looks {r['mean_looks']:.1f}", cmd,
                {"counts": r["counts"], "trials": trials},
                what=f"calibration `{name}` ({r['note']}; truth: {r['truth']})")
+    if not whole:
+        return
     record(f"{base}.run", f"{secs:.0f} s ({trials} trials per scenario, {len(table)} scenarios)", cmd, {"seconds": secs},
            what="the verdict engine's calibration, whole run")
     t = res["targets"]

@@ -246,6 +246,18 @@ def test_calibration_at_four_trials_on_the_deciding_scenarios(capsys):
     assert sc["log_claim"]["rates"]["consistent"] > sc["log_claim"]["band_rule_rates"]["consistent"]
 
 
+
+def test_a_run_of_a_few_scenarios_on_the_full_runs_streams_gives_their_full_run_rows():
+    """calibrate(full_streams=True): a scenario draws from its place among all SCENARIOS, so re-measuring a few (the
+    planned ones after a change of their budget, bench/verdict_calibration.py --scenarios) gives exactly their rows of
+    the full run (by default the i-th scenario listed draws from stream i: alone, stream 0, another draw)."""
+    from ibcheck.simulate.compare.calibrate import SCENARIOS
+
+    first, second = list(SCENARIOS)[:2]
+    full = calibrate(trials=1, scenarios=[first, second])["scenarios"][second]
+    alone = calibrate(trials=1, scenarios=[second], full_streams=True)["scenarios"][second]
+    assert alone["examples"] == full["examples"] and alone["counts"] == full["counts"]
+
 @pytest.mark.slow
 def test_calibration_of_the_regime_classes():
     """Issue 36's classes at 3 trials each (20 s: -m slow; tests/test_verdict_regime.py has each class at one seed by
