@@ -2,9 +2,10 @@
 
 Each trial is ``run_trial`` on the stream ``("calibration", 0, i, t)``, where ``i`` is the scenario's place in
 ``SCENARIOS``, so the trials are the same draws as ``python bench/verdict_calibration.py 100`` (``calibrate`` numbers
-a subset's scenarios by their place in the subset, so ``calibrate(scenarios=[...])`` draws others). Every inconclusive
-trial's plan is checked with 20 simulated trials per story (``compare``'s default) and, where one is named, its design
-is swept from the scenario's own truth and judged (:mod:`ibcheck.simulate.compare.plan_runs`).
+a subset's scenarios by their place in the subset unless ``full_streams=True``, so ``calibrate(scenarios=[...])``
+alone draws others). Every inconclusive trial's plan is checked with 20 simulated trials per story (``compare``'s
+default) and, where one is named, its design is swept from the scenario's own truth and judged
+(:mod:`ibcheck.simulate.compare.plan_runs`).
 
 Prints, per scenario: the verdicts at the fixed design; the plans named; the named plans' verdicts when run; and the
 trials decided the right way at the fixed design or at their named plan (issue 57's targets: exp_power_08 refuted and
