@@ -248,15 +248,21 @@ def test_calibration_at_four_trials_on_the_deciding_scenarios(capsys):
 
 
 def test_a_run_of_a_few_scenarios_on_the_full_runs_streams_gives_their_full_run_rows():
-    """calibrate(full_streams=True): a scenario draws from its place among all SCENARIOS, so re-measuring a few (the
-    planned ones after a change of their budget, bench/verdict_calibration.py --scenarios) gives exactly their rows of
-    the full run (by default the i-th scenario listed draws from stream i: alone, stream 0, another draw)."""
-    from ibcheck.simulate.compare.calibrate import SCENARIOS
+    """calibrate(full_streams=True): a scenario draws from its place among all SCENARIOS, the trials of the full run
+    (``run_trial`` on ``stream("calibration", seed, place, t)``), so re-measuring a few (the planned ones after a change
+    of their budget, bench/verdict_calibration.py --scenarios) gives exactly their rows of the full run. By default the
+    i-th scenario listed draws from stream i: alone, stream 0, another draw (log_claim: 0.05 s a trial)."""
+    from ibcheck.simulate.compare.calibrate import DEFAULT_BUDGET, SCENARIOS, run_trial
+    from ibcheck.simulate.substrate.seeds import stream
 
-    first, second = list(SCENARIOS)[:2]
-    full = calibrate(trials=1, scenarios=[first, second])["scenarios"][second]
-    alone = calibrate(trials=1, scenarios=[second], full_streams=True)["scenarios"][second]
-    assert alone["examples"] == full["examples"] and alone["counts"] == full["counts"]
+    name = "log_claim"
+    sc, place = SCENARIOS[name], list(SCENARIOS).index(name)
+    assert place > 0
+    full = [{"verdict": r.verdict, "reason": r.reason}
+            for r in (run_trial(sc, stream("calibration", 0, place, t), sc.budget or DEFAULT_BUDGET) for t in range(2))]
+    assert calibrate(trials=2, scenarios=[name], full_streams=True)["scenarios"][name]["examples"] == full
+    assert calibrate(trials=2, scenarios=[name])["scenarios"][name]["examples"] != full
+
 
 @pytest.mark.slow
 def test_calibration_of_the_regime_classes():
