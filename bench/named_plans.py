@@ -27,13 +27,11 @@ PLAN_TRIALS = 20  # simulated trials per story for each plan's check: compare's 
 
 def one(args: tuple[str, int]) -> dict:
     """One trial of the scenario, its plan run where named."""
-    from ibcheck.simulate.compare.calibrate import DEFAULT_BUDGET, SCENARIOS, run_trial
-    from ibcheck.simulate.substrate.seeds import stream
+    from ibcheck.simulate.compare.calibrate import DEFAULT_BUDGET, SCENARIOS, full_run_stream, run_trial
 
     name, t = args
     sc = SCENARIOS[name]
-    r = run_trial(sc, stream("calibration", 0, list(SCENARIOS).index(name), t), sc.budget or DEFAULT_BUDGET,
-                  plan_trials=PLAN_TRIALS)
+    r = run_trial(sc, full_run_stream(name, 0, t), sc.budget or DEFAULT_BUDGET, plan_trials=PLAN_TRIALS)
     p = r.plan
     return {"t": t, "verdict": r.verdict, "plan": None if p is None else {"named": p.named, "verdict": p.verdict, "design": p.design}}
 

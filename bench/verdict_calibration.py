@@ -23,6 +23,7 @@ never replaces a full run's rows.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import time
@@ -36,13 +37,12 @@ VERDICTS = ("consistent", "inconsistent", "inconclusive")
 
 
 def main() -> int:
-    args = sys.argv[1:]
-    only = None
-    if "--scenarios" in args:
-        at = args.index("--scenarios")
-        only = args[at + 1].split(",")
-        del args[at:at + 2]
-    trials = int(args[0]) if args else 200
+    parser = argparse.ArgumentParser(description="The verdict engine's calibration at full size.")
+    parser.add_argument("trials", nargs="?", type=int, default=200, help="trials per scenario (default 200)")
+    parser.add_argument("--scenarios", type=lambda text: text.split(","), default=None,
+                        help="only these (comma-separated), each on its own stream of the full run")
+    args = parser.parse_args()
+    trials, only = args.trials, args.scenarios
     t0 = time.perf_counter()
     res = calibrate(trials=trials, seed=0, progress=True, scenarios=only, full_streams=True)
     secs = time.perf_counter() - t0

@@ -246,7 +246,6 @@ def test_calibration_at_four_trials_on_the_deciding_scenarios(capsys):
     assert sc["log_claim"]["rates"]["consistent"] > sc["log_claim"]["band_rule_rates"]["consistent"]
 
 
-
 def test_a_run_of_a_few_scenarios_on_the_full_runs_streams_gives_their_full_run_rows():
     """calibrate(full_streams=True): a scenario draws from its place among all SCENARIOS, the trials of the full run
     (``run_trial`` on ``stream("calibration", seed, place, t)``), so re-measuring a few (the planned ones after a change

@@ -188,7 +188,8 @@ def _window_const(d, k, rng):
 # issue 49's power targets with the planner free to grow the design: the same data as REGIME's, from d = 2^6..2^16 at
 # 3 seeds, a budget of PLANNED_BUDGET synthetic seconds, and d up to 2^22 (the rounds follow the envelope's plan).
 # correction_03_planned on the full run's draws: 52% confirmed at 4,000, 72% at 8,000, 73% at 16,000, 83% at 64,000
-# (its confirmed trials spend 9,679-64,000, mean 39,081); the false planned scenarios 0% consistent at 4,000 and at 64,000 (docs/verdict.md)
+# (its confirmed trials spend 9,679-64,000, mean 39,081); the false planned scenarios 0% consistent at 4,000 and at
+# 64,000 (docs/verdict.md)
 PLANNED_BUDGET = 64000.0
 PLANNED_CAP = {"d": 2 ** 22, "k": 8}
 PLANNED = [
@@ -444,6 +445,12 @@ def run_trial(sc: Scenario, seed: int, budget: float = DEFAULT_BUDGET, rule: str
             cells[k] = max(cells.get(k, 0), n)
 
 
+def full_run_stream(name: str, seed: int, t: int) -> int:
+    """The seed of trial ``t`` of scenario ``name`` in the full calibration (every scenario, in :data:`SCENARIOS`'
+    order): the stream of the scenario's place there, whatever else a run lists."""
+    return stream("calibration", seed, list(SCENARIOS).index(name), t)
+
+
 def calibrate(trials: int = 100, budget: float = DEFAULT_BUDGET, scenarios: list[str] | None = None, seed: int = 0,
               progress: bool = False, plan_trials: int = 0, full_streams: bool = False) -> dict:
     """Per scenario, the rate of each verdict over ``trials`` draws; the three targets checked. ``plan_trials`` > 0:
@@ -466,10 +473,10 @@ def calibrate(trials: int = 100, budget: float = DEFAULT_BUDGET, scenarios: list
     table: dict[str, dict[str, Any]] = {}
     for i, name in enumerate(names):
         sc = SCENARIOS[name]
-        at = list(SCENARIOS).index(name) if full_streams else i
         res = []
         for t in range(trials):
-            res.append(run_trial(sc, stream("calibration", seed, at, t), sc.budget or budget, plan_trials=plan_trials))
+            draw = full_run_stream(name, seed, t) if full_streams else stream("calibration", seed, i, t)
+            res.append(run_trial(sc, draw, sc.budget or budget, plan_trials=plan_trials))
             if bar is not None:
                 bar.update(1)
         counts = {v: sum(r.verdict == v for r in res) for v in ("consistent", "inconsistent", "inconclusive")}
